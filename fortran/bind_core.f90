@@ -1,0 +1,111 @@
+! f2py bindings of the extension module frb._core: plain subroutines over batches.
+! Layout: a C-ordered numpy array of shape (n, 3) is passed as its transpose view, seen here as
+! (3, n) without a copy; (n, 3, 3) matrices arrive as (3, 3, n) holding each matrix TRANSPOSED.
+! inertia is (3, ni) and h is (nh) with ni, nh either 1 (shared by all bodies) or n.
+
+subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, m_out, qt_out)
+   use iso_c_binding, only: c_double, c_int
+   use frb_rigid_body, only: frb_step_one
+   implicit none
+   integer(c_int), intent(in) :: n, ni, nh, quadrature
+   real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni)
+   real(c_double), intent(out) :: m_out(3, n), qt_out(3, 3, n)
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
+   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
+   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   integer :: b
+
+   do b = 1, n
+      call frb_step_one(m(:, b), qt(:, :, b), h(min(b, nh)), inertia(:, min(b, ni)), quadrature, &
+                        m_out(:, b), qt_out(:, :, b))
+   end do
+end subroutine frb_step_batch
+
+subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, m_out, q_out)
+   use iso_c_binding, only: c_double, c_int
+   use frb_rigid_body, only: quat_step_one
+   implicit none
+   integer(c_int), intent(in) :: n, ni, nh, quadrature
+   real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
+   real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
+   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
+   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   integer :: b
+
+   do b = 1, n
+      call quat_step_one(m(:, b), q(:, b), h(min(b, nh)), inertia(:, min(b, ni)), quadrature, &
+                         m_out(:, b), q_out(:, b))
+   end do
+end subroutine quat_step_batch
+
+! Elementwise elliptic functions over arrays of equal length n (for tests and users).
+
+subroutine ell_jacobi(n, u, k, kp, sn, cn, dn, am)
+   use iso_c_binding, only: c_double, c_int
+   use frb_elliptic, only: agm_t, agm_setup, jacobi_sncndn, jacobi_am
+   implicit none
+   integer(c_int), intent(in) :: n
+   real(c_double), intent(in) :: u(n), k(n), kp(n)
+   real(c_double), intent(out) :: sn(n), cn(n), dn(n), am(n)
+   !f2py integer(c_int) intent(hide), depend(u) :: n = len(u)
+   type(agm_t) :: g
+   real(c_double) :: r
+   integer :: i, j
+
+   do i = 1, n
+      if (kp(i) == 0) then
+         sn(i) = tanh(u(i)); cn(i) = 1 / cosh(u(i)); dn(i) = cn(i)
+      else
+         g = agm_setup(k(i), kp(i))
+         call jacobi_sncndn(u(i), g, sn(i), cn(i), dn(i), j, r)
+      end if
+   end do
+   am = jacobi_am(u, k, kp)
+end subroutine ell_jacobi
+
+subroutine ell_first_kind(n, phi, k, kp, f_landen, kc)
+   use iso_c_binding, only: c_double, c_int
+   use frb_elliptic, only: ellf_landen, ellk
+   implicit none
+   integer(c_int), intent(in) :: n
+   real(c_double), intent(in) :: phi(n), k(n), kp(n)
+   real(c_double), intent(out) :: f_landen(n), kc(n)
+   !f2py integer(c_int) intent(hide), depend(phi) :: n = len(phi)
+
+   f_landen = ellf_landen(phi, k, kp)
+   kc = ellk(k, kp)
+end subroutine ell_first_kind
+
+subroutine ell_carlson(n, x, y, z, p, rf, rj, rc)
+   use iso_c_binding, only: c_double, c_int
+   use frb_elliptic, only: carlson_rf, carlson_rj, carlson_rc
+   implicit none
+   integer(c_int), intent(in) :: n
+   real(c_double), intent(in) :: x(n), y(n), z(n), p(n)
+   real(c_double), intent(out) :: rf(n), rj(n), rc(n)
+   !f2py integer(c_int) intent(hide), depend(x) :: n = len(x)
+
+   rf = carlson_rf(x, y, z)
+   rj = carlson_rj(x, y, z, p)
+   rc = carlson_rc(x, y)
+end subroutine ell_carlson
+
+subroutine ell_third_kind(n, phi1, phi2, nn, k, kp, np, pi1, pi2, pi12, pi_gauss)
+   use iso_c_binding, only: c_double, c_int
+   use frb_elliptic, only: ellpi, ellint_pi, eint_gauss
+   implicit none
+   integer(c_int), intent(in) :: n, np
+   real(c_double), intent(in) :: phi1(n), phi2(n), nn(n), k(n), kp(n)
+   real(c_double), intent(out) :: pi1(n), pi2(n), pi12(n), pi_gauss(n)
+   !f2py integer(c_int) intent(hide), depend(phi1) :: n = len(phi1)
+
+   pi1 = ellpi(phi1, nn, k, kp)
+   pi2 = ellpi(phi2, nn, k, kp)
+   pi12 = ellint_pi(phi1, phi2, nn, k, kp)
+   if (np >= 1 .and. np <= 10) then
+      pi_gauss = eint_gauss(phi1, phi2, nn, k, kp, np)
+   else
+      pi_gauss = 0
+   end if
+end subroutine ell_third_kind

@@ -1,0 +1,9 @@
+! Real kind and constants shared by every numerics module of frb.
+module frb_kinds
+   implicit none
+   private
+
+   integer, parameter, public :: dp = kind(1.0d0)
+   real(dp), parameter, public :: pi = 3.141592653589793238462643383279502884_dp
+   real(dp), parameter, public :: half_pi = 1.570796326794896619231321691639751442_dp
+end module frb_kinds

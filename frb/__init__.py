@@ -1,0 +1,19 @@
+"""frb: exact motion of the free rigid body (a modern port of ACM TOMS Algorithm 903).
+
+Public API
+----------
+frb_step, quat_step      exact / semi-exact free rigid body steps (matrix / quaternion attitude)
+splitting                splitting methods for torqued bodies (``frb.splitting.integrate``)
+hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat, kinetic_energy, spatial_momentum
+read_dat, write_dat      the original free-format data files
+"""
+from .flows import frb_step, quat_step
+from .rotations import (hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat,
+                        kinetic_energy, spatial_momentum)
+from .io import read_dat, write_dat
+from . import splitting
+
+__version__ = "0.1.0"
+
+__all__ = ["frb_step", "quat_step", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
+           "matrix_to_quat", "kinetic_energy", "spatial_momentum", "read_dat", "write_dat"]

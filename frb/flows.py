@@ -1,0 +1,131 @@
+"""Exact and semi-exact flows of the free rigid body (the public steps of frb).
+
+The free rigid body is ``m' = m x I^-1 m`` (body angular momentum ``m``) with the attitude
+``Q' = Q hat(I^-1 m)`` (rotation matrix, columns = body axes in the fixed frame) or
+``q' = q (0, I^-1 m) / 2`` (unit quaternion, scalar first). Both steps compute the exact solution
+at time ``h`` (elliptic functions and Carlson's integrals), or with ``quadrature = np`` in 1..10 the
+semi-exact solution whose attitude angle uses ``np``-node Gauss-Legendre quadrature (order
+``2 np``; the momentum stays exact). Units are any consistent set: ``m`` in angular momentum units,
+``inertia`` in moment of inertia units, ``h`` in time units, so that ``m / inertia`` is an angular
+velocity in radians per time unit.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import _core
+
+__all__ = ["frb_step", "quat_step"]
+
+ORTHOGONALITY_TOLERANCE = 1e-10
+
+
+def _as_float_array(value, name):
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of real numbers ({exc})") from None
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains non-finite values (NaN or infinity)")
+    return arr
+
+
+def _quadrature(quadrature):
+    if isinstance(quadrature, bool) or not isinstance(quadrature, numbers.Integral):
+        raise TypeError(f"quadrature must be an integer 0..10, got {quadrature!r}")
+    if not 0 <= int(quadrature) <= 10:
+        raise ValueError(f"quadrature must be 0 (exact) or 1..10 Gauss-Legendre nodes, got {quadrature}")
+    return int(quadrature)
+
+
+def _common(m, h, inertia, quadrature):
+    """Validate m (3,) or (n,3), h scalar or (n,), inertia (3,) or (n,3); return Fortran views."""
+    m = _as_float_array(m, "m")
+    if m.ndim not in (1, 2) or m.shape[-1] != 3:
+        raise ValueError(f"m must have shape (3,) or (n, 3), got {m.shape}")
+    single = m.ndim == 1
+    m2 = np.ascontiguousarray(m.reshape(-1, 3))
+    n = m2.shape[0]
+
+    inertia = _as_float_array(inertia, "inertia")
+    if inertia.shape == (3,):
+        inertia2 = inertia.reshape(1, 3)
+    elif inertia.ndim == 2 and inertia.shape[1] == 3 and inertia.shape[0] in (1, n) and not single:
+        inertia2 = inertia
+    else:
+        raise ValueError(f"inertia must have shape (3,) or ({n}, 3), got {inertia.shape}")
+    if np.any(inertia2 <= 0):
+        raise ValueError("inertia must contain strictly positive moments of inertia")
+    inertia2 = np.ascontiguousarray(inertia2)
+
+    h = _as_float_array(h, "h")
+    if h.ndim == 0:
+        h1 = h.reshape(1)
+    elif h.ndim == 1 and h.shape[0] in (1, n) and not single:
+        h1 = np.ascontiguousarray(h)
+    else:
+        raise ValueError(f"h must be a scalar{'' if single else f' or have shape ({n},)'}, got shape {h.shape}")
+    return single, n, m2, h1, inertia2, _quadrature(quadrature)
+
+
+def frb_step(m, Q, h, inertia, quadrature=0):
+    """Free rigid body step with the attitude as a rotation matrix (Algorithm 1 of TOMS 903).
+
+    Parameters
+    ----------
+    m : array_like, shape (3,) or (n, 3)
+        Body angular momentum; any norm (``m = 0`` is a body at rest).
+    Q : array_like, shape (3, 3) or (n, 3, 3)
+        Rotation matrices (orthogonal to 1e-10, determinant +1); ``Q @ m`` is the spatial momentum.
+    h : float or array_like of shape (n,)
+        Time step, any sign (negative runs time backwards).
+    inertia : array_like, shape (3,) or (n, 3)
+        Principal moments of inertia, strictly positive, in any order; equal moments allowed.
+    quadrature : int
+        0 for the exact flow, 1..10 for the semi-exact flow with that many Gauss-Legendre nodes.
+
+    Returns
+    -------
+    m_out, Q_out : new arrays of the input shapes, the state at time ``h``.
+    """
+    single, n, m2, h1, inertia2, quadrature = _common(m, h, inertia, quadrature)
+    Q = _as_float_array(Q, "Q")
+    expected = (3, 3) if single else (n, 3, 3)
+    if Q.shape != expected:
+        raise ValueError(f"Q must have shape {expected}, got {Q.shape}")
+    Q3 = np.ascontiguousarray(Q.reshape(-1, 3, 3))
+    gram = np.einsum("nki,nkj->nij", Q3, Q3) - np.eye(3)
+    if np.max(np.abs(gram), initial=0.0) > ORTHOGONALITY_TOLERANCE or np.any(np.linalg.det(Q3) <= 0):
+        raise ValueError(f"Q must be a rotation matrix (Q^T Q = 1 within {ORTHOGONALITY_TOLERANCE}, det Q = +1)")
+    m_out, qt_out = _core.frb_step_batch(m2.T, Q3.T, h1, inertia2.T, quadrature)
+    m_out, Q_out = m_out.T, qt_out.T
+    if single:
+        return m_out[0].copy(), Q_out[0].copy()
+    return m_out, Q_out
+
+
+def quat_step(m, q, h, inertia, quadrature=0):
+    """Free rigid body step with the attitude as a unit quaternion (Algorithm 2 of TOMS 903).
+
+    Parameters as for :func:`frb_step`, with ``q`` of shape (4,) or (n, 4): unit quaternions
+    ``(q0, q1, q2, q3)``, scalar first, of norm 1 within 1e-10; ``Q = E(q)``.
+
+    Returns
+    -------
+    m_out, q_out : new arrays of the input shapes, the state at time ``h``.
+    """
+    single, n, m2, h1, inertia2, quadrature = _common(m, h, inertia, quadrature)
+    q = _as_float_array(q, "q")
+    expected = (4,) if single else (n, 4)
+    if q.shape != expected:
+        raise ValueError(f"q must have shape {expected}, got {q.shape}")
+    q2 = np.ascontiguousarray(q.reshape(-1, 4))
+    if np.max(np.abs(np.einsum("ni,ni->n", q2, q2) - 1.0), initial=0.0) > ORTHOGONALITY_TOLERANCE:
+        raise ValueError(f"q must be a unit quaternion (|q| = 1 within {ORTHOGONALITY_TOLERANCE})")
+    m_out, q_out = _core.quat_step_batch(m2.T, q2.T, h1, inertia2.T, quadrature)
+    m_out, q_out = m_out.T, q_out.T
+    if single:
+        return m_out[0].copy(), q_out[0].copy()
+    return m_out, q_out
