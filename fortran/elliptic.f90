@@ -96,30 +96,32 @@ contains
            + s * (159 / 208.0_dp + s * 1.125_dp)))))) / sqrt(am)
    end function carlson_rc
 
-   !> RC(1, 1 + e) in closed form, the only RC that RJ needs.
-   pure elemental function rc_one(e) result(rc)
-      real(dp), intent(in) :: e
+   !> RC(alpha, beta) for alpha, beta > 0 in closed form, without cancellation:
+   !> atan form for beta > alpha, log form for beta < alpha, Taylor series of
+   !> RC = alpha^(-1/2) g(beta/alpha - 1) near alpha = beta.
+   pure elemental function rc_positive(alpha, beta) result(rc)
+      real(dp), intent(in) :: alpha, beta
       real(dp) :: rc
-      real(dp) :: t
+      real(dp) :: e, t
 
-      if (e > 0) then
-         t = sqrt(e)
-         rc = atan(t) / t
-      else if (e < 0 .and. e > -1) then
-         t = sqrt(-e)
-         rc = atanh(t) / t
-      else if (e == 0) then
-         rc = 1
+      e = (beta - alpha) / alpha
+      if (abs(e) < 1.0e-3_dp) then
+         rc = (1 - e * (1 / 3.0_dp - e * (0.2_dp - e * (1 / 7.0_dp - e * (1 / 9.0_dp &
+              - e * (1 / 11.0_dp - e / 13.0_dp)))))) / sqrt(alpha)
+      else if (e > 0) then
+         t = sqrt(beta - alpha)
+         rc = atan(t / sqrt(alpha)) / t
       else
-         rc = carlson_rc(1.0_dp, 1 + e)
+         t = sqrt(alpha - beta)
+         rc = log((sqrt(alpha) + t) / sqrt(beta)) / t
       end if
-   end function rc_one
+   end function rc_positive
 
    !> Carlson's RJ(x, y, z, p), x, y, z >= 0 (at most one zero), p > 0 (NaN for p <= 0).
    pure elemental function carlson_rj(x, y, z, p) result(rj)
       real(dp), intent(in) :: x, y, z, p
       real(dp) :: rj
-      real(dp) :: xm, ym, zm, pm, a0, am, q, lam, sx, sy, sz, sp, dm, em, delta, fourm, sum_rc
+      real(dp) :: xm, ym, zm, pm, a0, am, q, lam, sx, sy, sz, alpha, beta, fourm, sum_rc
       real(dp) :: xx, yy, zz, pp, e2, e3, e4, e5
 
       if (p <= 0) then
@@ -130,16 +132,16 @@ contains
       xm = x; ym = y; zm = z; pm = p
       a0 = (x + y + z + 2 * p) / 5
       am = a0
-      delta = (p - x) * (p - y) * (p - z)
       q = rj_q * max(abs(a0 - x), abs(a0 - y), abs(a0 - z), abs(a0 - p))
       fourm = 1
       sum_rc = 0
       do while (q * fourm >= abs(am))
-         sx = sqrt(xm); sy = sqrt(ym); sz = sqrt(zm); sp = sqrt(pm)
+         sx = sqrt(xm); sy = sqrt(ym); sz = sqrt(zm)
          lam = sx * (sy + sz) + sy * sz
-         dm = (sp + sx) * (sp + sy) * (sp + sz)
-         em = fourm**3 * delta / (dm * dm)
-         sum_rc = sum_rc + fourm * rc_one(em) / dm
+         ! duplication: RJ(x,y,z,p) = RJ(x_(m+1),..)/4 + 3 RC(alpha, beta) (Carlson 1979)
+         alpha = (pm * (sx + sy + sz) + sx * sy * sz)**2
+         beta = pm * (pm + lam)**2
+         sum_rc = sum_rc + fourm * rc_positive(alpha, beta)
          xm = (xm + lam) * 0.25_dp
          ym = (ym + lam) * 0.25_dp
          zm = (zm + lam) * 0.25_dp
@@ -156,7 +158,7 @@ contains
       e4 = (2 * xx * yy * zz + e2 * pp + 3 * pp**3) * pp
       e5 = xx * yy * zz * pp * pp
       rj = fourm / (am * sqrt(am)) * (1 - 3 * e2 / 14 + e3 / 6 + 9 * e2 * e2 / 88 - 3 * e4 / 22 &
-           - 9 * e2 * e3 / 52 + 3 * e5 / 26) + 6 * sum_rc
+           - 9 * e2 * e3 / 52 + 3 * e5 / 26) + 3 * sum_rc
    end function carlson_rj
 
    !> The AGM of 1 and kp, kept as the moduli of successive Gauss transformations
@@ -310,19 +312,28 @@ contains
       r = phi - j * pi
       s = sin(r); c = cos(r)
       d2 = c * c + kp * kp * s * s
-      val = s * carlson_rf(c * c, d2, 1.0_dp)
-      if (n /= 0) val = val + n / 3 * s**3 * carlson_rj(c * c, d2, 1.0_dp, 1 - n * s * s)
-      if (j /= 0) val = val + 2 * j * ellpi_complete(n, k, kp)
+      val = pi_reduced(s, c, d2, n, k)
+      if (j /= 0) val = val + 2 * j * pi_reduced(1.0_dp, 0.0_dp, kp * kp, n, k)
    end function ellpi
 
-   !> Complete integral of the third kind Pi(n, k) = Pi(pi/2, n, k).
-   pure elemental function ellpi_complete(n, k, kp) result(val)
-      real(dp), intent(in) :: n, k, kp
+   !> Pi(phi, n, k) for |phi| <= pi/2 from s = sin(phi), c = cos(phi), d2 = 1 - k^2 s^2:
+   !> Pi = s RF(c^2, d2, 1) + (n/3) s^3 RJ(c^2, d2, 1, 1 - n s^2). For n < -1 the two terms
+   !> nearly cancel (Pi ~ |n|^(-1/2)); then DLMF 19.7.9 with n' = k^2/n gives two positive terms,
+   !> Pi = -(n'/3) s^3 RJ(c^2, d2, 1, 1 - n' s^2) + s RC(c^2 d2, (1 - n s^2)(1 - n' s^2)).
+   pure elemental function pi_reduced(s, c, d2, n, k) result(val)
+      real(dp), intent(in) :: s, c, d2, n, k
       real(dp) :: val
+      real(dp) :: n2
 
-      val = carlson_rf(0.0_dp, kp * kp, 1.0_dp)
-      if (n /= 0) val = val + n / 3 * carlson_rj(0.0_dp, kp * kp, 1.0_dp, 1 - n)
-   end function ellpi_complete
+      if (n < -1) then
+         n2 = k * k / n
+         val = s * carlson_rc(c * c * d2, (1 - n * s * s) * (1 - n2 * s * s))
+         if (n2 /= 0) val = val - n2 / 3 * s**3 * carlson_rj(c * c, d2, 1.0_dp, 1 - n2 * s * s)
+      else
+         val = s * carlson_rf(c * c, d2, 1.0_dp)
+         if (n /= 0) val = val + n / 3 * s**3 * carlson_rj(c * c, d2, 1.0_dp, 1 - n * s * s)
+      end if
+   end function pi_reduced
 
    !> The integral of the third kind between two amplitudes, Pi(phi2) - Pi(phi1).
    pure elemental function ellint_pi(phi1, phi2, n, k, kp) result(val)

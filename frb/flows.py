@@ -122,7 +122,7 @@ def quat_step(m, q, h, inertia, quadrature=0):
     if q.shape != expected:
         raise ValueError(f"q must have shape {expected}, got {q.shape}")
     q2 = np.ascontiguousarray(q.reshape(-1, 4))
-    if np.max(np.abs(np.einsum("ni,ni->n", q2, q2) - 1.0), initial=0.0) > ORTHOGONALITY_TOLERANCE:
+    if np.max(np.abs(np.sqrt(np.einsum("ni,ni->n", q2, q2)) - 1.0), initial=0.0) > ORTHOGONALITY_TOLERANCE:
         raise ValueError(f"q must be a unit quaternion (|q| = 1 within {ORTHOGONALITY_TOLERANCE})")
     m_out, q_out = _core.quat_step_batch(m2.T, q2.T, h1, inertia2.T, quadrature)
     m_out, q_out = m_out.T, q_out.T
