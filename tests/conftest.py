@@ -1,0 +1,42 @@
+"""Shared test configuration.
+
+The tests run against the INSTALLED package (``cd tests && python -m pytest``): the source folder
+``frb/`` has no compiled ``_core``. Published reference outputs are read from
+``<repo>/../shared/calgo903`` (``published_dir`` fixture); tests that need them skip when absent.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+# no example database in the source tree; deterministic runs
+settings.register_profile("frb", database=None, derandomize=True, deadline=None)
+settings.load_profile("frb")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PUBLISHED_DIR = REPO_ROOT.parent / "shared" / "calgo903"
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # tests/refdata.py
+
+
+@pytest.fixture(scope="session")
+def flows_module():
+    """The module providing frb_step / quat_step."""
+    import frb.flows
+
+    return frb.flows
+
+
+@pytest.fixture(scope="session")
+def published_dir():
+    """Directory of the published Algorithm 903 files (skip if absent)."""
+    if not PUBLISHED_DIR.is_dir():
+        pytest.skip(f"published TOMS 903 files not found in {PUBLISHED_DIR} (../shared beside the clone)")
+    return PUBLISHED_DIR
+
+
+@pytest.fixture(scope="session")
+def repo_root():
+    return REPO_ROOT
