@@ -27,6 +27,15 @@ splitting method is retained if the flow is exact, or at least as accurate as
 the method.  :func:`constant_field` builds the torque of a body in a constant
 spatial field (example 1 of Algorithm 903), whose flow is exact and keeps
 ``Q`` fixed.
+
+Compiled loop
+-------------
+With ``torque=None`` or a :func:`constant_field` torque, :func:`integrate`
+runs the whole time loop in Fortran (``frb._core.split_field_trajectory``):
+the same flows with the same times as the Python loop, in the same
+floating-point operations.  Any other callable torque is applied from a Python
+loop whose free flows call the compiled core directly (inputs are validated
+once; the torque's results are checked after each call).
 """
 
 from __future__ import annotations
@@ -36,6 +45,9 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+
+from . import _core
+from . import flows as _flows
 
 __all__ = [
     "RKN6_14",
@@ -237,6 +249,33 @@ def _check_torque_result(res, name="torque"):
     return m_new, Q_new
 
 
+def _rotation(Q, name):
+    """Raise unless Q is a rotation matrix to the tolerance of frb.flows.frb_step."""
+    tol = _flows.ORTHOGONALITY_TOLERANCE
+    gram = Q.T @ Q - np.eye(3)
+    if not (np.max(np.abs(gram)) <= tol and np.linalg.det(Q) > 0.0):
+        raise ValueError(f"{name} must be a rotation matrix (Q^T Q = 1 within {tol}, det Q = +1)")
+
+
+def _torque_state(res, Q_prev):
+    """Check a torque result; a new Q (not the object passed in) is checked as a rotation."""
+    m_new, Q_new = _check_torque_result(res)
+    if not np.isfinite(m_new).all():
+        raise ValueError("torque returned a non-finite m")
+    if Q_new is not Q_prev:
+        if not np.isfinite(Q_new).all():
+            raise ValueError("torque returned a non-finite Q")
+        _rotation(Q_new, "the Q returned by torque")
+    return m_new, Q_new
+
+
+def _free_flow(m, Q, tau, inertia_t, quadrature):
+    """Exact free flow of one body over time tau through the batched core (inputs validated)."""
+    mo, qto = _core.frb_step_batch(m.reshape(1, 3).T, Q.reshape(1, 3, 3).T, np.array([tau]),
+                                   inertia_t, quadrature)
+    return mo[:, 0], qto[:, :, 0].T
+
+
 def integrate(
     m0,
     Q0,
@@ -270,7 +309,7 @@ def integrate(
         Named splitting method (case-insensitive); ignored when
         ``coefficients`` is given.
     quadrature : int
-        Passed to :func:`frb.flows.frb_step`: 0 for the exact elliptic integral
+        Free flows as in :func:`frb.flows.frb_step`: 0 for the exact elliptic integral
         of the third kind, ``1..10`` for Gauss-Legendre quadrature with that
         many nodes (semi-exact flow).
     coefficients : pair of sequences, optional
@@ -284,10 +323,9 @@ def integrate(
         ``t``, ``m``, ``Q`` at the ``nsteps + 1`` times ``0, h, ..., nsteps h``.
         The inputs are not modified.
     """
-    from . import flows  # lazy: flows imports the compiled core
-
     m = _vector(m0, "m0", (3,))
     Q = _vector(Q0, "Q0", (3, 3))
+    _rotation(Q, "Q0")
     I = _vector(inertia, "inertia", (3,))
     if not np.all(I > 0.0):
         raise ValueError(f"inertia must be positive, got {I.tolist()}")
@@ -316,22 +354,28 @@ def integrate(
     else:
         schedule = [(kind, c * h) for kind, c in _schedule(a, b)]
 
-    frb_step = flows.frb_step
+    if torque is None or type(torque) is ConstantField:
+        # the whole loop in Fortran; outputs seen through .T are C-ordered, no copies
+        kinds = np.array([0 if kind == "A" else 1 for kind, _ in schedule], dtype=np.intc)
+        taus = np.array([tau for _, tau in schedule], dtype=np.float64)
+        u0 = np.zeros(3) if torque is None else torque.u0
+        m_out, qt_out, t_out = _core.split_field_trajectory(
+            nsteps, m, Q.T, I, u0, h, kinds, taus, quadrature
+        )
+        return Trajectory(t=t_out, m=m_out.T, Q=qt_out.T)
+
     t_out = h * np.arange(nsteps + 1, dtype=np.float64)
     m_out = np.empty((nsteps + 1, 3))
     Q_out = np.empty((nsteps + 1, 3, 3))
     m_out[0] = m
     Q_out[0] = Q
-    checked = False
+    inertia_t = I.reshape(1, 3).T
     for k in range(1, nsteps + 1):
         for kind, tau in schedule:
             if kind == "A":
-                m, Q = frb_step(m, Q, tau, I, quadrature=quadrature)
-            elif checked:
-                m, Q = torque(m, Q, tau)
+                m, Q = _free_flow(m, Q, tau, inertia_t, quadrature)
             else:
-                m, Q = _check_torque_result(torque(m.copy(), Q.copy(), tau))
-                checked = True
+                m, Q = _torque_state(torque(m, Q, tau), Q)
         m_out[k] = m
         Q_out[k] = Q
     return Trajectory(t=t_out, m=m_out, Q=Q_out)

@@ -2,7 +2,7 @@
 
     python tests/reference/check_reference.py [--quick]
 
-1. mpmath.odefun (mpmath's own Taylor integrator, 40 digits) on the unscaled
+1. mpmath.odefun (mpmath's own Taylor integrator, 60 digits) on the unscaled
    16-dimensional system (m, Q, q) for a selection of stored cases.
 2. Closed-form symmetric-top / sphere solution (uniform precession, no elliptic
    functions) for every symmetric case of the special set.
@@ -35,7 +35,7 @@ def diffs(a, b, G):
             float(max(abs(x - y) for x, y in zip(q1, q2))))
 
 
-def odefun_flow(m0, Q0, q0, inertia, h, dps=40):
+def odefun_flow(m0, Q0, q0, inertia, h, dps=60):
     with mp.workdps(dps):
         I = [mpf(float(x)) for x in inertia]
         y0 = ([mpf(float(x)) for x in m0] + [mpf(float(Q0[i][j])) for i in range(3) for j in range(3)]
@@ -130,7 +130,8 @@ def main(argv=None):
     check_files()
 
     # 1. odefun
-    pick = {"generic": [0, 1, 3, 7], "api": [0, 13, 29, 59]}
+    # odefun caps its step at 1 time unit, so only cases with |h| <~ 10 are picked
+    pick = {"generic": [0, 1, 3, 7, 20], "api": [12, 19, 45, 52]}
     sp = refdata.load("special")
     want = ("axis 2 exactly", "near axis 2 (angle 1e-06)", "separatrix m1 opp", "near separatrix eps=+1e-09",
             "nearly symmetric I2=I1(1+1e-06)", "scale |m|=1e+08, inertia*1e-06")
@@ -141,7 +142,7 @@ def main(argv=None):
             pick["special"].append(idx[0])
     if a.quick:
         pick = {k: v[:1] for k, v in pick.items()}
-    print("mpmath.odefun (dps 40) vs taylor.flow, differences (m/|m|, Q, q):")
+    print("mpmath.odefun (dps 60) vs taylor.flow, differences (m/|m|, Q, q):")
     worst = [0.0, 0.0, 0.0]
     for name, idxs in pick.items():
         d = refdata.load(name)
@@ -157,7 +158,7 @@ def main(argv=None):
             dd = diffs(ref, ode, G)
             worst = [max(x, y) for x, y in zip(worst, dd)]
             print("  %.1e %.1e %.1e  (taylor %.2fs, odefun %.1fs)  %s #%d: %s"
-                  % (dd + (t1 - t0, t2 - t1, name, i, d["label"][i])))
+                  % (dd + (t1 - t0, t2 - t1, name, i, d["label"][i].split(": ")[-1])))
     print("  worst: %.1e %.1e %.1e" % tuple(worst))
 
     # 2. closed-form symmetric top

@@ -1,0 +1,44 @@
+! f2py bindings of the preprocessed discrete Moser-Veselov method (module frb_dmv).
+! Same batched layout as quat_step_batch (bind_core.f90): m (3, n), q (4, n), h (nh),
+! inertia (3, ni), with ni, nh either 1 (shared by all bodies) or n.
+! An order other than 2, 4, 6, 8, or a step with no solution of the DMV equation, gives NaN.
+
+subroutine dmv_step_batch(n, ni, nh, m, q, h, inertia, order, m_out, q_out)
+   use iso_c_binding, only: c_double, c_int
+   use frb_dmv, only: dmv_step_many
+   implicit none
+   integer(c_int), intent(in) :: n, ni, nh, order
+   real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
+   real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
+   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
+   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+
+   call dmv_step_many(n, ni, nh, m, q, h, inertia, order, m_out, q_out)
+end subroutine dmv_step_batch
+
+subroutine dmv_integrate_batch(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
+   use iso_c_binding, only: c_double, c_int
+   use frb_dmv, only: dmv_integrate_many
+   implicit none
+   integer(c_int), intent(in) :: n, ni, nh, order, nsteps
+   real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
+   real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
+   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
+   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+
+   call dmv_integrate_many(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
+end subroutine dmv_integrate_batch
+
+subroutine dmv_step_single(m, q, h, inertia, order, m_out, q_out)
+   ! One body through the scalar per-body step dmv_step_one (for tests).
+   use iso_c_binding, only: c_double, c_int
+   use frb_dmv, only: dmv_step_one
+   implicit none
+   integer(c_int), intent(in) :: order
+   real(c_double), intent(in) :: m(3), q(4), h, inertia(3)
+   real(c_double), intent(out) :: m_out(3), q_out(4)
+
+   call dmv_step_one(m, q, h, inertia, order, m_out, q_out)
+end subroutine dmv_step_single
