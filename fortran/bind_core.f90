@@ -13,6 +13,7 @@ subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, m_out, qt_ou
    !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py threadsafe
    integer :: b
 
    do b = 1, n
@@ -31,6 +32,7 @@ subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, m_out, q_out
    !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py threadsafe
    integer :: b
 
    do b = 1, n
@@ -109,3 +111,56 @@ subroutine ell_third_kind(n, phi1, phi2, nn, k, kp, np, pi1, pi2, pi12, pi_gauss
       pi_gauss = 0
    end if
 end subroutine ell_third_kind
+
+! nsteps steps of size h of the free flow for every body, returning only the final states
+! (the loop over steps runs here: for benchmarks and long free runs).
+
+subroutine frb_integrate_batch(n, ni, nh, m, qt, h, inertia, quadrature, nsteps, m_out, qt_out)
+   use iso_c_binding, only: c_double, c_int
+   use frb_rigid_body, only: frb_step_one
+   implicit none
+   integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps
+   real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni)
+   real(c_double), intent(out) :: m_out(3, n), qt_out(3, 3, n)
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
+   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
+   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py threadsafe
+   real(c_double) :: mb(3), qb(3, 3)
+   integer :: b, s
+
+   do b = 1, n
+      m_out(:, b) = m(:, b)
+      qt_out(:, :, b) = qt(:, :, b)
+      do s = 1, nsteps
+         mb = m_out(:, b); qb = qt_out(:, :, b)
+         call frb_step_one(mb, qb, h(min(b, nh)), inertia(:, min(b, ni)), quadrature, &
+                           m_out(:, b), qt_out(:, :, b))
+      end do
+   end do
+end subroutine frb_integrate_batch
+
+subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps, m_out, q_out)
+   use iso_c_binding, only: c_double, c_int
+   use frb_rigid_body, only: quat_step_one
+   implicit none
+   integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps
+   real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
+   real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
+   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
+   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py threadsafe
+   real(c_double) :: mb(3), qb(4)
+   integer :: b, s
+
+   do b = 1, n
+      m_out(:, b) = m(:, b)
+      q_out(:, b) = q(:, b)
+      do s = 1, nsteps
+         mb = m_out(:, b); qb = q_out(:, b)
+         call quat_step_one(mb, qb, h(min(b, nh)), inertia(:, min(b, ni)), quadrature, &
+                            m_out(:, b), q_out(:, b))
+      end do
+   end do
+end subroutine quat_integrate_batch

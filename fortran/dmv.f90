@@ -242,7 +242,7 @@ contains
       integer, parameter :: nb = dmv_lanes_width
       real(dp) :: p(nb), a2(nb), c2(nb), l1(nb), n0(nb), pc(nb), a(nb), sig(nb), ds(nb), bad
       real(dp) :: d1, d2, d3, y1, y2, y3, s1, s2, s3, c2y, p1, p2, p3, f, fp, r
-      real(dp) :: m1, m2, m3, den, e1, e2, e3, c1, cc2, c3, r0, q0, q1, q2, q3
+      real(dp) :: m1, m2, m3, rden, e1, e2, e3, c1, cc2, c3, alpha, g, q0, q1, q2, q3
       integer :: k, it
 
       ! the quartic F(sigma) and the starting value N0 / L1 plus one fixed-point correction
@@ -277,40 +277,40 @@ contains
             sig(k) = sig(k) - ds(k)
             bad = bad + merge(1.0_dp, 0.0_dp, abs(ds(k)) * a(k) > r_asym * abs(sig(k)))
          end do
-         if (bad == 0) exit
+         if (bad < 0.5_dp) exit
       end do
-      if (bad > 0) then
+      if (bad > 0.5_dp) then
          ! iteration cap: no solution for these lanes
          do k = 1, nl
             if (abs(ds(k)) * a(k) > r_asym * abs(sig(k))) sig(k) = ieee_value(1.0_dp, ieee_quiet_nan)
          end do
       end if
-      ! e = num / Delta from sigma, then the Cayley update with the unit quaternion
-      ! rho = (1, e) / sqrt(alpha) = (Delta, num) / (sign(Delta) sqrt(Delta^2 + |num|^2)):
-      ! q+ = q rho and y+ = E(rho)^T y = y + 2 rho_0 (y x v) + 2 (y x v) x v, v = (rho_1:3)
+      ! e from sigma, then the Cayley update of y and q
       do k = 1, nl
          y1 = y(k, 1); y2 = y(k, 2); y3 = y(k, 3)
          d1 = hd(k) * w(k, 1); d2 = hd(k) * w(k, 2); d3 = hd(k) * w(k, 3)
          m1 = 1 - sig(k) * d1; m2 = 1 - sig(k) * d2; m3 = 1 - sig(k) * d3
-         den = m1 * m2 * m3 + (m1 * (d2 * d3) * (y1 * y1) + m2 * (d3 * d1) * (y2 * y2) &
-                               + m3 * (d1 * d2) * (y3 * y3))
-         e1 = d1 * (m2 * m3 * y1 + (d3 - d2) * y2 * y3) + pc(k) * y1
-         e2 = d2 * (m3 * m1 * y2 + (d1 - d3) * y3 * y1) + pc(k) * y2
-         e3 = d3 * (m1 * m2 * y3 + (d2 - d1) * y1 * y2) + pc(k) * y3
-         r = sign(1 / sqrt(den * den + (e1 * e1 + e2 * e2 + e3 * e3)), den)
-         r0 = r * den
-         e1 = r * e1; e2 = r * e2; e3 = r * e3
+         rden = 1 / (m1 * m2 * m3 + (m1 * (d2 * d3) * (y1 * y1) + m2 * (d3 * d1) * (y2 * y2) &
+                                     + m3 * (d1 * d2) * (y3 * y3)))
+         e1 = rden * (d1 * (m2 * m3 * y1 + (d3 - d2) * y2 * y3) + pc(k) * y1)
+         e2 = rden * (d2 * (m3 * m1 * y2 + (d1 - d3) * y3 * y1) + pc(k) * y2)
+         e3 = rden * (d3 * (m1 * m2 * y3 + (d2 - d1) * y1 * y2) + pc(k) * y3)
+         alpha = 1 + (e1 * e1 + e2 * e2 + e3 * e3)
+         r = 1 / sqrt(alpha)
+         g = 2 * r * r
+         ! y+ = y + (2 / alpha) (c + c x e), c = y x e
          c1 = y2 * e3 - y3 * e2
          cc2 = y3 * e1 - y1 * e3
          c3 = y1 * e2 - y2 * e1
-         y(k, 1) = y1 + 2 * (r0 * c1 + (cc2 * e3 - c3 * e2))
-         y(k, 2) = y2 + 2 * (r0 * cc2 + (c3 * e1 - c1 * e3))
-         y(k, 3) = y3 + 2 * (r0 * c3 + (c1 * e2 - cc2 * e1))
+         y(k, 1) = y1 + g * (c1 + (cc2 * e3 - c3 * e2))
+         y(k, 2) = y2 + g * (cc2 + (c3 * e1 - c1 * e3))
+         y(k, 3) = y3 + g * (c3 + (c1 * e2 - cc2 * e1))
+         ! q+ = q (1, e) / sqrt(alpha)
          q0 = q(k, 1); q1 = q(k, 2); q2 = q(k, 3); q3 = q(k, 4)
-         q(k, 1) = q0 * r0 - (q1 * e1 + q2 * e2 + q3 * e3)
-         q(k, 2) = q1 * r0 + (q0 * e1 + q2 * e3 - q3 * e2)
-         q(k, 3) = q2 * r0 + (q0 * e2 + q3 * e1 - q1 * e3)
-         q(k, 4) = q3 * r0 + (q0 * e3 + q1 * e2 - q2 * e1)
+         q(k, 1) = r * (q0 - q1 * e1 - q2 * e2 - q3 * e3)
+         q(k, 2) = r * (q1 + q0 * e1 + q2 * e3 - q3 * e2)
+         q(k, 3) = r * (q2 + q0 * e2 + q3 * e1 - q1 * e3)
+         q(k, 4) = r * (q3 + q0 * e3 + q1 * e2 - q2 * e1)
       end do
    end subroutine dmv_lanes
 
@@ -440,6 +440,7 @@ contains
       type(dmv_coef_t) :: c
       integer :: b0, nl
 
+      if (n < 1) return
       c = dmv_setup(inertia(:, 1), order)
       if (c%ncorr < 0) then
          m_out = ieee_value(1.0_dp, ieee_quiet_nan)
@@ -466,6 +467,7 @@ contains
       type(dmv_coef_t) :: c
       integer :: b0, nl, step
 
+      if (n < 1) return
       c = dmv_setup(inertia(:, 1), order)
       if (c%ncorr < 0) then
          m_out = ieee_value(1.0_dp, ieee_quiet_nan)

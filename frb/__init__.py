@@ -4,6 +4,7 @@ Public API
 ----------
 frb_step, quat_step      exact / semi-exact free rigid body steps (matrix / quaternion attitude)
 splitting                splitting methods for torqued bodies (``frb.splitting.integrate``)
+dmv_step, dmv_integrate  the preprocessed discrete Moser-Veselov baseline (orders 2, 4, 6, 8)
 hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat, kinetic_energy, spatial_momentum
 read_dat, write_dat      the original free-format data files
 """
@@ -11,9 +12,10 @@ from .flows import frb_step, quat_step
 from .rotations import (hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat,
                         kinetic_energy, spatial_momentum)
 from .io import read_dat, write_dat
-from . import splitting
+from .baselines import dmv_step, dmv_integrate
+from . import baselines, splitting
 
 __version__ = "0.1.0"
 
-__all__ = ["frb_step", "quat_step", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
+__all__ = ["frb_step", "quat_step", "dmv_step", "dmv_integrate", "baselines", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
            "matrix_to_quat", "kinetic_energy", "spatial_momentum", "read_dat", "write_dat"]

@@ -91,6 +91,8 @@ def dmv_step(m, q, h, inertia, order=6):
     RuntimeError
         The step is too large for the DMV equation to have a solution.
 
+    Notes
+    -----
     The step is ``Y = alpha m + (h/2) Y x (W Y)``, ``e = (h/2) W Y``, ``alpha = 1 + |e|^2``
     (solved to machine precision), ``m_out = m + (h/alpha) Y x (W Y)``,
     ``q_out = q (1, e) / sqrt(alpha)``, where ``W`` is the diagonal of modified inverse moments
@@ -98,6 +100,8 @@ def dmv_step(m, q, h, inertia, order=6):
     Table 1; all corrections vanish for order 2).
     """
     single, m2, q2, h1, inertia2, order = _prepare(m, q, h, inertia, order)
+    if m2.shape[0] == 0:
+        return m2.copy(), q2.copy()
     m_out, q_out = _core.dmv_step_batch(m2.T, q2.T, h1, inertia2.T, order)
     return _finish(single, m_out, q_out)
 
@@ -115,5 +119,7 @@ def dmv_integrate(m0, q0, h, nsteps, inertia, order=6):
     if not 0 <= int(nsteps) <= np.iinfo(np.int32).max:
         raise ValueError(f"nsteps must be a non-negative 32-bit integer, got {nsteps}")
     single, m2, q2, h1, inertia2, order = _prepare(m0, q0, h, inertia, order)
+    if m2.shape[0] == 0:
+        return m2.copy(), q2.copy()
     m_out, q_out = _core.dmv_integrate_batch(m2.T, q2.T, h1, inertia2.T, order, int(nsteps))
     return _finish(single, m_out, q_out)

@@ -99,6 +99,8 @@ def frb_step(m, Q, h, inertia, quadrature=0):
     gram = np.einsum("nki,nkj->nij", Q3, Q3) - np.eye(3)
     if np.max(np.abs(gram), initial=0.0) > ORTHOGONALITY_TOLERANCE or np.any(np.linalg.det(Q3) <= 0):
         raise ValueError(f"Q must be a rotation matrix (Q^T Q = 1 within {ORTHOGONALITY_TOLERANCE}, det Q = +1)")
+    if n == 0:
+        return np.empty((0, 3)), np.empty((0, 3, 3))
     m_out, qt_out = _core.frb_step_batch(m2.T, Q3.T, h1, inertia2.T, quadrature)
     m_out, Q_out = m_out.T, qt_out.T
     if single:
@@ -124,6 +126,8 @@ def quat_step(m, q, h, inertia, quadrature=0):
     q2 = np.ascontiguousarray(q.reshape(-1, 4))
     if np.max(np.abs(np.sqrt(np.einsum("ni,ni->n", q2, q2)) - 1.0), initial=0.0) > ORTHOGONALITY_TOLERANCE:
         raise ValueError(f"q must be a unit quaternion (|q| = 1 within {ORTHOGONALITY_TOLERANCE})")
+    if n == 0:
+        return np.empty((0, 3)), np.empty((0, 4))
     m_out, q_out = _core.quat_step_batch(m2.T, q2.T, h1, inertia2.T, quadrature)
     m_out, q_out = m_out.T, q_out.T
     if single:

@@ -143,7 +143,7 @@ def test_matches_literal_algorithm(order):
 
 def test_single_batched_scalar_paths_agree():
     rng = np.random.default_rng(7)
-    n = 13  # not a multiple of the lane width
+    n = 37  # several chunks of lanes and a partial one
     m, q, h, inertia = random_states(rng, n, 0.5)
     for order in ORDERS:
         mb, qb = dmv_step(m, q, h, inertia, order)
@@ -170,6 +170,8 @@ def test_integrate_equals_repeated_steps():
         assert np.max(np.abs(qi - qs)) <= 1e-13
     m0, q0 = dmv_integrate(m, q, h, 0, inertia)
     assert np.array_equal(m0, m) and np.array_equal(q0, q)
+    m0, q0 = dmv_step(np.zeros((0, 3)), np.zeros((0, 4)), 0.1, INERTIA)
+    assert m0.shape == (0, 3) and q0.shape == (0, 4)
 
 
 def test_cyclic_relabelling_of_axes():

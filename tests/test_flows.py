@@ -235,6 +235,13 @@ def test_batch_equals_single_body_calls():
         assert np.array_equal(mq[i], m2) and np.array_equal(qb[i], q2)
 
 
+def test_empty_batches():
+    m, Q = frb.frb_step(np.empty((0, 3)), np.empty((0, 3, 3)), 1.0, [1.0, 2.0, 3.0])
+    assert m.shape == (0, 3) and Q.shape == (0, 3, 3)
+    m, q = frb.quat_step(np.empty((0, 3)), np.empty((0, 4)), 1.0, [1.0, 2.0, 3.0])
+    assert m.shape == (0, 3) and q.shape == (0, 4)
+
+
 def test_inputs_are_not_modified():
     m = np.array([0.3, -0.2, 0.9])
     Q = np.eye(3)
