@@ -435,24 +435,8 @@ contains
       integer, intent(in) :: n, ni, nh, order
       real(dp), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
       real(dp), intent(out) :: m_out(3, n), q_out(4, n)
-      integer, parameter :: nb = dmv_lanes_width
-      real(dp) :: yl(nb, 3), ql(nb, 4), hd(nb), wl(nb, 3)
-      type(dmv_coef_t) :: c
-      integer :: b0, nl
 
-      if (n < 1) return
-      c = dmv_setup(inertia(:, 1), order)
-      if (c%ncorr < 0) then
-         m_out = ieee_value(1.0_dp, ieee_quiet_nan)
-         q_out = ieee_value(1.0_dp, ieee_quiet_nan)
-         return
-      end if
-      do b0 = 1, n, nb
-         nl = min(nb, n - b0 + 1)
-         call pack_lanes(n, ni, nh, b0, nl, m, q, h, inertia, order, c, yl, ql, hd, wl)
-         call dmv_lanes(nb, yl, ql, hd, wl)
-         call unpack_lanes(n, b0, nl, yl, ql, m_out, q_out)
-      end do
+      call dmv_integrate_many(n, ni, nh, m, q, h, inertia, order, 1, m_out, q_out)
    end subroutine dmv_step_many
 
    !> nsteps preprocessed DMV steps of size h for each of n bodies (layout of dmv_step_many).
