@@ -252,8 +252,7 @@ def _check_torque_result(res, name="torque"):
 def _rotation(Q, name):
     """Raise unless Q is a rotation matrix to the tolerance of frb.flows.frb_step."""
     tol = _flows.ORTHOGONALITY_TOLERANCE
-    gram = Q.T @ Q - np.eye(3)
-    if not (np.max(np.abs(gram)) <= tol and np.linalg.det(Q) > 0.0):
+    if not _flows._is_rotation(np.asarray(Q, dtype=np.float64).reshape(1, 3, 3)):
         raise ValueError(f"{name} must be a rotation matrix (Q^T Q = 1 within {tol}, det Q = +1)")
 
 
