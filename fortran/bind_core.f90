@@ -3,39 +3,58 @@
 ! (3, n) without a copy; (n, 3, 3) matrices arrive as (3, 3, n) holding each matrix TRANSPOSED.
 ! inertia is (3, ni) and h is (nh) with ni, nh either 1 (shared by all bodies) or n.
 
-subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, m_out, qt_out)
+subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, m_out, qt_out, info, where)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: frb_step_one
+   use frb_checks, only: check_state, check_rotation_t, input_ok
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature
-   real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni)
+   real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni), tol
    real(c_double), intent(out) :: m_out(3, n), qt_out(3, 3, n)
+   integer(c_int), intent(out) :: info, where
    !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
    !f2py threadsafe
    integer :: b
 
+   ! info: 0, or the code of frb_checks for the first invalid body, whose index (from 0) is where
+   where = -1
    do b = 1, n
+      info = check_state(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)))
+      if (info == input_ok) info = check_rotation_t(qt(:, :, b), tol)
+      if (info /= input_ok) then
+         where = b - 1
+         return
+      end if
       call frb_step_one(m(:, b), qt(:, :, b), h(min(b, nh)), inertia(:, min(b, ni)), quadrature, &
                         m_out(:, b), qt_out(:, :, b))
    end do
 end subroutine frb_step_batch
 
-subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, m_out, q_out)
+subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out, info, where)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: quat_step_one
+   use frb_checks, only: check_state, check_unit_quaternion, input_ok
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature
-   real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
+   real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni), tol
    real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
+   integer(c_int), intent(out) :: info, where
    !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
    !f2py threadsafe
    integer :: b
 
+   where = -1
    do b = 1, n
+      info = check_state(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)))
+      if (info == input_ok) info = check_unit_quaternion(q(:, b), tol)
+      if (info /= input_ok) then
+         where = b - 1
+         return
+      end if
       call quat_step_one(m(:, b), q(:, b), h(min(b, nh)), inertia(:, min(b, ni)), quadrature, &
                          m_out(:, b), q_out(:, b))
    end do

@@ -22,14 +22,31 @@ __all__ = ["frb_step", "quat_step"]
 ORTHOGONALITY_TOLERANCE = 1e-10
 
 
-def _as_float_array(value, name):
+def _as_float_array(value, name, check_finite=True):
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be an array of real numbers ({exc})") from None
-    if not np.isfinite(arr).all():
+    if check_finite and not np.isfinite(arr).all():
         raise ValueError(f"{name} contains non-finite values (NaN or infinity)")
     return arr
+
+
+def _raise_for(info, where, attitude):
+    """Raise the ValueError for a check code of the compiled loop (frb_checks), if any."""
+    if info == 0:
+        return
+    body = f" (body {where})" if where >= 0 else ""
+    messages = {
+        1: "m contains non-finite values (NaN or infinity)",
+        2: "h contains non-finite values (NaN or infinity)",
+        3: "inertia contains non-finite values (NaN or infinity)",
+        4: "inertia must contain strictly positive moments of inertia",
+        5: f"{attitude} contains non-finite values (NaN or infinity)",
+        6: f"Q must be a rotation matrix (Q^T Q = 1 within {ORTHOGONALITY_TOLERANCE}, det Q = +1)",
+        7: f"q must be a unit quaternion (|q| = 1 within {ORTHOGONALITY_TOLERANCE})",
+    }
+    raise ValueError(messages[int(info)] + body)
 
 
 def _is_rotation(Q3):
@@ -54,27 +71,29 @@ def _quadrature(quadrature):
     return int(quadrature)
 
 
-def _common(m, h, inertia, quadrature):
-    """Validate m (3,) or (n,3), h scalar or (n,), inertia (3,) or (n,3); return Fortran views."""
-    m = _as_float_array(m, "m")
+def _common(m, h, inertia, quadrature, check_finite=True):
+    """Validate m (3,) or (n,3), h scalar or (n,), inertia (3,) or (n,3); return Fortran views.
+
+    With check_finite=False the values are left to the compiled loop, which checks them."""
+    m = _as_float_array(m, "m", check_finite)
     if m.ndim not in (1, 2) or m.shape[-1] != 3:
         raise ValueError(f"m must have shape (3,) or (n, 3), got {m.shape}")
     single = m.ndim == 1
     m2 = np.ascontiguousarray(m.reshape(-1, 3))
     n = m2.shape[0]
 
-    inertia = _as_float_array(inertia, "inertia")
+    inertia = _as_float_array(inertia, "inertia", check_finite)
     if inertia.shape == (3,):
         inertia2 = inertia.reshape(1, 3)
     elif inertia.ndim == 2 and inertia.shape[1] == 3 and inertia.shape[0] in (1, n) and not single:
         inertia2 = inertia
     else:
         raise ValueError(f"inertia must have shape (3,) or ({n}, 3), got {inertia.shape}")
-    if np.any(inertia2 <= 0):
+    if check_finite and np.any(inertia2 <= 0):
         raise ValueError("inertia must contain strictly positive moments of inertia")
     inertia2 = np.ascontiguousarray(inertia2)
 
-    h = _as_float_array(h, "h")
+    h = _as_float_array(h, "h", check_finite)
     if h.ndim == 0:
         h1 = h.reshape(1)
     elif h.ndim == 1 and h.shape[0] in (1, n) and not single:
@@ -104,17 +123,17 @@ def frb_step(m, Q, h, inertia, quadrature=0):
     -------
     m_out, Q_out : new arrays of the input shapes, the state at time ``h``.
     """
-    single, n, m2, h1, inertia2, quadrature = _common(m, h, inertia, quadrature)
-    Q = _as_float_array(Q, "Q")
+    single, n, m2, h1, inertia2, quadrature = _common(m, h, inertia, quadrature, check_finite=False)
+    Q = _as_float_array(Q, "Q", check_finite=False)
     expected = (3, 3) if single else (n, 3, 3)
     if Q.shape != expected:
         raise ValueError(f"Q must have shape {expected}, got {Q.shape}")
     Q3 = np.ascontiguousarray(Q.reshape(-1, 3, 3))
-    if not _is_rotation(Q3):
-        raise ValueError(f"Q must be a rotation matrix (Q^T Q = 1 within {ORTHOGONALITY_TOLERANCE}, det Q = +1)")
     if n == 0:
         return np.empty((0, 3)), np.empty((0, 3, 3))
-    m_out, qt_out = _core.frb_step_batch(m2.T, Q3.T, h1, inertia2.T, quadrature)
+    m_out, qt_out, info, where = _core.frb_step_batch(m2.T, Q3.T, h1, inertia2.T, quadrature,
+                                                      ORTHOGONALITY_TOLERANCE)
+    _raise_for(info, where if not single else -1, "Q")
     m_out, Q_out = m_out.T, qt_out.T
     if single:
         return m_out[0].copy(), Q_out[0].copy()
@@ -131,17 +150,17 @@ def quat_step(m, q, h, inertia, quadrature=0):
     -------
     m_out, q_out : new arrays of the input shapes, the state at time ``h``.
     """
-    single, n, m2, h1, inertia2, quadrature = _common(m, h, inertia, quadrature)
-    q = _as_float_array(q, "q")
+    single, n, m2, h1, inertia2, quadrature = _common(m, h, inertia, quadrature, check_finite=False)
+    q = _as_float_array(q, "q", check_finite=False)
     expected = (4,) if single else (n, 4)
     if q.shape != expected:
         raise ValueError(f"q must have shape {expected}, got {q.shape}")
     q2 = np.ascontiguousarray(q.reshape(-1, 4))
-    if np.max(np.abs(np.sqrt(np.einsum("ni,ni->n", q2, q2)) - 1.0), initial=0.0) > ORTHOGONALITY_TOLERANCE:
-        raise ValueError(f"q must be a unit quaternion (|q| = 1 within {ORTHOGONALITY_TOLERANCE})")
     if n == 0:
         return np.empty((0, 3)), np.empty((0, 4))
-    m_out, q_out = _core.quat_step_batch(m2.T, q2.T, h1, inertia2.T, quadrature)
+    m_out, q_out, info, where = _core.quat_step_batch(m2.T, q2.T, h1, inertia2.T, quadrature,
+                                                      ORTHOGONALITY_TOLERANCE)
+    _raise_for(info, where if not single else -1, "q")
     m_out, q_out = m_out.T, q_out.T
     if single:
         return m_out[0].copy(), q_out[0].copy()

@@ -270,8 +270,10 @@ def _torque_state(res, Q_prev):
 
 def _free_flow(m, Q, tau, inertia_t, quadrature):
     """Exact free flow of one body over time tau through the batched core (inputs validated)."""
-    mo, qto = _core.frb_step_batch(m.reshape(1, 3).T, Q.reshape(1, 3, 3).T, np.array([tau]),
-                                   inertia_t, quadrature)
+    mo, qto, info, _ = _core.frb_step_batch(m.reshape(1, 3).T, Q.reshape(1, 3, 3).T,
+                                            np.array([tau]), inertia_t, quadrature,
+                                            _flows.ORTHOGONALITY_TOLERANCE)
+    _flows._raise_for(info, -1, "Q")
     return mo[:, 0], qto[:, :, 0].T
 
 

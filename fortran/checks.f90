@@ -1,0 +1,66 @@
+! Input checks of the batched bindings, done in the compiled loop (no numpy temporaries).
+! Each function returns 0 for valid input or the code of the first problem found.
+module frb_checks
+   use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
+   use frb_kinds, only: dp
+   implicit none
+   private
+
+   public :: check_state, check_rotation_t, check_unit_quaternion
+
+   integer, parameter, public :: input_ok = 0, bad_m = 1, bad_h = 2, bad_inertia_value = 3, &
+                                 bad_inertia_sign = 4, bad_attitude_value = 5, bad_rotation = 6, &
+                                 bad_quaternion = 7
+
+contains
+
+   !> m and h finite; inertia finite and strictly positive.
+   pure integer function check_state(m, h, inertia) result(code)
+      real(dp), intent(in) :: m(3), h, inertia(3)
+
+      code = input_ok
+      if (.not. all(ieee_is_finite(m))) then
+         code = bad_m
+      else if (.not. ieee_is_finite(h)) then
+         code = bad_h
+      else if (.not. all(ieee_is_finite(inertia))) then
+         code = bad_inertia_value
+      else if (.not. all(inertia > 0)) then
+         code = bad_inertia_sign
+      end if
+   end function check_state
+
+   !> qt = Q^T finite, Q^T Q = 1 within tol (entrywise) and det Q > 0.
+   pure integer function check_rotation_t(qt, tol) result(code)
+      real(dp), intent(in) :: qt(3, 3), tol
+      real(dp) :: gram(3, 3), det
+      integer :: i
+
+      code = input_ok
+      if (.not. all(ieee_is_finite(qt))) then
+         code = bad_attitude_value
+         return
+      end if
+      gram = matmul(qt, transpose(qt))          ! = Q^T Q
+      do i = 1, 3
+         gram(i, i) = gram(i, i) - 1
+      end do
+      det = qt(1, 1) * (qt(2, 2) * qt(3, 3) - qt(2, 3) * qt(3, 2)) &
+            - qt(1, 2) * (qt(2, 1) * qt(3, 3) - qt(2, 3) * qt(3, 1)) &
+            + qt(1, 3) * (qt(2, 1) * qt(3, 2) - qt(2, 2) * qt(3, 1))
+      if (maxval(abs(gram)) > tol .or. .not. det > 0) code = bad_rotation
+   end function check_rotation_t
+
+   !> q finite and | |q| - 1 | <= tol.
+   pure integer function check_unit_quaternion(q, tol) result(code)
+      real(dp), intent(in) :: q(4), tol
+
+      code = input_ok
+      if (.not. all(ieee_is_finite(q))) then
+         code = bad_attitude_value
+      else if (abs(norm2(q) - 1) > tol) then
+         code = bad_quaternion
+      end if
+   end function check_unit_quaternion
+
+end module frb_checks
