@@ -183,3 +183,71 @@ subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps,
       end do
    end do
 end subroutine quat_integrate_batch
+
+! The same steps for batches stored body-index-first in Fortran order: a numpy array of shape
+! (n, 3), (n, 4) or (n, 3, 3) that is F-contiguous arrives here without a copy as m(n, 3),
+! q(n, 4), qf(n, 3, 3) with qf(b, :, :) = Q of body b (not transposed). Outputs use the same layout.
+
+subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, m_out, qf_out, info, where)
+   use iso_c_binding, only: c_double, c_int
+   use frb_rigid_body, only: frb_step_one
+   use frb_checks, only: check_state, check_rotation_t, input_ok
+   implicit none
+   integer(c_int), intent(in) :: n, ni, nh, quadrature
+   real(c_double), intent(in) :: m(n, 3), qf(n, 3, 3), h(nh), inertia(3, ni), tol
+   real(c_double), intent(out) :: m_out(n, 3), qf_out(n, 3, 3)
+   integer(c_int), intent(out) :: info, where
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 0)
+   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
+   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py threadsafe
+   real(c_double) :: mb(3), qt(3, 3), mo(3), qto(3, 3)
+   integer :: b
+
+   where = -1
+   do b = 1, n
+      mb = m(b, :)
+      qt = transpose(qf(b, :, :))
+      info = check_state(mb, h(min(b, nh)), inertia(:, min(b, ni)))
+      if (info == input_ok) info = check_rotation_t(qt, tol)
+      if (info /= input_ok) then
+         where = b - 1
+         return
+      end if
+      call frb_step_one(mb, qt, h(min(b, nh)), inertia(:, min(b, ni)), quadrature, mo, qto)
+      m_out(b, :) = mo
+      qf_out(b, :, :) = transpose(qto)
+   end do
+end subroutine frb_step_batch_f
+
+subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out, info, where)
+   use iso_c_binding, only: c_double, c_int
+   use frb_rigid_body, only: quat_step_one
+   use frb_checks, only: check_state, check_unit_quaternion, input_ok
+   implicit none
+   integer(c_int), intent(in) :: n, ni, nh, quadrature
+   real(c_double), intent(in) :: m(n, 3), q(n, 4), h(nh), inertia(3, ni), tol
+   real(c_double), intent(out) :: m_out(n, 3), q_out(n, 4)
+   integer(c_int), intent(out) :: info, where
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 0)
+   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
+   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py threadsafe
+   real(c_double) :: mb(3), qb(4), mo(3), qo(4)
+   integer :: b
+
+   where = -1
+   do b = 1, n
+      mb = m(b, :)
+      qb = q(b, :)
+      info = check_state(mb, h(min(b, nh)), inertia(:, min(b, ni)))
+      if (info == input_ok) info = check_unit_quaternion(qb, tol)
+      if (info /= input_ok) then
+         where = b - 1
+         return
+      end if
+      call quat_step_one(mb, qb, h(min(b, nh)), inertia(:, min(b, ni)), quadrature, mo, qo)
+      m_out(b, :) = mo
+      q_out(b, :) = qo
+   end do
+end subroutine quat_step_batch_f

@@ -63,6 +63,12 @@ def _is_rotation(Q3):
     return bool((triple > 0).all())
 
 
+def _fortran_ordered(m, attitude):
+    """True for a batch whose m and attitude are float64 arrays in Fortran order (not C order)."""
+    return all(isinstance(a, np.ndarray) and a.ndim >= 2 and a.dtype == np.float64
+               and a.flags.f_contiguous and not a.flags.c_contiguous for a in (m, attitude))
+
+
 def _quadrature(quadrature):
     if isinstance(quadrature, bool) or not isinstance(quadrature, numbers.Integral):
         raise TypeError(f"quadrature must be an integer 0..10, got {quadrature!r}")
@@ -79,7 +85,7 @@ def _common(m, h, inertia, quadrature, check_finite=True):
     if m.ndim not in (1, 2) or m.shape[-1] != 3:
         raise ValueError(f"m must have shape (3,) or (n, 3), got {m.shape}")
     single = m.ndim == 1
-    m2 = np.ascontiguousarray(m.reshape(-1, 3))
+    m2 = m.reshape(-1, 3)  # contiguous copies, where needed, are made by the callers
     n = m2.shape[0]
 
     inertia = _as_float_array(inertia, "inertia", check_finite)
@@ -123,14 +129,22 @@ def frb_step(m, Q, h, inertia, quadrature=0):
     -------
     m_out, Q_out : new arrays of the input shapes, the state at time ``h``.
     """
+    m_in = m
     single, n, m2, h1, inertia2, quadrature = _common(m, h, inertia, quadrature, check_finite=False)
     Q = _as_float_array(Q, "Q", check_finite=False)
     expected = (3, 3) if single else (n, 3, 3)
     if Q.shape != expected:
         raise ValueError(f"Q must have shape {expected}, got {Q.shape}")
-    Q3 = np.ascontiguousarray(Q.reshape(-1, 3, 3))
     if n == 0:
         return np.empty((0, 3)), np.empty((0, 3, 3))
+    if _fortran_ordered(m_in, Q):
+        # Fortran-ordered batches go in and come out without any transposing copy
+        m_out, Q_out, info, where = _core.frb_step_batch_f(
+            m_in, Q, h1, inertia2.T, quadrature, ORTHOGONALITY_TOLERANCE)
+        _raise_for(info, where, "Q")
+        return m_out, Q_out
+    Q3 = np.ascontiguousarray(Q.reshape(-1, 3, 3))
+    m2 = np.ascontiguousarray(m2)
     m_out, qt_out, info, where = _core.frb_step_batch(m2.T, Q3.T, h1, inertia2.T, quadrature,
                                                       ORTHOGONALITY_TOLERANCE)
     _raise_for(info, where if not single else -1, "Q")
@@ -150,14 +164,21 @@ def quat_step(m, q, h, inertia, quadrature=0):
     -------
     m_out, q_out : new arrays of the input shapes, the state at time ``h``.
     """
+    m_in = m
     single, n, m2, h1, inertia2, quadrature = _common(m, h, inertia, quadrature, check_finite=False)
     q = _as_float_array(q, "q", check_finite=False)
     expected = (4,) if single else (n, 4)
     if q.shape != expected:
         raise ValueError(f"q must have shape {expected}, got {q.shape}")
-    q2 = np.ascontiguousarray(q.reshape(-1, 4))
     if n == 0:
         return np.empty((0, 3)), np.empty((0, 4))
+    if _fortran_ordered(m_in, q):
+        m_out, q_out, info, where = _core.quat_step_batch_f(
+            m_in, q, h1, inertia2.T, quadrature, ORTHOGONALITY_TOLERANCE)
+        _raise_for(info, where, "q")
+        return m_out, q_out
+    q2 = np.ascontiguousarray(q.reshape(-1, 4))
+    m2 = np.ascontiguousarray(m2)
     m_out, q_out, info, where = _core.quat_step_batch(m2.T, q2.T, h1, inertia2.T, quadrature,
                                                       ORTHOGONALITY_TOLERANCE)
     _raise_for(info, where if not single else -1, "q")

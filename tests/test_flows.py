@@ -235,6 +235,26 @@ def test_batch_equals_single_body_calls():
         assert np.array_equal(mq[i], m2) and np.array_equal(qb[i], q2)
 
 
+def test_fortran_ordered_batches_give_the_same_results():
+    rng = np.random.default_rng(12)
+    n = 20
+    m = rng.normal(size=(n, 3))
+    qs = rng.normal(size=(n, 4))
+    qs /= np.linalg.norm(qs, axis=1)[:, None]
+    Qs = frb.quat_to_matrix(qs)
+    inertia = np.array([1.0, 2.5, 1.7])
+    m1, Q1 = frb.frb_step(m, Qs, 0.7, inertia)
+    m2, Q2 = frb.frb_step(np.asfortranarray(m), np.asfortranarray(Qs), 0.7, inertia)
+    assert np.array_equal(m1, m2) and np.array_equal(Q1, Q2)
+    m3, q3 = frb.quat_step(m, qs, 0.7, inertia)
+    m4, q4 = frb.quat_step(np.asfortranarray(m), np.asfortranarray(qs), 0.7, inertia)
+    assert np.array_equal(m3, m4) and np.array_equal(q3, q4)
+    bad = np.asfortranarray(Qs.copy())
+    bad[5, 0, 0] = 2.0
+    with pytest.raises(ValueError, match=r"rotation matrix \(.*\) \(body 5\)"):
+        frb.frb_step(np.asfortranarray(m), bad, 0.7, inertia)
+
+
 def test_empty_batches():
     m, Q = frb.frb_step(np.empty((0, 3)), np.empty((0, 3, 3)), 1.0, [1.0, 2.0, 3.0])
     assert m.shape == (0, 3) and Q.shape == (0, 3, 3)
