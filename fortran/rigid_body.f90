@@ -52,9 +52,9 @@ module frb_rigid_body
       integer, intent(in) :: quadrature
       real(dp), intent(out) :: m_out(3), w(4)
       integer :: perm(3), t, i
-      real(dp) :: sgn(3), g, ms(3), cs(3), m1s(3), ws(4), imax
+      real(dp) :: sgn(3), g, mu(3), ms(3), cs(3), m1s(3), ws(4), imax
 
-      g = norm2(m)
+      call split_norm(m, g, mu)
       if (g == 0 .or. h == 0) then
          m_out = m
          w = [1.0_dp, 0.0_dp, 0.0_dp, 0.0_dp]
@@ -74,7 +74,7 @@ module frb_rigid_body
       end if
       imax = inertia(perm(3))
       do i = 1, 3
-         ms(i) = sgn(i) * m(perm(i)) / g
+         ms(i) = sgn(i) * mu(perm(i))
          cs(i) = inertia(perm(i)) / imax
       end do
       if (quadrature == 0 .and. abs(h) * g / inertia(perm(1)) > long_step_threshold) then
@@ -88,6 +88,24 @@ module frb_rigid_body
          w(1 + perm(i)) = sgn(i) * ws(1 + i)
       end do
    end subroutine free_flow
+
+   !> v = g u with |u| = 1, without underflow or overflow of the squares (|m| may be 1e-160
+   !> or 1e160; u is formed from the scaled vector, so it is a unit vector even when g is subnormal).
+   pure subroutine split_norm(v, g, u)
+      real(dp), intent(in) :: v(3)
+      real(dp), intent(out) :: g, u(3)
+      real(dp) :: big, s
+
+      big = maxval(abs(v))
+      if (big == 0) then
+         g = 0; u = 0
+      else
+         u = v / big
+         s = sqrt(sum(u * u))
+         u = u / s
+         g = big * s
+      end if
+   end subroutine split_norm
 
    !> The same unit-norm step as free_flow_unit, in quadruple precision from the exact inputs.
    pure subroutine long_step(m, h, inertia, perm, sgn, m1s, ws)
