@@ -77,8 +77,8 @@ module frb_rigid_body
          ms(i) = sgn(i) * mu(perm(i))
          cs(i) = inertia(perm(i)) / imax
       end do
-      if (quadrature == 0 .and. abs(h) * g / inertia(perm(1)) > long_step_threshold) then
-         call long_step(m, h, inertia, perm, sgn, m1s, ws)
+      if (abs(h) * g / inertia(perm(1)) > long_step_threshold) then
+         call long_step(m, h, inertia, perm, sgn, quadrature, m1s, ws)
       else
          call free_flow_unit(ms, g * h / imax, cs, quadrature, m1s, ws)
       end if
@@ -108,9 +108,9 @@ module frb_rigid_body
    end subroutine split_norm
 
    !> The same unit-norm step as free_flow_unit, in quadruple precision from the exact inputs.
-   pure subroutine long_step(m, h, inertia, perm, sgn, m1s, ws)
+   pure subroutine long_step(m, h, inertia, perm, sgn, quadrature, m1s, ws)
       real(dp), intent(in) :: m(3), h, inertia(3), sgn(3)
-      integer, intent(in) :: perm(3)
+      integer, intent(in) :: perm(3), quadrature
       real(dp), intent(out) :: m1s(3), ws(4)
       real(qp) :: mq(3), cq(3), gq, m1q(3), wq(4)
       integer :: i
@@ -120,7 +120,7 @@ module frb_rigid_body
          cq(i) = real(inertia(perm(i)), qp) / real(inertia(perm(3)), qp)
       end do
       gq = sqrt(sum(mq * mq))
-      call free_flow_unit_qp(mq / gq, gq * real(h, qp) / real(inertia(perm(3)), qp), cq, 0, m1q, wq)
+      call free_flow_unit_qp(mq / gq, gq * real(h, qp) / real(inertia(perm(3)), qp), cq, quadrature, m1q, wq)
       m1s = real(m1q, dp)
       ws = real(wq, dp)
    end subroutine long_step

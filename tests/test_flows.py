@@ -183,6 +183,19 @@ def test_semi_exact_momentum_is_exact(nodes):
     assert np.max(np.abs(Qs @ ms - Q0 @ m0)) < 1e-14 * np.linalg.norm(m0)
 
 
+@pytest.mark.parametrize("nodes", [1, 4, 10])
+def test_semi_exact_momentum_is_exact_in_every_special_case(nodes):
+    ref = refdata.load("special")
+    m1, Q1 = frb.frb_step(ref["m0"], ref["Q0"], ref["h"], ref["inertia"], nodes)
+    m2, q2 = frb.quat_step(ref["m0"], ref["q0"], ref["h"], ref["inertia"], nodes)
+    scale = np.linalg.norm(ref["m0"], axis=1)[:, None]
+    scale[scale == 0] = 1
+    assert np.max(np.abs(m1 - ref["m1"]) / scale) < 1e-13
+    assert np.max(np.abs(m2 - ref["m1"]) / scale) < 1e-13
+    assert np.max(np.abs(np.einsum("nki,nkj->nij", Q1, Q1) - np.eye(3))) < 1e-14
+    assert np.max(np.abs(np.linalg.norm(q2, axis=1) - 1)) < 1e-14
+
+
 @pytest.mark.parametrize("nodes", [1, 2, 3])
 def test_semi_exact_attitude_converges_at_order_2np(nodes):
     inertia = np.array([0.9, 1.6, 2.3])
