@@ -10,17 +10,8 @@ import pytest
 import frb
 import frb._core
 from frb.io import read_dat
-from frb.rotations import quat_to_matrix
 from frb.splitting import RKN6_14, ConstantField, constant_field, integrate
-
-I = np.array([1.0, 2.0, 3.5])
-M0 = np.array([0.6, -1.6, 1.2])
-U0 = np.array([0.8, -0.6, 1.0])
-
-
-def _attitude():
-    q = np.array([0.8, 0.2, -0.4, 0.4])
-    return quat_to_matrix(q / np.linalg.norm(q))
+from test_splitting import I, M0, U0, _attitude   # the same torqued body as the Python-loop tests
 
 
 def _python_field(u0):
