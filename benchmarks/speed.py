@@ -697,7 +697,6 @@ def main(argv=None):
     n_mem = 1_000_000
 
     frb = import_frb()
-    import frb.rotations  # noqa: F401
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

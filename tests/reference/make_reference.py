@@ -13,7 +13,6 @@ on --check).
 
 import argparse
 import itertools
-import math
 import os
 import sys
 import time
