@@ -40,7 +40,7 @@ module frb_rigid_body
    public :: free_flow, frb_step_one, quat_step_one
 
    !> Steps with |h| |m| / I_min above this many radians run in quadruple precision.
-   real(dp), parameter, public :: long_step_threshold = 16
+   real(dp), parameter, public :: long_step_threshold = 64
    include 'rigid_body_body.inc'
 
    !> Free flow for any momentum and any order of positive inertia moments.
