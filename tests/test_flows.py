@@ -139,14 +139,16 @@ def test_flow_satisfies_the_ode(seed):
     m0 = rng.normal(size=3)
     q0, Q0 = _rotation(rng)
     t, d = rng.uniform(-3, 3), 1e-3
-    states = [frb.frb_step(m0, Q0, t + j * d, inertia) for j in (-2, -1, 1, 2)]
-    deriv = lambda k: (states[0][k] - 8 * states[1][k] + 8 * states[2][k] - states[3][k]) / (12 * d)
+
+    def derivative(step, x0, k):
+        f = [step(m0, x0, t + j * d, inertia)[k] for j in (-2, -1, 1, 2)]
+        return (f[0] - 8 * f[1] + 8 * f[2] - f[3]) / (12 * d)
+
     m, Q = frb.frb_step(m0, Q0, t, inertia)
     omega = m / inertia
-    assert np.max(np.abs(deriv(0) - np.cross(m, omega))) < 1e-9
-    assert np.max(np.abs(deriv(1) - Q @ _hat(omega))) < 1e-9
-    qs = [frb.quat_step(m0, q0, t + j * d, inertia)[1] for j in (-2, -1, 1, 2)]
-    dq = (qs[0] - 8 * qs[1] + 8 * qs[2] - qs[3]) / (12 * d)
+    assert np.max(np.abs(derivative(frb.frb_step, Q0, 0) - np.cross(m, omega))) < 1e-9
+    assert np.max(np.abs(derivative(frb.frb_step, Q0, 1) - Q @ _hat(omega))) < 1e-9
+    dq = derivative(frb.quat_step, q0, 1)
     q = frb.quat_step(m0, q0, t, inertia)[1]
     assert np.max(np.abs(dq - frb.quat_mul(q, np.concatenate([[0.0], omega])) / 2)) < 1e-9
 
