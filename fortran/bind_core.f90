@@ -78,7 +78,7 @@ subroutine ell_jacobi(n, u, k, kp, sn, cn, dn, am)
       if (kp(i) == 0) then
          sn(i) = tanh(u(i)); cn(i) = 1 / cosh(u(i)); dn(i) = cn(i)
       else
-         g = agm_setup(k(i), kp(i))
+         call agm_setup(k(i), kp(i), g)
          call jacobi_sncndn(u(i), g, sn(i), cn(i), dn(i), j, r)
       end if
    end do
