@@ -85,6 +85,29 @@ subroutine ell_jacobi(n, u, k, kp, sn, cn, dn, am)
    am = jacobi_am(u, k, kp)
 end subroutine ell_jacobi
 
+!> sn, cn, dn(v | m) by the Maclaurin series used for short steps (|v| <= jacobi_series_max,
+!> returned in vmax; NaN outside).
+subroutine ell_jacobi_series(n, v, m, sn, cn, dn, vmax)
+   use iso_c_binding, only: c_double, c_int
+   use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
+   use frb_elliptic, only: jacobi_series, jacobi_series_max
+   implicit none
+   integer(c_int), intent(in) :: n
+   real(c_double), intent(in) :: v(n), m(n)
+   real(c_double), intent(out) :: sn(n), cn(n), dn(n), vmax
+   !f2py integer(c_int) intent(hide), depend(v) :: n = len(v)
+   integer :: i
+
+   vmax = jacobi_series_max
+   do i = 1, n
+      if (abs(v(i)) <= jacobi_series_max .and. m(i) >= 0 .and. m(i) <= 1) then
+         call jacobi_series(v(i), m(i), sn(i), cn(i), dn(i))
+      else
+         sn(i) = ieee_value(vmax, ieee_quiet_nan); cn(i) = sn(i); dn(i) = sn(i)
+      end if
+   end do
+end subroutine ell_jacobi_series
+
 subroutine ell_first_kind(n, phi, k, kp, f_landen, kc)
    use iso_c_binding, only: c_double, c_int
    use frb_elliptic, only: ellf_landen, ellk

@@ -22,7 +22,8 @@
 !   angle psi grow linearly with t, so double precision would lose |h| |m| / I_min ulps.
 module frb_rigid_body_qp
    use frb_kinds, only: wp => qp
-   use frb_elliptic_qp, only: agm_t, agm_setup, jacobi_reduced, ellf_sc, carlson_rj, &
+   use frb_elliptic_qp, only: agm_t, agm_setup, jacobi_reduced, jacobi_series, jacobi_series_max, &
+                              ellf_sc, carlson_rj, &
                               gl_node, gl_weight
    implicit none
    private
@@ -31,7 +32,8 @@ end module frb_rigid_body_qp
 
 module frb_rigid_body
    use frb_kinds, only: dp, qp, wp => dp
-   use frb_elliptic, only: agm_t, agm_setup, jacobi_reduced, ellf_sc, carlson_rj, &
+   use frb_elliptic, only: agm_t, agm_setup, jacobi_reduced, jacobi_series, jacobi_series_max, &
+                           ellf_sc, carlson_rj, &
                            gl_node, gl_weight
    use frb_rigid_body_qp, only: free_flow_unit_qp => free_flow_unit
    implicit none

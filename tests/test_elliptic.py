@@ -95,6 +95,29 @@ def test_jacobi_against_scipy_moderate_moduli():
         assert np.max(np.abs(got - r)) < 1e-14 * 30
 
 
+def test_jacobi_series_for_short_steps_against_mpmath():
+    """The Maclaurin series of sn (short steps of the flows) over its whole range |v| <= vmax,
+    m in [0, 1] including both ends and m -> 1 (radius of convergence pi/2, the worst case)."""
+    mp.mp.dps = 40
+    n = 600
+    _, _, _, vmax = _core.ell_jacobi_series(np.zeros(1), np.zeros(1))
+    assert 0.2 < vmax < np.pi / 2
+    v = np.concatenate([RNG.uniform(-vmax, vmax, n - 8), [vmax, -vmax, vmax, vmax, 1e-300, 0.0, 1e-9, -1e-5]])
+    m = np.concatenate([RNG.uniform(0, 1, n // 2), 1 - 10.0 ** RNG.uniform(-16, 0, n // 2 - 8),
+                        [0.0, 1.0, 1.0, 0.5, 1.0, 0.3, 1.0, 0.0]])
+    sn, cn, dn, _ = _core.ell_jacobi_series(v, m)
+    worst = np.zeros(3)
+    zero = v == 0   # mpmath's ellipfun returns ~1e-22 there; the exact values are 0, 1, 1
+    assert np.all(sn[zero] == 0) and np.all(cn[zero] == 1) and np.all(dn[zero] == 1)
+    for i in np.where(~zero)[0]:
+        ref = [mp.ellipfun(f, v[i], m=mp.mpf(m[i])) for f in ("sn", "cn", "dn")]
+        for j, (got, r) in enumerate(zip((sn[i], cn[i], dn[i]), ref)):
+            worst[j] = max(worst[j], abs(float((got - r) / r)) if r != 0 else abs(got))
+    assert np.all(worst < 4e-16), worst
+    # outside its range the routine refuses (NaN) rather than return a truncated series
+    assert np.isnan(_core.ell_jacobi_series(np.array([1.01 * vmax]), np.array([0.5]))[0]).all()
+
+
 def test_jacobi_separatrix_limit_is_hyperbolic():
     u = np.linspace(-30, 30, 61)
     sn, cn, dn, am = _core.ell_jacobi(u, np.ones_like(u), np.zeros_like(u))
