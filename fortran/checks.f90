@@ -33,22 +33,23 @@ contains
    !> qt = Q^T finite, Q^T Q = 1 within tol (entrywise) and det Q > 0.
    pure integer function check_rotation_t(qt, tol) result(code)
       real(dp), intent(in) :: qt(3, 3), tol
-      real(dp) :: gram(3, 3), det
-      integer :: i
+      real(dp) :: dev, det
 
-      code = input_ok
-      if (.not. all(ieee_is_finite(qt))) then
-         code = bad_attitude_value
-         return
-      end if
-      gram = matmul(qt, transpose(qt))          ! = Q^T Q
-      do i = 1, 3
-         gram(i, i) = gram(i, i) - 1
-      end do
+      ! the six distinct entries of Q^T Q - 1 (rows of qt are the columns of Q); a NaN or an
+      ! infinity in qt makes dev NaN or infinite, so the test below fails for it too
+      dev = max(abs(dot_product(qt(1, :), qt(1, :)) - 1), abs(dot_product(qt(2, :), qt(2, :)) - 1), &
+                abs(dot_product(qt(3, :), qt(3, :)) - 1), abs(dot_product(qt(1, :), qt(2, :))), &
+                abs(dot_product(qt(1, :), qt(3, :))), abs(dot_product(qt(2, :), qt(3, :))))
       det = qt(1, 1) * (qt(2, 2) * qt(3, 3) - qt(2, 3) * qt(3, 2)) &
             - qt(1, 2) * (qt(2, 1) * qt(3, 3) - qt(2, 3) * qt(3, 1)) &
             + qt(1, 3) * (qt(2, 1) * qt(3, 2) - qt(2, 2) * qt(3, 1))
-      if (maxval(abs(gram)) > tol .or. .not. det > 0) code = bad_rotation
+      code = input_ok
+      if (dev <= tol .and. det > 0) return
+      if (.not. all(ieee_is_finite(qt))) then
+         code = bad_attitude_value
+      else
+         code = bad_rotation
+      end if
    end function check_rotation_t
 
    !> q finite and | |q| - 1 | <= tol.

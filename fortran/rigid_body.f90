@@ -79,7 +79,7 @@ module frb_rigid_body
          ms(i) = sgn(i) * mu(perm(i))
          cs(i) = inertia(perm(i)) / imax
       end do
-      if (abs(h) * g / inertia(perm(1)) > long_step_threshold) then
+      if (abs(h) * g > long_step_threshold * inertia(perm(1))) then
          call long_step(m, h, inertia, perm, sgn, quadrature, m1s, ws)
       else
          call free_flow_unit(ms, g * h / imax, cs, quadrature, m1s, ws)
@@ -101,6 +101,9 @@ module frb_rigid_body
       big = maxval(abs(v))
       if (big == 0) then
          g = 0; u = 0
+      else if (big > 1.0e-150_dp .and. big < 1.0e150_dp) then
+         g = sqrt(sum(v * v))        ! no underflow or overflow of the squares in this range
+         u = v / g
       else
          u = v / big
          s = sqrt(sum(u * u))
