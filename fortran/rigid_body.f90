@@ -101,9 +101,6 @@ module frb_rigid_body
       big = maxval(abs(v))
       if (big == 0) then
          g = 0; u = 0
-      else if (big > 1.0e-150_dp .and. big < 1.0e150_dp) then
-         g = sqrt(sum(v * v))        ! no underflow or overflow of the squares in this range
-         u = v / g
       else
          u = v / big
          s = sqrt(sum(u * u))
