@@ -42,3 +42,41 @@ subroutine dmv_step_single(m, q, h, inertia, order, m_out, q_out)
 
    call dmv_step_one(m, q, h, inertia, order, m_out, q_out)
 end subroutine dmv_step_single
+
+!> The public path of frb.dmv_step / frb.dmv_integrate: the input checks of quat_step_batch
+!> (frb_checks; info, where as there) in the compiled loop, then the steps; nfail counts the
+!> bodies whose DMV equation had no solution (NaN results).
+subroutine dmv_integrate_checked(n, ni, nh, m, q, h, inertia, order, nsteps, tol, m_out, q_out, &
+                                 info, where, nfail)
+   use iso_c_binding, only: c_double, c_int
+   use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
+   use frb_dmv, only: dmv_integrate_many
+   use frb_checks, only: check_state, check_unit_quaternion, input_ok
+   implicit none
+   integer(c_int), intent(in) :: n, ni, nh, order, nsteps
+   real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni), tol
+   real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
+   integer(c_int), intent(out) :: info, where, nfail
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
+   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
+   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py threadsafe
+   integer :: b
+
+   where = -1
+   nfail = 0
+   do b = 1, n
+      info = check_state(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)))
+      if (info == input_ok) info = check_unit_quaternion(q(:, b), tol)
+      if (info /= input_ok) then
+         where = b - 1
+         m_out = 0; q_out = 0
+         return
+      end if
+   end do
+   info = input_ok
+   call dmv_integrate_many(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
+   do b = 1, n
+      if (.not. (all(ieee_is_finite(m_out(:, b))) .and. all(ieee_is_finite(q_out(:, b))))) nfail = nfail + 1
+   end do
+end subroutine dmv_integrate_checked

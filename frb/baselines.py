@@ -25,7 +25,7 @@ import numbers
 import numpy as np
 
 from . import _core
-from .flows import ORTHOGONALITY_TOLERANCE, _as_float_array, _common
+from .flows import ORTHOGONALITY_TOLERANCE, _as_float_array, _common, _raise_for
 
 __all__ = ["dmv_step", "dmv_integrate"]
 
@@ -40,24 +40,26 @@ def _order(order):
     return int(order)
 
 
-def _prepare(m, q, h, inertia, order):
-    single, n, m2, h1, inertia2, _ = _common(m, h, inertia, 0)
+def _run(m, q, h, inertia, order, nsteps):
+    """Validate the shapes here and the values in the compiled loop (as frb.quat_step does),
+    then take nsteps DMV steps."""
+    single, n, m2, h1, inertia2, _ = _common(m, h, inertia, 0, check_finite=False)
     order = _order(order)
-    q = _as_float_array(q, "q")
+    q = _as_float_array(q, "q", check_finite=False)
     expected = (4,) if single else (n, 4)
     if q.shape != expected:
         raise ValueError(f"q must have shape {expected}, got {q.shape}")
+    if n == 0:
+        return np.empty((0, 3)), np.empty((0, 4))
     q2 = np.ascontiguousarray(q.reshape(-1, 4))
-    if np.max(np.abs(np.einsum("ni,ni->n", q2, q2) - 1.0), initial=0.0) > ORTHOGONALITY_TOLERANCE:
-        raise ValueError(f"q must be a unit quaternion (|q| = 1 within {ORTHOGONALITY_TOLERANCE})")
-    return single, m2, q2, h1, inertia2, order
-
-
-def _finish(single, m_out, q_out):
-    m_out, q_out = m_out.T, q_out.T
-    if not (np.all(np.isfinite(m_out)) and np.all(np.isfinite(q_out))):
+    m2 = np.ascontiguousarray(m2)
+    m_out, q_out, info, where, nfail = _core.dmv_integrate_checked(
+        m2.T, q2.T, h1, inertia2.T, order, nsteps, ORTHOGONALITY_TOLERANCE)
+    _raise_for(info, where if not single else -1, "q")
+    if nfail:
         raise RuntimeError("the DMV equation has no solution: the step h is too large for the "
                            "angular velocity (need |h| |m / inertia| below about 1; see frb.baselines)")
+    m_out, q_out = m_out.T, q_out.T
     if single:
         return m_out[0].copy(), q_out[0].copy()
     return m_out, q_out
@@ -99,11 +101,7 @@ def dmv_step(m, q, h, inertia, order=6):
     of inertia ``1/I_j (1 + h^2 s3 + h^4 s5 + h^6 s7) + h^2 t3 + h^4 t5 + h^6 t7`` (Vilmart,
     Table 1; all corrections vanish for order 2).
     """
-    single, m2, q2, h1, inertia2, order = _prepare(m, q, h, inertia, order)
-    if m2.shape[0] == 0:
-        return m2.copy(), q2.copy()
-    m_out, q_out = _core.dmv_step_batch(m2.T, q2.T, h1, inertia2.T, order)
-    return _finish(single, m_out, q_out)
+    return _run(m, q, h, inertia, order, 1)
 
 
 def dmv_integrate(m0, q0, h, nsteps, inertia, order=6):
@@ -118,8 +116,4 @@ def dmv_integrate(m0, q0, h, nsteps, inertia, order=6):
         raise TypeError(f"nsteps must be a non-negative integer, got {nsteps!r}")
     if not 0 <= int(nsteps) <= np.iinfo(np.int32).max:
         raise ValueError(f"nsteps must be a non-negative 32-bit integer, got {nsteps}")
-    single, m2, q2, h1, inertia2, order = _prepare(m0, q0, h, inertia, order)
-    if m2.shape[0] == 0:
-        return m2.copy(), q2.copy()
-    m_out, q_out = _core.dmv_integrate_batch(m2.T, q2.T, h1, inertia2.T, order, int(nsteps))
-    return _finish(single, m_out, q_out)
+    return _run(m0, q0, h, inertia, order, int(nsteps))
