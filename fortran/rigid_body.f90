@@ -62,6 +62,14 @@ module frb_rigid_body
          w = [1.0_dp, 0.0_dp, 0.0_dp, 0.0_dp]
          return
       end if
+      if (inertia(1) <= inertia(2) .and. inertia(2) <= inertia(3) &
+          .and. abs(h) * g <= long_step_threshold * inertia(1)) then
+         ! moments already in order (the usual case): no permutation
+         imax = inertia(3)
+         call free_flow_unit(mu, g * h / imax, inertia / imax, quadrature, m1s, w)
+         m_out = m1s * g
+         return
+      end if
       perm = [1, 2, 3]
       sgn = 1
       ! sort by insertion; each swap flips the sign that makes the permutation proper
