@@ -142,11 +142,14 @@ module frb_rigid_body
       integer, intent(in) :: quadrature
       real(dp), intent(out) :: m_out(3), qt_out(3, 3)
       real(dp) :: w(4), e(3, 3)
+      integer :: j
 
       call free_flow(m, h, inertia, quadrature, m_out, w)
       e = quat_to_matrix(w)
-      ! Q_out = Q E(w)  =>  Q_out^T = E(w)^T Q^T
-      qt_out = matmul(transpose(e), qt)
+      ! Q_out = Q E(w)  =>  Q_out^T = E(w)^T Q^T, column by column
+      do j = 1, 3
+         qt_out(:, j) = e(1, :) * qt(1, j) + e(2, :) * qt(2, j) + e(3, :) * qt(3, j)
+      end do
    end subroutine frb_step_one
 
    !> quat_step: attitude as a unit quaternion, scalar first; q_out = q w.
