@@ -40,6 +40,9 @@ def _norm(v):
 # coefficient sqrt(c0 (c0 + c1)) underflows to 0 (it gave NaN before atan2_ratio)
 @example((np.array([0.0, 9.65001741e-142, 1.0]), np.array([1.0, 1.0, 0.5]), np.array([1.0, 0, 0, 0]), 1e-300), 0)
 @example((np.array([0.0, 9.65001741e-142, 1.0]), np.array([1.0, 1.0, 0.5]), np.array([1.0, 0, 0, 0]), 0.1), 0)
+# found by a 30,000-example run: on the separatrix, cosh(u0) overflows and the quadrature's first
+# amplitude is exactly pi/2, where the integrand is infinite (NaN = Inf * 0 before the guard)
+@example((np.array([2.5e-300, 1e-160, 1.0]), np.array([2.0, 0.5, 1.0]), np.array([1.0, 0, 0, 0]), 1.0), 1)
 def test_flows_are_finite_and_keep_the_invariants(body, quadrature):
     m, inertia, q, h = body
     Q = frb.quat_to_matrix(q)
