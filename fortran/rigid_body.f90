@@ -16,6 +16,11 @@
 !   so psi = t/I_a + (D_a/lambda) [J(u1) - J(u0)] with J(u) = int_0^u dv/(1 + B dn v).
 ! * J is evaluated in closed form by Carlson's RF, RJ (exact, quadrature = 0) or by
 !   Gauss-Legendre quadrature in the amplitude (semi-exact, quadrature = np nodes, order 2 np).
+! * Steps with |v| = |lambda t| <= K (all short steps) go from (sn, cn, dn)(u0), read off m0, to
+!   u0 + v by the addition formulas, with (sn, cn, dn)(v) from the Maclaurin series of sn for
+!   |v| <= 0.24 (no AGM) and J(u0 + v) - J(u0) from one RJ at v plus the addition term of Pi
+!   (angle_increment); other steps, and those where the addition formulas would amplify
+!   rounding (near the separatrix), use the phase u0 = F(phi0) and both ends.
 ! All invariants (Delta_j, 1 - k^2, ...) are formed without cancellation (NUMERICS.md).
 ! * Very long steps (|h| |m| / I_min > long_step_threshold) are computed in quadruple precision
 !   (frb_rigid_body_qp, the same code instantiated for kind qp): the phase lambda t and the
