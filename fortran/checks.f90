@@ -59,7 +59,7 @@ contains
       code = input_ok
       if (.not. all(ieee_is_finite(q))) then
          code = bad_attitude_value
-      else if (abs(norm2(q) - 1) > tol) then
+      else if (abs(sqrt(sum(q * q)) - 1) > tol) then   ! (q finite; an overflow gives +Inf: rejected)
          code = bad_quaternion
       end if
    end function check_unit_quaternion
