@@ -6,7 +6,7 @@
 subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, m_out, qt_out, info, where)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: frb_step_one
-   use frb_checks, only: check_state, check_rotation_t, input_ok
+   use frb_checks, only: check_body_matrix, input_ok
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature
    real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni), tol
@@ -21,8 +21,7 @@ subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, m_out, 
    ! info: 0, or the code of frb_checks for the first invalid body, whose index (from 0) is where
    where = -1
    do b = 1, n
-      info = check_state(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)))
-      if (info == input_ok) info = check_rotation_t(qt(:, :, b), tol)
+      info = check_body_matrix(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), qt(:, :, b), tol)
       if (info /= input_ok) then
          where = b - 1
          return
@@ -35,7 +34,7 @@ end subroutine frb_step_batch
 subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out, info, where)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: quat_step_one
-   use frb_checks, only: check_state, check_unit_quaternion, input_ok
+   use frb_checks, only: check_body_quat, input_ok
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni), tol
@@ -49,8 +48,7 @@ subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, 
 
    where = -1
    do b = 1, n
-      info = check_state(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)))
-      if (info == input_ok) info = check_unit_quaternion(q(:, b), tol)
+      info = check_body_quat(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), q(:, b), tol)
       if (info /= input_ok) then
          where = b - 1
          return
@@ -214,7 +212,7 @@ end subroutine quat_integrate_batch
 subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, m_out, qf_out, info, where)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: frb_step_one
-   use frb_checks, only: check_state, check_rotation_t, input_ok
+   use frb_checks, only: check_body_matrix, input_ok
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature
    real(c_double), intent(in) :: m(n, 3), qf(n, 3, 3), h(nh), inertia(3, ni), tol
@@ -231,8 +229,7 @@ subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, m_out
    do b = 1, n
       mb = m(b, :)
       qt = transpose(qf(b, :, :))
-      info = check_state(mb, h(min(b, nh)), inertia(:, min(b, ni)))
-      if (info == input_ok) info = check_rotation_t(qt, tol)
+      info = check_body_matrix(mb, h(min(b, nh)), inertia(:, min(b, ni)), qt, tol)
       if (info /= input_ok) then
          where = b - 1
          return
@@ -246,7 +243,7 @@ end subroutine frb_step_batch_f
 subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out, info, where)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: quat_step_one
-   use frb_checks, only: check_state, check_unit_quaternion, input_ok
+   use frb_checks, only: check_body_quat, input_ok
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature
    real(c_double), intent(in) :: m(n, 3), q(n, 4), h(nh), inertia(3, ni), tol
@@ -263,8 +260,7 @@ subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out
    do b = 1, n
       mb = m(b, :)
       qb = q(b, :)
-      info = check_state(mb, h(min(b, nh)), inertia(:, min(b, ni)))
-      if (info == input_ok) info = check_unit_quaternion(qb, tol)
+      info = check_body_quat(mb, h(min(b, nh)), inertia(:, min(b, ni)), qb, tol)
       if (info /= input_ok) then
          where = b - 1
          return

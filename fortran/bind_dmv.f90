@@ -51,7 +51,7 @@ subroutine dmv_integrate_checked(n, ni, nh, m, q, h, inertia, order, nsteps, tol
    use iso_c_binding, only: c_double, c_int
    use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
    use frb_dmv, only: dmv_integrate_many
-   use frb_checks, only: check_state, check_unit_quaternion, input_ok
+   use frb_checks, only: check_body_quat, input_ok
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, order, nsteps
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni), tol
@@ -66,8 +66,7 @@ subroutine dmv_integrate_checked(n, ni, nh, m, q, h, inertia, order, nsteps, tol
    where = -1
    nfail = 0
    do b = 1, n
-      info = check_state(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)))
-      if (info == input_ok) info = check_unit_quaternion(q(:, b), tol)
+      info = check_body_quat(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), q(:, b), tol)
       if (info /= input_ok) then
          where = b - 1
          m_out = 0; q_out = 0

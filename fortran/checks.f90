@@ -6,7 +6,7 @@ module frb_checks
    implicit none
    private
 
-   public :: check_state, check_rotation_t, check_unit_quaternion
+   public :: check_state, check_rotation_t, check_unit_quaternion, check_body_quat, check_body_matrix
 
    integer, parameter, public :: input_ok = 0, bad_m = 1, bad_h = 2, bad_inertia_value = 3, &
                                  bad_inertia_sign = 4, bad_attitude_value = 5, bad_rotation = 6, &
@@ -63,5 +63,21 @@ contains
          code = bad_quaternion
       end if
    end function check_unit_quaternion
+
+   !> check_state, then check_unit_quaternion: the checks of one body of a quaternion batch.
+   pure integer function check_body_quat(m, h, inertia, q, tol) result(code)
+      real(dp), intent(in) :: m(3), h, inertia(3), q(4), tol
+
+      code = check_state(m, h, inertia)
+      if (code == input_ok) code = check_unit_quaternion(q, tol)
+   end function check_body_quat
+
+   !> check_state, then check_rotation_t: the checks of one body of a matrix batch.
+   pure integer function check_body_matrix(m, h, inertia, qt, tol) result(code)
+      real(dp), intent(in) :: m(3), h, inertia(3), qt(3, 3), tol
+
+      code = check_state(m, h, inertia)
+      if (code == input_ok) code = check_rotation_t(qt, tol)
+   end function check_body_matrix
 
 end module frb_checks
