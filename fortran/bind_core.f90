@@ -5,7 +5,8 @@
 
 subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, m_out, qt_out, info, where)
    use iso_c_binding, only: c_double, c_int
-   use frb_rigid_body, only: frb_step_one
+   use frb_rigid_body, only: rotate_matrix_t
+   use frb_flow_lanes, only: free_flow_many, flow_lanes_width, gather_params
    use frb_checks, only: check_body_matrix, input_ok
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature
@@ -16,24 +17,35 @@ subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, m_out, 
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
    !f2py threadsafe
-   integer :: b
+   integer, parameter :: nb = flow_lanes_width
+   real(c_double) :: hc(nb), ic(3, nb), w(4, nb)
+   integer :: b, b0, nc
 
-   ! info: 0, or the code of frb_checks for the first invalid body, whose index (from 0) is where
+   ! info: 0, or the code of frb_checks for the first invalid body, whose index (from 0) is where;
+   ! the bodies are stepped in chunks of nb (free_flow_many), each chunk checked first
+   info = input_ok
    where = -1
-   do b = 1, n
-      info = check_body_matrix(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), qt(:, :, b), tol)
-      if (info /= input_ok) then
-         where = b - 1
-         return
-      end if
-      call frb_step_one(m(:, b), qt(:, :, b), h(min(b, nh)), inertia(:, min(b, ni)), quadrature, &
-                        m_out(:, b), qt_out(:, :, b))
+   do b0 = 1, n, nb
+      nc = min(nb, n - b0 + 1)
+      do b = b0, b0 + nc - 1
+         info = check_body_matrix(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), qt(:, :, b), tol)
+         if (info /= input_ok) then
+            where = b - 1
+            return
+         end if
+      end do
+      call gather_params(nh, ni, b0, nc, h, inertia, hc, ic)
+      call free_flow_many(nc, m(:, b0:b0 + nc - 1), hc, ic, quadrature, m_out(:, b0:b0 + nc - 1), w)
+      do b = b0, b0 + nc - 1
+         call rotate_matrix_t(qt(:, :, b), w(:, b - b0 + 1), qt_out(:, :, b))
+      end do
    end do
 end subroutine frb_step_batch
 
 subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out, info, where)
    use iso_c_binding, only: c_double, c_int
-   use frb_rigid_body, only: quat_step_one
+   use frb_rigid_body, only: quat_mul
+   use frb_flow_lanes, only: free_flow_many, flow_lanes_width, gather_params
    use frb_checks, only: check_body_quat, input_ok
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature
@@ -44,17 +56,26 @@ subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, 
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
    !f2py threadsafe
-   integer :: b
+   integer, parameter :: nb = flow_lanes_width
+   real(c_double) :: hc(nb), ic(3, nb), w(4, nb)
+   integer :: b, b0, nc
 
+   info = input_ok
    where = -1
-   do b = 1, n
-      info = check_body_quat(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), q(:, b), tol)
-      if (info /= input_ok) then
-         where = b - 1
-         return
-      end if
-      call quat_step_one(m(:, b), q(:, b), h(min(b, nh)), inertia(:, min(b, ni)), quadrature, &
-                         m_out(:, b), q_out(:, b))
+   do b0 = 1, n, nb
+      nc = min(nb, n - b0 + 1)
+      do b = b0, b0 + nc - 1
+         info = check_body_quat(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), q(:, b), tol)
+         if (info /= input_ok) then
+            where = b - 1
+            return
+         end if
+      end do
+      call gather_params(nh, ni, b0, nc, h, inertia, hc, ic)
+      call free_flow_many(nc, m(:, b0:b0 + nc - 1), hc, ic, quadrature, m_out(:, b0:b0 + nc - 1), w)
+      do b = b0, b0 + nc - 1
+         q_out(:, b) = quat_mul(q(:, b), w(:, b - b0 + 1))
+      end do
    end do
 end subroutine quat_step_batch
 
@@ -157,7 +178,8 @@ end subroutine ell_third_kind
 
 subroutine frb_integrate_batch(n, ni, nh, m, qt, h, inertia, quadrature, nsteps, m_out, qt_out)
    use iso_c_binding, only: c_double, c_int
-   use frb_rigid_body, only: frb_step_one
+   use frb_rigid_body, only: rotate_matrix_t
+   use frb_flow_lanes, only: free_flow_many, flow_lanes_width, gather_params
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps
    real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni)
@@ -166,23 +188,31 @@ subroutine frb_integrate_batch(n, ni, nh, m, qt, h, inertia, quadrature, nsteps,
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
    !f2py threadsafe
-   real(c_double) :: mb(3), qb(3, 3)
-   integer :: b, s
+   integer, parameter :: nb = flow_lanes_width
+   real(c_double) :: hc(nb), ic(3, nb), w(4, nb), mc(3, nb), qc(3, 3)
+   integer :: b, b0, nc, s
 
-   do b = 1, n
-      m_out(:, b) = m(:, b)
-      qt_out(:, :, b) = qt(:, :, b)
+   ! chunks of nb bodies, all steps of a chunk before the next (states stay in cache)
+   do b0 = 1, n, nb
+      nc = min(nb, n - b0 + 1)
+      call gather_params(nh, ni, b0, nc, h, inertia, hc, ic)
+      m_out(:, b0:b0 + nc - 1) = m(:, b0:b0 + nc - 1)
+      qt_out(:, :, b0:b0 + nc - 1) = qt(:, :, b0:b0 + nc - 1)
       do s = 1, nsteps
-         mb = m_out(:, b); qb = qt_out(:, :, b)
-         call frb_step_one(mb, qb, h(min(b, nh)), inertia(:, min(b, ni)), quadrature, &
-                           m_out(:, b), qt_out(:, :, b))
+         mc(:, 1:nc) = m_out(:, b0:b0 + nc - 1)
+         call free_flow_many(nc, mc, hc, ic, quadrature, m_out(:, b0:b0 + nc - 1), w)
+         do b = b0, b0 + nc - 1
+            qc = qt_out(:, :, b)
+            call rotate_matrix_t(qc, w(:, b - b0 + 1), qt_out(:, :, b))
+         end do
       end do
    end do
 end subroutine frb_integrate_batch
 
 subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps, m_out, q_out)
    use iso_c_binding, only: c_double, c_int
-   use frb_rigid_body, only: quat_step_one
+   use frb_rigid_body, only: quat_mul
+   use frb_flow_lanes, only: free_flow_many, flow_lanes_width, gather_params
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
@@ -191,16 +221,21 @@ subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps,
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
    !f2py threadsafe
-   real(c_double) :: mb(3), qb(4)
-   integer :: b, s
+   integer, parameter :: nb = flow_lanes_width
+   real(c_double) :: hc(nb), ic(3, nb), w(4, nb), mc(3, nb)
+   integer :: b, b0, nc, s
 
-   do b = 1, n
-      m_out(:, b) = m(:, b)
-      q_out(:, b) = q(:, b)
+   do b0 = 1, n, nb
+      nc = min(nb, n - b0 + 1)
+      call gather_params(nh, ni, b0, nc, h, inertia, hc, ic)
+      m_out(:, b0:b0 + nc - 1) = m(:, b0:b0 + nc - 1)
+      q_out(:, b0:b0 + nc - 1) = q(:, b0:b0 + nc - 1)
       do s = 1, nsteps
-         mb = m_out(:, b); qb = q_out(:, b)
-         call quat_step_one(mb, qb, h(min(b, nh)), inertia(:, min(b, ni)), quadrature, &
-                            m_out(:, b), q_out(:, b))
+         mc(:, 1:nc) = m_out(:, b0:b0 + nc - 1)
+         call free_flow_many(nc, mc, hc, ic, quadrature, m_out(:, b0:b0 + nc - 1), w)
+         do b = b0, b0 + nc - 1
+            q_out(:, b) = quat_mul(q_out(:, b), w(:, b - b0 + 1))
+         end do
       end do
    end do
 end subroutine quat_integrate_batch
@@ -211,7 +246,8 @@ end subroutine quat_integrate_batch
 
 subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, m_out, qf_out, info, where)
    use iso_c_binding, only: c_double, c_int
-   use frb_rigid_body, only: frb_step_one
+   use frb_rigid_body, only: rotate_matrix_t
+   use frb_flow_lanes, only: free_flow_many, flow_lanes_width, gather_params
    use frb_checks, only: check_body_matrix, input_ok
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature
@@ -222,27 +258,38 @@ subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, m_out
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
    !f2py threadsafe
-   real(c_double) :: mb(3), qt(3, 3), mo(3), qto(3, 3)
-   integer :: b
+   integer, parameter :: nb = flow_lanes_width
+   real(c_double) :: hc(nb), ic(3, nb), w(4, nb), mc(3, nb), mo(3, nb), qt(3, 3), qto(3, 3)
+   integer :: b, b0, nc
 
+   info = input_ok
    where = -1
-   do b = 1, n
-      mb = m(b, :)
-      qt = transpose(qf(b, :, :))
-      info = check_body_matrix(mb, h(min(b, nh)), inertia(:, min(b, ni)), qt, tol)
-      if (info /= input_ok) then
-         where = b - 1
-         return
-      end if
-      call frb_step_one(mb, qt, h(min(b, nh)), inertia(:, min(b, ni)), quadrature, mo, qto)
-      m_out(b, :) = mo
-      qf_out(b, :, :) = transpose(qto)
+   do b0 = 1, n, nb
+      nc = min(nb, n - b0 + 1)
+      do b = b0, b0 + nc - 1
+         mc(:, b - b0 + 1) = m(b, :)
+         info = check_body_matrix(mc(:, b - b0 + 1), h(min(b, nh)), inertia(:, min(b, ni)), &
+                                  transpose(qf(b, :, :)), tol)
+         if (info /= input_ok) then
+            where = b - 1
+            return
+         end if
+      end do
+      call gather_params(nh, ni, b0, nc, h, inertia, hc, ic)
+      call free_flow_many(nc, mc, hc, ic, quadrature, mo, w)
+      do b = b0, b0 + nc - 1
+         qt = transpose(qf(b, :, :))
+         call rotate_matrix_t(qt, w(:, b - b0 + 1), qto)
+         m_out(b, :) = mo(:, b - b0 + 1)
+         qf_out(b, :, :) = transpose(qto)
+      end do
    end do
 end subroutine frb_step_batch_f
 
 subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out, info, where)
    use iso_c_binding, only: c_double, c_int
-   use frb_rigid_body, only: quat_step_one
+   use frb_rigid_body, only: quat_mul
+   use frb_flow_lanes, only: free_flow_many, flow_lanes_width, gather_params
    use frb_checks, only: check_body_quat, input_ok
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature
@@ -253,20 +300,27 @@ subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
    !f2py threadsafe
-   real(c_double) :: mb(3), qb(4), mo(3), qo(4)
-   integer :: b
+   integer, parameter :: nb = flow_lanes_width
+   real(c_double) :: hc(nb), ic(3, nb), w(4, nb), mc(3, nb), mo(3, nb)
+   integer :: b, b0, nc
 
+   info = input_ok
    where = -1
-   do b = 1, n
-      mb = m(b, :)
-      qb = q(b, :)
-      info = check_body_quat(mb, h(min(b, nh)), inertia(:, min(b, ni)), qb, tol)
-      if (info /= input_ok) then
-         where = b - 1
-         return
-      end if
-      call quat_step_one(mb, qb, h(min(b, nh)), inertia(:, min(b, ni)), quadrature, mo, qo)
-      m_out(b, :) = mo
-      q_out(b, :) = qo
+   do b0 = 1, n, nb
+      nc = min(nb, n - b0 + 1)
+      do b = b0, b0 + nc - 1
+         mc(:, b - b0 + 1) = m(b, :)
+         info = check_body_quat(mc(:, b - b0 + 1), h(min(b, nh)), inertia(:, min(b, ni)), q(b, :), tol)
+         if (info /= input_ok) then
+            where = b - 1
+            return
+         end if
+      end do
+      call gather_params(nh, ni, b0, nc, h, inertia, hc, ic)
+      call free_flow_many(nc, mc, hc, ic, quadrature, mo, w)
+      do b = b0, b0 + nc - 1
+         m_out(b, :) = mo(:, b - b0 + 1)
+         q_out(b, :) = quat_mul(q(b, :), w(:, b - b0 + 1))
+      end do
    end do
 end subroutine quat_step_batch_f

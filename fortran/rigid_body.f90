@@ -44,10 +44,23 @@ module frb_rigid_body
    implicit none
    private
 
-   public :: free_flow, frb_step_one, quat_step_one
+   public :: free_flow, frb_step_one, quat_step_one, rotate_matrix_t
+   public :: flow_prep_t, flow_prepare, flow_finish, path_unit
 
    !> Steps with |h| |m| / I_min above this many radians run in quadruple precision.
    real(dp), parameter, public :: long_step_threshold = 64
+   !> One body's flow after scaling and sorting (flow_prepare).
+   integer, parameter :: path_trivial = 0, path_unit = 1, path_long = 2
+   type :: flow_prep_t
+      integer :: path
+      integer :: perm(3)         ! sorted moments: inertia(perm(1)) <= inertia(perm(2)) <= ...
+      real(dp) :: sgn(3)         ! signs of the proper signed permutation
+      real(dp) :: g              ! |m|
+      real(dp) :: ms(3)          ! unit momentum in the sorted frame
+      real(dp) :: tau            ! scaled time |m| h / I_max
+      real(dp) :: cs(3)          ! sorted moments / I_max
+   end type flow_prep_t
+
    include 'rigid_body_body.inc'
 
    !> Free flow for any momentum and any order of positive inertia moments.
@@ -58,8 +71,8 @@ module frb_rigid_body
       real(dp), intent(in) :: m(3), h, inertia(3)
       integer, intent(in) :: quadrature
       real(dp), intent(out) :: m_out(3), w(4)
-      integer :: perm(3), t, i
-      real(dp) :: sgn(3), g, mu(3), ms(3), cs(3), m1s(3), ws(4), imax
+      type(flow_prep_t) :: p
+      real(dp) :: g, mu(3), m1s(3), ws(4), imax
 
       call split_norm(m, g, mu)
       if (g == 0 .or. h == 0) then
@@ -69,40 +82,78 @@ module frb_rigid_body
       end if
       if (inertia(1) <= inertia(2) .and. inertia(2) <= inertia(3) &
           .and. abs(h) * g <= long_step_threshold * inertia(1)) then
-         ! moments already in order (the usual case): no permutation
+         ! moments already in order (the usual case): the unit step of flow_prepare without its
+         ! bookkeeping (same operations, so the same results)
          imax = inertia(3)
          call free_flow_unit(mu, g * h / imax, inertia / imax, quadrature, m1s, w)
          m_out = m1s * g
          return
       end if
-      perm = [1, 2, 3]
-      sgn = 1
-      ! sort by insertion; each swap flips the sign that makes the permutation proper
-      if (inertia(perm(2)) < inertia(perm(1))) then
-         t = perm(1); perm(1) = perm(2); perm(2) = t; sgn(3) = -sgn(3)
-      end if
-      if (inertia(perm(3)) < inertia(perm(2))) then
-         t = perm(2); perm(2) = perm(3); perm(3) = t; sgn(3) = -sgn(3)
-      end if
-      if (inertia(perm(2)) < inertia(perm(1))) then
-         t = perm(1); perm(1) = perm(2); perm(2) = t; sgn(3) = -sgn(3)
-      end if
-      imax = inertia(perm(3))
-      do i = 1, 3
-         ms(i) = sgn(i) * mu(perm(i))
-         cs(i) = inertia(perm(i)) / imax
-      end do
-      if (abs(h) * g > long_step_threshold * inertia(perm(1))) then
-         call long_step(m, h, inertia, perm, sgn, quadrature, m1s, ws)
+      call flow_prepare(m, h, inertia, p)
+      if (p%path == path_long) then
+         call long_step(m, h, inertia, p%perm, p%sgn, quadrature, m1s, ws)
       else
-         call free_flow_unit(ms, g * h / imax, cs, quadrature, m1s, ws)
+         call free_flow_unit(p%ms, p%tau, p%cs, quadrature, m1s, ws)
       end if
+      call flow_finish(p, m1s, ws, m_out, w)
+   end subroutine free_flow
+
+   !> The scaling and sorting of free_flow (for the batched flows, frb_flow_lanes): the unit momentum p%ms, time p%tau and moments p%cs
+   !> of the unit-norm step (path_unit), or path_trivial (m = 0 or h = 0: nothing moves), or
+   !> path_long (quadruple precision, long_step).
+   pure subroutine flow_prepare(m, h, inertia, p)
+      real(dp), intent(in) :: m(3), h, inertia(3)
+      type(flow_prep_t), intent(out) :: p
+      integer :: t, i
+      real(dp) :: mu(3), imax
+
+      call split_norm(m, p%g, mu)
+      p%perm = [1, 2, 3]
+      p%sgn = 1
+      if (p%g == 0 .or. h == 0) then
+         p%path = path_trivial
+         return
+      end if
+      p%path = path_unit
+      if (inertia(1) <= inertia(2) .and. inertia(2) <= inertia(3)) then
+         ! moments already in order (the usual case): no permutation
+         p%ms = mu
+         imax = inertia(3)
+         p%cs = inertia / imax
+      else
+         ! sort by insertion; each swap flips the sign that makes the permutation proper
+         if (inertia(p%perm(2)) < inertia(p%perm(1))) then
+            t = p%perm(1); p%perm(1) = p%perm(2); p%perm(2) = t; p%sgn(3) = -p%sgn(3)
+         end if
+         if (inertia(p%perm(3)) < inertia(p%perm(2))) then
+            t = p%perm(2); p%perm(2) = p%perm(3); p%perm(3) = t; p%sgn(3) = -p%sgn(3)
+         end if
+         if (inertia(p%perm(2)) < inertia(p%perm(1))) then
+            t = p%perm(1); p%perm(1) = p%perm(2); p%perm(2) = t; p%sgn(3) = -p%sgn(3)
+         end if
+         imax = inertia(p%perm(3))
+         do i = 1, 3
+            p%ms(i) = p%sgn(i) * mu(p%perm(i))
+            p%cs(i) = inertia(p%perm(i)) / imax
+         end do
+      end if
+      p%tau = p%g * h / imax
+      if (abs(h) * p%g > long_step_threshold * inertia(p%perm(1))) p%path = path_long
+   end subroutine flow_prepare
+
+   !> Undo the scaling and sorting of flow_prepare on the unit-norm results m1s, ws.
+   pure subroutine flow_finish(p, m1s, ws, m_out, w)
+      type(flow_prep_t), intent(in) :: p
+      real(dp), intent(in) :: m1s(3), ws(4)
+      real(dp), intent(out) :: m_out(3), w(4)
+      integer :: i
+
       w(1) = ws(1)
       do i = 1, 3
-         m_out(perm(i)) = sgn(i) * m1s(i) * g
-         w(1 + perm(i)) = sgn(i) * ws(1 + i)
+         m_out(p%perm(i)) = p%sgn(i) * m1s(i) * p%g
+         w(1 + p%perm(i)) = p%sgn(i) * ws(1 + i)
       end do
-   end subroutine free_flow
+   end subroutine flow_finish
 
    !> v = g u with |u| = 1, without underflow or overflow of the squares (|m| may be 1e-160
    !> or 1e160; u is formed from the scaled vector, so it is a unit vector even when g is subnormal).
@@ -146,16 +197,25 @@ module frb_rigid_body
       real(dp), intent(in) :: m(3), qt(3, 3), h, inertia(3)
       integer, intent(in) :: quadrature
       real(dp), intent(out) :: m_out(3), qt_out(3, 3)
-      real(dp) :: w(4), e(3, 3)
-      integer :: j
+      real(dp) :: w(4)
 
       call free_flow(m, h, inertia, quadrature, m_out, w)
+      call rotate_matrix_t(qt, w, qt_out)
+   end subroutine frb_step_one
+
+   !> qt_out = E(w)^T qt, i.e. Q_out = Q E(w) for qt = Q^T (the attitude update of frb_step_one).
+   pure subroutine rotate_matrix_t(qt, w, qt_out)
+      real(dp), intent(in) :: qt(3, 3), w(4)
+      real(dp), intent(out) :: qt_out(3, 3)
+      real(dp) :: e(3, 3)
+      integer :: j
+
       e = quat_to_matrix(w)
-      ! Q_out = Q E(w)  =>  Q_out^T = E(w)^T Q^T, column by column
+      ! column by column
       do j = 1, 3
          qt_out(:, j) = e(1, :) * qt(1, j) + e(2, :) * qt(2, j) + e(3, :) * qt(3, j)
       end do
-   end subroutine frb_step_one
+   end subroutine rotate_matrix_t
 
    !> quat_step: attitude as a unit quaternion, scalar first; q_out = q w.
    pure subroutine quat_step_one(m, q, h, inertia, quadrature, m_out, q_out)

@@ -346,3 +346,89 @@ def test_bad_quaternion_and_types():
         frb.quat_step([0.3, -0.2, 0.9], [1.0, 0, 0, 0], 1.0, [1.0, 2.0, 3.0], quadrature=1.5)
     with pytest.raises(TypeError, match="m must be"):
         frb.quat_step(["a", "b", "c"], [1.0, 0, 0, 0], 1.0, [1.0, 2.0, 3.0])
+
+
+def _lockstep_population(rng, n):
+    """Short steps across every regime of the lock-step batch path (frb_flow_lanes): generic
+    momenta, momenta within 1e-13..1e-2 of an axis and of the separatrix (both sides), zero
+    components, symmetric and unsorted moments, |m| from 1e-3 to 1e3, and lambda h spanning
+    the number of terms of the sn series and its limit, both signs."""
+    inertia = rng.uniform(0.5, 3.0, (n, 3))
+    sym = rng.random(n)
+    inertia[sym < 0.08, 1] = inertia[sym < 0.08, 0]
+    inertia[(sym >= 0.08) & (sym < 0.16), 2] = inertia[(sym >= 0.08) & (sym < 0.16), 1]
+    m = rng.normal(size=(n, 3))
+    kind = rng.integers(0, 5, n)
+    eps = 10.0 ** rng.uniform(-13, -2, n)
+    # near an axis
+    ax = kind == 1
+    axis = rng.integers(0, 3, n)
+    m[ax] = eps[ax, None] * rng.normal(size=(ax.sum(), 3))
+    m[ax, axis[ax]] = rng.choice([-1.0, 1.0], ax.sum())
+    # near the separatrix of the sorted moments: x3 (I3 - I2)/I3 = x1 (I2 - I1)/I1
+    sep = (kind == 2) & (sym >= 0.16)   # (a symmetric body has no separatrix to approach)
+    Is = np.sort(inertia[sep], axis=1)
+    inertia[sep] = Is
+    m2 = rng.uniform(-0.9, 0.9, sep.sum())
+    r = (Is[:, 1] - Is[:, 0]) / Is[:, 0] / ((Is[:, 2] - Is[:, 1]) / Is[:, 2])
+    x1 = (1 - m2**2) / (1 + r)
+    m[sep, 0] = rng.choice([-1.0, 1.0], sep.sum()) * np.sqrt(x1)
+    m[sep, 1] = m2
+    m[sep, 2] = rng.choice([-1.0, 1.0], sep.sum()) * np.sqrt(x1 * r) * (1 + eps[sep] * rng.choice([-1, 1], sep.sum()))
+    # zero components
+    zero = kind == 3
+    m[zero, rng.integers(0, 3, zero.sum())] = 0.0
+    m *= (10.0 ** rng.uniform(-3, 3, n))[:, None]
+    # steps: |h| |m| / I_max from 1e-7 to 0.5 (the series covers |lambda h| <= 0.24)
+    h = rng.choice([-1, 1], n) * 10.0 ** rng.uniform(-7, np.log10(0.5), n) \
+        * inertia.max(axis=1) / np.linalg.norm(m, axis=1)
+    qs = rng.normal(size=(n, 4))
+    qs /= np.linalg.norm(qs, axis=1)[:, None]
+    return m, qs, h, inertia
+
+
+def test_lockstep_batches_equal_single_body_calls_bit_for_bit():
+    """The batched flows advance the common short steps of 8 bodies in lock-step (vectorised,
+    fortran/flow_lanes.f90) with the same floating-point operations as the single-body flow:
+    every output must be identical, bit for bit, in both layouts and both forms."""
+    rng = np.random.default_rng(2026)
+    n = 2500
+    m, qs, h, inertia = _lockstep_population(rng, n)
+    Qs = frb.quat_to_matrix(qs)
+    mq, qb = frb.quat_step(m, qs, h, inertia)
+    mb, Qb = frb.frb_step(m, Qs, h, inertia)
+    mqf, qbf = frb.quat_step(np.asfortranarray(m), np.asfortranarray(qs), h, inertia)
+    mbf, Qbf = frb.frb_step(np.asfortranarray(m), np.asfortranarray(Qs), h, inertia)
+    for i in range(n):
+        m1, q1 = frb.quat_step(m[i], qs[i], h[i], inertia[i])
+        m2, Q2 = frb.frb_step(m[i], Qs[i], h[i], inertia[i])
+        assert np.array_equal(mq[i], m1) and np.array_equal(qb[i], q1), i
+        assert np.array_equal(mb[i], m2) and np.array_equal(Qb[i], Q2), i
+    assert np.array_equal(mq, mqf) and np.array_equal(qb, qbf)
+    assert np.array_equal(mb, mbf) and np.array_equal(Qb, Qbf)
+    # a shared moment tensor and step (the benchmark's layout), including the ragged last chunk
+    mq, qb = frb.quat_step(m[:1003], qs[:1003], 0.01, inertia[0])
+    for i in range(0, 1003, 7):
+        m1, q1 = frb.quat_step(m[i], qs[i], 0.01, inertia[0])
+        assert np.array_equal(mq[i], m1) and np.array_equal(qb[i], q1), i
+
+
+def test_compiled_integration_loops_equal_repeated_steps_bit_for_bit():
+    """frb/quat_integrate_batch (chunks of bodies, all steps in Fortran) give the states of
+    repeated single-body steps exactly."""
+    rng = np.random.default_rng(7)
+    n, nsteps = 37, 25
+    m, qs, h, inertia = _lockstep_population(rng, n)
+    Qs = frb.quat_to_matrix(qs)
+    core = frb._core
+    mq, qq = core.quat_integrate_batch(m.T, qs.T, h, inertia.T, 0, nsteps)
+    mQ, QQ = core.frb_integrate_batch(m.T, Qs.T, h, inertia.T, 0, nsteps)
+    for i in range(n):
+        mi, qi, Qi = m[i], qs[i], Qs[i]
+        for _ in range(nsteps):
+            mi_q, qi = frb.quat_step(mi, qi, h[i], inertia[i])
+            mi_Q, Qi = frb.frb_step(mi, Qi, h[i], inertia[i])
+            assert np.array_equal(mi_q, mi_Q)
+            mi = mi_q
+        assert np.array_equal(mq.T[i], mi) and np.array_equal(qq.T[i], qi), i
+        assert np.array_equal(mQ.T[i], mi) and np.array_equal(QQ.T[i], Qi), i

@@ -65,12 +65,23 @@ def main():
     for nt, lim in enumerate(limits, 1):
         sep = ", &" if nt < NTERMS else "]"
         lines.append(f"   {lim:.6e}_wp{sep}")
-    with open(OUT, "w") as f:
-        f.write("\n".join(lines) + "\n")
 
     def lit(x):
         # exact rationals rounded to 17 significant digits (correct to the last bit of double)
         return f"{float(x):.17e}_wp"
+
+    # the same coefficients as a table for the lock-step (lane) evaluation of the flows:
+    # sn_series_coef(i, j) = coefficient of m^i in A_j (the literals of sn_series_sum, so the
+    # same doubles)
+    lines.append("! sn_series_coef(i, j): coefficient of m^i in A_j(m) (zero for i > j)")
+    lines.append(f"real(wp), parameter :: sn_series_coef(0:{NTERMS - 1}, 0:{NTERMS - 1}) = reshape([ &")
+    entries = [lit(coef[j][i]) if i <= j else lit(0) for j in range(NTERMS) for i in range(NTERMS)]
+    for i in range(0, len(entries), 3):
+        chunk = ", ".join(entries[i:i + 3])
+        last = i + 3 >= len(entries)
+        lines.append(f"   {chunk}{'], [' + str(NTERMS) + ', ' + str(NTERMS) + '])' if last else ', &'}")
+    with open(OUT, "w") as f:
+        f.write("\n".join(lines) + "\n")
 
     def poly_m(j):
         """A_j(m) by Horner's rule, as a Fortran expression."""

@@ -1,0 +1,346 @@
+! Batched exact flows: the lock-step (lane) form of the exact short step, double precision.
+!
+! This module is compiled with -fno-trapping-math (meson.build): it changes no computed value, but
+! lets the compiler evaluate both sides of a merge, which it must to vectorise the lanes. The
+! scalar flows (frb_rigid_body) keep the default, under which their well-predicted branches are
+! cheaper than selects.
+!
+! free_flow_lanes advances up to flow_lanes_width bodies together through the path that almost every
+! short step takes in free_flow_unit (quadrature = 0): |v| <= jacobi_series_max, the addition
+! formulas with den >= addition_min_den, and RJ without duplication. Each stage is a loop over the
+! bodies with the branches of free_flow_unit replaced by merges, so the compiler vectorises across
+! bodies and the division and square-root chains of different bodies overlap. Every lane performs
+! the SAME floating-point operations, in the same order, as free_flow_unit, jacobi_series,
+! jacobi_add, angle_increment, carlson_rj, atan_ratio, atan2_ratio, cos_sin and
+! attitude_from_angle do for that body (the tests compare the batched and the single-body paths
+! bit for bit): a change to one of those routines must be made here too.
+! A body that needs another path (near an axis or the separatrix, |v| beyond the series, small
+! den, RJ duplications) is flagged and stepped by free_flow_unit instead (free_flow_many).
+module frb_flow_lanes
+   use frb_kinds, only: dp
+   use frb_elliptic, only: jacobi_series_max, sn_series_terms, sn_series_limit, sn_series_coef, rj_q
+   use frb_rigid_body, only: flow_prep_t, flow_prepare, flow_finish, path_unit, free_flow, free_flow_unit, &
+                             atan_ratio, atan2_ratio, cos_sin, invariant_floor, addition_min_den, &
+                             short_series_max
+   implicit none
+   private
+
+   public :: free_flow_many, gather_params
+
+   !> Number of bodies advanced in lock-step by free_flow_many (free_flow_lanes).
+   integer, parameter, public :: flow_lanes_width = 8
+
+contains
+
+   !> h and inertia of the bodies b0 .. b0+nc-1 of a batch, h(nh) and inertia(3, ni) with nh, ni
+   !> either 1 (shared) or the batch size, as per-body arrays hc(nc), ic(3, nc).
+   pure subroutine gather_params(nh, ni, b0, nc, h, inertia, hc, ic)
+      integer, intent(in) :: nh, ni, b0, nc
+      real(dp), intent(in) :: h(nh), inertia(3, ni)
+      real(dp), intent(out) :: hc(nc), ic(3, nc)
+      integer :: k
+
+      do k = 1, nc
+         hc(k) = h(min(b0 + k - 1, nh))
+         ic(:, k) = inertia(:, min(b0 + k - 1, ni))
+      end do
+   end subroutine gather_params
+
+   !> free_flow for nc bodies: m(3, nc), h(nc), inertia(3, nc) -> m_out(3, nc), w(4, nc).
+   !> With quadrature = 0 the unit-norm steps run in lock-step through free_flow_lanes (chunks of
+   !> flow_lanes_width bodies); bodies that need another path, and semi-exact steps, run through
+   !> free_flow_unit. The results are those of free_flow, bit for bit.
+   pure subroutine free_flow_many(nc, m, h, inertia, quadrature, m_out, w)
+      integer, intent(in) :: nc, quadrature
+      real(dp), intent(in) :: m(3, nc), h(nc), inertia(3, nc)
+      real(dp), intent(out) :: m_out(3, nc), w(4, nc)
+      integer, parameter :: nb = flow_lanes_width
+      type(flow_prep_t) :: p(nb)
+      real(dp) :: ml(nb, 3), tl(nb), cl(nb, 3), m1l(nb, 3), wl(nb, 4), m1s(3), ws(4)
+      logical :: ok(nb)
+      integer :: body(nb), b0, b, nl, k, nbody
+
+      if (quadrature /= 0 .or. nc == 1) then
+         do b = 1, nc
+            call free_flow(m(:, b), h(b), inertia(:, b), quadrature, m_out(:, b), w(:, b))
+         end do
+         return
+      end if
+      do b0 = 1, nc, nb
+         nbody = min(nb, nc - b0 + 1)
+         ! gather the unit-norm steps into lanes 1..nl; the other bodies are done here
+         nl = 0
+         do k = 1, nbody
+            b = b0 + k - 1
+            call flow_prepare(m(:, b), h(b), inertia(:, b), p(k))
+            select case (p(k)%path)
+            case (path_unit)
+               nl = nl + 1
+               body(nl) = k
+               ml(nl, :) = p(k)%ms
+               tl(nl) = p(k)%tau
+               cl(nl, :) = p(k)%cs
+            case default
+               call free_flow(m(:, b), h(b), inertia(:, b), quadrature, m_out(:, b), w(:, b))
+            end select
+         end do
+         if (nl == 0) cycle
+         call free_flow_lanes(nl, ml, tl, cl, m1l, wl, ok)
+         do k = 1, nl
+            b = b0 + body(k) - 1
+            if (ok(k)) then
+               m1s = m1l(k, :)
+               ws = wl(k, :)
+            else
+               call free_flow_unit(ml(k, :), tl(k), cl(k, :), quadrature, m1s, ws)
+            end if
+            call flow_finish(p(body(k)), m1s, ws, m_out(:, b), w(:, b))
+         end do
+      end do
+   end subroutine free_flow_many
+
+   !> atan_ratio(w(k), z(k)) for the lanes k = 1..nl: the short series in lock-step, the library atan for
+   !> the lanes beyond them.
+   pure subroutine atan_ratio_lanes(nl, w, z, val)
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: w(flow_lanes_width), z(flow_lanes_width)
+      real(dp), intent(out) :: val(flow_lanes_width)
+      real(dp) :: t, y, v6, v8, far(flow_lanes_width)
+      integer :: k
+
+      do k = 1, nl
+         t = w(k) * z(k)
+         y = t * t
+         v6 = z(k) * (1 - y * (1 / 3.0_dp - y * (1 / 5.0_dp - y * (1 / 7.0_dp - y * (1 / 9.0_dp &
+              - y * (1 / 11.0_dp))))))
+         v8 = z(k) * (1 - y * (1 / 3.0_dp - y * (1 / 5.0_dp - y * (1 / 7.0_dp - y * (1 / 9.0_dp &
+              - y * (1 / 11.0_dp - y * (1 / 13.0_dp - y * (1 / 15.0_dp))))))))
+         val(k) = merge(v6, v8, abs(t) <= 0.05_dp * short_series_max)
+         far(k) = merge(0.0_dp, 1.0_dp, abs(t) <= 0.1_dp * short_series_max)
+      end do
+      if (any(far(1:nl) > 0)) then
+         do k = 1, nl
+            if (far(k) > 0) val(k) = atan_ratio(w(k), z(k))
+         end do
+      end if
+   end subroutine atan_ratio_lanes
+
+   !> atan2_ratio(w(k), y(k), x(k)) for the lanes k = 1..nl (lanes with x <= 0 by the library atan2).
+   pure subroutine atan2_ratio_lanes(nl, w, y, x, val)
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: w(flow_lanes_width), y(flow_lanes_width), x(flow_lanes_width)
+      real(dp), intent(out) :: val(flow_lanes_width)
+      real(dp) :: z(flow_lanes_width)
+      integer :: k
+
+      do k = 1, nl
+         z(k) = y(k) / x(k)
+      end do
+      call atan_ratio_lanes(nl, w, z, val)
+      do k = 1, nl
+         if (.not. x(k) > 0) val(k) = atan2_ratio(w(k), y(k), x(k))
+      end do
+   end subroutine atan2_ratio_lanes
+
+   !> The exact step of free_flow_unit (quadrature = 0) for the bodies k = 1..nl in lock-step:
+   !> unit momenta m0(k, :), times tau(k), scaled moments 0 < ci(k, 1) <= ci(k, 2) <= ci(k, 3) = 1.
+   !> Returns m1(k, :) and w(k, :) as free_flow_unit does where ok(k); where not ok(k) the body needs
+   !> another path of free_flow_unit and its outputs are undefined.
+   !> (Flags are kept as reals 1/0: logical arrays set from real comparisons do not vectorise.)
+   pure subroutine free_flow_lanes(nl, m0, tau, ci, m1, w, ok)
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: m0(flow_lanes_width, 3), tau(flow_lanes_width), ci(flow_lanes_width, 3)
+      real(dp), intent(out) :: m1(flow_lanes_width, 3), w(flow_lanes_width, 4)
+      logical, intent(out) :: ok(flow_lanes_width)
+      integer, parameter :: nb = flow_lanes_width
+      ! per-lane quantities carried between the stages
+      real(dp), dimension(nb) :: bab, bba, b2a, lam, sigma, c0, c1, k2, sn0, cn0, dn0, v, dcoef, cia, twot
+      real(dp), dimension(nb) :: sv, cv, dv, s1, cc1, dd1, wq, third, ay, ax, pw, pz, ap, aa, psi, hc, hs
+      real(dp), dimension(nb) :: tsum, cj, nt, okf, case3, big, use_rj, far
+      real(dp) :: i21, i31, i32, x1, x2, x3, d1, d2, d3, da, db, ia2, ib2, ma, mb, den, r, acc
+      real(dp) :: xr, yr, pr, a0, q, xx, yy, zz, pp, e2, e3, e4, e5, rj, z0, z1, val, y, c, s, b2, a
+      real(dp) :: weight, ss, cc, ntmax, p0(4), p1(4), rq(4), wk(4), m11, m13
+      integer :: k, j, i
+
+      ! --- invariants, moduli and (sn, cn, dn)(u0) (free_flow_unit) ---
+      do k = 1, nl
+         i21 = ci(k, 2) - ci(k, 1); i31 = ci(k, 3) - ci(k, 1); i32 = ci(k, 3) - ci(k, 2)
+         x1 = m0(k, 1) * m0(k, 1); x2 = m0(k, 2) * m0(k, 2); x3 = m0(k, 3) * m0(k, 3)
+         d1 = x2 * i21 / ci(k, 2) + x3 * i31 / ci(k, 3)
+         d3 = x1 * i31 / ci(k, 1) + x2 * i32 / ci(k, 2)
+         d2 = x3 * i32 / ci(k, 3) - x1 * i21 / ci(k, 1)
+         d2 = merge(0.0_dp, d2, abs(d2) < invariant_floor)
+         ! not near an axis (uniform rotation), not on the separatrix
+         okf(k) = merge(1.0_dp, 0.0_dp, .not. (d1 < invariant_floor .or. d3 < invariant_floor &
+                        .or. (m0(k, 1) == 0 .and. m0(k, 3) == 0)) .and. d2 /= 0)
+         case3(k) = merge(1.0_dp, 0.0_dp, d2 > 0)
+         ma = merge(m0(k, 3), m0(k, 1), d2 > 0)
+         mb = merge(m0(k, 1), m0(k, 3), d2 > 0)
+         cia(k) = merge(ci(k, 3), ci(k, 1), d2 > 0)
+         da = merge(d3, d1, d2 > 0); db = merge(d1, d3, d2 > 0)
+         ia2 = merge(i32, i21, d2 > 0); ib2 = merge(i21, i32, d2 > 0)
+         dcoef(k) = merge(d3, -d1, d2 > 0) / cia(k)
+         bab(k) = sqrt(cia(k) * db / i31)
+         bba(k) = sqrt(merge(ci(k, 1), ci(k, 3), d2 > 0) * da / i31)
+         b2a(k) = sqrt(ci(k, 2) * da / ia2)
+         lam(k) = sqrt(db * ia2 / (ci(k, 1) * ci(k, 2) * ci(k, 3)))
+         sigma(k) = sign(1.0_dp, ma)
+         c0(k) = bba(k) * bba(k)
+         k2(k) = da * ib2 / (db * ia2)
+         sn0(k) = m0(k, 2) / b2a(k); cn0(k) = mb / bba(k); dn0(k) = abs(ma) / bab(k)
+         c1(k) = bab(k) * bab(k) * k2(k)
+         v(k) = sigma(k) * lam(k) * tau(k)
+         okf(k) = merge(okf(k), 0.0_dp, abs(v(k)) <= jacobi_series_max)
+         twot(k) = x1 / ci(k, 1) + x2 / ci(k, 2) + x3 / ci(k, 3)
+      end do
+
+      ! --- (sn, cn, dn)(v) by the Maclaurin series (jacobi_series, sn_series_sum) ---
+      ! number of terms of each lane (the limits increase with the number of terms)
+      do k = 1, nl
+         nt(k) = 1
+      end do
+      do j = 1, sn_series_terms - 1
+         do k = 1, nl
+            nt(k) = merge(real(j + 1, dp), nt(k), abs(v(k)) > sn_series_limit(j))
+         end do
+      end do
+      ntmax = 1
+      do k = 1, nl
+         ntmax = max(ntmax, merge(nt(k), 1.0_dp, okf(k) > 0))
+         tsum(k) = 0
+      end do
+      ! Horner's rule in t = v^2 from the last term of each lane, the terms beyond a lane's count
+      ! kept at zero; each coefficient A_j(k^2) by Horner's rule in k^2
+      do j = nint(ntmax) - 1, 0, -1
+         do k = 1, nl
+            cj(k) = sn_series_coef(j, j)
+         end do
+         do i = j - 1, 0, -1
+            do k = 1, nl
+               cj(k) = sn_series_coef(i, j) + k2(k) * cj(k)
+            end do
+         end do
+         do k = 1, nl
+            acc = cj(k) - v(k) * v(k) * tsum(k)
+            tsum(k) = merge(acc, 0.0_dp, j < nt(k))
+         end do
+      end do
+
+      ! --- addition formulas (jacobi_add), m(tau), the arguments of the angle increment ---
+      do k = 1, nl
+         sv(k) = v(k) * tsum(k)
+         cv(k) = sqrt((1 - sv(k)) * (1 + sv(k)))
+         dv(k) = sqrt(1 - k2(k) * sv(k) * sv(k))
+         den = dn0(k) * dn0(k) + k2(k) * (sn0(k) * cv(k)) * (sn0(k) * cv(k))
+         r = 1 / den
+         s1(k) = (sn0(k) * cv(k) * dv(k) + sv(k) * cn0(k) * dn0(k)) * r
+         cc1(k) = (cn0(k) * cv(k) - sn0(k) * dn0(k) * sv(k) * dv(k)) * r
+         dd1(k) = (dn0(k) * dv(k) - k2(k) * sn0(k) * cn0(k) * sv(k) * cv(k)) * r
+         okf(k) = merge(okf(k), 0.0_dp, den >= addition_min_den)
+         ! m1 in the (a, 2, b) order: a = 1 (b = 3) or a = 3 (b = 1)
+         ma = sigma(k) * bab(k) * dd1(k)
+         mb = bba(k) * cc1(k)
+         m1(k, 1) = merge(mb, ma, case3(k) > 0)
+         m1(k, 2) = b2a(k) * s1(k)
+         m1(k, 3) = merge(ma, mb, case3(k) > 0)
+      end do
+
+      ! --- angle_increment up to its atan arguments ---
+      ! (the flags of the two forms first, in their own loop: the vectoriser handles a flag read
+      ! from memory, not the same comparison used both as a value and as a mask)
+      do k = 1, nl
+         big(k) = merge(1.0_dp, 0.0_dp, bab(k) * bab(k) >= 0.25_dp)
+         use_rj(k) = max(big(k), merge(1.0_dp, 0.0_dp, k2(k) > 0))
+      end do
+      do k = 1, nl
+         b2 = bab(k) * bab(k)
+         wq(k) = sqrt(c0(k) * (c0(k) + c1(k)))
+         ss = sn0(k) * sv(k) * s1(k)
+         cc = cn0(k) * cv(k) * cc1(k)
+         a = merge(c0(k), c1(k), big(k) > 0) / merge(b2, c0(k), big(k) > 0)
+         weight = merge(min(1.0_dp, sv(k) * sv(k) / b2), min(1.0_dp, k2(k) / c0(k) * sv(k) * sv(k)), &
+                        big(k) > 0)
+         ! carlson_rj(cv^2, dv^2, 1, 1 + a sv^2, weight) where no duplication is needed
+         xr = cv(k) * cv(k); yr = dv(k) * dv(k); pr = 1 + a * sv(k) * sv(k)
+         a0 = (xr + yr + 1.0_dp + 2 * pr) / 5
+         q = rj_q * max(abs(a0 - xr), abs(a0 - yr), abs(a0 - 1.0_dp), abs(a0 - pr))
+         okf(k) = okf(k) * merge(0.0_dp, 1.0_dp, use_rj(k) * weight * (q / a0)**6 >= 1)
+         r = 1 / a0
+         xx = (a0 - xr) * r
+         yy = (a0 - yr) * r
+         zz = (a0 - 1.0_dp) * r
+         pp = -(xx + yy + zz) / 2
+         e2 = xx * yy + xx * zz + yy * zz - 3 * pp * pp
+         e3 = xx * yy * zz + 2 * e2 * pp + 4 * pp**3
+         e4 = (2 * xx * yy * zz + e2 * pp + 3 * pp**3) * pp
+         e5 = xx * yy * zz * pp * pp
+         rj = 1 / (a0 * sqrt(a0)) * (1 - 3 * e2 / 14 + e3 / 6 + 9 * e2 * e2 / 88 - 3 * e4 / 22 &
+              - 9 * e2 * e3 / 52 + 3 * e5 / 26)
+         third(k) = sv(k)**3 * rj / 3
+         ! pi_addition: -atan_ratio(pw, pz)
+         pw(k) = sqrt(a * (1 + a) * (a + k2(k)))
+         pz(k) = ss / (1 + a * (1 - cc))
+         ! the elementary part: atan2_ratio(wq, ay, ax)
+         z0 = sn0(k) * cn0(k) * (c0(k) + c1(k) * sn0(k) * sn0(k)) / ((1 + bab(k) * dn0(k)) &
+              * (c0(k) * bab(k) * dn0(k) * cn0(k) * cn0(k) + (c0(k) + c1(k)) * sn0(k) * sn0(k)))
+         z1 = s1(k) * cc1(k) * (c0(k) + c1(k) * s1(k) * s1(k)) / ((1 + bab(k) * dd1(k)) &
+              * (c0(k) * bab(k) * dd1(k) * cc1(k) * cc1(k) + (c0(k) + c1(k)) * s1(k) * s1(k)))
+         ay(k) = merge(z1 - z0, s1(k) * cn0(k) - cc1(k) * sn0(k), big(k) > 0)
+         ax(k) = merge(1 + wq(k) * wq(k) * z0 * z1, &
+                       c0(k) * cc1(k) * cn0(k) + (c0(k) + c1(k)) * s1(k) * sn0(k), big(k) > 0)
+      end do
+      call atan_ratio_lanes(nl, pw, pz, ap)
+      call atan2_ratio_lanes(nl, wq, ay, ax, aa)
+
+      ! --- the angle psi and the half-angle functions (cos_sin) ---
+      do k = 1, nl
+         third(k) = merge(third(k) - (-ap(k)), 0.0_dp, use_rj(k) > 0)
+         val = merge(third(k) / (bab(k) * bab(k)) + bab(k) * aa(k), &
+                     aa(k) - bab(k) / c0(k) * (v(k) - k2(k) / c0(k) * third(k)), big(k) > 0)
+         psi(k) = merge(tau(k) / cia(k) + dcoef(k) / (sigma(k) * lam(k)) * val, &
+                        twot(k) * tau(k) - dcoef(k) * bab(k) / (sigma(k) * lam(k)) * val, big(k) > 0)
+         y = (psi(k) / 2) * (psi(k) / 2)
+         hc(k) = 1 - y * (1 / 2.0_dp - y * (1 / 24.0_dp - y * (1 / 720.0_dp - y * (1 / 40320.0_dp &
+                 - y * (1 / 3628800.0_dp)))))
+         hs(k) = psi(k) / 2 * (1 - y * (1 / 6.0_dp - y * (1 / 120.0_dp - y * (1 / 5040.0_dp &
+                 - y * (1 / 362880.0_dp - y * (1 / 39916800.0_dp))))))
+         far(k) = merge(0.0_dp, 1.0_dp, abs(psi(k) / 2) <= 0.2_dp * short_series_max)
+      end do
+      if (any(far(1:nl) > 0)) then
+         do k = 1, nl
+            if (far(k) > 0) call cos_sin(psi(k) / 2, hc(k), hs(k))
+         end do
+      end if
+
+      ! --- attitude_from_angle: w = conj(p0) Y p1, normalised ---
+      do k = 1, nl
+         c = hc(k); s = hs(k)
+         p0(1) = 1 + abs(merge(m0(k, 3), m0(k, 1), case3(k) > 0))
+         p0(2) = merge(sigma(k) * m0(k, 2), 0.0_dp, case3(k) > 0)
+         p0(3) = merge(-sigma(k) * m0(k, 1), sigma(k) * m0(k, 3), case3(k) > 0)
+         p0(4) = merge(0.0_dp, -sigma(k) * m0(k, 2), case3(k) > 0)
+         m11 = m1(k, 1); m13 = m1(k, 3)
+         p1(1) = 1 + abs(merge(m13, m11, case3(k) > 0))
+         p1(2) = merge(sigma(k) * m1(k, 2), 0.0_dp, case3(k) > 0)
+         p1(3) = merge(-sigma(k) * m11, sigma(k) * m13, case3(k) > 0)
+         p1(4) = merge(0.0_dp, -sigma(k) * m1(k, 2), case3(k) > 0)
+         rq(1) = c * p0(1)
+         rq(2) = s * m0(k, 1) - c * p0(2)
+         rq(3) = s * m0(k, 2) - c * p0(3)
+         rq(4) = s * m0(k, 3) - c * p0(4)
+         rq(2) = merge(rq(2), rq(2) + s * sigma(k), case3(k) > 0)
+         rq(4) = merge(rq(4) + s * sigma(k), rq(4), case3(k) > 0)
+         ! quat_mul(rq, p1), written out (the same operations)
+         wk(1) = rq(1) * p1(1) - rq(2) * p1(2) - rq(3) * p1(3) - rq(4) * p1(4)
+         wk(2) = rq(1) * p1(2) + p1(1) * rq(2) + rq(3) * p1(4) - rq(4) * p1(3)
+         wk(3) = rq(1) * p1(3) + p1(1) * rq(3) + rq(4) * p1(2) - rq(2) * p1(4)
+         wk(4) = rq(1) * p1(4) + p1(1) * rq(4) + rq(2) * p1(3) - rq(3) * p1(2)
+         wk = wk * (1 / sqrt(sum(wk * wk)))
+         w(k, 1) = wk(1); w(k, 2) = wk(2); w(k, 3) = wk(3); w(k, 4) = wk(4)
+      end do
+      do k = 1, nl
+         ok(k) = okf(k) > 0
+      end do
+   end subroutine free_flow_lanes
+
+end module frb_flow_lanes
