@@ -17,9 +17,10 @@
 ! A body that needs another path (near an axis or the separatrix, |v| beyond the series, small
 ! den, RJ duplications) is flagged and stepped by free_flow_unit instead (free_flow_many).
 module frb_flow_lanes
-   use frb_kinds, only: dp
-   use frb_elliptic, only: jacobi_series_max, sn_series_terms, sn_series_limit, sn_series_coef, rj_q
+   use frb_kinds, only: dp, wp => dp
+   use frb_elliptic, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q
    use frb_rigid_body, only: flow_prep_t, flow_prepare, flow_finish, path_unit, free_flow, free_flow_unit, &
+                             long_step_threshold, &
                              atan_ratio, atan2_ratio, cos_sin, invariant_floor, addition_min_den, &
                              short_series_max
    implicit none
@@ -31,6 +32,8 @@ module frb_flow_lanes
    integer, parameter, public :: flow_lanes_width = 8
 
 contains
+
+   include 'jacobi_series_lanes.inc'
 
    !> h and inertia of the bodies b0 .. b0+nc-1 of a batch, h(nh) and inertia(3, ni) with nh, ni
    !> either 1 (shared) or the batch size, as per-body arrays hc(nc), ic(3, nc).
@@ -55,10 +58,11 @@ contains
       real(dp), intent(in) :: m(3, nc), h(nc), inertia(3, nc)
       real(dp), intent(out) :: m_out(3, nc), w(4, nc)
       integer, parameter :: nb = flow_lanes_width
-      type(flow_prep_t) :: p(nb)
-      real(dp) :: ml(nb, 3), tl(nb), cl(nb, 3), m1l(nb, 3), wl(nb, 4), m1s(3), ws(4)
-      logical :: ok(nb)
-      integer :: body(nb), b0, b, nl, k, nbody
+      type(flow_prep_t) :: p
+      real(dp) :: ml(nb, 3), tl(nb), cl(nb, 3), m1l(nb, 3), wl(nb, 4), m1s(3), ws(4), gl(nb)
+      real(dp) :: fast(nb), big, s, u1, u2, u3, imax
+      logical :: ok(nb), lane(nb)
+      integer :: b0, b, k, nbody
 
       if (quadrature /= 0 .or. nc == 1) then
          do b = 1, nc
@@ -68,33 +72,53 @@ contains
       end if
       do b0 = 1, nc, nb
          nbody = min(nb, nc - b0 + 1)
-         ! gather the unit-norm steps into lanes 1..nl; the other bodies are done here
-         nl = 0
+         ! lane k holds body b0 + k - 1. The usual case in lock-step: |m| and the unit momentum
+         ! (split_norm), moments already in order and not a long step (the fast path of free_flow;
+         ! the same operations)
          do k = 1, nbody
             b = b0 + k - 1
-            call flow_prepare(m(:, b), h(b), inertia(:, b), p(k))
-            select case (p(k)%path)
-            case (path_unit)
-               nl = nl + 1
-               body(nl) = k
-               ml(nl, :) = p(k)%ms
-               tl(nl) = p(k)%tau
-               cl(nl, :) = p(k)%cs
-            case default
-               call free_flow(m(:, b), h(b), inertia(:, b), quadrature, m_out(:, b), w(:, b))
-            end select
+            big = max(abs(m(1, b)), abs(m(2, b)), abs(m(3, b)))
+            u1 = m(1, b) / big; u2 = m(2, b) / big; u3 = m(3, b) / big
+            s = sqrt(u1 * u1 + u2 * u2 + u3 * u3)
+            gl(k) = big * s
+            ml(k, 1) = u1 / s; ml(k, 2) = u2 / s; ml(k, 3) = u3 / s
+            imax = inertia(3, b)
+            tl(k) = gl(k) * h(b) / imax
+            cl(k, 1) = inertia(1, b) / imax; cl(k, 2) = inertia(2, b) / imax; cl(k, 3) = inertia(3, b) / imax
+            fast(k) = merge(1.0_dp, 0.0_dp, big > 0 .and. h(b) /= 0 .and. inertia(1, b) <= inertia(2, b) &
+                            .and. inertia(2, b) <= inertia(3, b) &
+                            .and. abs(h(b)) * gl(k) <= long_step_threshold * inertia(1, b))
          end do
-         if (nl == 0) cycle
-         call free_flow_lanes(nl, ml, tl, cl, m1l, wl, ok)
-         do k = 1, nl
-            b = b0 + body(k) - 1
+         ! the other bodies: sorted by flow_prepare into a lane (a unit-norm step), or done here
+         do k = 1, nbody
+            lane(k) = fast(k) > 0
+            if (lane(k)) cycle
+            b = b0 + k - 1
+            call flow_prepare(m(:, b), h(b), inertia(:, b), p)
+            if (p%path == path_unit) then
+               lane(k) = .true.
+               ml(k, :) = p%ms; tl(k) = p%tau; cl(k, :) = p%cs
+            else
+               call free_flow(m(:, b), h(b), inertia(:, b), quadrature, m_out(:, b), w(:, b))
+            end if
+         end do
+         call free_flow_lanes(nbody, ml, tl, cl, m1l, wl, ok)
+         do k = 1, nbody
+            if (.not. lane(k)) cycle
+            b = b0 + k - 1
             if (ok(k)) then
                m1s = m1l(k, :)
                ws = wl(k, :)
             else
                call free_flow_unit(ml(k, :), tl(k), cl(k, :), quadrature, m1s, ws)
             end if
-            call flow_finish(p(body(k)), m1s, ws, m_out(:, b), w(:, b))
+            if (fast(k) > 0) then
+               m_out(:, b) = m1s * gl(k)
+               w(:, b) = ws
+            else
+               call flow_prepare(m(:, b), h(b), inertia(:, b), p)
+               call flow_finish(p, m1s, ws, m_out(:, b), w(:, b))
+            end if
          end do
       end do
    end subroutine free_flow_many
@@ -156,11 +180,11 @@ contains
       ! per-lane quantities carried between the stages
       real(dp), dimension(nb) :: bab, bba, b2a, lam, sigma, c0, c1, k2, sn0, cn0, dn0, v, dcoef, cia, twot
       real(dp), dimension(nb) :: sv, cv, dv, s1, cc1, dd1, wq, third, ay, ax, pw, pz, ap, aa, psi, hc, hs
-      real(dp), dimension(nb) :: tsum, cj, nt, okf, case3, big, use_rj, far
-      real(dp) :: i21, i31, i32, x1, x2, x3, d1, d2, d3, da, db, ia2, ib2, ma, mb, den, r, acc
+      real(dp), dimension(nb) :: tsum, tv, nt, okf, case3, big, use_rj, far
+      real(dp) :: i21, i31, i32, x1, x2, x3, d1, d2, d3, da, db, ia2, ib2, ma, mb, den, r
       real(dp) :: xr, yr, pr, a0, q, xx, yy, zz, pp, e2, e3, e4, e5, rj, z0, z1, val, y, c, s, b2, a
       real(dp) :: weight, ss, cc, ntmax, p0(4), p1(4), rq(4), wk(4), m11, m13
-      integer :: k, j, i
+      integer :: k, j
 
       ! --- invariants, moduli and (sn, cn, dn)(u0) (free_flow_unit) ---
       do k = 1, nl
@@ -195,36 +219,19 @@ contains
       end do
 
       ! --- (sn, cn, dn)(v) by the Maclaurin series (jacobi_series, sn_series_sum) ---
-      ! number of terms of each lane (the limits increase with the number of terms)
-      do k = 1, nl
-         nt(k) = 1
-      end do
-      do j = 1, sn_series_terms - 1
-         do k = 1, nl
-            nt(k) = merge(real(j + 1, dp), nt(k), abs(v(k)) > sn_series_limit(j))
-         end do
-      end do
+      ! number of terms of each lane: the limits increase with the number of terms
       ntmax = 1
       do k = 1, nl
+         nt(k) = 1
+         do j = 1, sn_series_terms - 1
+            nt(k) = nt(k) + merge(1.0_dp, 0.0_dp, abs(v(k)) > sn_series_limit(j))
+         end do
+         tv(k) = v(k) * v(k)
+      end do
+      do k = 1, nl
          ntmax = max(ntmax, merge(nt(k), 1.0_dp, okf(k) > 0))
-         tsum(k) = 0
       end do
-      ! Horner's rule in t = v^2 from the last term of each lane, the terms beyond a lane's count
-      ! kept at zero; each coefficient A_j(k^2) by Horner's rule in k^2
-      do j = nint(ntmax) - 1, 0, -1
-         do k = 1, nl
-            cj(k) = sn_series_coef(j, j)
-         end do
-         do i = j - 1, 0, -1
-            do k = 1, nl
-               cj(k) = sn_series_coef(i, j) + k2(k) * cj(k)
-            end do
-         end do
-         do k = 1, nl
-            acc = cj(k) - v(k) * v(k) * tsum(k)
-            tsum(k) = merge(acc, 0.0_dp, j < nt(k))
-         end do
-      end do
+      call sn_series_sum_lanes(nl, nint(ntmax), nt, tv, k2, tsum)
 
       ! --- addition formulas (jacobi_add), m(tau), the arguments of the angle increment ---
       do k = 1, nl
