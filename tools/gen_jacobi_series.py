@@ -46,6 +46,21 @@ def taylor_sn(order):
     return s
 
 
+def write_wrapped(path, lines, indent):
+    """Write Fortran lines, breaking those over 110 characters before a + or - (continuation
+    lines start with indent)."""
+    wrapped = []
+    for line in lines:
+        while len(line) > 110:
+            cut = line.rfind(" + ", 0, 105)
+            cut = cut if cut > 20 else line.rfind(" - ", 0, 105)
+            wrapped.append(line[:cut] + " &")
+            line = indent + line[cut + 1:]
+        wrapped.append(line)
+    with open(path, "w") as f:
+        f.write("\n".join(wrapped) + "\n")
+
+
 def main():
     s = taylor_sn(2 * NTERMS + 1)
     coef = []   # coef[j][i]: coefficient of m^i in A_j (>= 0)
@@ -101,16 +116,7 @@ def main():
             expr = f"a({j}) - t * ({expr})"
         body.append(f"      s = {expr}")
     body += ["   end select", "end function sn_series_sum"]
-    wrapped = []
-    for line in body:
-        while len(line) > 110:
-            cut = line.rfind(" + ", 0, 105)
-            cut = cut if cut > 20 else line.rfind(" - ", 0, 105)
-            wrapped.append(line[:cut] + " &")
-            line = "         " + line[cut + 1:]
-        wrapped.append(line)
-    with open(OUT_SUM, "w") as f:
-        f.write("\n".join(wrapped) + "\n")
+    write_wrapped(OUT_SUM, body, "         ")
 
     # the same sums for nl bodies in lock-step (fortran/flow_lanes.f90): lane k has nt(k) terms,
     # evaluated as sn_series_sum does (the terms beyond a lane's count stay zero in Horner's rule,
@@ -140,16 +146,7 @@ def main():
         lanes.append("         s(k) = acc")
         lanes.append("      end do")
     lanes += ["   end select", "end subroutine sn_series_sum_lanes"]
-    wrapped = []
-    for line in lanes:
-        while len(line) > 110:
-            cut = line.rfind(" + ", 0, 105)
-            cut = cut if cut > 20 else line.rfind(" - ", 0, 105)
-            wrapped.append(line[:cut] + " &")
-            line = "            " + line[cut + 1:]
-        wrapped.append(line)
-    with open(OUT_LANES, "w") as f:
-        f.write("\n".join(wrapped) + "\n")
+    write_wrapped(OUT_LANES, lanes, "            ")
     print("wrote", OUT, OUT_SUM, OUT_LANES, "limits", [f"{x:.4f}" for x in limits])
 
 
