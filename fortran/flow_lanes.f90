@@ -218,6 +218,13 @@ contains
          twot(k) = x1 / ci(k, 1) + x2 / ci(k, 2) + x3 / ci(k, 3)
       end do
 
+      ! fewer than half the lanes on this path (e.g. steps too long for the series): the lock-step
+      ! pass would cost more than it saves, leave them all to free_flow_unit (the same results)
+      if (2 * count(okf(1:nl) > 0) < nl) then
+         ok(1:nl) = .false.
+         return
+      end if
+
       ! --- (sn, cn, dn)(v) by the Maclaurin series (jacobi_series, sn_series_sum) ---
       ! number of terms of each lane: the limits increase with the number of terms
       ntmax = 1
