@@ -6,7 +6,7 @@
 subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, m_out, qt_out, info, where)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: rotate_matrix_t
-   use frb_flow_lanes, only: free_flow_many, flow_lanes_width, gather_params
+   use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use frb_checks, only: check_body_matrix, input_ok
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature
@@ -18,11 +18,11 @@ subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, m_out, 
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
    !f2py threadsafe
    integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: hc(nb), ic(3, nb), w(4, nb)
+   real(c_double) :: w(4, nb)
    integer :: b, b0, nc
 
    ! info: 0, or the code of frb_checks for the first invalid body, whose index (from 0) is where;
-   ! the bodies are stepped in chunks of nb (free_flow_many), each chunk checked first
+   ! the bodies are stepped in chunks of nb (free_flow_chunk), each chunk checked first
    info = input_ok
    where = -1
    do b0 = 1, n, nb
@@ -34,8 +34,8 @@ subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, m_out, 
             return
          end if
       end do
-      call gather_params(nh, ni, b0, nc, h, inertia, hc, ic)
-      call free_flow_many(nc, m(:, b0:b0 + nc - 1), hc, ic, quadrature, m_out(:, b0:b0 + nc - 1), w)
+      call free_flow_chunk(nc, b0, nh, ni, m(:, b0:b0 + nc - 1), h, inertia, quadrature, &
+                           m_out(:, b0:b0 + nc - 1), w)
       do b = b0, b0 + nc - 1
          call rotate_matrix_t(qt(:, :, b), w(:, b - b0 + 1), qt_out(:, :, b))
       end do
@@ -45,7 +45,7 @@ end subroutine frb_step_batch
 subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out, info, where)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: quat_mul
-   use frb_flow_lanes, only: free_flow_many, flow_lanes_width, gather_params
+   use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use frb_checks, only: check_body_quat, input_ok
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature
@@ -57,7 +57,7 @@ subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, 
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
    !f2py threadsafe
    integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: hc(nb), ic(3, nb), w(4, nb)
+   real(c_double) :: w(4, nb)
    integer :: b, b0, nc
 
    info = input_ok
@@ -71,8 +71,8 @@ subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, 
             return
          end if
       end do
-      call gather_params(nh, ni, b0, nc, h, inertia, hc, ic)
-      call free_flow_many(nc, m(:, b0:b0 + nc - 1), hc, ic, quadrature, m_out(:, b0:b0 + nc - 1), w)
+      call free_flow_chunk(nc, b0, nh, ni, m(:, b0:b0 + nc - 1), h, inertia, quadrature, &
+                           m_out(:, b0:b0 + nc - 1), w)
       do b = b0, b0 + nc - 1
          q_out(:, b) = quat_mul(q(:, b), w(:, b - b0 + 1))
       end do
@@ -179,7 +179,7 @@ end subroutine ell_third_kind
 subroutine frb_integrate_batch(n, ni, nh, m, qt, h, inertia, quadrature, nsteps, m_out, qt_out)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: rotate_matrix_t
-   use frb_flow_lanes, only: free_flow_many, flow_lanes_width, gather_params
+   use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps
    real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni)
@@ -189,18 +189,17 @@ subroutine frb_integrate_batch(n, ni, nh, m, qt, h, inertia, quadrature, nsteps,
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
    !f2py threadsafe
    integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: hc(nb), ic(3, nb), w(4, nb), mc(3, nb), qc(3, 3)
+   real(c_double) :: w(4, nb), mc(3, nb), qc(3, 3)
    integer :: b, b0, nc, s
 
    ! chunks of nb bodies, all steps of a chunk before the next (states stay in cache)
    do b0 = 1, n, nb
       nc = min(nb, n - b0 + 1)
-      call gather_params(nh, ni, b0, nc, h, inertia, hc, ic)
       m_out(:, b0:b0 + nc - 1) = m(:, b0:b0 + nc - 1)
       qt_out(:, :, b0:b0 + nc - 1) = qt(:, :, b0:b0 + nc - 1)
       do s = 1, nsteps
          mc(:, 1:nc) = m_out(:, b0:b0 + nc - 1)
-         call free_flow_many(nc, mc, hc, ic, quadrature, m_out(:, b0:b0 + nc - 1), w)
+         call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, m_out(:, b0:b0 + nc - 1), w)
          do b = b0, b0 + nc - 1
             qc = qt_out(:, :, b)
             call rotate_matrix_t(qc, w(:, b - b0 + 1), qt_out(:, :, b))
@@ -212,7 +211,7 @@ end subroutine frb_integrate_batch
 subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps, m_out, q_out)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: quat_mul
-   use frb_flow_lanes, only: free_flow_many, flow_lanes_width, gather_params
+   use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
@@ -222,17 +221,16 @@ subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps,
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
    !f2py threadsafe
    integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: hc(nb), ic(3, nb), w(4, nb), mc(3, nb)
+   real(c_double) :: w(4, nb), mc(3, nb)
    integer :: b, b0, nc, s
 
    do b0 = 1, n, nb
       nc = min(nb, n - b0 + 1)
-      call gather_params(nh, ni, b0, nc, h, inertia, hc, ic)
       m_out(:, b0:b0 + nc - 1) = m(:, b0:b0 + nc - 1)
       q_out(:, b0:b0 + nc - 1) = q(:, b0:b0 + nc - 1)
       do s = 1, nsteps
          mc(:, 1:nc) = m_out(:, b0:b0 + nc - 1)
-         call free_flow_many(nc, mc, hc, ic, quadrature, m_out(:, b0:b0 + nc - 1), w)
+         call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, m_out(:, b0:b0 + nc - 1), w)
          do b = b0, b0 + nc - 1
             q_out(:, b) = quat_mul(q_out(:, b), w(:, b - b0 + 1))
          end do
@@ -247,7 +245,7 @@ end subroutine quat_integrate_batch
 subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, m_out, qf_out, info, where)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: rotate_matrix_t
-   use frb_flow_lanes, only: free_flow_many, flow_lanes_width, gather_params
+   use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use frb_checks, only: check_body_matrix, input_ok
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature
@@ -259,7 +257,7 @@ subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, m_out
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
    !f2py threadsafe
    integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: hc(nb), ic(3, nb), w(4, nb), mc(3, nb), mo(3, nb), qt(3, 3), qto(3, 3)
+   real(c_double) :: w(4, nb), mc(3, nb), mo(3, nb), qt(3, 3), qto(3, 3)
    integer :: b, b0, nc
 
    info = input_ok
@@ -275,8 +273,7 @@ subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, m_out
             return
          end if
       end do
-      call gather_params(nh, ni, b0, nc, h, inertia, hc, ic)
-      call free_flow_many(nc, mc, hc, ic, quadrature, mo, w)
+      call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, mo, w)
       do b = b0, b0 + nc - 1
          qt = transpose(qf(b, :, :))
          call rotate_matrix_t(qt, w(:, b - b0 + 1), qto)
@@ -289,7 +286,7 @@ end subroutine frb_step_batch_f
 subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out, info, where)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: quat_mul
-   use frb_flow_lanes, only: free_flow_many, flow_lanes_width, gather_params
+   use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use frb_checks, only: check_body_quat, input_ok
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature
@@ -301,7 +298,7 @@ subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
    !f2py threadsafe
    integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: hc(nb), ic(3, nb), w(4, nb), mc(3, nb), mo(3, nb)
+   real(c_double) :: w(4, nb), mc(3, nb), mo(3, nb)
    integer :: b, b0, nc
 
    info = input_ok
@@ -316,8 +313,7 @@ subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out
             return
          end if
       end do
-      call gather_params(nh, ni, b0, nc, h, inertia, hc, ic)
-      call free_flow_many(nc, mc, hc, ic, quadrature, mo, w)
+      call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, mo, w)
       do b = b0, b0 + nc - 1
          m_out(b, :) = mo(:, b - b0 + 1)
          q_out(b, :) = quat_mul(q(b, :), w(:, b - b0 + 1))

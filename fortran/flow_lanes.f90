@@ -15,7 +15,7 @@
 ! attitude_from_angle do for that body (the tests compare the batched and the single-body paths
 ! bit for bit): a change to one of those routines must be made here too.
 ! A body that needs another path (near an axis or the separatrix, |v| beyond the series, small
-! den, RJ duplications) is flagged and stepped by free_flow_unit instead (free_flow_many).
+! den, RJ duplications) is flagged and stepped by free_flow_unit instead (free_flow_chunk).
 module frb_flow_lanes
    use frb_kinds, only: dp, wp => dp
    use frb_elliptic, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q
@@ -26,102 +26,85 @@ module frb_flow_lanes
    implicit none
    private
 
-   public :: free_flow_many, gather_params
+   public :: free_flow_chunk
 
-   !> Number of bodies advanced in lock-step by free_flow_many (free_flow_lanes).
+   !> Number of bodies advanced in lock-step by free_flow_chunk (free_flow_lanes).
    integer, parameter, public :: flow_lanes_width = 8
 
 contains
 
    include 'jacobi_series_lanes.inc'
 
-   !> h and inertia of the bodies b0 .. b0+nc-1 of a batch, h(nh) and inertia(3, ni) with nh, ni
-   !> either 1 (shared) or the batch size, as per-body arrays hc(nc), ic(3, nc).
-   pure subroutine gather_params(nh, ni, b0, nc, h, inertia, hc, ic)
-      integer, intent(in) :: nh, ni, b0, nc
-      real(dp), intent(in) :: h(nh), inertia(3, ni)
-      real(dp), intent(out) :: hc(nc), ic(3, nc)
+   !> free_flow for the bodies b0 .. b0+nc-1 of a batch, nc <= flow_lanes_width: their momenta
+   !> m(3, nc) -> m_out(3, nc) and quaternions w(4, nc), the steps h(nh) and moments inertia(3, ni)
+   !> of the whole batch (nh, ni either 1, shared, or the batch size). With quadrature = 0 the
+   !> unit-norm steps run in lock-step through free_flow_lanes; bodies that need another path, and
+   !> semi-exact steps, run through free_flow_unit. The results are those of free_flow, bit for bit.
+   pure subroutine free_flow_chunk(nc, b0, nh, ni, m, h, inertia, quadrature, m_out, w)
+      integer, intent(in) :: nc, b0, nh, ni, quadrature
+      real(dp), intent(in) :: m(3, nc), h(nh), inertia(3, ni)
+      real(dp), intent(out) :: m_out(3, nc), w(4, nc)
+      integer, parameter :: nb = flow_lanes_width
+      type(flow_prep_t) :: p(nb)
+      real(dp) :: ml(nb, 3), tl(nb), cl(nb, 3), m1l(nb, 3), wl(nb, 4), m1s(3), ws(4), gl(nb)
+      real(dp) :: hl(nb), il(3, nb), fast(nb), big, s, u1, u2, u3, imax
+      logical :: ok(nb), lane(nb)
       integer :: k
 
       do k = 1, nc
-         hc(k) = h(min(b0 + k - 1, nh))
-         ic(:, k) = inertia(:, min(b0 + k - 1, ni))
+         hl(k) = h(min(b0 + k - 1, nh))
+         il(:, k) = inertia(:, min(b0 + k - 1, ni))
       end do
-   end subroutine gather_params
-
-   !> free_flow for nc bodies: m(3, nc), h(nc), inertia(3, nc) -> m_out(3, nc), w(4, nc).
-   !> With quadrature = 0 the unit-norm steps run in lock-step through free_flow_lanes (chunks of
-   !> flow_lanes_width bodies); bodies that need another path, and semi-exact steps, run through
-   !> free_flow_unit. The results are those of free_flow, bit for bit.
-   pure subroutine free_flow_many(nc, m, h, inertia, quadrature, m_out, w)
-      integer, intent(in) :: nc, quadrature
-      real(dp), intent(in) :: m(3, nc), h(nc), inertia(3, nc)
-      real(dp), intent(out) :: m_out(3, nc), w(4, nc)
-      integer, parameter :: nb = flow_lanes_width
-      type(flow_prep_t) :: p
-      real(dp) :: ml(nb, 3), tl(nb), cl(nb, 3), m1l(nb, 3), wl(nb, 4), m1s(3), ws(4), gl(nb)
-      real(dp) :: fast(nb), big, s, u1, u2, u3, imax
-      logical :: ok(nb), lane(nb)
-      integer :: b0, b, k, nbody
-
       if (quadrature /= 0 .or. nc == 1) then
-         do b = 1, nc
-            call free_flow(m(:, b), h(b), inertia(:, b), quadrature, m_out(:, b), w(:, b))
+         do k = 1, nc
+            call free_flow(m(:, k), hl(k), il(:, k), quadrature, m_out(:, k), w(:, k))
          end do
          return
       end if
-      do b0 = 1, nc, nb
-         nbody = min(nb, nc - b0 + 1)
-         ! lane k holds body b0 + k - 1. The usual case in lock-step: |m| and the unit momentum
-         ! (split_norm), moments already in order and not a long step (the fast path of free_flow;
-         ! the same operations)
-         do k = 1, nbody
-            b = b0 + k - 1
-            big = max(abs(m(1, b)), abs(m(2, b)), abs(m(3, b)))
-            u1 = m(1, b) / big; u2 = m(2, b) / big; u3 = m(3, b) / big
-            s = sqrt(u1 * u1 + u2 * u2 + u3 * u3)
-            gl(k) = big * s
-            ml(k, 1) = u1 / s; ml(k, 2) = u2 / s; ml(k, 3) = u3 / s
-            imax = inertia(3, b)
-            tl(k) = gl(k) * h(b) / imax
-            cl(k, 1) = inertia(1, b) / imax; cl(k, 2) = inertia(2, b) / imax; cl(k, 3) = inertia(3, b) / imax
-            fast(k) = merge(1.0_dp, 0.0_dp, big > 0 .and. h(b) /= 0 .and. inertia(1, b) <= inertia(2, b) &
-                            .and. inertia(2, b) <= inertia(3, b) &
-                            .and. abs(h(b)) * gl(k) <= long_step_threshold * inertia(1, b))
-         end do
-         ! the other bodies: sorted by flow_prepare into a lane (a unit-norm step), or done here
-         do k = 1, nbody
-            lane(k) = fast(k) > 0
-            if (lane(k)) cycle
-            b = b0 + k - 1
-            call flow_prepare(m(:, b), h(b), inertia(:, b), p)
-            if (p%path == path_unit) then
-               lane(k) = .true.
-               ml(k, :) = p%ms; tl(k) = p%tau; cl(k, :) = p%cs
-            else
-               call free_flow(m(:, b), h(b), inertia(:, b), quadrature, m_out(:, b), w(:, b))
-            end if
-         end do
-         call free_flow_lanes(nbody, ml, tl, cl, m1l, wl, ok)
-         do k = 1, nbody
-            if (.not. lane(k)) cycle
-            b = b0 + k - 1
-            if (ok(k)) then
-               m1s = m1l(k, :)
-               ws = wl(k, :)
-            else
-               call free_flow_unit(ml(k, :), tl(k), cl(k, :), quadrature, m1s, ws)
-            end if
-            if (fast(k) > 0) then
-               m_out(:, b) = m1s * gl(k)
-               w(:, b) = ws
-            else
-               call flow_prepare(m(:, b), h(b), inertia(:, b), p)
-               call flow_finish(p, m1s, ws, m_out(:, b), w(:, b))
-            end if
-         end do
+      ! The usual case in lock-step: |m| and the unit momentum (split_norm), moments already in
+      ! order and not a long step (the fast path of free_flow; the same operations)
+      do k = 1, nc
+         big = max(abs(m(1, k)), abs(m(2, k)), abs(m(3, k)))
+         u1 = m(1, k) / big; u2 = m(2, k) / big; u3 = m(3, k) / big
+         s = sqrt(u1 * u1 + u2 * u2 + u3 * u3)
+         gl(k) = big * s
+         ml(k, 1) = u1 / s; ml(k, 2) = u2 / s; ml(k, 3) = u3 / s
+         imax = il(3, k)
+         tl(k) = gl(k) * hl(k) / imax
+         cl(k, 1) = il(1, k) / imax; cl(k, 2) = il(2, k) / imax; cl(k, 3) = il(3, k) / imax
+         fast(k) = merge(1.0_dp, 0.0_dp, big > 0 .and. hl(k) /= 0 .and. il(1, k) <= il(2, k) &
+                         .and. il(2, k) <= il(3, k) &
+                         .and. abs(hl(k)) * gl(k) <= long_step_threshold * il(1, k))
       end do
-   end subroutine free_flow_many
+      ! the other bodies: sorted by flow_prepare into a lane (a unit-norm step), or done here
+      do k = 1, nc
+         lane(k) = fast(k) > 0
+         if (lane(k)) cycle
+         call flow_prepare(m(:, k), hl(k), il(:, k), p(k))
+         if (p(k)%path == path_unit) then
+            lane(k) = .true.
+            ml(k, :) = p(k)%ms; tl(k) = p(k)%tau; cl(k, :) = p(k)%cs
+         else
+            call free_flow(m(:, k), hl(k), il(:, k), quadrature, m_out(:, k), w(:, k))
+         end if
+      end do
+      call free_flow_lanes(nc, ml, tl, cl, m1l, wl, ok)
+      do k = 1, nc
+         if (.not. lane(k)) cycle
+         if (ok(k)) then
+            m1s = m1l(k, :)
+            ws = wl(k, :)
+         else
+            call free_flow_unit(ml(k, :), tl(k), cl(k, :), quadrature, m1s, ws)
+         end if
+         if (fast(k) > 0) then
+            m_out(:, k) = m1s * gl(k)
+            w(:, k) = ws
+         else
+            call flow_finish(p(k), m1s, ws, m_out(:, k), w(:, k))
+         end if
+      end do
+   end subroutine free_flow_chunk
 
    !> atan_ratio(w(k), z(k)) for the lanes k = 1..nl: the short series in lock-step, the library atan for
    !> the lanes beyond them.
