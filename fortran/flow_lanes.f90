@@ -112,16 +112,17 @@ contains
       integer, intent(in) :: nl
       real(dp), intent(in) :: w(flow_lanes_width), z(flow_lanes_width)
       real(dp), intent(out) :: val(flow_lanes_width)
-      real(dp) :: t, y, v6, v8, far(flow_lanes_width)
+      real(dp) :: t, y, y2, v6, v8, far(flow_lanes_width)
       integer :: k
 
       do k = 1, nl
          t = w(k) * z(k)
          y = t * t
-         v6 = z(k) * (1 - y * (1 / 3.0_dp - y * (1 / 5.0_dp - y * (1 / 7.0_dp - y * (1 / 9.0_dp &
-              - y * (1 / 11.0_dp))))))
-         v8 = z(k) * (1 - y * (1 / 3.0_dp - y * (1 / 5.0_dp - y * (1 / 7.0_dp - y * (1 / 9.0_dp &
-              - y * (1 / 11.0_dp - y * (1 / 13.0_dp - y * (1 / 15.0_dp))))))))
+         y2 = y * y
+         v6 = z(k) * ((1 - y * (1 / 3.0_dp)) + y2 * ((1 / 5.0_dp - y * (1 / 7.0_dp)) &
+              + y2 * (1 / 9.0_dp - y * (1 / 11.0_dp))))
+         v8 = z(k) * (((1 - y * (1 / 3.0_dp)) + y2 * (1 / 5.0_dp - y * (1 / 7.0_dp))) &
+              + (y2 * y2) * ((1 / 9.0_dp - y * (1 / 11.0_dp)) + y2 * (1 / 13.0_dp - y * (1 / 15.0_dp))))
          val(k) = merge(v6, v8, abs(t) <= 0.05_dp * short_series_max)
          far(k) = merge(0.0_dp, 1.0_dp, abs(t) <= 0.1_dp * short_series_max)
       end do
@@ -165,7 +166,7 @@ contains
       real(dp), dimension(nb) :: sv, cv, dv, s1, cc1, dd1, wq, third, ay, ax, pw, pz, ap, aa, psi, hc, hs
       real(dp), dimension(nb) :: tsum, tv, nt, okf, case3, big, use_rj, far
       real(dp) :: i21, i31, i32, x1, x2, x3, d1, d2, d3, da, db, ia2, ib2, ma, mb, den, r
-      real(dp) :: xr, yr, pr, a0, q, xx, yy, zz, pp, e2, e3, e4, e5, rj, z0, z1, val, y, c, s, b2, a
+      real(dp) :: xr, yr, pr, a0, q, xx, yy, zz, pp, e2, e3, e4, e5, rj, z0, z1, val, y, y2, c, s, b2, a
       real(dp) :: weight, ss, cc, ntmax, p0(4), p1(4), rq(4), wk(4), m11, m13
       integer :: k, j
 
@@ -259,7 +260,7 @@ contains
                         big(k) > 0)
          ! carlson_rj(cv^2, dv^2, 1, 1 + a sv^2, weight) where no duplication is needed
          xr = cv(k) * cv(k); yr = dv(k) * dv(k); pr = 1 + a * sv(k) * sv(k)
-         a0 = (xr + yr + 1.0_dp + 2 * pr) / 5
+         a0 = (xr + yr + 1.0_dp + 2 * pr) * 0.2_dp
          q = rj_q * max(abs(a0 - xr), abs(a0 - yr), abs(a0 - 1.0_dp), abs(a0 - pr))
          okf(k) = okf(k) * merge(0.0_dp, 1.0_dp, use_rj(k) * weight * (q / a0)**6 >= 1)
          r = 1 / a0
@@ -271,9 +272,9 @@ contains
          e3 = xx * yy * zz + 2 * e2 * pp + 4 * pp**3
          e4 = (2 * xx * yy * zz + e2 * pp + 3 * pp**3) * pp
          e5 = xx * yy * zz * pp * pp
-         rj = 1 / (a0 * sqrt(a0)) * (1 - 3 * e2 / 14 + e3 / 6 + 9 * e2 * e2 / 88 - 3 * e4 / 22 &
-              - 9 * e2 * e3 / 52 + 3 * e5 / 26)
-         third(k) = sv(k)**3 * rj / 3
+         rj = r * sqrt(r) * (((1 - e2 * (3 / 14.0_dp)) + (e3 * (1 / 6.0_dp) + (e2 * e2) * (9 / 88.0_dp))) &
+              + ((e5 * (3 / 26.0_dp) - e4 * (3 / 22.0_dp)) - (e2 * e3) * (9 / 52.0_dp)))
+         third(k) = sv(k)**3 / 3 * rj
          ! pi_addition: -atan_ratio(pw, pz)
          pw(k) = sqrt(a * (1 + a) * (a + k2(k)))
          pz(k) = ss / (1 + a * (1 - cc))
@@ -297,10 +298,11 @@ contains
          psi(k) = merge(tau(k) / cia(k) + dcoef(k) / (sigma(k) * lam(k)) * val, &
                         twot(k) * tau(k) - dcoef(k) * bab(k) / (sigma(k) * lam(k)) * val, big(k) > 0)
          y = (psi(k) / 2) * (psi(k) / 2)
-         hc(k) = 1 - y * (1 / 2.0_dp - y * (1 / 24.0_dp - y * (1 / 720.0_dp - y * (1 / 40320.0_dp &
-                 - y * (1 / 3628800.0_dp)))))
-         hs(k) = psi(k) / 2 * (1 - y * (1 / 6.0_dp - y * (1 / 120.0_dp - y * (1 / 5040.0_dp &
-                 - y * (1 / 362880.0_dp - y * (1 / 39916800.0_dp))))))
+         y2 = y * y
+         hc(k) = (1 - y * (1 / 2.0_dp)) + y2 * ((1 / 24.0_dp - y * (1 / 720.0_dp)) &
+                 + y2 * (1 / 40320.0_dp - y * (1 / 3628800.0_dp)))
+         hs(k) = psi(k) / 2 * ((1 - y * (1 / 6.0_dp)) + y2 * ((1 / 120.0_dp - y * (1 / 5040.0_dp)) &
+                 + y2 * (1 / 362880.0_dp - y * (1 / 39916800.0_dp))))
          far(k) = merge(0.0_dp, 1.0_dp, abs(psi(k) / 2) <= 0.2_dp * short_series_max)
       end do
       if (any(far(1:nl) > 0)) then
@@ -332,7 +334,7 @@ contains
          wk(2) = rq(1) * p1(2) + p1(1) * rq(2) + rq(3) * p1(4) - rq(4) * p1(3)
          wk(3) = rq(1) * p1(3) + p1(1) * rq(3) + rq(4) * p1(2) - rq(2) * p1(4)
          wk(4) = rq(1) * p1(4) + p1(1) * rq(4) + rq(2) * p1(3) - rq(3) * p1(2)
-         wk = wk * (1 / sqrt(sum(wk * wk)))
+         wk = wk * (0.5_dp / sqrt(p0(1) * p1(1)))
          w(k, 1) = wk(1); w(k, 2) = wk(2); w(k, 3) = wk(3); w(k, 4) = wk(4)
       end do
       do k = 1, nl
