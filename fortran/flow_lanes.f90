@@ -20,7 +20,7 @@ module frb_flow_lanes
    use frb_kinds, only: dp, wp => dp
    use frb_elliptic, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q
    use frb_rigid_body, only: flow_prep_t, flow_prepare, flow_finish, path_unit, free_flow, free_flow_unit, &
-                             long_step_threshold, &
+                             long_step_threshold, norm_sq_min, norm_sq_max, &
                              atan_ratio, atan2_ratio, cos_sin, invariant_floor, addition_min_den, &
                              short_series_max
    implicit none
@@ -47,7 +47,7 @@ contains
       integer, parameter :: nb = flow_lanes_width
       type(flow_prep_t) :: p(nb)
       real(dp) :: ml(nb, 3), tl(nb), cl(nb, 3), m1l(nb, 3), wl(nb, 4), m1s(3), ws(4), gl(nb)
-      real(dp) :: hl(nb), il(3, nb), fast(nb), big, s, u1, u2, u3, imax
+      real(dp) :: hl(nb), il(3, nb), fast(nb), s, imax
       logical :: ok(nb), lane(nb)
       integer :: k
 
@@ -64,16 +64,14 @@ contains
       ! The usual case in lock-step: |m| and the unit momentum (split_norm), moments already in
       ! order and not a long step (the fast path of free_flow; the same operations)
       do k = 1, nc
-         big = max(abs(m(1, k)), abs(m(2, k)), abs(m(3, k)))
-         u1 = m(1, k) / big; u2 = m(2, k) / big; u3 = m(3, k) / big
-         s = sqrt(u1 * u1 + u2 * u2 + u3 * u3)
-         gl(k) = big * s
-         ml(k, 1) = u1 / s; ml(k, 2) = u2 / s; ml(k, 3) = u3 / s
+         s = m(1, k) * m(1, k) + m(2, k) * m(2, k) + m(3, k) * m(3, k)
+         gl(k) = sqrt(s)
+         ml(k, 1) = m(1, k) / gl(k); ml(k, 2) = m(2, k) / gl(k); ml(k, 3) = m(3, k) / gl(k)
          imax = il(3, k)
-         tl(k) = gl(k) * hl(k) / imax
+         tl(k) = gl(k) * (hl(k) / imax)
          cl(k, 1) = il(1, k) / imax; cl(k, 2) = il(2, k) / imax; cl(k, 3) = il(3, k) / imax
-         fast(k) = merge(1.0_dp, 0.0_dp, big > 0 .and. hl(k) /= 0 .and. il(1, k) <= il(2, k) &
-                         .and. il(2, k) <= il(3, k) &
+         fast(k) = merge(1.0_dp, 0.0_dp, s >= norm_sq_min .and. s <= norm_sq_max .and. hl(k) /= 0 &
+                         .and. il(1, k) <= il(2, k) .and. il(2, k) <= il(3, k) &
                          .and. abs(hl(k)) * gl(k) <= long_step_threshold * il(1, k))
       end do
       ! the other bodies: sorted by flow_prepare into a lane (a unit-norm step), or done here
@@ -334,7 +332,8 @@ contains
          wk(2) = rq(1) * p1(2) + p1(1) * rq(2) + rq(3) * p1(4) - rq(4) * p1(3)
          wk(3) = rq(1) * p1(3) + p1(1) * rq(3) + rq(4) * p1(2) - rq(2) * p1(4)
          wk(4) = rq(1) * p1(4) + p1(1) * rq(4) + rq(2) * p1(3) - rq(3) * p1(2)
-         wk = wk * (0.5_dp / sqrt(p0(1) * p1(1)))
+         wk = wk * (1 / sqrt((p0(1) * p0(1) + p0(2) * p0(2) + p0(3) * p0(3) + p0(4) * p0(4)) &
+                             * (p1(1) * p1(1) + p1(2) * p1(2) + p1(3) * p1(3) + p1(4) * p1(4))))
          w(k, 1) = wk(1); w(k, 2) = wk(2); w(k, 3) = wk(3); w(k, 4) = wk(4)
       end do
       do k = 1, nl

@@ -49,6 +49,9 @@ module frb_rigid_body
 
    !> Steps with |h| |m| / I_min above this many radians run in quadruple precision.
    real(dp), parameter, public :: long_step_threshold = 64
+   !> split_norm takes |v| = sqrt(v . v) directly where v . v lies in this range (no square that
+   !> matters underflows, none overflows); outside it, it scales v first.
+   real(dp), parameter, public :: norm_sq_min = 1.0e-290_dp, norm_sq_max = 1.0e290_dp
    !> One body's flow after scaling and sorting (flow_prepare).
    integer, parameter :: path_trivial = 0, path_unit = 1, path_long = 2
    type :: flow_prep_t
@@ -85,7 +88,7 @@ module frb_rigid_body
          ! moments already in order (the usual case): the unit step of flow_prepare without its
          ! bookkeeping (same operations, so the same results)
          imax = inertia(3)
-         call free_flow_unit(mu, g * h / imax, inertia / imax, quadrature, m1s, w)
+         call free_flow_unit(mu, g * (h / imax), inertia / imax, quadrature, m1s, w)
          m_out = m1s * g
          return
       end if
@@ -137,7 +140,7 @@ module frb_rigid_body
             p%cs(i) = inertia(p%perm(i)) / imax
          end do
       end if
-      p%tau = p%g * h / imax
+      p%tau = p%g * (h / imax)
       if (abs(h) * p%g > long_step_threshold * inertia(p%perm(1))) p%path = path_long
    end subroutine flow_prepare
 
@@ -157,11 +160,19 @@ module frb_rigid_body
 
    !> v = g u with |u| = 1, without underflow or overflow of the squares (|m| may be 1e-160
    !> or 1e160; u is formed from the scaled vector, so it is a unit vector even when g is subnormal).
+   !> (A square below norm_sq_min / 2^60 that underflows changes v . v by less than its rounding.)
    pure subroutine split_norm(v, g, u)
       real(dp), intent(in) :: v(3)
       real(dp), intent(out) :: g, u(3)
       real(dp) :: big, s
 
+      s = v(1) * v(1) + v(2) * v(2) + v(3) * v(3)
+      if (s >= norm_sq_min .and. s <= norm_sq_max) then
+         ! the usual case: the shortest chain of operations (the flows are sequential in a splitting)
+         g = sqrt(s)
+         u = v / g
+         return
+      end if
       big = maxval(abs(v))
       if (big == 0) then
          g = 0; u = 0
