@@ -62,7 +62,7 @@ contains
          return
       end if
       ! The usual case in lock-step: |m| and the unit momentum (split_norm), moments already in
-      ! order and not a long step (the fast path of free_flow; the same operations)
+      ! order and not a long step (flow_prepare without a permutation; the same operations)
       do k = 1, nc
          s = m(1, k) * m(1, k) + m(2, k) * m(2, k) + m(3, k) * m(3, k)
          gl(k) = sqrt(s)

@@ -75,24 +75,14 @@ module frb_rigid_body
       integer, intent(in) :: quadrature
       real(dp), intent(out) :: m_out(3), w(4)
       type(flow_prep_t) :: p
-      real(dp) :: g, mu(3), m1s(3), ws(4), imax
+      real(dp) :: m1s(3), ws(4)
 
-      call split_norm(m, g, mu)
-      if (g == 0 .or. h == 0) then
+      call flow_prepare(m, h, inertia, p)
+      if (p%path == path_trivial) then
          m_out = m
          w = [1.0_dp, 0.0_dp, 0.0_dp, 0.0_dp]
          return
       end if
-      if (inertia(1) <= inertia(2) .and. inertia(2) <= inertia(3) &
-          .and. abs(h) * g <= long_step_threshold * inertia(1)) then
-         ! moments already in order (the usual case): the unit step of flow_prepare without its
-         ! bookkeeping (same operations, so the same results)
-         imax = inertia(3)
-         call free_flow_unit(mu, g * (h / imax), inertia / imax, quadrature, m1s, w)
-         m_out = m1s * g
-         return
-      end if
-      call flow_prepare(m, h, inertia, p)
       if (p%path == path_long) then
          call long_step(m, h, inertia, p%perm, p%sgn, quadrature, m1s, ws)
       else
@@ -101,8 +91,8 @@ module frb_rigid_body
       call flow_finish(p, m1s, ws, m_out, w)
    end subroutine free_flow
 
-   !> The scaling and sorting of free_flow (for the batched flows, frb_flow_lanes): the unit momentum p%ms, time p%tau and moments p%cs
-   !> of the unit-norm step (path_unit), or path_trivial (m = 0 or h = 0: nothing moves), or
+   !> The scaling and sorting of free_flow (also used by the batched flows, frb_flow_lanes): the
+   !> unit momentum p%ms, time p%tau and moments p%cs of the unit-norm step (path_unit), or path_trivial (m = 0 or h = 0: nothing moves), or
    !> path_long (quadruple precision, long_step).
    pure subroutine flow_prepare(m, h, inertia, p)
       real(dp), intent(in) :: m(3), h, inertia(3)
