@@ -34,6 +34,7 @@ module frb_flow_lanes
 contains
 
    include 'jacobi_series_lanes.inc'
+   include 'carlson_rj_series.inc'
 
    !> free_flow for the bodies b0 .. b0+nc-1 of a batch, nc <= flow_lanes_width: their momenta
    !> m(3, nc) -> m_out(3, nc) and quaternions w(4, nc), the steps h(nh) and moments inertia(3, ni)
@@ -164,7 +165,7 @@ contains
       real(dp), dimension(nb) :: sv, cv, dv, s1, cc1, dd1, wq, third, ay, ax, pw, pz, ap, aa, psi, hc, hs
       real(dp), dimension(nb) :: tsum, tv, nt, okf, case3, big, use_rj, far
       real(dp) :: i21, i31, i32, x1, x2, x3, d1, d2, d3, da, db, ia2, ib2, ma, mb, den, r
-      real(dp) :: xr, yr, pr, a0, q, xx, yy, zz, pp, e2, e3, e4, e5, rj, z0, z1, val, y, y2, c, s, b2, a
+      real(dp) :: xr, yr, pr, a0, q, rj, z0, z1, val, y, y2, c, s, b2, a
       real(dp) :: weight, ss, cc, ntmax, p0(4), p1(4), rq(4), wk(4), m11, m13
       integer :: k, j
 
@@ -260,18 +261,9 @@ contains
          xr = cv(k) * cv(k); yr = dv(k) * dv(k); pr = 1 + a * sv(k) * sv(k)
          a0 = (xr + yr + 1.0_dp + 2 * pr) * 0.2_dp
          q = rj_q * max(abs(a0 - xr), abs(a0 - yr), abs(a0 - 1.0_dp), abs(a0 - pr))
-         okf(k) = okf(k) * merge(0.0_dp, 1.0_dp, use_rj(k) * weight * (q / a0)**6 >= 1)
+         okf(k) = okf(k) * merge(0.0_dp, 1.0_dp, rj_needs_duplication(use_rj(k) * weight, q / a0))
          r = 1 / a0
-         xx = (a0 - xr) * r
-         yy = (a0 - yr) * r
-         zz = (a0 - 1.0_dp) * r
-         pp = -(xx + yy + zz) / 2
-         e2 = xx * yy + xx * zz + yy * zz - 3 * pp * pp
-         e3 = xx * yy * zz + 2 * e2 * pp + 4 * pp**3
-         e4 = (2 * xx * yy * zz + e2 * pp + 3 * pp**3) * pp
-         e5 = xx * yy * zz * pp * pp
-         rj = r * sqrt(r) * (((1 - e2 * (3 / 14.0_dp)) + (e3 * (1 / 6.0_dp) + (e2 * e2) * (9 / 88.0_dp))) &
-              + ((e5 * (3 / 26.0_dp) - e4 * (3 / 22.0_dp)) - (e2 * e3) * (9 / 52.0_dp)))
+         rj = r * sqrt(r) * rj_series((a0 - xr) * r, (a0 - yr) * r, (a0 - 1.0_dp) * r)
          third(k) = sv(k)**3 / 3 * rj
          ! pi_addition: -atan_ratio(pw, pz)
          pw(k) = sqrt(a * (1 + a) * (a + k2(k)))

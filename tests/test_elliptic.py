@@ -56,6 +56,23 @@ def test_carlson_rj_against_mpmath_extreme_arguments():
     assert np.max(_relerr(rj, ref)) < 1e-14
 
 
+def test_carlson_rj_series_region_against_mpmath():
+    """RJ where its degree-7 series is used without duplication (relative spread of the arguments
+    up to (u/4)^(1/8) = 8.8e-3) and just beyond (one duplication): each term of the series
+    matters there, so a wrong coefficient shows as an error far above rounding."""
+    mp.mp.dps = 40
+    rng = np.random.default_rng(7)
+    n = 400
+    delta = np.concatenate([rng.uniform(1e-4, 8.5e-3, n // 2), rng.uniform(9e-3, 3e-2, n // 2)])
+    base = 10.0 ** rng.uniform(-3, 3, n)
+    x, y, z, p = base * (1 + delta * rng.uniform(-1, 1, (4, n)))
+    rj = _core.ell_carlson(x, y, z, p)[1]
+    ref = np.array([float(mp.elliprj(mp.mpf(a), mp.mpf(b), mp.mpf(c), mp.mpf(d)))
+                    for a, b, c, d in zip(x, y, z, p)])
+    # (a series truncated at degree 5 would leave about 0.15 Delta^6 ~ 6e-14 at the largest spreads)
+    assert np.max(_relerr(rj, ref)) < 1e-15
+
+
 def test_jacobi_functions_against_mpmath():
     """sn, cn, dn and am over many periods, 1 - k^2 down to 1e-12, relative to mpmath."""
     mp.mp.dps = 40
