@@ -3,6 +3,8 @@
 Public API
 ----------
 frb_step, quat_step      exact / semi-exact free rigid body steps (matrix / quaternion attitude)
+integrate                every integrator of the seeds, batched, with torques (``frb.engine``)
+torques                  built-in torques (constant_field, heavy_top, gravity_gradient)
 splitting                splitting methods for torqued bodies (``frb.splitting.integrate``)
 dmv_step, dmv_integrate  the preprocessed discrete Moser-Veselov baseline (orders 2, 4, 6, 8)
 hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat, kinetic_energy, spatial_momentum
@@ -13,9 +15,10 @@ from .rotations import (hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat
                         kinetic_energy, spatial_momentum)
 from .io import read_dat, write_dat
 from .baselines import dmv_step, dmv_integrate
-from . import baselines, splitting
+from . import baselines, splitting, torques, engine
+from .engine import integrate, Trajectory, IntegrationError
 
 __version__ = "0.1.0"
 
-__all__ = ["frb_step", "quat_step", "dmv_step", "dmv_integrate", "baselines", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
+__all__ = ["integrate", "Trajectory", "IntegrationError", "torques", "engine", "frb_step", "quat_step", "dmv_step", "dmv_integrate", "baselines", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
            "matrix_to_quat", "kinetic_energy", "spatial_momentum", "read_dat", "write_dat"]

@@ -122,10 +122,13 @@ class ConstantField:
         """The field in body coordinates, ``u = Q^T u0``."""
         return np.asarray(Q, dtype=np.float64).T @ self.u0
 
-    def potential(self, Q) -> float:
-        """Potential energy ``u0 . (Q e_3)``; ``T(m) + potential(Q)`` is conserved."""
+    def potential(self, Q):
+        """Potential energy ``u0 . (Q e_3)``; ``T(m) + potential(Q)`` is conserved.
+
+        A float for one matrix, an array for Q of shape (..., 3, 3)."""
         Q = np.asarray(Q, dtype=np.float64)
-        return float(Q[:, 2] @ self.u0)
+        v = Q[..., :, 2] @ self.u0
+        return float(v) if v.ndim == 0 else v
 
     def __call__(self, m, Q, t):
         """Exact flow over time ``t``: returns ``(m_new, Q)`` (``Q`` itself, unchanged)."""

@@ -1,0 +1,67 @@
+! Exact-flow methods of seed 004 (Celledoni and Zanna, ACM TOMS Algorithm 903) for frb.integrate:
+! the free body by one exact (or semi-exact) flow a step ("EXACT"), and symmetric splittings of
+! a torqued body (section 4.3 and the appendix): A = the exact free flow, B = the torque kick
+! m <- m + tau T_b(t, Q) (Q fixed, its exact flow), composed as the schedule meth%kinds,
+! meth%frac built by frb.integrate ("STRANG", "RKN6_14" of Blanes and Moan, eq. (23), or user
+! coefficients). The time of a torqued body advances with the A flows: a kick B between the
+! A flows of total length s h (from the start of the step) uses T_b(t + s h, Q), which keeps a
+! symmetric method symmetric for time-dependent torques.
+module frb_celledoni_zanna
+   use frb_kinds, only: dp
+   use frb_step_interface
+   use frb_torques, only: torque_t, user_torque_cb, torque_batch
+   use frb_rigid_body, only: free_flow
+   use frb_lie, only: qmul
+   implicit none
+   private
+
+   public :: celledoni_zanna_step
+
+   !> Variants: one free flow per step / the splitting of meth%kinds, meth%frac.
+   integer, parameter, public :: cz_exact = 0, cz_splitting = 1
+
+contains
+
+   subroutine celledoni_zanna_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+      type(method_t), intent(in) :: meth
+      integer, intent(in) :: n, k
+      real(dp), intent(in) :: t, h
+      real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)
+      real(dp), intent(in) :: inertia(3, n)
+      type(torque_t), intent(in) :: tq
+      procedure(user_torque_cb) :: cb
+      integer, intent(inout) :: info(n)
+      real(dp), allocatable :: tb(:, :)
+      real(dp) :: ta, tau
+      integer :: i
+
+      if (meth%variant == cz_exact) then
+         call free_flows(h)
+         return
+      end if
+      allocate (tb(3, n))
+      ta = t
+      do i = 1, meth%nf
+         tau = meth%frac(i) * h
+         if (meth%kinds(i) == 0) then
+            call free_flows(tau)
+            ta = ta + tau
+         else
+            call torque_batch(tq, n, ta, k, q, inertia, tb, cb)
+            m = m + tau * tb
+         end if
+      end do
+   contains
+      subroutine free_flows(tf)
+         real(dp), intent(in) :: tf
+         real(dp) :: m1(3), w(4)
+         integer :: j
+         do j = 1, n
+            call free_flow(m(:, j), tf, inertia(:, j), meth%quadrature, m1, w)
+            m(:, j) = m1
+            q(:, j) = qmul(q(:, j), w)
+         end do
+      end subroutine free_flows
+   end subroutine celledoni_zanna_step
+
+end module frb_celledoni_zanna

@@ -1,0 +1,154 @@
+! Rotations, unit quaternions and the maps of the Lie group SO(3) shared by the integrators of
+! frb.integrate (seeds 000-003). Conventions (CONTRACT.md): quaternions scalar first,
+! (p0, p)(q0, q) = (p0 q0 - p.q, p0 q + q0 p + p x q), E(q) = 1 + 2 q0 hat(v) + 2 hat(v)^2,
+! hat(a) b = a x b; the attitude Q = E(q) maps body to fixed coordinates.
+module frb_lie
+   use frb_kinds, only: dp
+   implicit none
+   private
+
+   public :: cross, qmul, qconj, qrotate, qrotate_t, quat_matrix, quat_matrix_t
+   public :: quat_exp, rot_exp_apply, quat_cayley, dexpinv_apply, dexp_apply, quat_normalize
+
+contains
+
+   pure function cross(a, b) result(c)
+      real(dp), intent(in) :: a(3), b(3)
+      real(dp) :: c(3)
+      c(1) = a(2) * b(3) - a(3) * b(2)
+      c(2) = a(3) * b(1) - a(1) * b(3)
+      c(3) = a(1) * b(2) - a(2) * b(1)
+   end function cross
+
+   !> Quaternion product p q.
+   pure function qmul(p, q) result(r)
+      real(dp), intent(in) :: p(4), q(4)
+      real(dp) :: r(4)
+      r(1) = p(1) * q(1) - p(2) * q(2) - p(3) * q(3) - p(4) * q(4)
+      r(2:4) = p(1) * q(2:4) + q(1) * p(2:4) + cross(p(2:4), q(2:4))
+   end function qmul
+
+   pure function qconj(q) result(r)
+      real(dp), intent(in) :: q(4)
+      real(dp) :: r(4)
+      r = [q(1), -q(2), -q(3), -q(4)]
+   end function qconj
+
+   !> E(q) v for a unit quaternion q (body -> fixed coordinates).
+   pure function qrotate(q, v) result(r)
+      real(dp), intent(in) :: q(4), v(3)
+      real(dp) :: r(3), t(3)
+      ! E(q) v = v + 2 q0 (u x v) + 2 u x (u x v),  u = q(2:4)
+      t = cross(q(2:4), v)
+      r = v + 2.0_dp * (q(1) * t + cross(q(2:4), t))
+   end function qrotate
+
+   !> E(q)^T v for a unit quaternion q (fixed -> body coordinates).
+   pure function qrotate_t(q, v) result(r)
+      real(dp), intent(in) :: q(4), v(3)
+      real(dp) :: r(3), t(3)
+      t = cross(q(2:4), v)
+      r = v + 2.0_dp * (-q(1) * t + cross(q(2:4), t))
+   end function qrotate_t
+
+   !> Q = E(q) (unit q).
+   pure function quat_matrix(q) result(e)
+      real(dp), intent(in) :: q(4)
+      real(dp) :: e(3, 3)
+      real(dp) :: q0, x, y, z
+      q0 = q(1); x = q(2); y = q(3); z = q(4)
+      e(1, 1) = 1.0_dp - 2.0_dp * (y * y + z * z)
+      e(2, 2) = 1.0_dp - 2.0_dp * (x * x + z * z)
+      e(3, 3) = 1.0_dp - 2.0_dp * (x * x + y * y)
+      e(1, 2) = 2.0_dp * (x * y - q0 * z)
+      e(2, 1) = 2.0_dp * (x * y + q0 * z)
+      e(1, 3) = 2.0_dp * (x * z + q0 * y)
+      e(3, 1) = 2.0_dp * (x * z - q0 * y)
+      e(2, 3) = 2.0_dp * (y * z - q0 * x)
+      e(3, 2) = 2.0_dp * (y * z + q0 * x)
+   end function quat_matrix
+
+   !> Q^T = E(q)^T (the layout in which attitudes travel to numpy, see CONTRACT.md).
+   pure function quat_matrix_t(q) result(e)
+      real(dp), intent(in) :: q(4)
+      real(dp) :: e(3, 3)
+      e = transpose(quat_matrix(q))
+   end function quat_matrix_t
+
+   !> The unit quaternion of exp(hat psi) (rotation by |psi| about psi):
+   !> (cos(a/2), sin(a/2) psi / a), a = |psi|, with Maclaurin series for small a.
+   pure function quat_exp(psi) result(r)
+      real(dp), intent(in) :: psi(3)
+      real(dp) :: r(4), a2, a, s
+      a2 = psi(1)**2 + psi(2)**2 + psi(3)**2
+      if (a2 < 1.0e-4_dp) then
+         ! sin(a/2)/a = 1/2 - a^2/48 + a^4/3840 - a^6/645120 (error < 1e-21 for a^2 < 1e-4)
+         s = 0.5_dp - a2 * (1.0_dp / 48 - a2 * (1.0_dp / 3840 - a2 / 645120))
+         r(1) = 1.0_dp - a2 * (0.125_dp - a2 * (1.0_dp / 384 - a2 / 46080))
+      else
+         a = sqrt(a2)
+         s = sin(0.5_dp * a) / a
+         r(1) = cos(0.5_dp * a)
+      end if
+      r(2:4) = s * psi
+   end function quat_exp
+
+   !> exp(hat psi) v by Rodrigues' formula (series for small |psi|).
+   pure function rot_exp_apply(psi, v) result(r)
+      real(dp), intent(in) :: psi(3), v(3)
+      real(dp) :: r(3)
+      r = qrotate(quat_exp(psi), v)
+   end function rot_exp_apply
+
+   !> The unit quaternion of the Cayley map cay(hat a) = (1 - hat a / 2)^-1 (1 + hat a / 2):
+   !> (1, a/2) / sqrt(1 + |a|^2 / 4).
+   pure function quat_cayley(a) result(r)
+      real(dp), intent(in) :: a(3)
+      real(dp) :: r(4)
+      r(1) = 1.0_dp
+      r(2:4) = 0.5_dp * a
+      r = r / sqrt(1.0_dp + 0.25_dp * (a(1)**2 + a(2)**2 + a(3)**2))
+   end function quat_cayley
+
+   !> dexp_psi v = v + ((1 - cos a)/a^2) psi x v + ((1 - sin a / a)/a^2) psi x (psi x v)
+   !> (seed 003, eq. (9)), series for small a = |psi|.
+   pure function dexp_apply(psi, v) result(r)
+      real(dp), intent(in) :: psi(3), v(3)
+      real(dp) :: r(3), a2, a, c1, c2, pv(3)
+      a2 = psi(1)**2 + psi(2)**2 + psi(3)**2
+      if (a2 < 1.0e-4_dp) then
+         c1 = 0.5_dp - a2 * (1.0_dp / 24 - a2 * (1.0_dp / 720 - a2 / 40320))
+         c2 = 1.0_dp / 6 - a2 * (1.0_dp / 120 - a2 * (1.0_dp / 5040 - a2 / 362880))
+      else
+         a = sqrt(a2)
+         c1 = (1.0_dp - cos(a)) / a2
+         c2 = (1.0_dp - sin(a) / a) / a2
+      end if
+      pv = cross(psi, v)
+      r = v + c1 * pv + c2 * cross(psi, pv)
+   end function dexp_apply
+
+   !> (dexp_psi)^-1 v = v - psi x v / 2 + ((1 - (a/2) cot(a/2)) / a^2) psi x (psi x v),
+   !> a = |psi| < 2 pi, series for small a.
+   pure function dexpinv_apply(psi, v) result(r)
+      real(dp), intent(in) :: psi(3), v(3)
+      real(dp) :: r(3), a2, a, c2, pv(3)
+      a2 = psi(1)**2 + psi(2)**2 + psi(3)**2
+      if (a2 < 1.0e-4_dp) then
+         ! (1 - (a/2) cot(a/2)) / a^2 = 1/12 + a^2/720 + a^4/30240 + a^6/1209600
+         c2 = 1.0_dp / 12 + a2 * (1.0_dp / 720 + a2 * (1.0_dp / 30240 + a2 / 1209600))
+      else
+         a = sqrt(a2)
+         c2 = (1.0_dp - 0.5_dp * a * cos(0.5_dp * a) / sin(0.5_dp * a)) / a2
+      end if
+      pv = cross(psi, v)
+      r = v - 0.5_dp * pv + c2 * cross(psi, pv)
+   end function dexpinv_apply
+
+   pure function quat_normalize(q) result(r)
+      real(dp), intent(in) :: q(4)
+      real(dp) :: r(4)
+      r = q / sqrt(q(1)**2 + q(2)**2 + q(3)**2 + q(4)**2)
+   end function quat_normalize
+
+end module frb_lie

@@ -1,0 +1,449 @@
+"""One compiled, batched entry point for every integrator of the seed documents.
+
+:func:`integrate` validates the input, picks the method's family (one Fortran module per
+seed: ``fortran/celledoni_zanna.f90``, ``vilmart.f90``, ``ganapathi.f90``, ``terze.f90``,
+``krysl.f90``) and runs the one compiled time loop (``fortran/engine.f90``) over the whole batch.
+
+Equations: ``m' = m x I^-1 m + T_b(t, Q)``, ``Q' = Q hat(I^-1 m)``; ``m`` the body angular
+momentum, ``I`` the principal moments, ``Q`` the attitude (columns = body axes in the fixed
+frame), ``T_b`` the body torque (:mod:`frb.torques`). Quaternions are **scalar first**,
+``q = (q0, q1, q2, q3)``, ``Q = E(q)`` (scipy's ``Rotation`` is scalar last).
+
+The loop holds the attitude as a unit quaternion; a matrix ``attitude0`` is converted on entry
+and the trajectory converted back on demand (``Trajectory.Q``).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _engine
+from . import splitting as _splitting
+from .flows import ORTHOGONALITY_TOLERANCE, _is_rotation
+from .rotations import matrix_to_quat, quat_to_matrix
+from .torques import ConstantField, GravityGradient, HeavyTop
+
+__all__ = ["integrate", "Trajectory", "IntegrationError", "METHODS", "MethodInfo"]
+
+# families of fortran/step_interface.f90
+_CZ, _VILMART, _GANAPATHI, _TERZE, _KRYSL = 1, 2, 3, 4, 5
+# torque kinds of fortran/torques.f90
+_T_NONE, _T_FIELD, _T_GRAVITY_GRADIENT, _T_USER = 0, 1, 2, 3
+# info codes of fortran/step_interface.f90
+_INFO_NO_CONVERGENCE, _INFO_NON_FINITE, _INFO_NO_SOLUTION, _INFO_NOT_IMPLEMENTED = 1, 2, 3, 4
+
+#: Bodies stepped together by the compiled loop when the torque is built in (a user torque
+#: runs the whole batch together, so that it is called once per stage).
+CHUNK = 64
+#: Newton tolerance of the implicit methods (fortran/step_interface.f90): the iteration stops
+#: when the update is at most this times the size of the unknown.
+NEWTON_RTOL = 4.0 * np.finfo(np.float64).eps
+#: Iteration cap of the implicit methods.
+NEWTON_MAX_ITER = 50
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    """What :func:`integrate` knows of a method: its seed, order and properties."""
+
+    name: str
+    family: int
+    variant: int
+    seed: str
+    order: int | None
+    implicit: bool
+    conserves: str
+    description: str
+
+
+def _m(name, family, variant, seed, order, implicit, conserves, description):
+    return name, MethodInfo(name, family, variant, seed, order, implicit, conserves, description)
+
+
+#: The methods of :func:`integrate` (case-insensitive names).
+METHODS: dict[str, MethodInfo] = dict([
+    _m("EXACT", _CZ, 0, "004 Celledoni-Zanna, Alg. 1-2", None, False, "|m|, E, Qm (exact flow)",
+       "one exact free flow a step (torque-free bodies only)"),
+    _m("STRANG", _CZ, 1, "004 Celledoni-Zanna, appendix", 2, False, "|m|, Qm (torque-free: exact)",
+       "A(h/2) B(h) A(h/2), A the exact free flow, B the torque kick"),
+    _m("RKN6_14", _CZ, 1, "004 Celledoni-Zanna, eq. (23) (Blanes-Moan)", 6, False,
+       "|m|, Qm (torque-free: exact)", "14-stage sixth-order splitting, A exact free flow"),
+    _m("DMV2", _VILMART, 2, "000 Vilmart, Alg. 3 (+ eq. (16) with a torque)", 2, True,
+       "|m|, E, Qm (torque-free)", "discrete Moser-Veselov"),
+    _m("DMV4", _VILMART, 4, "000 Vilmart, Alg. 4, Table 1", 4, True, "|m|, E, Qm (torque-free)",
+       "preprocessed DMV of order 4"),
+    _m("DMV6", _VILMART, 6, "000 Vilmart, Alg. 4, Table 1", 6, True, "|m|, E, Qm (torque-free)",
+       "preprocessed DMV of order 6"),
+    _m("DMV8", _VILMART, 8, "000 Vilmart, Alg. 4, Table 1", 8, True, "|m|, E, Qm (torque-free)",
+       "preprocessed DMV of order 8"),
+    _m("SPLIT3", _VILMART, 10, "000 Vilmart, three-rotation splitting (corrected, METHODS V-13)",
+       2, False, "|m|, Qm (torque-free)", "R3(h/2) R2(h/2) R1(h) R2(h/2) R3(h/2)"),
+    _m("SYMROT", _VILMART, 11, "000 Vilmart, Alg. 2 (corrected alpha, beta, METHODS V-5)", 2,
+       False, "|m|, Qm (torque-free); exact for I1 = I2 or I2 = I3",
+       "symmetric + rotation splitting R(h/2) S(h) R(h/2)"),
+    _m("MIDPOINT", _VILMART, 12, "000 Vilmart, Remark 4", 2, True, "|m|, E, Qm (torque-free)",
+       "implicit midpoint rule"),
+    _m("NYSTROM4", _VILMART, 13, "000 Vilmart, 4th-order Nystrom splitting (corrected V-flow, "
+       "METHODS V-10)", 4, False, "|m| of the free part; Qm (vertical) for the heavy top",
+       "U(h/6) T(h/2) U(2h/3) V(-h^3/72) T(h/2) U(h/6), T the exact free flow"),
+    _m("RK4", _GANAPATHI, 1, "001 Ganapathi, sections 3.1-3.4, 7 (with the 1/2 of METHODS G-2)",
+       4, False, "|q| = 1 by renormalisation", "classical RK4 on (q, omega)"),
+    _m("TERZE", _TERZE, 1, "002 Terze-Mueller-Zlatar (explicit Lie-group scheme)", 2, False,
+       "Qm (torque-free); not symmetric", "explicit Lie-group Stormer-Verlet type scheme"),
+    _m("TRAP", _KRYSL, 1, "003 Krysl, eq. (14)", 2, True, "'midpoint' energy (torque-free)",
+       "trapezoidal: fE(h/2) then bE(h/2)"),
+    _m("IMID", _KRYSL, 2, "003 Krysl, Algorithm IMID", 2, True, "E (torque-free)",
+       "midpoint: bE(h/2) then fE(h/2)"),
+    _m("TRAPM", _KRYSL, 3, "003 Krysl, eq. (20)", 2, True, "Qm (torque-free)",
+       "momentum trapezoidal: (18)(h/2) then (19)(h/2)"),
+    _m("IMIDM", _KRYSL, 4, "003 Krysl, Algorithm IMIDM", 2, True, "Qm (torque-free)",
+       "momentum midpoint: (19)(h/2) then (18)(h/2)"),
+    _m("SWC1", _KRYSL, 5, "003 Krysl, SWC1 (Simo-Wong ALGO_C1)", 2, True, "E, Qm (torque-free)",
+       "Simo-Wong energy-momentum"),
+    _m("AKW", _KRYSL, 6, "003 Krysl, AKW (Cayley map with 1/2, METHODS K-6)", 2, True,
+       "E, Qm (torque-free)", "Austin-Krishnaprasad-Wang implicit midpoint"),
+    _m("BBTRAP", _KRYSL, 7, "003 Krysl, BBTRAP", 2, True, "E, Qm (torque-free)",
+       "Bottasso-Borri trapezoidal, dexp^-1 ~ 1"),
+    _m("BBTRAPWD", _KRYSL, 8, "003 Krysl, BBTRAPWD", 2, True, "Qm (torque-free); not symmetric",
+       "Bottasso-Borri trapezoidal with dexp^-1"),
+])
+
+
+class IntegrationError(RuntimeError):
+    """A step failed: an implicit equation did not converge, had no solution, or the state
+    became non-finite. ``method``, ``step`` (1-based) and ``body`` (0-based) say where."""
+
+    def __init__(self, message, method, step, body):
+        super().__init__(message)
+        self.method = method
+        self.step = step
+        self.body = body
+
+
+class Trajectory:
+    """Result of :func:`integrate`.
+
+    Attributes
+    ----------
+    t : ndarray, shape (K,)
+        Times of the saved states.
+    m : ndarray, shape (K, 3) or (K, N, 3)
+        Body angular momentum.
+    q : ndarray, shape (K, 4) or (K, N, 4)
+        Attitude as unit quaternions, scalar first (converted on demand if a matrix was given).
+    Q : ndarray, shape (K, 3, 3) or (K, N, 3, 3)
+        Attitude as rotation matrices (converted on demand if a quaternion was given).
+    form : {"quaternion", "matrix"}
+        The form ``attitude0`` was given in; ``attitude`` returns that form.
+    method : str
+        The method's name.
+    """
+
+    def __init__(self, t, m, q, form, method, inertia, torque):
+        self.t = t
+        self.m = m
+        self._q = q
+        self._Q = None
+        self.form = form
+        self.method = method
+        self.inertia = inertia
+        self.torque = torque
+
+    @property
+    def q(self) -> np.ndarray:
+        return self._q
+
+    @property
+    def Q(self) -> np.ndarray:
+        if self._Q is None:
+            self._Q = quat_to_matrix(self._q)
+        return self._Q
+
+    @property
+    def attitude(self) -> np.ndarray:
+        return self.Q if self.form == "matrix" else self.q
+
+    @property
+    def kinetic_energy(self) -> np.ndarray:
+        """``sum m_j^2 / (2 I_j)`` at the saved states."""
+        return 0.5 * np.sum(self.m**2 / self.inertia, axis=-1)
+
+    @property
+    def potential_energy(self) -> np.ndarray:
+        """The torque's potential at the saved states (zero for a free body); raises
+        AttributeError for a torque without a potential."""
+        if self.torque is None:
+            return np.zeros(self.t.shape + self.m.shape[1:-1])
+        if not hasattr(self.torque, "potential"):
+            raise AttributeError(f"the torque {self.torque!r} has no potential energy")
+        return self.torque.potential(self.Q)
+
+    @property
+    def energy(self) -> np.ndarray:
+        """Total energy, kinetic plus the torque's potential."""
+        return self.kinetic_energy + self.potential_energy
+
+    @property
+    def spatial_momentum(self) -> np.ndarray:
+        """``Q m`` at the saved states."""
+        return np.einsum("...ij,...j->...i", self.Q, self.m)
+
+    def __repr__(self) -> str:
+        n = "1 body" if self.m.ndim == 2 else f"{self.m.shape[1]} bodies"
+        return (f"<Trajectory {self.method}: {n}, {len(self.t)} states, "
+                f"t = {self.t[0]:g} .. {self.t[-1]:g}, attitude as {self.form}>")
+
+
+def _real_array(x, name):
+    try:
+        a = np.asarray(x)
+    except Exception as exc:  # pragma: no cover - numpy raises many types here
+        raise TypeError(f"{name} must be an array of real numbers ({exc})") from None
+    if a.dtype.kind not in "iuf" or a.dtype == bool:
+        raise TypeError(f"{name} must be an array of real numbers, got dtype {a.dtype}")
+    a = np.asarray(a, dtype=np.float64)
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} contains non-finite values (NaN or infinity)")
+    return a
+
+
+def _int_arg(x, name, low, high=2**31 - 1):
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {x!r}")
+    x = int(x)
+    if not low <= x <= high:
+        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {x}")
+    return x
+
+
+def _method(method, coefficients):
+    if coefficients is not None:
+        a, b = _splitting._coefficients(None, coefficients)
+        return "SPLITTING", MethodInfo("SPLITTING", _CZ, 1, "004 Celledoni-Zanna, appendix",
+                                       None, False, "", "user splitting coefficients"), (a, b)
+    if method is None:
+        raise TypeError("integrate() needs method= (one of " + ", ".join(METHODS)
+                        + ") or coefficients=(a, b)")
+    if not isinstance(method, str) or method.upper() not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    name = method.upper()
+    coef = _splitting.METHODS.get(name)
+    return name, METHODS[name], coef
+
+
+def _torque(torque, name):
+    """(kind, tpar, user callable or None) of the torque."""
+    tpar = np.zeros(7)
+    tpar[5] = 1.0
+    if torque is None:
+        return _T_NONE, tpar, None
+    if isinstance(torque, ConstantField):
+        tpar[0:3] = torque.u0
+        return _T_FIELD, tpar, None
+    if isinstance(torque, HeavyTop):
+        tpar[0:3] = torque.u0
+        tpar[3:6] = torque.center
+        return _T_FIELD, tpar, None
+    if isinstance(torque, GravityGradient):
+        tpar[6] = torque.rate
+        return _T_GRAVITY_GRADIENT, tpar, None
+    if callable(torque):
+        return _T_USER, tpar, torque
+    raise TypeError("torque must be None, a torque of frb.torques or a callable torque(t, Q) -> "
+                    f"T_b, got {type(torque).__name__}")
+
+
+def _user_callback(torque, method, n):
+    """The f2py call-back: calls torque(t, Q) once for the batch and checks its result."""
+    label = getattr(torque, "__name__", None) or repr(torque)
+
+    def cb(nb, t, step, qt, tb):
+        Q = qt.T  # (n, 3, 3), Q[j] the attitude of body j
+        Q.flags.writeable = False
+        res = torque(t, Q)
+        try:
+            arr = np.asarray(res)
+        except Exception as exc:  # pragma: no cover
+            raise ValueError(f"torque {label} (method {method}, step {step}) returned "
+                             f"something that is not an array: {exc}") from None
+        if arr.dtype.kind not in "iuf" or arr.dtype == bool:
+            raise ValueError(f"torque {label} (method {method}, step {step}) must return real "
+                             f"numbers, got dtype {arr.dtype}")
+        if arr.shape == (3,) and nb == 1:
+            arr = arr.reshape(1, 3)
+        if arr.shape != (nb, 3):
+            raise ValueError(f"torque {label} (method {method}, step {step}) must return an "
+                             f"array of shape ({nb}, 3), got {arr.shape}")
+        bad = ~np.isfinite(arr).all(axis=1)
+        if bad.any():
+            raise ValueError(f"torque {label} (method {method}, step {step}) returned a "
+                             f"non-finite torque for body {int(np.argmax(bad))}")
+        tb.T[...] = arr
+        return tb
+
+    return cb
+
+
+def _no_torque(nb, t, step, qt, tb):  # pragma: no cover - never called for built-in torques
+    return tb
+
+
+def _attitude(attitude0, single, n):
+    a = _real_array(attitude0, "attitude0")
+    if a.shape[-1:] == (4,) and a.ndim == (1 if single else 2) and (single or a.shape[0] == n):
+        q = a.reshape(-1, 4)
+        if np.abs(np.sqrt(np.sum(q * q, axis=1)) - 1.0).max(initial=0.0) > ORTHOGONALITY_TOLERANCE:
+            bad = int(np.argmax(np.abs(np.sqrt(np.sum(q * q, axis=1)) - 1.0)))
+            raise ValueError(f"attitude0 must be unit quaternions (|q| = 1 within "
+                             f"{ORTHOGONALITY_TOLERANCE}; scalar first)"
+                             + ("" if single else f": body {bad}"))
+        return "quaternion", np.ascontiguousarray(q)
+    if a.shape[-2:] == (3, 3) and a.ndim == (2 if single else 3) and (single or a.shape[0] == n):
+        Q = a.reshape(-1, 3, 3)
+        if not _is_rotation(Q):
+            raise ValueError(f"attitude0 must be rotation matrices (Q^T Q = 1 within "
+                             f"{ORTHOGONALITY_TOLERANCE}, det Q = +1)")
+        return "matrix", np.ascontiguousarray(matrix_to_quat(Q))
+    want = "(4,) or (3, 3)" if single else f"({n}, 4) or ({n}, 3, 3)"
+    raise ValueError(f"attitude0 must have shape {want}, got {a.shape}")
+
+
+def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, save_every=1,
+              coefficients=None, quadrature=0) -> Trajectory:
+    """Integrate one or many (torqued) rigid bodies with any method of the seed documents.
+
+    Parameters
+    ----------
+    m0 : array_like, shape (3,) or (N, 3)
+        Initial body angular momentum.
+    attitude0 : array_like, shape (4,), (N, 4), (3, 3) or (N, 3, 3)
+        Initial attitude: unit quaternions (scalar first, ``|q| = 1`` within 1e-10) or rotation
+        matrices (columns = body axes in the fixed frame).
+    inertia : array_like, shape (3,) or (N, 3)
+        Principal moments of inertia, positive, in any order.
+    h : float
+        Step length (negative integrates backwards).
+    nsteps : int
+        Number of steps, ``0 <= nsteps < 2**31``.
+    method : str
+        Case-insensitive name, one of :data:`METHODS` (``frb.engine.METHODS[name]`` gives
+        its seed, order and properties).
+    torque : None, a torque of :mod:`frb.torques`, or callable ``torque(t, Q) -> T_b``
+        ``None`` for a free body. A callable receives ``Q`` of shape ``(N, 3, 3)`` and returns
+        ``(N, 3)``; it is called once per stage for the whole batch.
+    save_every : int
+        Keep the states after the steps ``0, save_every, 2 save_every, ...`` and always the last.
+    coefficients : pair of sequences, optional
+        ``(a, b)``, the first half of a symmetric splitting of the exact free flow and the torque
+        kick (see :mod:`frb.splitting`); replaces ``method``.
+    quadrature : int
+        Free flows of the exact-flow splittings: 0 exact, ``1..10`` Gauss-Legendre nodes.
+
+    Returns
+    -------
+    Trajectory
+        ``t`` (K,), ``m`` (K, 3) or (K, N, 3), ``q`` / ``Q`` and ``attitude`` in the form given.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Invalid arguments, or a user torque whose result is not a finite (N, 3) array (the
+        message names the torque, the method and the step).
+    IntegrationError
+        An implicit step did not converge (within :data:`NEWTON_MAX_ITER` iterations to
+        :data:`NEWTON_RTOL`), had no solution, or the state became non-finite; the message
+        names the method, the step and the body.
+    """
+    name, info, coef = _method(method, coefficients)
+    m = _real_array(m0, "m0")
+    if m.ndim not in (1, 2) or m.shape[-1] != 3:
+        raise ValueError(f"m0 must have shape (3,) or (N, 3), got {m.shape}")
+    single = m.ndim == 1
+    m2 = np.ascontiguousarray(m.reshape(-1, 3))
+    n = m2.shape[0]
+    form, q2 = _attitude(attitude0, single, n)
+    I = _real_array(inertia, "inertia")
+    if I.shape == (3,):
+        I2 = np.broadcast_to(I, (n, 3))
+    elif not single and I.shape == (n, 3):
+        I2 = I
+    else:
+        want = "(3,)" if single else f"(3,) or ({n}, 3)"
+        raise ValueError(f"inertia must have shape {want}, got {I.shape}")
+    if not (I2 > 0).all():
+        raise ValueError("inertia must contain strictly positive moments of inertia")
+    I2 = np.ascontiguousarray(I2)
+    if isinstance(h, bool) or not isinstance(h, numbers.Real):
+        raise TypeError(f"h must be a real number, got {h!r}")
+    h = float(h)
+    if not math.isfinite(h):
+        raise ValueError(f"h must be finite, got {h}")
+    nsteps = _int_arg(nsteps, "nsteps", 0)
+    save_every = _int_arg(save_every, "save_every", 1)
+    quadrature = _int_arg(quadrature, "quadrature", 0, 10)
+    tkind, tpar, user = _torque(torque, "torque")
+
+    if name == "EXACT" and tkind != _T_NONE:
+        raise ValueError("method EXACT is the free flow: it takes no torque (use STRANG, "
+                         "RKN6_14 or another method for a torqued body)")
+    if name == "NYSTROM4" and tkind not in (_T_NONE, _T_FIELD):
+        raise ValueError("method NYSTROM4 needs the flow of the modified potential {U,{U,T}}: it "
+                         "supports torque=None, constant_field and heavy_top only")
+    if quadrature and info.family != _CZ:
+        raise ValueError(f"quadrature applies to the exact-flow splittings, not to {name}")
+
+    kinds = np.zeros(1, dtype=np.intc)
+    frac = np.ones(1)
+    variant = info.variant
+    if info.family == _CZ:
+        if tkind == _T_NONE:
+            variant = 0
+        else:
+            sched = _splitting._schedule(*coef)
+            kinds = np.array([0 if k == "A" else 1 for k, _ in sched], dtype=np.intc)
+            frac = np.array([c for _, c in sched])
+            if len(frac) > 64:
+                raise ValueError("coefficients: at most 64 flows a step")
+
+    nk = nsteps // save_every + 1 + (1 if nsteps % save_every else 0)
+    chunk = n if user is not None else CHUNK
+    cb = _user_callback(user, name, n) if user is not None else _no_torque
+    if n == 0:
+        m_out = np.empty((nk, 0, 3))
+        q_out = np.empty((nk, 0, 4))
+        t_out = h * np.array(sorted(set(list(range(0, nsteps + 1, save_every)) + [nsteps])),
+                             dtype=np.float64)
+    else:
+        m_out, q_out, t_out, status, fail_step, fail_body = _engine.engine_integrate(
+            info.family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every,
+            chunk, nk, h, 0.0, m2.T, q2.T, I2.T, cb)
+        if status:
+            _raise_failure(name, int(status), int(fail_step), int(fail_body) - 1, single)
+        m_out, q_out = m_out.T, q_out.T
+    if single:
+        m_out, q_out = m_out[:, 0], q_out[:, 0]
+        I_keep = I2[0]
+    else:
+        I_keep = I2
+    return Trajectory(t_out, m_out, q_out, form, name, I_keep, torque)
+
+
+def _raise_failure(name, status, step, body, single):
+    where = f"step {step}" + ("" if single else f", body {body}")
+    if status == _INFO_NO_CONVERGENCE:
+        msg = (f"method {name}: the implicit equation of {where} did not converge "
+               f"(Newton's method, tolerance {NEWTON_RTOL:.1e} relative, {NEWTON_MAX_ITER} "
+               "iterations); try a smaller step h")
+    elif status == _INFO_NO_SOLUTION:
+        msg = (f"method {name}: the implicit equation of {where} has no solution (the step h is "
+               "too large for the angular velocity)")
+    elif status == _INFO_NON_FINITE:
+        msg = f"method {name}: the state became non-finite (overflow or NaN) at {where}"
+    elif status == _INFO_NOT_IMPLEMENTED:
+        raise NotImplementedError(f"method {name} is not available in this build")
+    else:  # pragma: no cover
+        msg = f"method {name}: failure code {status} at {where}"
+    raise IntegrationError(msg, name, step, body)
