@@ -256,11 +256,31 @@ def _torque(torque, name):
                     f"T_b, got {type(torque).__name__}")
 
 
-def _user_callback(torque, method, n):
-    """The f2py call-back: calls torque(t, Q) once for the batch and checks its result."""
-    label = getattr(torque, "__name__", None) or repr(torque)
+class _UserTorque:
+    """The f2py call-back of a user torque: calls torque(t, Q) once for the batch and checks
+    its result. An exception (from the torque, from the checks, or KeyboardInterrupt) is kept
+    and the torque returned as NaN, so that the compiled loop stops at the end of that step
+    (a non-finite state); integrate then raises the kept exception. (Raising through the
+    call-back would make f2py unwind the Fortran frames and print to stderr.)"""
 
-    def cb(nb, t, step, qt, tb):
+    def __init__(self, torque, method):
+        self.torque = torque
+        self.method = method
+        self.label = getattr(torque, "__name__", None) or repr(torque)
+        self.error = None
+
+    def __call__(self, nb, t, step, qt, tb):
+        if self.error is None:
+            try:
+                tb.T[...] = self._evaluate(nb, t, step, qt)
+                return tb
+            except BaseException as exc:  # noqa: BLE001 - re-raised by integrate
+                self.error = exc
+        tb[...] = np.nan
+        return tb
+
+    def _evaluate(self, nb, t, step, qt):
+        torque, method, label = self.torque, self.method, self.label
         Q = qt.T  # (n, 3, 3), Q[j] the attitude of body j
         Q.flags.writeable = False
         res = torque(t, Q)
@@ -281,10 +301,7 @@ def _user_callback(torque, method, n):
         if bad.any():
             raise ValueError(f"torque {label} (method {method}, step {step}) returned a "
                              f"non-finite torque for body {int(np.argmax(bad))}")
-        tb.T[...] = arr
-        return tb
-
-    return cb
+        return arr
 
 
 def _no_torque(nb, t, step, qt, tb):  # pragma: no cover - never called for built-in torques
@@ -410,7 +427,7 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
 
     nk = nsteps // save_every + 1 + (1 if nsteps % save_every else 0)
     chunk = n if user is not None else CHUNK
-    cb = _user_callback(user, name, n) if user is not None else _no_torque
+    cb = _UserTorque(user, name) if user is not None else _no_torque
     if n == 0:
         m_out = np.empty((nk, 0, 3))
         q_out = np.empty((nk, 0, 4))
@@ -420,6 +437,8 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
         m_out, q_out, t_out, status, fail_step, fail_body = _engine.engine_integrate(
             info.family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every,
             chunk, nk, h, 0.0, m2.T, q2.T, I2.T, cb)
+        if user is not None and cb.error is not None:
+            raise cb.error
         if status:
             _raise_failure(name, int(status), int(fail_step), int(fail_body) - 1, single)
         m_out, q_out = m_out.T, q_out.T

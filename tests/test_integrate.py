@@ -1,0 +1,235 @@
+"""frb.integrate: the engine, its torques and its exact-flow splittings (seed 004)."""
+import numpy as np
+import pytest
+
+import frb
+from frb.torques import constant_field, gravity_gradient, heavy_top
+
+# example 1 of Algorithm 903 (seed 004, section 4.3)
+M0 = np.array([-3.4790957088547336e-01, -1.9822914599675923e-01, -9.1633189192763642e-01])
+U0 = np.array([9.5586303547238536e-05, 4.8777318247201465e-04, -8.6772148817192390e-04])
+I1 = np.array([1.0, 1.0126869887825154, 3.3062374224730378])
+
+
+def random_bodies(n, seed=0):
+    rng = np.random.default_rng(seed)
+    m = rng.normal(size=(n, 3))
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    inertia = rng.uniform(0.5, 2.0, size=(n, 3))
+    return m, q, inertia
+
+
+def test_exact_equals_quat_step():
+    m, q, inertia = random_bodies(6)
+    tr = frb.integrate(m, q, inertia, 0.3, 4, method="exact")
+    mm, qq = m, q
+    for _ in range(4):
+        mm, qq = frb.quat_step(mm, qq, 0.3, inertia)
+    np.testing.assert_allclose(tr.m[-1], mm, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(tr.q[-1], qq, rtol=0, atol=1e-14)
+
+
+def test_splitting_matches_frb_splitting_integrate():
+    """RKN6_14 and STRANG of frb.integrate agree with frb.splitting.integrate (matrix path)
+    to roundoff on example 1 (the engine holds quaternions, so bits differ)."""
+    for method in ("RKN6_14", "STRANG"):
+        old = frb.splitting.integrate(M0, np.eye(3), I1, 0.5, 200, method=method,
+                                      torque=frb.splitting.constant_field(U0))
+        new = frb.integrate(M0, np.eye(3), I1, 0.5, 200, method=method, torque=constant_field(U0))
+        assert new.form == "matrix"
+        np.testing.assert_allclose(new.m, old.m, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(new.Q, old.Q, rtol=0, atol=1e-12)
+
+
+def test_user_coefficients_equal_named_method():
+    a = frb.integrate(M0, np.eye(3), I1, 0.5, 20, method="STRANG", torque=constant_field(U0))
+    b = frb.integrate(M0, np.eye(3), I1, 0.5, 20, coefficients=((0.5, 0.0), (0.5,)),
+                      torque=constant_field(U0))
+    assert np.array_equal(a.m, b.m) and np.array_equal(a.q, b.q)
+
+
+def test_heavy_top_is_a_constant_field_on_e3_and_conserves_energy_to_order_6():
+    a = frb.integrate(M0, np.eye(3), I1, 0.1, 50, method="RKN6_14", torque=heavy_top(2.0, [0, 0, 1]))
+    b = frb.integrate(M0, np.eye(3), I1, 0.1, 50, method="RKN6_14",
+                      torque=constant_field([0, 0, 2.0]))
+    assert np.array_equal(a.m, b.m)
+    # a general centre of mass: energy error of a sixth-order method drops by ~2^6 when h halves
+    top = heavy_top(1.5, [0.1, -0.2, 0.7])
+    q0 = np.array([0.9, 0.1, -0.3, 0.2]) / np.linalg.norm([0.9, 0.1, -0.3, 0.2])
+    errs = []
+    for h in (0.2, 0.1):
+        tr = frb.integrate([0.3, 1.1, -0.4], q0, [0.8, 1.1, 1.7], h, int(round(4 / h)),
+                           method="RKN6_14", torque=top)
+        errs.append(np.abs(tr.energy - tr.energy[0]).max())
+    assert 40 < errs[0] / errs[1] < 100
+    # and the vertical component of the spatial momentum is conserved exactly (torque horizontal)
+    tr = frb.integrate([0.3, 1.1, -0.4], q0, [0.8, 1.1, 1.7], 0.1, 1000, method="STRANG",
+                       torque=top)
+    lz = tr.spatial_momentum[:, 2]
+    assert np.abs(lz - lz[0]).max() < 1e-13 * np.abs(tr.m).max()
+
+
+def test_built_in_torques_match_their_formulas():
+    """The compiled torques against the same formulas written in numpy as user torques."""
+    m, q, inertia = random_bodies(5, seed=3)
+    top = heavy_top(1.3, [0.2, -0.1, 0.9])
+
+    def top_user(t, Q):
+        return 1.3 * np.cross(Q[:, 2, :], [0.2, -0.1, 0.9])
+
+    rate = 0.7
+
+    def gg_user(t, Q):
+        r = np.array([np.cos(rate * t), np.sin(rate * t), 0.0])
+        c = np.einsum("nji,j->ni", Q, r)
+        return 3 * rate**2 * np.cross(c, inertia * c)
+
+    for built, user in ((top, top_user), (gravity_gradient(rate), gg_user)):
+        a = frb.integrate(m, q, inertia, 0.05, 40, method="RKN6_14", torque=built)
+        b = frb.integrate(m, q, inertia, 0.05, 40, method="RKN6_14", torque=user)
+        np.testing.assert_allclose(a.m, b.m, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-13)
+
+
+def test_gravity_gradient_torque_formula():
+    """T_b = 3 n^2 c x (I c): zero when a principal axis points at the planet, and the
+    small-angle restoring torque -3 n^2 (I2 - I1) theta about the orbit normal when the body
+    x axis is turned by theta from the planet direction."""
+    gg = gravity_gradient(2.0)
+    theta = 1e-4
+    # body x axis rotated by theta about z from r(0) = e_x
+    Q = np.array([[np.cos(theta), -np.sin(theta), 0], [np.sin(theta), np.cos(theta), 0], [0, 0, 1]])
+    tb = gg.torque(0.0, Q, np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(tb, [0, 0, 3 * 4.0 * (2.0 - 1.0) * (-theta)], rtol=1e-7, atol=1e-20)
+    assert np.abs(gg.torque(0.0, np.eye(3), np.array([1.0, 2.0, 3.0]))).max() == 0
+
+
+def test_batched_equals_single_bit_for_bit():
+    m, q, inertia = random_bodies(9, seed=5)
+    for torque in (None, heavy_top(1.0, [0.1, 0.2, 0.8]), gravity_gradient(0.5)):
+        for method in ("EXACT", "STRANG", "RKN6_14"):
+            if method == "EXACT" and torque is not None:
+                continue
+            b = frb.integrate(m, q, inertia, 0.1, 7, method=method, torque=torque)
+            for j in (0, 4, 8):
+                s = frb.integrate(m[j], q[j], inertia[j], 0.1, 7, method=method, torque=torque)
+                assert np.array_equal(b.m[:, j], s.m) and np.array_equal(b.q[:, j], s.q)
+
+
+def test_chunk_size_does_not_change_results(monkeypatch):
+    m, q, inertia = random_bodies(70, seed=6)
+    a = frb.integrate(m, q, inertia, 0.1, 5, method="STRANG", torque=heavy_top(1.0, [0, 0, 1]))
+    monkeypatch.setattr(frb.engine, "CHUNK", 7)
+    b = frb.integrate(m, q, inertia, 0.1, 5, method="STRANG", torque=heavy_top(1.0, [0, 0, 1]))
+    assert np.array_equal(a.m, b.m) and np.array_equal(a.q, b.q)
+
+
+def test_user_torque_is_called_once_per_stage_for_the_whole_batch():
+    m, q, inertia = random_bodies(11, seed=7)
+    calls = []
+
+    def torque(t, Q):
+        calls.append((t, Q.shape))
+        assert not Q.flags.writeable
+        return np.zeros((Q.shape[0], 3))
+
+    frb.integrate(m, q, inertia, 0.1, 3, method="STRANG", torque=torque)
+    assert [c[1] for c in calls] == [(11, 3, 3)] * 3
+    # the kick of A(h/2) B(h) A(h/2) is at the middle of each step
+    np.testing.assert_allclose([c[0] for c in calls], [0.05, 0.15, 0.25], atol=1e-15)
+
+
+def test_save_every_and_shapes():
+    m, q, inertia = random_bodies(3)
+    tr = frb.integrate(m, q, inertia, 0.25, 10, method="exact", save_every=4)
+    np.testing.assert_allclose(tr.t, [0, 1.0, 2.0, 2.5])
+    assert tr.m.shape == (4, 3, 3) and tr.q.shape == (4, 3, 4) and tr.Q.shape == (4, 3, 3, 3)
+    full = frb.integrate(m, q, inertia, 0.25, 10, method="exact")
+    assert np.array_equal(tr.m, full.m[[0, 4, 8, 10]])
+    one = frb.integrate(m[0], frb.quat_to_matrix(q[0]), inertia[0], 0.25, 0, method="exact")
+    assert one.m.shape == (1, 3) and one.Q.shape == (1, 3, 3) and one.attitude.shape == (1, 3, 3)
+    assert "1 body" in repr(one) and len(repr(tr)) < 200
+
+
+def test_matrix_and_quaternion_input_agree():
+    m, q, inertia = random_bodies(4)
+    a = frb.integrate(m, q, inertia, 0.2, 5, method="RKN6_14", torque=heavy_top(1, [0, 0, 1]))
+    b = frb.integrate(m, frb.quat_to_matrix(q), inertia, 0.2, 5, method="RKN6_14",
+                      torque=heavy_top(1, [0, 0, 1]))
+    np.testing.assert_allclose(a.Q, b.Q, atol=1e-14)
+    np.testing.assert_allclose(a.m, b.m, atol=1e-14)
+
+
+@pytest.mark.parametrize("kwargs, exc, fragment", [
+    (dict(m0=[1, 2]), ValueError, "m0 must have shape"),
+    (dict(m0=[1, 2, np.nan]), ValueError, "m0 contains non-finite"),
+    (dict(m0=["a", "b", "c"]), TypeError, "m0 must be an array of real numbers"),
+    (dict(m0=[1 + 1j, 2, 3]), TypeError, "m0 must be an array of real numbers"),
+    (dict(attitude0=np.eye(3) * 2), ValueError, "rotation matrices"),
+    (dict(attitude0=[1, 0, 0, 0.1]), ValueError, "unit quaternions"),
+    (dict(attitude0=np.eye(4)), ValueError, "attitude0 must have shape"),
+    (dict(inertia=[1, 0, 2]), ValueError, "strictly positive"),
+    (dict(inertia=[[1, 2, 3]]), ValueError, "inertia must have shape (3,)"),
+    (dict(h=np.inf), ValueError, "h must be finite"),
+    (dict(h="0.1"), TypeError, "h must be a real number"),
+    (dict(nsteps=-1), ValueError, "nsteps must be an integer in"),
+    (dict(nsteps=2**31), ValueError, "2147483647"),
+    (dict(nsteps=1.5), TypeError, "nsteps must be an integer"),
+    (dict(save_every=0), ValueError, "save_every"),
+    (dict(method="nope"), ValueError, "method must be one of"),
+    (dict(method=None), TypeError, "needs method="),
+    (dict(method="EXACT", torque=heavy_top(1, [0, 0, 1])), ValueError, "takes no torque"),
+    (dict(method="NYSTROM4", torque=gravity_gradient(1.0)), ValueError, "NYSTROM4"),
+    (dict(method="STRANG", torque=42), TypeError, "torque must be None"),
+    (dict(method="DMV6", quadrature=2), ValueError, "quadrature applies"),
+])
+def test_bad_input_raises(kwargs, exc, fragment):
+    args = dict(m0=[0.3, 0.5, 0.8], attitude0=np.eye(3), inertia=[1, 2, 3], h=0.1, nsteps=3,
+                method="STRANG")
+    args.update(kwargs)
+    with pytest.raises(exc) as info:
+        frb.integrate(args.pop("m0"), args.pop("attitude0"), args.pop("inertia"), args.pop("h"),
+                      args.pop("nsteps"), **args)
+    assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("result, fragment", [
+    (lambda n: np.zeros((n, 2)), "must return an array of shape (4, 3)"),
+    (lambda n: np.full((n, 3), np.nan), "non-finite torque for body 0"),
+    (lambda n: np.array([["a"] * 3] * n), "must return real numbers"),
+])
+def test_bad_user_torque_results_name_the_torque_and_step(result, fragment):
+    m, q, inertia = random_bodies(4)
+
+    def my_torque(t, Q):
+        return result(Q.shape[0])
+
+    with pytest.raises(ValueError) as info:
+        frb.integrate(m, q, inertia, 0.1, 3, method="STRANG", torque=my_torque)
+    assert fragment in str(info.value) and "my_torque" in str(info.value) and "step 1" in str(info.value)
+
+
+def test_user_torque_exception_propagates():
+    def broken(t, Q):
+        raise KeyError("from the torque")
+
+    with pytest.raises(KeyError):
+        frb.integrate([0.3, 0.5, 0.8], np.eye(3), [1, 2, 3], 0.1, 3, method="STRANG", torque=broken)
+
+
+def test_overflow_is_an_integration_error_naming_step_and_body():
+    m, q, inertia = random_bodies(3)
+    with pytest.raises(frb.IntegrationError) as info:
+        frb.integrate(m, q, inertia, 10.0, 5, method="STRANG",
+                      torque=constant_field([1e308, 1e308, 1e308]))
+    err = info.value
+    assert err.method == "STRANG" and err.step >= 1 and 0 <= err.body < 3
+    assert f"step {err.step}" in str(err) and f"body {err.body}" in str(err)
+
+
+def test_inputs_not_modified():
+    m, q, inertia = random_bodies(3)
+    copies = [a.copy() for a in (m, q, inertia)]
+    frb.integrate(m, q, inertia, 0.1, 3, method="RKN6_14", torque=heavy_top(1, [0, 0, 1]))
+    assert all(np.array_equal(a, b) for a, b in zip((m, q, inertia), copies))
