@@ -10,7 +10,7 @@ module frb_celledoni_zanna
    use frb_kinds, only: dp
    use frb_step_interface
    use frb_torques, only: torque_t, user_torque_cb, torque_batch
-   use frb_rigid_body, only: free_flow
+   use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use frb_lie, only: qmul
    implicit none
    private
@@ -52,14 +52,21 @@ contains
          end if
       end do
    contains
+      !> The exact free flow over time tf of every body, flow_lanes_width bodies in lock-step
+      !> (free_flow_chunk: the results of free_flow bit for bit).
       subroutine free_flows(tf)
          real(dp), intent(in) :: tf
-         real(dp) :: m1(3), w(4)
-         integer :: j
-         do j = 1, n
-            call free_flow(m(:, j), tf, inertia(:, j), meth%quadrature, m1, w)
-            m(:, j) = m1
-            q(:, j) = qmul(q(:, j), w)
+         real(dp) :: m1(3, flow_lanes_width), w(4, flow_lanes_width), hc(1)
+         integer :: b0, nc, j
+         hc(1) = tf
+         do b0 = 1, n, flow_lanes_width
+            nc = min(flow_lanes_width, n - b0 + 1)
+            call free_flow_chunk(nc, 1, 1, nc, m(:, b0:b0 + nc - 1), hc, inertia(:, b0:b0 + nc - 1), &
+                                 meth%quadrature, m1, w)
+            do j = 1, nc
+               m(:, b0 + j - 1) = m1(:, j)
+               q(:, b0 + j - 1) = qmul(q(:, b0 + j - 1), w(:, j))
+            end do
          end do
       end subroutine free_flows
    end subroutine celledoni_zanna_step
