@@ -233,3 +233,29 @@ def test_inputs_not_modified():
     copies = [a.copy() for a in (m, q, inertia)]
     frb.integrate(m, q, inertia, 0.1, 3, method="RKN6_14", torque=heavy_top(1, [0, 0, 1]))
     assert all(np.array_equal(a, b) for a, b in zip((m, q, inertia), copies))
+
+
+def _heavy_top_run(method, h, T=2.0, weight=1.5, **kw):
+    q0 = np.array([0.9, 0.1, -0.3, 0.2]) / np.linalg.norm([0.9, 0.1, -0.3, 0.2])
+    return frb.integrate([0.3, 1.1, -0.4], q0, [0.8, 1.1, 1.7], h, int(round(T / h)),
+                         method=method, torque=heavy_top(weight, [0.1, -0.2, 0.7]), **kw)
+
+
+@pytest.mark.parametrize("method, order, hs, weight", [("STRANG", 2, (0.1, 0.05, 0.025), 1.5),
+                                                       ("RKN6_14", 6, (0.1, 0.05, 0.025), 20.0)])
+def test_order_of_exact_flow_splittings_on_a_heavy_top(method, order, hs, weight):
+    """Against RKN6_14 at h = 0.005 (a heavier top for RKN6_14, whose error constants are small:
+    with weight 1.5 its errors reach the roundoff floor before the asymptotic regime)."""
+    ref = _heavy_top_run("RKN6_14", 0.005, weight=weight)
+    errs = [np.abs(_heavy_top_run(method, h, weight=weight).m[-1] - ref.m[-1]).max() for h in hs]
+    slope = np.polyfit(np.log(hs), np.log(errs), 1)[0]
+    assert abs(slope - order) < 0.2, (slope, errs)
+
+
+@pytest.mark.parametrize("method", ["STRANG", "RKN6_14"])
+def test_exact_flow_splittings_are_symmetric(method):
+    fwd = _heavy_top_run(method, 0.3, T=0.3)
+    back = frb.integrate(fwd.m[-1], fwd.q[-1], [0.8, 1.1, 1.7], -0.3, 1, method=method,
+                         torque=heavy_top(1.5, [0.1, -0.2, 0.7]))
+    np.testing.assert_allclose(back.m[-1], fwd.m[0], atol=1e-14)
+    np.testing.assert_allclose(back.q[-1], fwd.q[0], atol=1e-14)
