@@ -1,12 +1,73 @@
-! Placeholder of the vilmart family of frb.integrate (being written).
+! The free-body integrators of seed 000 (G. Vilmart, "Rigid body dynamics") and its splittings
+! with an external potential, for frb.integrate. Notation of /work/shared/METHODS.md section 1.1:
+! y = m the body momentum, J = diag(I), w = J^-1 = 1/I, q the attitude quaternion (scalar
+! first), Q = E(q). Variants (meth%variant):
+!
+! * DMV2, DMV4, DMV6, DMV8 (variants 2, 4, 6, 8): the preprocessed discrete Moser-Veselov method
+!   of order 2p, Algorithm 3 (eqs. (12)-(15)) with the modified moments of Algorithm 4 and
+!   Table 1 (METHODS V5, V7), corrections V-6 (Cayley transform) and V-8 (the powers h^2, h^4,
+!   h^6 of the corrections); computed by module frb_dmv (fortran/dmv.f90: dmv_setup,
+!   dmv_modified_inverse, dmv_step_inv), whose solver reduces (14) exactly to a scalar quartic
+!   solved by Newton's method (its own stopping rule, header of dmv.f90, instead of the "few
+!   fixed-point iterations" of the seed, V-15). A NaN result of dmv_step_inv means that (14) has
+!   no solution (|h| |omega| beyond about 1): info_no_solution.
+!   Torque-free, the modified inverse moments depend on y only through the conserved C, H; they
+!   are computed once per body at step k = 1 and kept in ws(1:3, j) (as dmv_integrate does).
+!   With a torque they are recomputed every step from the momentum entering the free step.
+! * SPLIT3 (variant 10): the three-rotation splitting H = R1 + R2 + R3, R_j = y_j^2 / (2 I_j)
+!   (METHODS V2), in the corrected symmetric composition of V-13,
+!   R3(h/2) R2(h/2) R1(h) R2(h/2) R3(h/2). The flow of R_j over t: a = y_j / I_j is constant,
+!   y <- exp(-a t hat e_j) y, q <- q (cos(a t / 2), sin(a t / 2) e_j).
+! * SYMROT (variant 11): "Algorithm 2", H = R + S, R = (1/I1 - 1/I2) y1^2 / 2,
+!   S = ((y1^2 + y2^2) / I2 + y3^2 / I3) / 2, step R(h/2) S(h) R(h/2) (METHODS V3) with the
+!   corrected alpha = (1/I1 - 1/I2) y1, beta = (1/I3 - 1/I2) y3 of V-5:
+!   R over t: y <- exp(-alpha t hat e1) y, q <- q (cos(alpha t/2), sin(alpha t/2) e1);
+!   S over t: y <- exp(-beta t hat e3) y, q <- q a(t y / I2) (cos(beta t/2), sin(beta t/2) e3),
+!   a(omega) = quat_exp(omega) and y the momentum entering the S flow.
+!   Choice: the axes are used as given (axis 3 plays the role of the symmetry axis; no
+!   permutation). The method is exact for I1 = I2 (R = 0) and for I2 = I3 (beta = 0, S = C/I2
+!   commutes with R), NOT for I1 = I3 (Remark 3 is wrong there, V-7).
+! * MIDPOINT (variant 12): the implicit midpoint rule of Remark 4 (METHODS V6):
+!   Y = y + (h/2) Y x (w Y) solved by Newton's method (exact 3x3 Jacobian
+!   1 + (h/2) hat(w Y) - (h/2) hat(Y) diag(w), predictor Y0 = y + (h/2) y x (w y)),
+!   y+ = 2 Y - y, q+ = q rho with rho the Cayley quaternion (1, e) / sqrt(1 + |e|^2) of
+!   e = h w Y / 2, i.e. rho = quat_cayley(h w Y) (frb_lie: quat_cayley(a) has a/2 in it).
+!   Newton stops when |dY| <= newton_rtol |Y| (or Y = 0); after newton_max_iter iterations (or a
+!   non-finite iterate) the body gets info_no_convergence. newton_rtol = 4 eps,
+!   newton_max_iter = 50 (frb_step_interface).
+! * NYSTROM4 (variant 13): the fourth-order Nystrom splitting of METHODS V9,
+!   U(h/6) T(h/2) U(2h/3) V(-h^3/72) T(h/2) U(h/6), with T the EXACT free flow (free_flow of
+!   frb_rigid_body, exact elliptic functions), U the kick m += tau T_b(t, Q) of the field torque
+!   and V the kick m += tau field_v_torque(Q) of the modified potential V = {U, {U, T}} (the
+!   corrected V-flow of V-10; the property used is {U, {U, {U, T}}} = 0, V-11). U(2h/3) and V
+!   commute (both keep Q fixed). The Python layer admits only torque None (then the step is one
+!   exact free flow over h) or a field torque (constant_field, heavy_top). The U kicks use the
+!   times t, t + h/2, t + h (the field torques are time independent).
+!
+! With a torque, DMVn, SPLIT3, SYMROT and MIDPOINT are the free part Phi^T_h of the Strang
+! splitting eq. (16) (METHODS V8, typo V-12): kick h/2 with T_b(t, Q), the free method over h,
+! kick h/2 with T_b(t + h, Q); this keeps the symmetric free methods symmetric also for
+! time-dependent torques. Torque-free, the kicks are skipped.
+!
+! Every stage is a loop over the bodies; torques come from one torque_batch call per stage. No
+! body's arithmetic depends on another body.
 module frb_vilmart
+   use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
    use frb_kinds, only: dp
    use frb_step_interface
-   use frb_torques, only: torque_t, user_torque_cb, torque_batch
+   use frb_torques, only: torque_t, user_torque_cb, torque_batch, torque_none, field_v_torque
+   use frb_lie, only: cross, qmul, quat_exp, quat_cayley
+   use frb_dmv, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_step_inv
+   use frb_rigid_body, only: free_flow
    implicit none
    private
 
    public :: vilmart_step
+
+   !> Variants (frb/engine.py METHODS).
+   integer, parameter, public :: vm_dmv2 = 2, vm_dmv4 = 4, vm_dmv6 = 6, vm_dmv8 = 8, &
+                                 vm_split3 = 10, vm_symrot = 11, vm_midpoint = 12, &
+                                 vm_nystrom4 = 13
 
 contains
 
@@ -19,8 +80,226 @@ contains
       type(torque_t), intent(in) :: tq
       procedure(user_torque_cb) :: cb
       integer, intent(inout) :: info(n)
+      real(dp), allocatable :: tb(:, :)
+      logical :: torqued
 
-      info = info_not_implemented
+      torqued = tq%kind /= torque_none
+      select case (meth%variant)
+      case (vm_dmv2, vm_dmv4, vm_dmv6, vm_dmv8, vm_split3, vm_symrot, vm_midpoint)
+         if (torqued) then
+            allocate (tb(3, n))
+            call torque_batch(tq, n, t, k, q, inertia, tb, cb)
+            m = m + (0.5_dp * h) * tb
+         end if
+         call free_step(meth%variant, n, k, h, m, q, inertia, ws, torqued, info)
+         if (torqued) then
+            call torque_batch(tq, n, t + h, k, q, inertia, tb, cb)
+            m = m + (0.5_dp * h) * tb
+         end if
+      case (vm_nystrom4)
+         if (.not. torqued) then
+            call exact_flows(n, h, m, q, inertia)
+            return
+         end if
+         call nystrom4_step(n, k, t, h, m, q, inertia, tq, cb)
+      case default
+         info = info_not_implemented
+      end select
    end subroutine vilmart_step
+
+   !> The free method of the variant over h for all bodies (one stage).
+   subroutine free_step(variant, n, k, h, m, q, inertia, ws, torqued, info)
+      integer, intent(in) :: variant, n, k
+      real(dp), intent(in) :: h, inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)
+      logical, intent(in) :: torqued
+      integer, intent(inout) :: info(n)
+      type(dmv_coef_t) :: c
+      real(dp) :: w(3), m1(3), q1(4)
+      integer :: j
+
+      select case (variant)
+      case (vm_dmv2, vm_dmv4, vm_dmv6, vm_dmv8)
+         do j = 1, n
+            if (torqued .or. k == 1) then
+               c = dmv_setup(inertia(:, j), variant)
+               w = dmv_modified_inverse(c, h, m(:, j))
+               if (.not. torqued) ws(1:3, j) = w
+            else
+               w = ws(1:3, j)
+            end if
+            call dmv_step_inv(m(:, j), q(:, j), h, w, m1, q1)
+            if (.not. (all(ieee_is_finite(m1)) .and. all(ieee_is_finite(q1)))) then
+               info(j) = info_no_solution
+               cycle
+            end if
+            m(:, j) = m1
+            q(:, j) = q1
+         end do
+      case (vm_split3)
+         do j = 1, n
+            call split3_one(m(:, j), q(:, j), h, inertia(:, j))
+         end do
+      case (vm_symrot)
+         do j = 1, n
+            call symrot_one(m(:, j), q(:, j), h, inertia(:, j))
+         end do
+      case (vm_midpoint)
+         do j = 1, n
+            call midpoint_one(m(:, j), q(:, j), h, 1 / inertia(:, j), info(j))
+         end do
+      end select
+   end subroutine free_step
+
+   !> The flow of the rotation about body axis a by the angle theta:
+   !> y <- exp(-theta hat e_a) y, q <- q (cos(theta/2), sin(theta/2) e_a).
+   pure subroutine axis_rotation(a, theta, y, q)
+      integer, intent(in) :: a
+      real(dp), intent(in) :: theta
+      real(dp), intent(inout) :: y(3), q(4)
+      real(dp) :: ch, sh, c, s, yb, yc, r(4)
+      integer :: b, d
+
+      ch = cos(0.5_dp * theta)
+      sh = sin(0.5_dp * theta)
+      c = (ch - sh) * (ch + sh)          ! cos theta
+      s = 2.0_dp * sh * ch               ! sin theta
+      b = mod(a, 3) + 1                  ! (a, b, d) cyclic
+      d = mod(b, 3) + 1
+      ! y' = y x (theta' e_a): y_b' = theta' y_d, y_d' = -theta' y_b
+      yb = y(b)
+      yc = y(d)
+      y(b) = c * yb + s * yc
+      y(d) = c * yc - s * yb
+      r = 0.0_dp
+      r(1) = ch
+      r(a + 1) = sh
+      q = qmul(q, r)
+   end subroutine axis_rotation
+
+   !> SPLIT3: R3(h/2) R2(h/2) R1(h) R2(h/2) R3(h/2) (METHODS V2, V-13).
+   pure subroutine split3_one(y, q, h, inertia)
+      real(dp), intent(inout) :: y(3), q(4)
+      real(dp), intent(in) :: h, inertia(3)
+      real(dp) :: hh
+
+      hh = 0.5_dp * h
+      call axis_rotation(3, hh * y(3) / inertia(3), y, q)
+      call axis_rotation(2, hh * y(2) / inertia(2), y, q)
+      call axis_rotation(1, h * y(1) / inertia(1), y, q)
+      call axis_rotation(2, hh * y(2) / inertia(2), y, q)
+      call axis_rotation(3, hh * y(3) / inertia(3), y, q)
+   end subroutine split3_one
+
+   !> SYMROT: R(h/2) S(h) R(h/2) of Algorithm 2 with the corrected alpha, beta (V-5).
+   pure subroutine symrot_one(y, q, h, inertia)
+      real(dp), intent(inout) :: y(3), q(4)
+      real(dp), intent(in) :: h, inertia(3)
+      real(dp) :: cr, cs, i2inv, hh
+
+      i2inv = 1 / inertia(2)
+      cr = 1 / inertia(1) - i2inv          ! alpha = cr y1
+      cs = 1 / inertia(3) - i2inv          ! beta = cs y3
+      hh = 0.5_dp * h
+      call axis_rotation(1, hh * cr * y(1), y, q)
+      ! S over h: q <- q a(h y / I2) v(-beta h), y <- exp(-beta h hat e3) y
+      q = qmul(q, quat_exp((h * i2inv) * y))
+      call axis_rotation(3, h * cs * y(3), y, q)
+      call axis_rotation(1, hh * cr * y(1), y, q)
+   end subroutine symrot_one
+
+   !> MIDPOINT (Remark 4): Newton's method on Y = y + (h/2) Y x (w Y).
+   pure subroutine midpoint_one(y, q, h, w, info)
+      real(dp), intent(inout) :: y(3), q(4)
+      real(dp), intent(in) :: h, w(3)
+      integer, intent(inout) :: info
+      real(dp) :: yy(3), wy(3), f(3), a(3, 3), dy(3), hh, y2, d2
+      integer :: it
+      logical :: done
+
+      hh = 0.5_dp * h
+      yy = y + hh * cross(y, w * y)              ! explicit predictor
+      done = .false.
+      do it = 1, newton_max_iter
+         wy = w * yy
+         f = yy - y - hh * cross(yy, wy)
+         ! Jacobian 1 + hh hat(w Y) - hh hat(Y) diag(w)
+         a(1, 1) = 1.0_dp
+         a(2, 2) = 1.0_dp
+         a(3, 3) = 1.0_dp
+         a(1, 2) = -hh * wy(3) + hh * yy(3) * w(2)
+         a(1, 3) = hh * wy(2) - hh * yy(2) * w(3)
+         a(2, 1) = hh * wy(3) - hh * yy(3) * w(1)
+         a(2, 3) = -hh * wy(1) + hh * yy(1) * w(3)
+         a(3, 1) = -hh * wy(2) + hh * yy(2) * w(1)
+         a(3, 2) = hh * wy(1) - hh * yy(1) * w(2)
+         dy = -solve3(a, f)
+         if (.not. all(ieee_is_finite(dy))) exit
+         yy = yy + dy
+         y2 = yy(1)**2 + yy(2)**2 + yy(3)**2
+         d2 = dy(1)**2 + dy(2)**2 + dy(3)**2
+         if (d2 <= newton_rtol**2 * y2 .or. y2 == 0.0_dp) then
+            done = .true.
+            exit
+         end if
+      end do
+      if (.not. done) then
+         info = info_no_convergence
+         return
+      end if
+      q = qmul(q, quat_cayley(h * (w * yy)))
+      y = 2.0_dp * yy - y
+   end subroutine midpoint_one
+
+   !> The solution x of a x = b (3x3, Cramer's rule by cofactors).
+   pure function solve3(a, b) result(x)
+      real(dp), intent(in) :: a(3, 3), b(3)
+      real(dp) :: x(3), c1(3), c2(3), c3(3), det
+      c1 = cross(a(:, 2), a(:, 3))
+      c2 = cross(a(:, 3), a(:, 1))
+      c3 = cross(a(:, 1), a(:, 2))
+      det = dot_product(a(:, 1), c1)
+      x = [dot_product(c1, b), dot_product(c2, b), dot_product(c3, b)] / det
+   end function solve3
+
+   !> One exact free flow over h for every body.
+   subroutine exact_flows(n, h, m, q, inertia)
+      integer, intent(in) :: n
+      real(dp), intent(in) :: h, inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), q(4, n)
+      real(dp) :: m1(3), w(4)
+      integer :: j
+
+      do j = 1, n
+         call free_flow(m(:, j), h, inertia(:, j), 0, m1, w)
+         m(:, j) = m1
+         q(:, j) = qmul(q(:, j), w)
+      end do
+   end subroutine exact_flows
+
+   !> NYSTROM4 with a field torque: U(h/6) T(h/2) [U(2h/3) V(-h^3/72)] T(h/2) U(h/6).
+   subroutine nystrom4_step(n, k, t, h, m, q, inertia, tq, cb)
+      integer, intent(in) :: n, k
+      real(dp), intent(in) :: t, h, inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), q(4, n)
+      type(torque_t), intent(in) :: tq
+      procedure(user_torque_cb) :: cb
+      real(dp), allocatable :: tb(:, :)
+      real(dp) :: tv
+      integer :: j
+
+      allocate (tb(3, n))
+      tv = -h**3 / 72
+      call torque_batch(tq, n, t, k, q, inertia, tb, cb)
+      m = m + (h / 6) * tb
+      call exact_flows(n, 0.5_dp * h, m, q, inertia)
+      call torque_batch(tq, n, t + 0.5_dp * h, k, q, inertia, tb, cb)
+      do j = 1, n
+         m(:, j) = m(:, j) + (2 * h / 3) * tb(:, j) + tv * field_v_torque(tq, q(:, j), inertia(:, j))
+      end do
+      call exact_flows(n, 0.5_dp * h, m, q, inertia)
+      call torque_batch(tq, n, t + h, k, q, inertia, tb, cb)
+      m = m + (h / 6) * tb
+   end subroutine nystrom4_step
 
 end module frb_vilmart
