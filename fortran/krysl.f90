@@ -1,6 +1,6 @@
-! The implicit Lie-group methods of seed 003 (P. Krysl, "Explicit momentum-conserving integrator
-! for dynamics of rigid bodies approximating the midpoint Lie algorithm" / the comparison of
-! midpoint and trapezoidal Lie methods) for frb.integrate; METHODS.md section 1.4, K1-K9, with
+! The implicit Lie-group methods of seed 003 (P. Krysl, "Dynamically equivalent implicit
+! algorithms for the integration of rigid body rotations", seeds/003_835ba4b53daeb603.txt)
+! for frb.integrate; METHODS.md section 1.4, K1-K9, with
 ! the corrections of METHODS.md section 4 (K-1 .. K-10). Notation of the seed: Pi = m (body
 ! momentum), omega = I^-1 Pi, R = Q = E(q), exp[Psi] = exp(hat Psi), a step t_{n-1} -> t_n =
 ! t_{n-1} + h, T_k = T_b(t_k, R_k).
@@ -61,9 +61,9 @@ module frb_krysl
    integer, parameter, public :: krysl_trap = 1, krysl_imid = 2, krysl_trapm = 3, &
                                  krysl_imidm = 4, krysl_swc1 = 5, krysl_akw = 6, &
                                  krysl_bbtrap = 7, krysl_bbtrapwd = 8
-   ! Per-body constants of a step: x0 (predictor), c (constant of the residual), a (vector the
-   ! rotation acts on), w0 = omega_{n-1}, t0 = T_{n-1}, qa (quaternion the torque point and the
-   ! final attitude start from).
+   ! Per-body constants of a step: c (constant of the residual), a (vector the rotation acts
+   ! on), m0 = Pi_{n-1}, w0 = omega_{n-1}, t0 = T_{n-1}, qa (quaternion the torque point and
+   ! the final attitude start from), iv = 1 / inertia. The workspace ws is not used.
    type :: body_t
       real(dp) :: c(3), a(3), m0(3), w0(3), t0(3), qa(4), iv(3)
    end type body_t
