@@ -1,14 +1,87 @@
-! Placeholder of the ganapathi family of frb.integrate (being written).
+! Seed 001 (V. Ganapathi, "Simulation of Rigid Body Dynamics in Matlab", 2005) for frb.integrate:
+! classical fourth-order Runge-Kutta on (unit quaternion q, body angular velocity W = I^-1 m)
+! with renormalisation of q after the step (METHODS.md section 1.2, G1; seed sections 3.1-3.4, 7).
+!
+! Variant 1 ("RK4"), with the corrections of METHODS.md section 4:
+! * G-2: the kinematics of the listing, Q' = [0 w] x Q, lacks the factor 1/2; used here is
+!   q' = (1/2) q (0, W) (= (1/2) (0, E(q) W) q, the world-frame form with the 1/2).
+! * G-3: getWdot is called with the time t instead of the torque; used here is
+!   W' = I^-1 (T + (I W) x W) with T = T_b(t_i, E(q_i)) re-evaluated at every stage time
+!   t_i (t, t + h/2, t + h/2, t + h) and stage orientation q_i ("recalculate the torque each time
+!   we find a new estimate of the orientation", seed section 7).
+! * G-1 (the analytic symmetric-top solution, second component w0 sin(Omega t)) is used by the
+!   tests only.
+! Stages exactly as listed in G1 (k_q, k_w are increments dt * rates):
+!   k1 = h f(q, W, t), k2 = h f(q + k_q1/2, W + k_w1/2, t + h/2),
+!   k3 = h f(q + k_q2/2, W + k_w2/2, t + h/2), k4 = h f(q + k_q3, W + k_w3, t + h),
+!   q <- q + (k_q1 + 2 k_q2 + 2 k_q3 + k_q4)/6, W likewise; q <- q / |q|; m = I W.
+! Choices (open in METHODS.md):
+! * The stage quaternions q + k/2 are not unit. The kinematics q' = (1/2) q (0, W) is evaluated at
+!   the stage quaternion as it is (as the listing does), but the torque at the NORMALISED stage
+!   quaternion (a torque is a function of a rotation; E(q) of a non-unit q is not a rotation).
+! * The accumulation order is ((k1 + 2 k2) + 2 k3) + k4, then divided by 6.
+! Properties: explicit, order 4, no invariant exact (|m|, E, Qm drift; |q| = 1 only by the
+! projection), not symmetric, not symplectic. Cost: 4 torque evaluations a step (one torque_batch
+! per stage); the torque-free path does the whole step body by body.
 module frb_ganapathi
    use frb_kinds, only: dp
    use frb_step_interface
-   use frb_torques, only: torque_t, user_torque_cb, torque_batch
+   use frb_torques, only: torque_t, user_torque_cb, torque_batch, torque_none
+   use frb_lie, only: cross, quat_normalize
    implicit none
    private
 
    public :: ganapathi_step
 
+   !> Variant of "RK4".
+   integer, parameter, public :: ganapathi_rk4 = 1
+
 contains
+
+   !> The increments of one stage: kq = (h/2) qs (0, ws), kw = h I^-1 (tb + (I ws) x ws).
+   pure subroutine rk4_rates(h, qs, ws, inertia, tb, kq, kw)
+      real(dp), intent(in) :: h, qs(4), ws(3), inertia(3), tb(3)
+      real(dp), intent(out) :: kq(4), kw(3)
+      real(dp) :: hh
+      hh = 0.5_dp * h
+      ! qs (0, ws) = (-qv . ws, q0 ws + qv x ws)
+      kq(1) = -hh * (qs(2) * ws(1) + qs(3) * ws(2) + qs(4) * ws(3))
+      kq(2:4) = hh * (qs(1) * ws + cross(qs(2:4), ws))
+      kw = h * ((tb + cross(inertia * ws, ws)) / inertia)
+   end subroutine rk4_rates
+
+   !> The torque-free increments (no torque term at all).
+   pure subroutine rk4_rates_free(h, qs, ws, inertia, kq, kw)
+      real(dp), intent(in) :: h, qs(4), ws(3), inertia(3)
+      real(dp), intent(out) :: kq(4), kw(3)
+      real(dp) :: hh
+      hh = 0.5_dp * h
+      kq(1) = -hh * (qs(2) * ws(1) + qs(3) * ws(2) + qs(4) * ws(3))
+      kq(2:4) = hh * (qs(1) * ws + cross(qs(2:4), ws))
+      kw = h * (cross(inertia * ws, ws) / inertia)
+   end subroutine rk4_rates_free
+
+   !> One torque-free RK4 step of one body.
+   pure subroutine rk4_free_body(h, m, q, inertia)
+      real(dp), intent(in) :: h, inertia(3)
+      real(dp), intent(inout) :: m(3), q(4)
+      real(dp) :: w(3), kq(4), kw(3), aq(4), aw(3)
+      w = m / inertia
+      call rk4_rates_free(h, q, w, inertia, kq, kw)
+      aq = kq
+      aw = kw
+      call rk4_rates_free(h, q + 0.5_dp * kq, w + 0.5_dp * kw, inertia, kq, kw)
+      aq = aq + 2.0_dp * kq
+      aw = aw + 2.0_dp * kw
+      call rk4_rates_free(h, q + 0.5_dp * kq, w + 0.5_dp * kw, inertia, kq, kw)
+      aq = aq + 2.0_dp * kq
+      aw = aw + 2.0_dp * kw
+      call rk4_rates_free(h, q + kq, w + kw, inertia, kq, kw)
+      aq = aq + kq
+      aw = aw + kw
+      q = quat_normalize(q + aq / 6.0_dp)
+      m = inertia * (w + aw / 6.0_dp)
+   end subroutine rk4_free_body
 
    subroutine ganapathi_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
       type(method_t), intent(in) :: meth
@@ -19,8 +92,59 @@ contains
       type(torque_t), intent(in) :: tq
       procedure(user_torque_cb) :: cb
       integer, intent(inout) :: info(n)
+      real(dp), allocatable :: qs(:, :), qn(:, :), wst(:, :), aq(:, :), aw(:, :), tb(:, :)
+      real(dp) :: w(3), kq(4), kw(3), th
+      integer :: j, stage
 
-      info = info_not_implemented
+      if (meth%variant /= ganapathi_rk4) then
+         info = info_not_implemented
+         return
+      end if
+      if (tq%kind == torque_none) then
+         do j = 1, n
+            call rk4_free_body(h, m(:, j), q(:, j), inertia(:, j))
+         end do
+         return
+      end if
+
+      ! Stage-major with torque: qs, wst the stage point (q + c k_q, W + c k_w), qn its
+      ! normalised quaternion (where the torque is evaluated), aq, aw the accumulated increments.
+      allocate (qs(4, n), qn(4, n), wst(3, n), aq(4, n), aw(3, n), tb(3, n))
+      th = t + 0.5_dp * h
+      call torque_batch(tq, n, t, k, q, inertia, tb, cb)
+      do j = 1, n
+         w = m(:, j) / inertia(:, j)
+         call rk4_rates(h, q(:, j), w, inertia(:, j), tb(:, j), kq, kw)
+         aq(:, j) = kq
+         aw(:, j) = kw
+         qs(:, j) = q(:, j) + 0.5_dp * kq
+         wst(:, j) = w + 0.5_dp * kw
+         qn(:, j) = quat_normalize(qs(:, j))
+      end do
+      do stage = 2, 3
+         call torque_batch(tq, n, th, k, qn, inertia, tb, cb)
+         do j = 1, n
+            call rk4_rates(h, qs(:, j), wst(:, j), inertia(:, j), tb(:, j), kq, kw)
+            aq(:, j) = aq(:, j) + 2.0_dp * kq
+            aw(:, j) = aw(:, j) + 2.0_dp * kw
+            w = m(:, j) / inertia(:, j)
+            if (stage == 2) then
+               qs(:, j) = q(:, j) + 0.5_dp * kq
+               wst(:, j) = w + 0.5_dp * kw
+            else
+               qs(:, j) = q(:, j) + kq
+               wst(:, j) = w + kw
+            end if
+            qn(:, j) = quat_normalize(qs(:, j))
+         end do
+      end do
+      call torque_batch(tq, n, t + h, k, qn, inertia, tb, cb)
+      do j = 1, n
+         call rk4_rates(h, qs(:, j), wst(:, j), inertia(:, j), tb(:, j), kq, kw)
+         w = m(:, j) / inertia(:, j)
+         q(:, j) = quat_normalize(q(:, j) + (aq(:, j) + kq) / 6.0_dp)
+         m(:, j) = inertia(:, j) * (w + (aw(:, j) + kw) / 6.0_dp)
+      end do
    end subroutine ganapathi_step
 
 end module frb_ganapathi

@@ -96,10 +96,13 @@ METHODS: dict[str, MethodInfo] = dict([
     _m("NYSTROM4", _VILMART, 13, "000 Vilmart, 4th-order Nystrom splitting (corrected V-flow, "
        "METHODS V-10)", 4, False, "|m| of the free part; Qm (vertical) for the heavy top",
        "U(h/6) T(h/2) U(2h/3) V(-h^3/72) T(h/2) U(h/6), T the exact free flow"),
-    _m("RK4", _GANAPATHI, 1, "001 Ganapathi, sections 3.1-3.4, 7 (with the 1/2 of METHODS G-2)",
-       4, False, "|q| = 1 by renormalisation", "classical RK4 on (q, omega)"),
-    _m("TERZE", _TERZE, 1, "002 Terze-Mueller-Zlatar (explicit Lie-group scheme)", 2, False,
-       "Qm (torque-free); not symmetric", "explicit Lie-group Stormer-Verlet type scheme"),
+    _m("RK4", _GANAPATHI, 1, "001 Ganapathi, sections 3.1-3.4, 7 (with the 1/2 of METHODS G-2, "
+       "torque at every stage, G-3)", 4, False,
+       "|q| = 1 by renormalisation only (no invariant exact; not symmetric)",
+       "classical RK4 on (q, omega); the torque at the normalised stage quaternion"),
+    _m("TERZE", _TERZE, 1, "002 Terze-Mueller-Zlatar (explicit Lie-group scheme, METHODS T1)", 2,
+       False, "Qm, |m| (torque-free); (Qm)_z for the heavy top; not E; not symmetric",
+       "explicit Lie-group Stormer-Verlet type scheme (one torque evaluation a step)"),
     _m("TRAP", _KRYSL, 1, "003 Krysl, eq. (14)", 2, True,
        "'midpoint' energy E(m - h/2 w x m) (torque-free, METHODS K-10)",
        "trapezoidal: fE(h/2) then bE(h/2)"),
