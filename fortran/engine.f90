@@ -23,14 +23,7 @@ contains
 
    !> One step of the method meth for n bodies (dispatch on the family).
    subroutine engine_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
-      type(method_t), intent(in) :: meth
-      integer, intent(in) :: n, k
-      real(dp), intent(in) :: t, h
-      real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)
-      real(dp), intent(in) :: inertia(3, n)
-      type(torque_t), intent(in) :: tq
-      procedure(user_torque_cb) :: cb
-      integer, intent(inout) :: info(n)
+      include 'step_dummies.inc'
 
       select case (meth%family)
       case (family_celledoni_zanna)

@@ -84,14 +84,7 @@ contains
    end subroutine rk4_free_body
 
    subroutine ganapathi_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
-      type(method_t), intent(in) :: meth
-      integer, intent(in) :: n, k
-      real(dp), intent(in) :: t, h
-      real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)
-      real(dp), intent(in) :: inertia(3, n)
-      type(torque_t), intent(in) :: tq
-      procedure(user_torque_cb) :: cb
-      integer, intent(inout) :: info(n)
+      include 'step_dummies.inc'
       real(dp), allocatable :: qs(:, :), qn(:, :), wst(:, :), aq(:, :), aw(:, :), tb(:, :)
       real(dp) :: w(3), kq(4), kw(3), th
       integer :: j, stage

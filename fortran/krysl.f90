@@ -51,7 +51,7 @@ module frb_krysl
    use frb_kinds, only: dp
    use frb_step_interface
    use frb_torques, only: torque_t, user_torque_cb, torque_batch, torque_none
-   use frb_lie, only: cross, qmul, qrotate, qrotate_t, quat_exp, quat_cayley
+   use frb_lie, only: cross, qmul, qrotate, qrotate_t, quat_exp, quat_cayley, dexp_coefficients
    implicit none
    private
 
@@ -96,16 +96,8 @@ contains
    !> Matrix of dexp_psi = 1 + c1 hat psi + c2 hat psi^2 (seed 003, eq. (9)).
    pure function dexp_mat(psi) result(d)
       real(dp), intent(in) :: psi(3)
-      real(dp) :: d(3, 3), a2, a, c1, c2, p(3, 3)
-      a2 = psi(1)**2 + psi(2)**2 + psi(3)**2
-      if (a2 < 1.0e-4_dp) then
-         c1 = 0.5_dp - a2 * (1.0_dp / 24 - a2 * (1.0_dp / 720 - a2 / 40320))
-         c2 = 1.0_dp / 6 - a2 * (1.0_dp / 120 - a2 * (1.0_dp / 5040 - a2 / 362880))
-      else
-         a = sqrt(a2)
-         c1 = (1.0_dp - cos(a)) / a2
-         c2 = (1.0_dp - sin(a) / a) / a2
-      end if
+      real(dp) :: d(3, 3), c1, c2, p(3, 3)
+      call dexp_coefficients(psi, c1, c2)
       p = hat(psi)
       d = eye3() + c1 * p + c2 * matmul(p, p)
    end function dexp_mat
@@ -363,14 +355,7 @@ contains
    end subroutine finish
 
    subroutine krysl_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
-      type(method_t), intent(in) :: meth
-      integer, intent(in) :: n, k
-      real(dp), intent(in) :: t, h
-      real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)
-      real(dp), intent(in) :: inertia(3, n)
-      type(torque_t), intent(in) :: tq
-      procedure(user_torque_cb) :: cb
-      integer, intent(inout) :: info(n)
+      include 'step_dummies.inc'
       integer, parameter :: active = 0, done = 1, failed_solve = 2, failed_finite = 3
       type(body_t) :: bd
       type(body_t), allocatable :: bds(:)

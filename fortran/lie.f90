@@ -8,7 +8,7 @@ module frb_lie
    private
 
    public :: cross, qmul, qconj, qrotate, qrotate_t, quat_matrix, quat_matrix_t
-   public :: quat_exp, rot_exp_apply, quat_cayley, dexpinv_apply, dexp_apply, quat_normalize
+   public :: quat_exp, rot_exp_apply, quat_cayley, dexpinv_apply, dexp_apply, dexp_coefficients, quat_normalize
 
 contains
 
@@ -114,7 +114,18 @@ contains
    !> (seed 003, eq. (9)), series for small a = |psi|.
    pure function dexp_apply(psi, v) result(r)
       real(dp), intent(in) :: psi(3), v(3)
-      real(dp) :: r(3), a2, a, c1, c2, pv(3)
+      real(dp) :: r(3), c1, c2, pv(3)
+      call dexp_coefficients(psi, c1, c2)
+      pv = cross(psi, v)
+      r = v + c1 * pv + c2 * cross(psi, pv)
+   end function dexp_apply
+
+   !> The coefficients of dexp_psi = 1 + c1 hat psi + c2 hat psi^2 (seed 003, eq. (9)):
+   !> c1 = (1 - cos a)/a^2, c2 = (1 - sin a / a)/a^2, a = |psi|, Maclaurin series for small a.
+   pure subroutine dexp_coefficients(psi, c1, c2)
+      real(dp), intent(in) :: psi(3)
+      real(dp), intent(out) :: c1, c2
+      real(dp) :: a2, a
       a2 = psi(1)**2 + psi(2)**2 + psi(3)**2
       if (a2 < 1.0e-4_dp) then
          c1 = 0.5_dp - a2 * (1.0_dp / 24 - a2 * (1.0_dp / 720 - a2 / 40320))
@@ -124,9 +135,7 @@ contains
          c1 = (1.0_dp - cos(a)) / a2
          c2 = (1.0_dp - sin(a) / a) / a2
       end if
-      pv = cross(psi, v)
-      r = v + c1 * pv + c2 * cross(psi, pv)
-   end function dexp_apply
+   end subroutine dexp_coefficients
 
    !> (dexp_psi)^-1 v = v - psi x v / 2 + ((1 - (a/2) cot(a/2)) / a^2) psi x (psi x v),
    !> a = |psi| < 2 pi, series for small a.
