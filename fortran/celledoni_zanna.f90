@@ -15,7 +15,7 @@ module frb_celledoni_zanna
    implicit none
    private
 
-   public :: celledoni_zanna_step
+   public :: celledoni_zanna_step, exact_free_flows
 
    !> Variants: one free flow per step / the splitting of meth%kinds, meth%frac.
    integer, parameter, public :: cz_exact = 0, cz_splitting = 1
@@ -29,7 +29,7 @@ contains
       integer :: i
 
       if (meth%variant == cz_exact) then
-         call free_flows(h)
+         call exact_free_flows(n, h, meth%quadrature, m, q, inertia)
          return
       end if
       allocate (tb(3, n))
@@ -37,31 +37,33 @@ contains
       do i = 1, meth%nf
          tau = meth%frac(i) * h
          if (meth%kinds(i) == 0) then
-            call free_flows(tau)
+            call exact_free_flows(n, tau, meth%quadrature, m, q, inertia)
             ta = ta + tau
          else
             call torque_batch(tq, n, ta, k, q, inertia, tb, cb)
             m = m + tau * tb
          end if
       end do
-   contains
-      !> The exact free flow over time tf of every body, flow_lanes_width bodies in lock-step
-      !> (free_flow_chunk: the results of free_flow bit for bit).
-      subroutine free_flows(tf)
-         real(dp), intent(in) :: tf
-         real(dp) :: m1(3, flow_lanes_width), w(4, flow_lanes_width), hc(1)
-         integer :: b0, nc, j
-         hc(1) = tf
-         do b0 = 1, n, flow_lanes_width
-            nc = min(flow_lanes_width, n - b0 + 1)
-            call free_flow_chunk(nc, 1, 1, nc, m(:, b0:b0 + nc - 1), hc, inertia(:, b0:b0 + nc - 1), &
-                                 meth%quadrature, m1, w)
-            do j = 1, nc
-               m(:, b0 + j - 1) = m1(:, j)
-               q(:, b0 + j - 1) = qmul(q(:, b0 + j - 1), w(:, j))
-            end do
-         end do
-      end subroutine free_flows
    end subroutine celledoni_zanna_step
+
+   !> The exact (quadrature = 0) or semi-exact free flow over time tf of the n bodies,
+   !> flow_lanes_width bodies in lock-step (free_flow_chunk: the results of free_flow bit for bit).
+   subroutine exact_free_flows(n, tf, quadrature, m, q, inertia)
+      integer, intent(in) :: n, quadrature
+      real(dp), intent(in) :: tf, inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), q(4, n)
+      real(dp) :: m1(3, flow_lanes_width), w(4, flow_lanes_width), hc(1)
+      integer :: b0, nc, j
+      hc(1) = tf
+      do b0 = 1, n, flow_lanes_width
+         nc = min(flow_lanes_width, n - b0 + 1)
+         call free_flow_chunk(nc, 1, 1, nc, m(:, b0:b0 + nc - 1), hc, inertia(:, b0:b0 + nc - 1), &
+                              quadrature, m1, w)
+         do j = 1, nc
+            m(:, b0 + j - 1) = m1(:, j)
+            q(:, b0 + j - 1) = qmul(q(:, b0 + j - 1), w(:, j))
+         end do
+      end do
+   end subroutine exact_free_flows
 
 end module frb_celledoni_zanna

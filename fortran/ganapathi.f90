@@ -50,33 +50,23 @@ contains
       kw = h * ((tb + cross(inertia * ws, ws)) / inertia)
    end subroutine rk4_rates
 
-   !> The torque-free increments (no torque term at all).
-   pure subroutine rk4_rates_free(h, qs, ws, inertia, kq, kw)
-      real(dp), intent(in) :: h, qs(4), ws(3), inertia(3)
-      real(dp), intent(out) :: kq(4), kw(3)
-      real(dp) :: hh
-      hh = 0.5_dp * h
-      kq(1) = -hh * (qs(2) * ws(1) + qs(3) * ws(2) + qs(4) * ws(3))
-      kq(2:4) = hh * (qs(1) * ws + cross(qs(2:4), ws))
-      kw = h * (cross(inertia * ws, ws) / inertia)
-   end subroutine rk4_rates_free
-
    !> One torque-free RK4 step of one body.
    pure subroutine rk4_free_body(h, m, q, inertia)
       real(dp), intent(in) :: h, inertia(3)
       real(dp), intent(inout) :: m(3), q(4)
+      real(dp), parameter :: zero(3) = 0.0_dp
       real(dp) :: w(3), kq(4), kw(3), aq(4), aw(3)
       w = m / inertia
-      call rk4_rates_free(h, q, w, inertia, kq, kw)
+      call rk4_rates(h, q, w, inertia, zero, kq, kw)
       aq = kq
       aw = kw
-      call rk4_rates_free(h, q + 0.5_dp * kq, w + 0.5_dp * kw, inertia, kq, kw)
+      call rk4_rates(h, q + 0.5_dp * kq, w + 0.5_dp * kw, inertia, zero, kq, kw)
       aq = aq + 2.0_dp * kq
       aw = aw + 2.0_dp * kw
-      call rk4_rates_free(h, q + 0.5_dp * kq, w + 0.5_dp * kw, inertia, kq, kw)
+      call rk4_rates(h, q + 0.5_dp * kq, w + 0.5_dp * kw, inertia, zero, kq, kw)
       aq = aq + 2.0_dp * kq
       aw = aw + 2.0_dp * kw
-      call rk4_rates_free(h, q + kq, w + kw, inertia, kq, kw)
+      call rk4_rates(h, q + kq, w + kw, inertia, zero, kq, kw)
       aq = aq + kq
       aw = aw + kw
       q = quat_normalize(q + aq / 6.0_dp)

@@ -51,7 +51,7 @@ module frb_krysl
    use frb_kinds, only: dp
    use frb_step_interface
    use frb_torques, only: torque_t, user_torque_cb, torque_batch, torque_none
-   use frb_lie, only: cross, qmul, qrotate, qrotate_t, quat_exp, quat_cayley, dexp_coefficients
+   use frb_lie, only: cross, hat, solve3, qmul, qrotate, qrotate_t, quat_exp, quat_cayley, dexp_coefficients
    implicit none
    private
 
@@ -69,14 +69,6 @@ module frb_krysl
    end type body_t
 
 contains
-
-   pure function hat(v) result(a)
-      real(dp), intent(in) :: v(3)
-      real(dp) :: a(3, 3)
-      a(1, :) = [0.0_dp, -v(3), v(2)]
-      a(2, :) = [v(3), 0.0_dp, -v(1)]
-      a(3, :) = [-v(2), v(1), 0.0_dp]
-   end function hat
 
    pure function eye3() result(a)
       real(dp) :: a(3, 3)
@@ -121,27 +113,6 @@ contains
          dc2 = fp / (2.0_dp * a * a2) - f / (a2 * a2)
       end if
    end subroutine dexpinv_coef
-
-   !> Solution of a x = b (3 x 3) by Cramer's rule; ok = .false. if a is singular.
-   pure subroutine solve3(a, b, x, ok)
-      real(dp), intent(in) :: a(3, 3), b(3)
-      real(dp), intent(out) :: x(3)
-      logical, intent(out) :: ok
-      real(dp) :: c(3, 3), det
-      c(:, 1) = cross(a(:, 2), a(:, 3))
-      c(:, 2) = cross(a(:, 3), a(:, 1))
-      c(:, 3) = cross(a(:, 1), a(:, 2))
-      det = dot_product(a(:, 1), c(:, 1))
-      ok = det /= 0.0_dp .and. abs(det) <= huge(1.0_dp)
-      if (.not. ok) then
-         x = 0.0_dp
-         return
-      end if
-      ! rows of a^-1 are the columns c(:, i) / det
-      x(1) = dot_product(c(:, 1), b) / det
-      x(2) = dot_product(c(:, 2), b) / det
-      x(3) = dot_product(c(:, 3), b) / det
-   end subroutine solve3
 
    !> Step constants and the predictor x of one body.
    pure subroutine setup(v, h, m0, q0, iv, t0, bd, x)

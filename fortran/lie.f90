@@ -7,7 +7,7 @@ module frb_lie
    implicit none
    private
 
-   public :: cross, qmul, qconj, qrotate, qrotate_t, quat_matrix, quat_matrix_t
+   public :: cross, hat, solve3, qmul, qconj, qrotate, qrotate_t, quat_matrix, quat_matrix_t
    public :: quat_exp, rot_exp_apply, quat_cayley, dexpinv_apply, dexp_apply, dexp_coefficients, quat_normalize
 
 contains
@@ -19,6 +19,37 @@ contains
       c(2) = a(3) * b(1) - a(1) * b(3)
       c(3) = a(1) * b(2) - a(2) * b(1)
    end function cross
+
+   !> hat(v), the matrix of v x .
+   pure function hat(v) result(a)
+      real(dp), intent(in) :: v(3)
+      real(dp) :: a(3, 3)
+      a(1, :) = [0.0_dp, -v(3), v(2)]
+      a(2, :) = [v(3), 0.0_dp, -v(1)]
+      a(3, :) = [-v(2), v(1), 0.0_dp]
+   end function hat
+
+   !> Solution of a x = b (3 x 3) by Cramer's rule; ok = .false. (and x = 0) if a is singular
+   !> or its determinant overflows.
+   pure subroutine solve3(a, b, x, ok)
+      real(dp), intent(in) :: a(3, 3), b(3)
+      real(dp), intent(out) :: x(3)
+      logical, intent(out) :: ok
+      real(dp) :: c(3, 3), det
+      c(:, 1) = cross(a(:, 2), a(:, 3))
+      c(:, 2) = cross(a(:, 3), a(:, 1))
+      c(:, 3) = cross(a(:, 1), a(:, 2))
+      det = dot_product(a(:, 1), c(:, 1))
+      ok = det /= 0.0_dp .and. abs(det) <= huge(1.0_dp)
+      if (.not. ok) then
+         x = 0.0_dp
+         return
+      end if
+      ! rows of a^-1 are the columns c(:, i) / det
+      x(1) = dot_product(c(:, 1), b) / det
+      x(2) = dot_product(c(:, 2), b) / det
+      x(3) = dot_product(c(:, 3), b) / det
+   end subroutine solve3
 
    !> Quaternion product p q.
    pure function qmul(p, q) result(r)

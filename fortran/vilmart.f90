@@ -36,8 +36,8 @@
 !   non-finite iterate) the body gets info_no_convergence. newton_rtol = 4 eps,
 !   newton_max_iter = 50 (frb_step_interface).
 ! * NYSTROM4 (variant 13): the fourth-order Nystrom splitting of METHODS V9,
-!   U(h/6) T(h/2) U(2h/3) V(-h^3/72) T(h/2) U(h/6), with T the EXACT free flow (free_flow of
-!   frb_rigid_body, exact elliptic functions), U the kick m += tau T_b(t, Q) of the field torque
+!   U(h/6) T(h/2) U(2h/3) V(-h^3/72) T(h/2) U(h/6), with T the EXACT free flow (exact_free_flows of
+!   frb_celledoni_zanna: free_flow of frb_rigid_body, 8 bodies in lock-step), U the kick m += tau T_b(t, Q) of the field torque
 !   and V the kick m += tau field_v_torque(Q) of the modified potential V = {U, {U, T}} (the
 !   corrected V-flow of V-10; the property used is {U, {U, {U, T}}} = 0, V-11). U(2h/3) and V
 !   commute (both keep Q fixed). The Python layer admits only torque None (then the step is one
@@ -56,9 +56,9 @@ module frb_vilmart
    use frb_kinds, only: dp
    use frb_step_interface
    use frb_torques, only: torque_t, user_torque_cb, torque_batch, torque_none, field_v_torque
-   use frb_lie, only: cross, qmul, quat_exp, quat_cayley
+   use frb_lie, only: cross, qmul, quat_exp, quat_cayley, solve3
    use frb_dmv, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_step_inv
-   use frb_rigid_body, only: free_flow
+   use frb_celledoni_zanna, only: exact_free_flows
    implicit none
    private
 
@@ -91,7 +91,7 @@ contains
          end if
       case (vm_nystrom4)
          if (.not. torqued) then
-            call exact_flows(n, h, m, q, inertia)
+            call exact_free_flows(n, h, 0, m, q, inertia)
             return
          end if
          call nystrom4_step(n, k, t, h, m, q, inertia, tq, cb)
@@ -208,7 +208,7 @@ contains
       integer, intent(inout) :: info
       real(dp) :: yy(3), wy(3), f(3), a(3, 3), dy(3), hh, y2, d2
       integer :: it
-      logical :: done
+      logical :: done, ok
 
       hh = 0.5_dp * h
       yy = y + hh * cross(y, w * y)              ! explicit predictor
@@ -226,7 +226,9 @@ contains
          a(2, 3) = -hh * wy(1) + hh * yy(1) * w(3)
          a(3, 1) = -hh * wy(2) + hh * yy(2) * w(1)
          a(3, 2) = hh * wy(1) - hh * yy(1) * w(2)
-         dy = -solve3(a, f)
+         call solve3(a, f, dy, ok)
+         if (.not. ok) exit
+         dy = -dy
          if (.not. all(ieee_is_finite(dy))) exit
          yy = yy + dy
          y2 = yy(1)**2 + yy(2)**2 + yy(3)**2
@@ -244,32 +246,6 @@ contains
       y = 2.0_dp * yy - y
    end subroutine midpoint_one
 
-   !> The solution x of a x = b (3x3, Cramer's rule by cofactors).
-   pure function solve3(a, b) result(x)
-      real(dp), intent(in) :: a(3, 3), b(3)
-      real(dp) :: x(3), c1(3), c2(3), c3(3), det
-      c1 = cross(a(:, 2), a(:, 3))
-      c2 = cross(a(:, 3), a(:, 1))
-      c3 = cross(a(:, 1), a(:, 2))
-      det = dot_product(a(:, 1), c1)
-      x = [dot_product(c1, b), dot_product(c2, b), dot_product(c3, b)] / det
-   end function solve3
-
-   !> One exact free flow over h for every body.
-   subroutine exact_flows(n, h, m, q, inertia)
-      integer, intent(in) :: n
-      real(dp), intent(in) :: h, inertia(3, n)
-      real(dp), intent(inout) :: m(3, n), q(4, n)
-      real(dp) :: m1(3), w(4)
-      integer :: j
-
-      do j = 1, n
-         call free_flow(m(:, j), h, inertia(:, j), 0, m1, w)
-         m(:, j) = m1
-         q(:, j) = qmul(q(:, j), w)
-      end do
-   end subroutine exact_flows
-
    !> NYSTROM4 with a field torque: U(h/6) T(h/2) [U(2h/3) V(-h^3/72)] T(h/2) U(h/6).
    subroutine nystrom4_step(n, k, t, h, m, q, inertia, tq, cb)
       integer, intent(in) :: n, k
@@ -285,12 +261,12 @@ contains
       tv = -h**3 / 72
       call torque_batch(tq, n, t, k, q, inertia, tb, cb)
       m = m + (h / 6) * tb
-      call exact_flows(n, 0.5_dp * h, m, q, inertia)
+      call exact_free_flows(n, 0.5_dp * h, 0, m, q, inertia)
       call torque_batch(tq, n, t + 0.5_dp * h, k, q, inertia, tb, cb)
       do j = 1, n
          m(:, j) = m(:, j) + (2 * h / 3) * tb(:, j) + tv * field_v_torque(tq, q(:, j), inertia(:, j))
       end do
-      call exact_flows(n, 0.5_dp * h, m, q, inertia)
+      call exact_free_flows(n, 0.5_dp * h, 0, m, q, inertia)
       call torque_batch(tq, n, t + h, k, q, inertia, tb, cb)
       m = m + (h / 6) * tb
    end subroutine nystrom4_step

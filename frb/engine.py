@@ -252,7 +252,7 @@ def _method(method, coefficients):
     return name, METHODS[name], coef
 
 
-def _torque(torque, name):
+def _torque(torque):
     """(kind, tpar, user callable or None) of the torque."""
     tpar = np.zeros(7)
     tpar[5] = 1.0
@@ -419,7 +419,7 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
     nsteps = _int_arg(nsteps, "nsteps", 0)
     save_every = _int_arg(save_every, "save_every", 1)
     quadrature = _int_arg(quadrature, "quadrature", 0, 10)
-    tkind, tpar, user = _torque(torque, "torque")
+    tkind, tpar, user = _torque(torque)
 
     if name == "EXACT" and tkind != _T_NONE:
         raise ValueError("method EXACT is the free flow: it takes no torque (use STRANG, "

@@ -28,7 +28,7 @@ import numpy as np
 from .splitting import ConstantField, constant_field
 
 __all__ = ["constant_field", "heavy_top", "gravity_gradient", "ConstantField", "HeavyTop",
-           "GravityGradient", "body_torque"]
+           "GravityGradient"]
 
 
 def _finite_vector(x, name):
@@ -113,12 +113,3 @@ def gravity_gradient(n) -> GravityGradient:
     """Gravity-gradient torque of a circular orbit of rate ``n``; see :class:`GravityGradient`."""
     return GravityGradient(n)
 
-
-def body_torque(torque, t, Q, inertia=None) -> np.ndarray:
-    """``T_b(t, Q)`` of any torque accepted by :func:`frb.integrate` (Q of shape (..., 3, 3))."""
-    Q = np.asarray(Q, dtype=np.float64)
-    if isinstance(torque, ConstantField):
-        return np.cross(np.einsum("...ji,j->...i", Q, torque.u0), [0.0, 0.0, 1.0])
-    if isinstance(torque, GravityGradient):
-        return torque.torque(t, Q, inertia)
-    return np.asarray(torque(t, Q), dtype=np.float64)
