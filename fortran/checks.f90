@@ -10,11 +10,16 @@ module frb_checks
 
    integer, parameter, public :: input_ok = 0, bad_m = 1, bad_h = 2, bad_inertia_value = 3, &
                                  bad_inertia_sign = 4, bad_attitude_value = 5, bad_rotation = 6, &
-                                 bad_quaternion = 7
+                                 bad_quaternion = 7, bad_phase = 8
+
+   !> Longest step accepted: |h| |m| / I_min (a bound on the angle the body turns, in radians)
+   !> at most this. Long steps run in quadruple precision (34 digits), which leaves about 16
+   !> correct digits of the angle up to here; beyond, no digit would be right (tests/test_long_steps.py).
+   real(dp), parameter, public :: phase_limit = 1.0e18_dp
 
 contains
 
-   !> m and h finite; inertia finite and strictly positive.
+   !> m and h finite; inertia finite and strictly positive; |h| |m| / I_min <= phase_limit.
    pure integer function check_state(m, h, inertia) result(code)
       real(dp), intent(in) :: m(3), h, inertia(3)
 
@@ -27,8 +32,22 @@ contains
          code = bad_inertia_value
       else if (.not. all(inertia > 0)) then
          code = bad_inertia_sign
+      else if (phase_beyond_limit(m, h, minval(inertia))) then
+         code = bad_phase
       end if
    end function check_state
+
+   !> |h| |m| > phase_limit imin, without overflow (an overflowing product counts as beyond).
+   !> The usual case costs one product: |m| <= 2 max |m_i|.
+   pure logical function phase_beyond_limit(m, h, imin) result(beyond)
+      real(dp), intent(in) :: m(3), h, imin
+      real(dp) :: big
+
+      big = maxval(abs(m))
+      beyond = .false.
+      if (abs(h) * big <= 0.5_dp * phase_limit * imin) return
+      beyond = abs(h) * (big * norm2(m / big)) > phase_limit * imin
+   end function phase_beyond_limit
 
    !> qt = Q^T finite, Q^T Q = 1 within tol (entrywise) and det Q > 0.
    pure integer function check_rotation_t(qt, tol) result(code)

@@ -20,7 +20,7 @@ module frb_flow_lanes
    use frb_kinds, only: dp, wp => dp
    use frb_elliptic, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q
    use frb_rigid_body, only: flow_prep_t, flow_prepare, flow_finish, path_unit, free_flow, free_flow_unit, &
-                             long_step_threshold, norm_sq_min, norm_sq_max, &
+                             long_step_threshold, ratio_threshold, norm_sq_min, norm_sq_max, &
                              atan_ratio, atan2_ratio, cos_sin, invariant_floor, addition_min_den, &
                              short_series_max
    implicit none
@@ -73,7 +73,8 @@ contains
          cl(k, 1) = il(1, k) / imax; cl(k, 2) = il(2, k) / imax; cl(k, 3) = il(3, k) / imax
          fast(k) = merge(1.0_dp, 0.0_dp, s >= norm_sq_min .and. s <= norm_sq_max .and. hl(k) /= 0 &
                          .and. il(1, k) <= il(2, k) .and. il(2, k) <= il(3, k) &
-                         .and. abs(hl(k)) * gl(k) <= long_step_threshold * il(1, k))
+                         .and. abs(hl(k)) * gl(k) <= long_step_threshold * il(1, k) &
+                         .and. il(3, k) <= ratio_threshold * il(1, k))
       end do
       ! the other bodies: sorted by flow_prepare into a lane (a unit-norm step), or done here
       do k = 1, nc

@@ -37,6 +37,8 @@ end module frb_rigid_body_qp
 
 module frb_rigid_body
    use frb_kinds, only: dp, qp, wp => dp
+   use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
+   use frb_checks, only: phase_limit
    use frb_elliptic, only: agm_t, agm_setup, jacobi_reduced, jacobi_series, jacobi_series_max, &
                            ellf_sc, carlson_rj, &
                            gl_node, gl_weight
@@ -49,11 +51,18 @@ module frb_rigid_body
 
    !> Steps with |h| |m| / I_min above this many radians run in quadruple precision.
    real(dp), parameter, public :: long_step_threshold = 64
+   !> Bodies with I_max / I_min above this also run in quadruple precision (in double precision
+   !> the product of the scaled moments, down to (I_min / I_max)^2, would underflow).
+   real(dp), parameter, public :: ratio_threshold = 1.0e150_dp
+   !> Steps with |h| |m| / I_min above this give NaN (path_refused): no digit of the angle would be
+   !> right. The public entry points refuse beyond frb_checks' phase_limit (half of it) with an
+   !> error first; the loops that meet such a step later report the non-finite state.
+   real(dp), parameter :: refuse_threshold = 2 * phase_limit
    !> split_norm takes |v| = sqrt(v . v) directly where v . v lies in this range (no square that
    !> matters underflows, none overflows); outside it, it scales v first.
    real(dp), parameter, public :: norm_sq_min = 1.0e-290_dp, norm_sq_max = 1.0e290_dp
    !> One body's flow after scaling and sorting (flow_prepare).
-   integer, parameter :: path_trivial = 0, path_unit = 1, path_long = 2
+   integer, parameter :: path_trivial = 0, path_unit = 1, path_long = 2, path_refused = 3
    type :: flow_prep_t
       integer :: path
       integer :: perm(3)         ! sorted moments: inertia(perm(1)) <= inertia(perm(2)) <= ...
@@ -83,6 +92,11 @@ module frb_rigid_body
          w = [1.0_dp, 0.0_dp, 0.0_dp, 0.0_dp]
          return
       end if
+      if (p%path == path_refused) then
+         m_out = ieee_value(1.0_dp, ieee_quiet_nan)
+         w = m_out(1)
+         return
+      end if
       if (p%path == path_long) then
          call long_step(m, h, inertia, p%perm, p%sgn, quadrature, m1s, ws)
       else
@@ -93,12 +107,13 @@ module frb_rigid_body
 
    !> The scaling and sorting of free_flow (also used by the batched flows, frb_flow_lanes): the
    !> unit momentum p%ms, time p%tau and moments p%cs of the unit-norm step (path_unit), or path_trivial (m = 0 or h = 0: nothing moves), or
-   !> path_long (quadruple precision, long_step).
+   !> path_long (quadruple precision, long_step: long steps, extreme ratios of the moments, and
+   !> scales where the double-precision scaling would leave the normal range), or path_refused.
    pure subroutine flow_prepare(m, h, inertia, p)
       real(dp), intent(in) :: m(3), h, inertia(3)
       type(flow_prep_t), intent(out) :: p
       integer :: t, i
-      real(dp) :: mu(3), imax
+      real(dp) :: mu(3), imax, hs
 
       call split_norm(m, p%g, mu)
       p%perm = [1, 2, 3]
@@ -130,8 +145,16 @@ module frb_rigid_body
             p%cs(i) = inertia(p%perm(i)) / imax
          end do
       end if
-      p%tau = p%g * (h / imax)
-      if (abs(h) * p%g > long_step_threshold * inertia(p%perm(1))) p%path = path_long
+      hs = h / imax
+      p%tau = p%g * hs
+      if (abs(h) * p%g > long_step_threshold * inertia(p%perm(1))) then
+         p%path = path_long
+         if (abs(h) * p%g > refuse_threshold * inertia(p%perm(1))) p%path = path_refused
+      else if (imax > ratio_threshold * inertia(p%perm(1)) .or. p%g < tiny(1.0_dp) &
+               .or. abs(hs) > huge(1.0_dp)) then
+         ! |m| subnormal (its rounding would enter tau), or h / I_max overflows
+         p%path = path_long
+      end if
    end subroutine flow_prepare
 
    !> Undo the scaling and sorting of flow_prepare on the unit-norm results m1s, ws.

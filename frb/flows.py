@@ -11,32 +11,41 @@ velocity in radians per time unit.
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from . import _core
+from . import _validate
+from ._validate import ORTHOGONALITY_TOLERANCE, PHASE_LIMIT
 
 __all__ = ["frb_step", "quat_step"]
 
-ORTHOGONALITY_TOLERANCE = 1e-10
-
 
 def _as_float_array(value, name, check_finite=True):
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array of real numbers ({exc})") from None
-    if check_finite and not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains non-finite values (NaN or infinity)")
-    return arr
+    """``value`` as a float64 array under the input rule of :mod:`frb._validate`."""
+    return _validate.real_array(value, name, finite=check_finite)
 
 
-def _raise_for(info, where, attitude):
-    """Raise the ValueError for a check code of the compiled loop (frb_checks), if any."""
+def _raise_for(info, where, attitude, m=None, h=None, inertia=None, original=None):
+    """Raise the ValueError for a check code of the compiled loop (frb_checks), if any.
+
+    ``m`` (n, 3), ``h`` (nh,), ``inertia`` (ni, 3) give the phase of a step beyond the limit
+    (code 8); ``original`` the attitude as given, for a hint when it was rounded to float32."""
     if info == 0:
         return
     body = f" (body {where})" if where >= 0 else ""
+    info = int(info)
+    if info == 8:
+        phase = float("inf")
+        if m is not None:
+            b = max(where, 0)
+            mb = np.asarray(m, dtype=np.float64).reshape(-1, 3)[b]
+            hb = np.asarray(h, dtype=np.float64).reshape(-1)
+            ib = np.asarray(inertia, dtype=np.float64).reshape(-1, 3)
+            big = np.abs(mb).max()
+            with np.errstate(over="ignore"):
+                g = big * np.linalg.norm(mb / big) if big > 0 else 0.0
+                phase = abs(hb[min(b, hb.size - 1)]) * g / ib[min(b, ib.shape[0] - 1)].min()
+        raise ValueError(_validate.phase_message("h", phase, body))
     messages = {
         1: "m contains non-finite values (NaN or infinity)",
         2: "h contains non-finite values (NaN or infinity)",
@@ -44,9 +53,10 @@ def _raise_for(info, where, attitude):
         4: "inertia must contain strictly positive moments of inertia",
         5: f"{attitude} contains non-finite values (NaN or infinity)",
         6: f"Q must be a rotation matrix (Q^T Q = 1 within {ORTHOGONALITY_TOLERANCE}, det Q = +1)",
-        7: f"q must be a unit quaternion (|q| = 1 within {ORTHOGONALITY_TOLERANCE})",
+        7: f"q must be a unit quaternion, scalar first (|q| = 1 within {ORTHOGONALITY_TOLERANCE})",
     }
-    raise ValueError(messages[int(info)] + body)
+    hint = _validate.low_precision_hint(original) if info in (6, 7) and original is not None else ""
+    raise ValueError(messages[info] + body + hint)
 
 
 def _is_rotation(Q3):
@@ -70,11 +80,7 @@ def _fortran_ordered(m, attitude):
 
 
 def _quadrature(quadrature):
-    if isinstance(quadrature, bool) or not isinstance(quadrature, numbers.Integral):
-        raise TypeError(f"quadrature must be an integer 0..10, got {quadrature!r}")
-    if not 0 <= int(quadrature) <= 10:
-        raise ValueError(f"quadrature must be 0 (exact) or 1..10 Gauss-Legendre nodes, got {quadrature}")
-    return int(quadrature)
+    return _validate.integer(quadrature, "quadrature (0 exact, 1..10 Gauss-Legendre nodes)", 0, 10)
 
 
 def _common(m, h, inertia, quadrature, check_finite=True):
@@ -93,6 +99,9 @@ def _common(m, h, inertia, quadrature, check_finite=True):
         inertia2 = inertia.reshape(1, 3)
     elif inertia.ndim == 2 and inertia.shape[1] == 3 and inertia.shape[0] in (1, n) and not single:
         inertia2 = inertia
+    elif single:
+        raise ValueError(f"inertia must have shape (3,) for one body (m of shape (3,)), "
+                         f"got {inertia.shape}")
     else:
         raise ValueError(f"inertia must have shape (3,) or ({n}, 3), got {inertia.shape}")
     if check_finite and np.any(inertia2 <= 0):
@@ -104,8 +113,10 @@ def _common(m, h, inertia, quadrature, check_finite=True):
         h1 = h.reshape(1)
     elif h.ndim == 1 and h.shape[0] in (1, n) and not single:
         h1 = np.ascontiguousarray(h)
+    elif single:
+        raise ValueError(f"h must be a single number for one body (m of shape (3,)), got shape {h.shape}")
     else:
-        raise ValueError(f"h must be a scalar{'' if single else f' or have shape ({n},)'}, got shape {h.shape}")
+        raise ValueError(f"h must be a scalar or have shape ({n},), got shape {h.shape}")
     return single, n, m2, h1, inertia2, _quadrature(quadrature)
 
 
@@ -128,8 +139,19 @@ def frb_step(m, Q, h, inertia, quadrature=0):
     Returns
     -------
     m_out, Q_out : new arrays of the input shapes, the state at time ``h``.
+
+    Raises
+    ------
+    TypeError
+        An argument that is not (an array of) real numbers: None, bools, complex numbers,
+        strings (the rule of :mod:`frb._validate`); ``quadrature`` not an integer.
+    ValueError
+        Wrong shapes; non-finite values; inertia not strictly positive; ``Q`` not a rotation
+        within 1e-10; ``quadrature`` outside 0..10; a step with ``|h| |m| / I_min`` above 1e18
+        radians (no digit of the result would be right). In a batch the message names the
+        first offending body.
     """
-    m_in = m
+    m_in, Q_in = m, Q
     single, n, m2, h1, inertia2, quadrature = _common(m, h, inertia, quadrature, check_finite=False)
     Q = _as_float_array(Q, "Q", check_finite=False)
     expected = (3, 3) if single else (n, 3, 3)
@@ -141,13 +163,13 @@ def frb_step(m, Q, h, inertia, quadrature=0):
         # Fortran-ordered batches go in and come out without any transposing copy
         m_out, Q_out, info, where = _core.frb_step_batch_f(
             m_in, Q, h1, inertia2.T, quadrature, ORTHOGONALITY_TOLERANCE)
-        _raise_for(info, where, "Q")
+        _raise_for(info, where, "Q", m_in, h1, inertia2, Q_in)
         return m_out, Q_out
     Q3 = np.ascontiguousarray(Q.reshape(-1, 3, 3))
     m2 = np.ascontiguousarray(m2)
     m_out, qt_out, info, where = _core.frb_step_batch(m2.T, Q3.T, h1, inertia2.T, quadrature,
                                                       ORTHOGONALITY_TOLERANCE)
-    _raise_for(info, where if not single else -1, "Q")
+    _raise_for(info, where if not single else -1, "Q", m2, h1, inertia2, Q_in)
     m_out, Q_out = m_out.T, qt_out.T
     if single:
         return m_out[0].copy(), Q_out[0].copy()
@@ -158,13 +180,19 @@ def quat_step(m, q, h, inertia, quadrature=0):
     """Free rigid body step with the attitude as a unit quaternion (Algorithm 2 of TOMS 903).
 
     Parameters as for :func:`frb_step`, with ``q`` of shape (4,) or (n, 4): unit quaternions
-    ``(q0, q1, q2, q3)``, scalar first, of norm 1 within 1e-10; ``Q = E(q)``.
+    ``(q0, q1, q2, q3)``, **scalar first** (scipy's ``Rotation.as_quat`` is scalar last: convert
+    with :func:`frb.from_rotation`), of norm 1 within 1e-10; ``Q = E(q)``.
 
     Returns
     -------
     m_out, q_out : new arrays of the input shapes, the state at time ``h``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`frb_step` (``|q| = 1`` within 1e-10 instead of the rotation check).
     """
-    m_in = m
+    m_in, q_in = m, q
     single, n, m2, h1, inertia2, quadrature = _common(m, h, inertia, quadrature, check_finite=False)
     q = _as_float_array(q, "q", check_finite=False)
     expected = (4,) if single else (n, 4)
@@ -175,13 +203,13 @@ def quat_step(m, q, h, inertia, quadrature=0):
     if _fortran_ordered(m_in, q):
         m_out, q_out, info, where = _core.quat_step_batch_f(
             m_in, q, h1, inertia2.T, quadrature, ORTHOGONALITY_TOLERANCE)
-        _raise_for(info, where, "q")
+        _raise_for(info, where, "q", m_in, h1, inertia2, q_in)
         return m_out, q_out
     q2 = np.ascontiguousarray(q.reshape(-1, 4))
     m2 = np.ascontiguousarray(m2)
     m_out, q_out, info, where = _core.quat_step_batch(m2.T, q2.T, h1, inertia2.T, quadrature,
                                                       ORTHOGONALITY_TOLERANCE)
-    _raise_for(info, where if not single else -1, "q")
+    _raise_for(info, where if not single else -1, "q", m2, h1, inertia2, q_in)
     m_out, q_out = m_out.T, q_out.T
     if single:
         return m_out[0].copy(), q_out[0].copy()

@@ -1,0 +1,210 @@
+"""The input rule of every public function of frb, and its messages (one place).
+
+What counts as a real number
+----------------------------
+* A **real number** is a Python ``int`` or ``float``, a numpy integer or floating scalar, or any
+  other ``numbers.Real`` (e.g. ``fractions.Fraction``) or ``decimal.Decimal``.
+* An **array of real numbers** is anything numpy turns into an array of integer or floating dtype
+  (lists, tuples, arrays; float16, float32 and longdouble are converted to float64), or an object
+  array whose every element is a real number.
+* Not real numbers, rejected with ``TypeError`` naming the argument: ``None``, ``bool`` and
+  ``numpy.bool_`` (also inside a list), complex numbers (even with a zero imaginary part: pass
+  ``z.real``), strings and bytes (``"0.1"``: convert with ``float`` first), dates and times,
+  structured dtypes, masked arrays with masked entries, and scipy ``Rotation`` objects (convert
+  with :func:`frb.from_rotation`).
+* Values are further checked by each function: most need them finite (NaN or infinity is a
+  ``ValueError`` naming the argument, and the first offending body of a batch); a Python integer
+  too large for a float64 (``10**400``) is a ``ValueError``.
+
+Integers (``nsteps``, ``quadrature``, ``order``, ...) are Python or numpy integers, not ``bool``
+and not floats (``100.0`` is refused: ``TypeError``).
+"""
+from __future__ import annotations
+
+import decimal
+import numbers
+
+import numpy as np
+
+__all__ = ["ORTHOGONALITY_TOLERANCE", "PHASE_LIMIT", "INT32_MAX", "fmt", "real_array",
+           "real_scalar", "integer", "first_nonfinite", "low_precision_hint"]
+
+#: Tolerance of the attitude checks: ``Q^T Q = 1`` entrywise and ``| |q| - 1 |``.
+ORTHOGONALITY_TOLERANCE = 1e-10
+#: Longest step of the exact flows: ``|h| |m| / I_min`` (a bound on the angle, in radians, that
+#: the body turns) at most this. Must equal ``phase_limit`` of ``fortran/checks.f90``.
+PHASE_LIMIT = 1e18
+#: Largest count the compiled loops take (a Fortran default integer).
+INT32_MAX = 2**31 - 1
+
+_WANT = "a real number or an array of real numbers"
+
+
+def fmt(x) -> str:
+    """A number (or array) as a user would write it: ``-0.5``, not ``np.float64(-0.5)``."""
+    if isinstance(x, (np.generic, np.ndarray)):
+        x = x.tolist()
+    if isinstance(x, float):
+        return repr(x)
+    return repr(x) if not isinstance(x, (list, tuple)) else str(x)
+
+
+def _is_scipy_rotation(value) -> bool:
+    cls = type(value)
+    return cls.__name__ == "Rotation" and cls.__module__.startswith("scipy.spatial")
+
+
+def _what(x) -> str:
+    """Short description of a value that is not a real number, for the messages."""
+    if x is None:
+        return "None"
+    if isinstance(x, (bool, np.bool_)):
+        return f"a boolean ({x!r})"
+    if isinstance(x, (str, bytes)):
+        text = x if len(x) <= 40 else x[:37] + "..."
+        return f"a string ({text!r}; convert it to a number first)"
+    if isinstance(x, (complex, np.complexfloating)):
+        return f"a complex number ({x!r}; pass its .real if the imaginary part is meant to be 0)"
+    return f"a {type(x).__name__}"
+
+
+def _contains_bool(value, depth=0) -> bool:
+    """True if a (nested) list or tuple holds a bool: numpy would silently make it 1.0 or 0.0."""
+    if depth > 32:
+        return False
+    for x in value:
+        if isinstance(x, (bool, np.bool_)):
+            return True
+        if isinstance(x, (list, tuple)) and _contains_bool(x, depth + 1):
+            return True
+    return False
+
+
+def _from_objects(arr, name) -> np.ndarray:
+    out = np.empty(arr.shape, dtype=np.float64)
+    flat = out.reshape(-1)
+    for i, x in enumerate(arr.reshape(-1)):
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, decimal.Decimal)):
+            raise TypeError(f"{name} must be {_WANT}, but it holds {_what(x)}")
+        try:
+            flat[i] = float(x)
+        except OverflowError:
+            raise ValueError(f"{name} holds a number too large for a float64: {x!r}") from None
+    return out
+
+
+def real_array(value, name, finite=True, item_ndim=1) -> np.ndarray:
+    """``value`` as a float64 array under the rule above (the array itself if it is one already).
+
+    With ``finite`` a NaN or infinity raises ValueError naming ``name`` and, for a batch (more
+    than ``item_ndim`` dimensions), the first offending body.
+    """
+    if type(value) is np.ndarray and value.dtype == np.float64:
+        arr = value
+    else:
+        arr = _convert(value, name)
+    if finite and not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains non-finite values (NaN or infinity)"
+                         + first_nonfinite(arr, item_ndim))
+    return arr
+
+
+def _convert(value, name) -> np.ndarray:
+    if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
+        raise TypeError(f"{name} must be {_WANT}, got {_what(value)}")
+    if isinstance(value, (int, float)):
+        try:
+            return np.asarray(float(value))
+        except OverflowError:
+            raise ValueError(f"{name} is too large for a float64: {value!r}") from None
+    if _is_scipy_rotation(value):
+        raise TypeError(f"{name} must be {_WANT}, got a scipy Rotation: convert it with "
+                        "frb.from_rotation(rot) (a scalar-first quaternion) or "
+                        "frb.from_rotation(rot, form='matrix')")
+    if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
+        raise TypeError(f"{name} must be {_WANT}, got a masked array with masked entries "
+                        "(fill or remove them first)")
+    if isinstance(value, (list, tuple)) and _contains_bool(value):
+        raise TypeError(f"{name} must be {_WANT}, but it holds a boolean")
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"{name} must be {_WANT} (a rectangular array): {exc}") from None
+    kind = arr.dtype.kind
+    if kind in "iuf":
+        return arr.astype(np.float64, copy=False)
+    if kind == "O":
+        return _from_objects(arr, name)
+    if kind == "b":
+        raise TypeError(f"{name} must be {_WANT}, got booleans (dtype bool)")
+    if kind == "c":
+        raise TypeError(f"{name} must be {_WANT}, got complex numbers (dtype {arr.dtype}); pass "
+                        "the real part (.real) if the imaginary part is meant to be 0")
+    if kind in "US":
+        raise TypeError(f"{name} must be {_WANT}, got strings (dtype {arr.dtype}); convert them "
+                        "with float() first")
+    raise TypeError(f"{name} must be {_WANT}, got dtype {arr.dtype}")
+
+
+def first_nonfinite(arr, item_ndim=1) -> str:
+    """`` (body k)`` for the first body of a batch with a non-finite entry, else ``""``."""
+    if arr.ndim <= item_ndim:
+        return ""
+    per_body = np.isfinite(arr.reshape(arr.shape[:arr.ndim - item_ndim] + (-1,))).all(axis=-1)
+    bad = np.argwhere(~per_body.reshape(-1))
+    return f" (body {int(bad[0, 0])})" if bad.size else ""
+
+
+def real_scalar(value, name, finite=True) -> float:
+    """``value`` as a Python float; a real number under the rule above (or a 0-d array)."""
+    if type(value) is float:
+        x = value
+    else:
+        arr = _convert(value, name)
+        if arr.ndim != 0:
+            raise ValueError(f"{name} must be a single real number, got an array of shape {arr.shape}")
+        x = float(arr)
+    if finite and not np.isfinite(x):
+        raise ValueError(f"{name} must be finite, got {x!r}")
+    return x
+
+
+def integer(value, name, low=None, high=None) -> int:
+    """``value`` as a Python int in ``[low, high]``: a Python or numpy integer, not a bool."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        got = fmt(value) if isinstance(value, (float, np.floating)) else _what(value)
+        raise TypeError(f"{name} must be an integer, got {got}")
+    x = int(value)
+    if (low is not None and x < low) or (high is not None and x > high):
+        if high is None:
+            rng = f">= {low}"
+        elif low is None:
+            rng = f"<= {high}"
+        else:
+            rng = f"in {low}..{high}"
+        raise ValueError(f"{name} must be an integer {rng}, got {x}")
+    return x
+
+
+def low_precision_hint(value) -> str:
+    """A hint for an attitude that failed the 1e-10 check because it was rounded to float32 or
+    float16 (empty for float64 input)."""
+    try:
+        dtype = np.asarray(value).dtype
+    except Exception:  # pragma: no cover - the value was converted once already
+        return ""
+    if dtype.kind == "f" and dtype.itemsize < 8:
+        eps = float(np.finfo(dtype).eps)
+        return (f"; the input is {dtype} (rounding about {eps:.0e}, far above the tolerance "
+                f"{ORTHOGONALITY_TOLERANCE:g}): convert it to float64 and re-normalise it, e.g. "
+                "q / np.linalg.norm(q), or for a matrix frb.quat_to_matrix(frb.matrix_to_quat(Q)) "
+                "computed in float64")
+    return ""
+
+
+def phase_message(name_h, phase, body="") -> str:
+    """The message of a step beyond :data:`PHASE_LIMIT`."""
+    return (f"{name_h} is too long{body}: |h| |m| / I_min = {phase:.3g} exceeds {PHASE_LIMIT:.0e} "
+            "radians, where quadruple precision (34 digits) leaves no correct digit of the angle "
+            "the body turns through (the result would be an arbitrary point of the orbit); check "
+            "the units of h, m and inertia")
