@@ -8,11 +8,17 @@ torques                  built-in torques (constant_field, heavy_top, gravity_gr
 splitting                splitting methods for torqued bodies (``frb.splitting.integrate``)
 dmv_step, dmv_integrate  the preprocessed discrete Moser-Veselov baseline (orders 2, 4, 6, 8)
 hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat, kinetic_energy, spatial_momentum
+to_rotation, from_rotation   conversion to and from scipy's Rotation (scipy optional)
 read_dat, write_dat      the original free-format data files
+
+Quaternions are **scalar first** everywhere in frb, ``q = (q0, q1, q2, q3)``, ``Q = E(q)``
+(scipy's ``Rotation.as_quat`` is scalar last: convert with to_rotation / from_rotation).
+Every public function takes real numbers under one rule (``frb._validate``): bools, complex
+numbers, strings and None are refused with TypeError naming the argument.
 """
 from .flows import frb_step, quat_step
 from .rotations import (hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat,
-                        kinetic_energy, spatial_momentum)
+                        kinetic_energy, spatial_momentum, to_rotation, from_rotation)
 from .io import read_dat, write_dat
 from .baselines import dmv_step, dmv_integrate
 from . import baselines, splitting, torques, engine
@@ -21,4 +27,5 @@ from .engine import integrate, Trajectory, IntegrationError
 __version__ = "0.1.0"
 
 __all__ = ["integrate", "Trajectory", "IntegrationError", "torques", "engine", "frb_step", "quat_step", "dmv_step", "dmv_integrate", "baselines", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
-           "matrix_to_quat", "kinetic_energy", "spatial_momentum", "read_dat", "write_dat"]
+           "matrix_to_quat", "kinetic_energy", "spatial_momentum", "to_rotation", "from_rotation",
+           "read_dat", "write_dat"]

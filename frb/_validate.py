@@ -26,7 +26,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["ORTHOGONALITY_TOLERANCE", "PHASE_LIMIT", "INT32_MAX", "fmt", "real_array",
+__all__ = ["IntegrationError", "ORTHOGONALITY_TOLERANCE", "PHASE_LIMIT", "INT32_MAX", "fmt", "real_array",
            "real_scalar", "integer", "first_nonfinite", "low_precision_hint"]
 
 #: Tolerance of the attitude checks: ``Q^T Q = 1`` entrywise and ``| |q| - 1 |``.
@@ -37,7 +37,21 @@ PHASE_LIMIT = 1e18
 #: Largest count the compiled loops take (a Fortran default integer).
 INT32_MAX = 2**31 - 1
 
-_WANT = "a real number or an array of real numbers"
+_WANT = "an array of real numbers"
+_WANT_SCALAR = "a real number"
+
+
+class IntegrationError(RuntimeError):
+    """A step failed: an implicit equation did not converge, had no solution, or the state
+    became non-finite. ``method``, ``step`` (1-based) and ``body`` (0-based) say where.
+    (Public as ``frb.IntegrationError``; raised by :func:`frb.integrate` and the compiled loop of
+    :func:`frb.splitting.integrate`.)"""
+
+    def __init__(self, message, method, step, body):
+        super().__init__(message)
+        self.method = method
+        self.step = step
+        self.body = body
 
 
 def fmt(x) -> str:
@@ -59,12 +73,12 @@ def _what(x) -> str:
     if x is None:
         return "None"
     if isinstance(x, (bool, np.bool_)):
-        return f"a boolean ({x!r})"
+        return f"a boolean ({bool(x)!r})"
     if isinstance(x, (str, bytes)):
         text = x if len(x) <= 40 else x[:37] + "..."
         return f"a string ({text!r}; convert it to a number first)"
     if isinstance(x, (complex, np.complexfloating)):
-        return f"a complex number ({x!r}; pass its .real if the imaginary part is meant to be 0)"
+        return f"a complex number ({complex(x)!r}; pass its .real if the imaginary part is meant to be 0)"
     return f"a {type(x).__name__}"
 
 
@@ -80,12 +94,12 @@ def _contains_bool(value, depth=0) -> bool:
     return False
 
 
-def _from_objects(arr, name) -> np.ndarray:
+def _from_objects(arr, name, want=_WANT) -> np.ndarray:
     out = np.empty(arr.shape, dtype=np.float64)
     flat = out.reshape(-1)
     for i, x in enumerate(arr.reshape(-1)):
         if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, decimal.Decimal)):
-            raise TypeError(f"{name} must be {_WANT}, but it holds {_what(x)}")
+            raise TypeError(f"{name} must be {want}, but it holds {_what(x)}")
         try:
             flat[i] = float(x)
         except OverflowError:
@@ -109,41 +123,41 @@ def real_array(value, name, finite=True, item_ndim=1) -> np.ndarray:
     return arr
 
 
-def _convert(value, name) -> np.ndarray:
+def _convert(value, name, want=_WANT) -> np.ndarray:
     if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
-        raise TypeError(f"{name} must be {_WANT}, got {_what(value)}")
+        raise TypeError(f"{name} must be {want}, got {_what(value)}")
     if isinstance(value, (int, float)):
         try:
             return np.asarray(float(value))
         except OverflowError:
             raise ValueError(f"{name} is too large for a float64: {value!r}") from None
     if _is_scipy_rotation(value):
-        raise TypeError(f"{name} must be {_WANT}, got a scipy Rotation: convert it with "
+        raise TypeError(f"{name} must be {want}, got a scipy Rotation: convert it with "
                         "frb.from_rotation(rot) (a scalar-first quaternion) or "
                         "frb.from_rotation(rot, form='matrix')")
     if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
-        raise TypeError(f"{name} must be {_WANT}, got a masked array with masked entries "
+        raise TypeError(f"{name} must be {want}, got a masked array with masked entries "
                         "(fill or remove them first)")
     if isinstance(value, (list, tuple)) and _contains_bool(value):
-        raise TypeError(f"{name} must be {_WANT}, but it holds a boolean")
+        raise TypeError(f"{name} must be {want}, but it holds a boolean")
     try:
         arr = np.asarray(value)
     except (ValueError, TypeError) as exc:
-        raise TypeError(f"{name} must be {_WANT} (a rectangular array): {exc}") from None
+        raise TypeError(f"{name} must be {want} (a rectangular array): {exc}") from None
     kind = arr.dtype.kind
     if kind in "iuf":
         return arr.astype(np.float64, copy=False)
     if kind == "O":
-        return _from_objects(arr, name)
+        return _from_objects(arr, name, want)
     if kind == "b":
-        raise TypeError(f"{name} must be {_WANT}, got booleans (dtype bool)")
+        raise TypeError(f"{name} must be {want}, got booleans (dtype bool)")
     if kind == "c":
-        raise TypeError(f"{name} must be {_WANT}, got complex numbers (dtype {arr.dtype}); pass "
+        raise TypeError(f"{name} must be {want}, got complex numbers (dtype {arr.dtype}); pass "
                         "the real part (.real) if the imaginary part is meant to be 0")
     if kind in "US":
-        raise TypeError(f"{name} must be {_WANT}, got strings (dtype {arr.dtype}); convert them "
+        raise TypeError(f"{name} must be {want}, got strings (dtype {arr.dtype}); convert them "
                         "with float() first")
-    raise TypeError(f"{name} must be {_WANT}, got dtype {arr.dtype}")
+    raise TypeError(f"{name} must be {want}, got dtype {arr.dtype}")
 
 
 def first_nonfinite(arr, item_ndim=1) -> str:
@@ -160,7 +174,7 @@ def real_scalar(value, name, finite=True) -> float:
     if type(value) is float:
         x = value
     else:
-        arr = _convert(value, name)
+        arr = _convert(value, name, _WANT_SCALAR)
         if arr.ndim != 0:
             raise ValueError(f"{name} must be a single real number, got an array of shape {arr.shape}")
         x = float(arr)

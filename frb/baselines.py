@@ -20,31 +20,80 @@ corrections of orders 4 to 8 move the limit). For larger steps :class:`RuntimeEr
 """
 from __future__ import annotations
 
-import numbers
+import warnings
 
 import numpy as np
 
 from . import _core
+from . import _validate
 from .flows import ORTHOGONALITY_TOLERANCE, _as_float_array, _common, _raise_for
 
 __all__ = ["dmv_step", "dmv_integrate"]
 
 DMV_ORDERS = (2, 4, 6, 8)
 
+# |m| and the moments are brought within these powers of two (exactly, by powers of two) before
+# the compiled kernel, whose squares would otherwise overflow or underflow
+_SAFE_EXPONENT = 200
+
 
 def _order(order):
-    if isinstance(order, bool) or not isinstance(order, numbers.Integral):
-        raise TypeError(f"order must be an integer in {DMV_ORDERS}, got {order!r}")
-    if int(order) not in DMV_ORDERS:
+    order = _validate.integer(order, f"order (one of {DMV_ORDERS})")
+    if order not in DMV_ORDERS:
         raise ValueError(f"order must be one of {DMV_ORDERS}, got {order}")
-    return int(order)
+    return order
+
+
+#: Largest I_max / I_min of each order: the h^2..h^6 corrections of the moments involve powers of
+#: the inverse moments up to the seventh, which overflow beyond (order 2 has no corrections).
+MAX_INERTIA_RATIO = {2: np.inf, 4: 1e100, 6: 1e50, 8: 1e40}
+
+
+def _check_ratio(inertia2, order):
+    limit = MAX_INERTIA_RATIO[order]
+    if limit == np.inf or not np.isfinite(inertia2).all() or not (inertia2 > 0).all():
+        return   # (invalid values are reported by the compiled checks)
+    ratio = inertia2.max(axis=1) / inertia2.min(axis=1)
+    if (ratio > limit).any():
+        b = int(np.argmax(ratio > limit))
+        body = f" (body {b})" if inertia2.shape[0] > 1 else ""
+        raise ValueError(f"inertia: the DMV method of order {order} supports I_max / I_min up to "
+                         f"{limit:.0e}, got {ratio[b]:.3g}{body} (its corrections of the moments "
+                         "would overflow); use order 2 or frb.quat_step")
+
+
+def _rescaled(m2, h1, inertia2):
+    """The same bodies rescaled by powers of two, m -> a m, I -> b I, h -> h b / a (the method
+    is covariant under this scaling, and powers of two scale every operation exactly), when a
+    body's |m| or moments lie outside 2^-200..2^200; returns (m, h, inertia, log2 a) or None.
+    Invalid values are left alone for the compiled checks to report."""
+    with np.errstate(all="ignore"):
+        big_m = np.abs(m2).max(axis=1)
+        big_i = inertia2.max(axis=1)
+        if not (np.isfinite(m2).all() and np.isfinite(h1).all() and np.isfinite(inertia2).all()
+                and (inertia2 > 0).all()):
+            return None
+        lo, hi = 2.0**-_SAFE_EXPONENT, 2.0**_SAFE_EXPONENT
+        if not (((big_m > 0) & ((big_m < lo) | (big_m > hi))).any() or ((big_i < lo) | (big_i > hi)).any()):
+            return None
+        n = m2.shape[0]
+        ka = np.where(big_m > 0, -np.frexp(big_m)[1], 0)
+        kb = np.broadcast_to(-np.frexp(big_i)[1], (n,))
+        m_s = np.ldexp(m2, ka[:, None])
+        i_s = np.ldexp(np.broadcast_to(inertia2, (n, 3)), kb[:, None])
+        h_s = np.ldexp(np.broadcast_to(h1, (n,)), kb - ka)
+        if not np.isfinite(h_s).all():
+            return None
+    return m_s, h_s, i_s, ka
 
 
 def _run(m, q, h, inertia, order, nsteps):
     """Validate the shapes here and the values in the compiled loop (as frb.quat_step does),
     then take nsteps DMV steps."""
+    q_in = q
     single, n, m2, h1, inertia2, _ = _common(m, h, inertia, 0, check_finite=False)
     order = _order(order)
+    _check_ratio(inertia2, order)
     q = _as_float_array(q, "q", check_finite=False)
     expected = (4,) if single else (n, 4)
     if q.shape != expected:
@@ -53,13 +102,20 @@ def _run(m, q, h, inertia, order, nsteps):
         return np.empty((0, 3)), np.empty((0, 4))
     q2 = np.ascontiguousarray(q.reshape(-1, 4))
     m2 = np.ascontiguousarray(m2)
+    scaled = _rescaled(m2, h1, inertia2)
+    if scaled is None:
+        m_k, h_k, i_k = m2, h1, inertia2
+    else:
+        m_k, h_k, i_k = (np.ascontiguousarray(a) for a in scaled[:3])
     m_out, q_out, info, where, nfail = _core.dmv_integrate_checked(
-        m2.T, q2.T, h1, inertia2.T, order, nsteps, ORTHOGONALITY_TOLERANCE)
-    _raise_for(info, where if not single else -1, "q")
+        m_k.T, q2.T, h_k, i_k.T, order, nsteps, ORTHOGONALITY_TOLERANCE)
+    _raise_for(info, where if not single else -1, "q", m2, h1, inertia2, q_in)
     if nfail:
         raise RuntimeError("the DMV equation has no solution: the step h is too large for the "
                            "angular velocity (need |h| |m / inertia| below about 1; see frb.baselines)")
     m_out, q_out = m_out.T, q_out.T
+    if scaled is not None:
+        m_out = np.ldexp(m_out, -scaled[3][:, None])
     if single:
         return m_out[0].copy(), q_out[0].copy()
     return m_out, q_out
@@ -73,7 +129,8 @@ def dmv_step(m, q, h, inertia, order=6):
     m : array_like, shape (3,) or (n, 3)
         Body angular momentum.
     q : array_like, shape (4,) or (n, 4)
-        Unit quaternions ``(q0, q1, q2, q3)``, scalar first, of norm 1 within 1e-10;
+        Unit quaternions ``(q0, q1, q2, q3)``, **scalar first** (scipy's ``as_quat`` is scalar
+        last: convert with :func:`frb.from_rotation`), of norm 1 within 1e-10;
         ``Q = E(q)``, ``E(q) m`` is the spatial momentum.
     h : float or array_like of shape (n,)
         Time step, any sign (the method is symmetric: a step of ``-h`` undoes a step of ``h``).
@@ -89,7 +146,8 @@ def dmv_step(m, q, h, inertia, order=6):
     Raises
     ------
     TypeError, ValueError
-        Invalid arguments (as :func:`frb.quat_step`; ``order`` not in 2, 4, 6, 8).
+        Invalid arguments (as :func:`frb.quat_step`; ``order`` not in 2, 4, 6, 8; ``I_max / I_min``
+        above :data:`MAX_INERTIA_RATIO` of the order).
     RuntimeError
         The step is too large for the DMV equation to have a solution.
 
@@ -104,16 +162,49 @@ def dmv_step(m, q, h, inertia, order=6):
     return _run(m, q, h, inertia, order, 1)
 
 
-def dmv_integrate(m0, q0, h, nsteps, inertia, order=6):
+def dmv_integrate(m0, q0, inertia, h, nsteps, order=6):
     """``nsteps`` steps of :func:`dmv_step` of size ``h``, looping in compiled code.
 
-    Parameters as for :func:`dmv_step`, with ``nsteps`` a non-negative integer.
-    Returns the final state ``(m, q)`` at time ``nsteps * h``. The modified moments of inertia
-    are computed once per body: they depend only on ``|m|`` and the energy, which the method
-    conserves, so this is the same method as repeated :func:`dmv_step` calls (up to roundoff).
+    The arguments are in the order of :func:`frb.integrate` and :func:`frb.splitting.integrate`,
+    ``(m0, q0, inertia, h, nsteps)``; the one-step functions :func:`frb.frb_step`,
+    :func:`frb.quat_step` and :func:`dmv_step` take ``(m, attitude, h, inertia)``.
+
+    Parameters
+    ----------
+    m0 : array_like, shape (3,) or (n, 3)
+        Initial body angular momentum.
+    q0 : array_like, shape (4,) or (n, 4)
+        Initial unit quaternions, **scalar first** ``(q0, q1, q2, q3)``.
+    inertia : array_like, shape (3,) or (n, 3)
+        Principal moments of inertia, strictly positive, in any order.
+    h : float or array_like of shape (n,)
+        Step length.
+    nsteps : int
+        Number of steps, 0..2**31 - 1.
+    order : int
+        2, 4, 6 or 8.
+
+    Returns
+    -------
+    m, q : the final state at time ``nsteps * h``.
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        As :func:`dmv_step`; ``nsteps`` not an integer in 0..2**31 - 1.
+
+    Notes
+    -----
+    The modified moments of inertia are computed once per body: they depend only on ``|m|``
+    and the energy, which the method conserves, so this is the same method as repeated
+    :func:`dmv_step` calls (up to roundoff). The former order ``(m0, q0, h, nsteps, inertia)``
+    still works, with a DeprecationWarning, when given positionally (recognised by an array in
+    the fifth place).
     """
-    if isinstance(nsteps, bool) or not isinstance(nsteps, numbers.Integral):
-        raise TypeError(f"nsteps must be a non-negative integer, got {nsteps!r}")
-    if not 0 <= int(nsteps) <= np.iinfo(np.int32).max:
-        raise ValueError(f"nsteps must be a non-negative 32-bit integer, got {nsteps}")
-    return _run(m0, q0, h, inertia, order, int(nsteps))
+    if np.ndim(nsteps) >= 1:   # an array in the place of nsteps: the former order
+        warnings.warn("dmv_integrate(m0, q0, h, nsteps, inertia) is deprecated: the arguments are "
+                      "now (m0, q0, inertia, h, nsteps), as in frb.integrate", DeprecationWarning,
+                      stacklevel=2)
+        inertia, h, nsteps = nsteps, inertia, h
+    nsteps = _validate.integer(nsteps, "nsteps", 0, _validate.INT32_MAX)
+    return _run(m0, q0, h, inertia, order, nsteps)

@@ -59,6 +59,9 @@ def main(argv=None) -> int:
     from .examples import format_summary, run_example
 
     args = build_parser().parse_args(argv)
+    problem = _check_options(args)
+    if problem:
+        return _error(problem)
     compare = False if args.no_compare else args.compare
     try:
         summary = run_example(
@@ -68,13 +71,37 @@ def main(argv=None) -> int:
             compare_path=compare,
             tolerance=args.tol,
         )
-    except (OSError, ValueError) as exc:
-        print(f"frb-example: error: {exc}", file=sys.stderr)
-        return 2
+    except MemoryError as exc:
+        return _error(f"not enough memory for this run ({exc})")
+    except (OSError, ValueError, TypeError, OverflowError, RuntimeError) as exc:
+        # input errors, and runs that the inputs make impossible (IntegrationError, too many steps)
+        return _error(str(exc))
     print(format_summary(summary))
     if summary["within_tolerance"] is False:
         return 1
     return 0
+
+
+def _error(message) -> int:
+    """Print ``frb-example: error: message`` as one line on stderr; return the exit status 2."""
+    one_line = " ".join(str(message).split())
+    print(f"frb-example: error: {one_line}", file=sys.stderr)
+    return 2
+
+
+def _check_options(args):
+    """The problem with --tol or --output, or None."""
+    import math
+    import os
+
+    if args.tol is not None and not (math.isfinite(args.tol) and args.tol >= 0):
+        return f"--tol must be a finite number >= 0, got {args.tol!r}"
+    if args.output is not None:
+        if not args.output.strip():
+            return "--output must name a file, got an empty path"
+        if os.path.isdir(args.output):
+            return f"--output must name a file, but {args.output!r} is a directory"
+    return None
 
 
 def run_driver(n: int, default_input, argv=None) -> int:

@@ -14,14 +14,14 @@ and the trajectory converted back on demand (``Trajectory.Q``).
 """
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import _engine
 from . import splitting as _splitting
+from . import _validate
+from ._validate import IntegrationError
 from .flows import ORTHOGONALITY_TOLERANCE, _is_rotation
 from .rotations import matrix_to_quat, quat_to_matrix
 from .torques import ConstantField, GravityGradient, HeavyTop
@@ -130,17 +130,6 @@ METHODS: dict[str, MethodInfo] = dict([
 ])
 
 
-class IntegrationError(RuntimeError):
-    """A step failed: an implicit equation did not converge, had no solution, or the state
-    became non-finite. ``method``, ``step`` (1-based) and ``body`` (0-based) say where."""
-
-    def __init__(self, message, method, step, body):
-        super().__init__(message)
-        self.method = method
-        self.step = step
-        self.body = body
-
-
 class Trajectory:
     """Result of :func:`integrate`.
 
@@ -215,26 +204,12 @@ class Trajectory:
                 f"t = {self.t[0]:g} .. {self.t[-1]:g}, attitude as {self.form}>")
 
 
-def _real_array(x, name):
-    try:
-        a = np.asarray(x)
-    except Exception as exc:  # pragma: no cover - numpy raises many types here
-        raise TypeError(f"{name} must be an array of real numbers ({exc})") from None
-    if a.dtype.kind not in "iuf" or a.dtype == bool:
-        raise TypeError(f"{name} must be an array of real numbers, got dtype {a.dtype}")
-    a = np.asarray(a, dtype=np.float64)
-    if not np.isfinite(a).all():
-        raise ValueError(f"{name} contains non-finite values (NaN or infinity)")
-    return a
+def _real_array(x, name, item_ndim=1):
+    return _validate.real_array(x, name, item_ndim=item_ndim)
 
 
 def _int_arg(x, name, low, high=2**31 - 1):
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {x!r}")
-    x = int(x)
-    if not low <= x <= high:
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {x}")
-    return x
+    return _validate.integer(x, name, low, high)
 
 
 def _method(method, coefficients):
@@ -327,20 +302,28 @@ def _no_torque(nb, t, step, qt, tb):  # pragma: no cover - never called for buil
 
 
 def _attitude(attitude0, single, n):
-    a = _real_array(attitude0, "attitude0")
+    a = _validate.real_array(attitude0, "attitude0", finite=False)
+    if not np.isfinite(a).all():
+        item = 2 if a.shape[-2:] == (3, 3) and a.ndim == (2 if single else 3) else 1
+        raise ValueError("attitude0 contains non-finite values (NaN or infinity)"
+                         + _validate.first_nonfinite(a, item))
     if a.shape[-1:] == (4,) and a.ndim == (1 if single else 2) and (single or a.shape[0] == n):
         q = a.reshape(-1, 4)
         if np.abs(np.sqrt(np.sum(q * q, axis=1)) - 1.0).max(initial=0.0) > ORTHOGONALITY_TOLERANCE:
             bad = int(np.argmax(np.abs(np.sqrt(np.sum(q * q, axis=1)) - 1.0)))
-            raise ValueError(f"attitude0 must be unit quaternions (|q| = 1 within "
-                             f"{ORTHOGONALITY_TOLERANCE}; scalar first)"
-                             + ("" if single else f": body {bad}"))
+            raise ValueError(f"attitude0 must be unit quaternions, scalar first (|q| = 1 within "
+                             f"{ORTHOGONALITY_TOLERANCE})"
+                             + ("" if single else f" (body {bad})")
+                             + _validate.low_precision_hint(attitude0))
         return "quaternion", np.ascontiguousarray(q)
     if a.shape[-2:] == (3, 3) and a.ndim == (2 if single else 3) and (single or a.shape[0] == n):
         Q = a.reshape(-1, 3, 3)
         if not _is_rotation(Q):
+            bad = next(j for j in range(Q.shape[0]) if not _is_rotation(Q[j:j + 1]))
             raise ValueError(f"attitude0 must be rotation matrices (Q^T Q = 1 within "
-                             f"{ORTHOGONALITY_TOLERANCE}, det Q = +1)")
+                             f"{ORTHOGONALITY_TOLERANCE}, det Q = +1)"
+                             + ("" if single else f" (body {bad})")
+                             + _validate.low_precision_hint(attitude0))
         return "matrix", np.ascontiguousarray(matrix_to_quat(Q))
     want = "(4,) or (3, 3)" if single else f"({n}, 4) or ({n}, 3, 3)"
     raise ValueError(f"attitude0 must have shape {want}, got {a.shape}")
@@ -409,13 +392,18 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
         want = "(3,)" if single else f"(3,) or ({n}, 3)"
         raise ValueError(f"inertia must have shape {want}, got {I.shape}")
     if not (I2 > 0).all():
-        raise ValueError("inertia must contain strictly positive moments of inertia")
+        bad = "" if single else f" (body {int(np.argmin((I2 > 0).all(axis=1)))})"
+        raise ValueError("inertia must contain strictly positive moments of inertia" + bad)
     I2 = np.ascontiguousarray(I2)
-    if isinstance(h, bool) or not isinstance(h, numbers.Real):
-        raise TypeError(f"h must be a real number, got {h!r}")
-    h = float(h)
-    if not math.isfinite(h):
-        raise ValueError(f"h must be finite, got {h}")
+    h = _validate.real_scalar(h, "h")
+    with np.errstate(over="ignore"):
+        big = np.abs(m2).max(axis=1, initial=0.0)
+        g = big * np.linalg.norm(m2 / np.where(big > 0, big, 1.0)[:, None], axis=1)
+        phase = abs(h) * g / I2.min(axis=1)
+    if (phase > _validate.PHASE_LIMIT).any():
+        b = int(np.argmax(phase > _validate.PHASE_LIMIT))
+        raise ValueError(_validate.phase_message("h", float(phase[b]),
+                                                 "" if single else f" (body {b})"))
     nsteps = _int_arg(nsteps, "nsteps", 0)
     save_every = _int_arg(save_every, "save_every", 1)
     quadrature = _int_arg(quadrature, "quadrature", 0, 10)
@@ -478,7 +466,9 @@ def _raise_failure(name, status, step, body, single):
         msg = (f"method {name}: the implicit equation of {where} has no solution (the step h is "
                "too large for the angular velocity)")
     elif status == _INFO_NON_FINITE:
-        msg = f"method {name}: the state became non-finite (overflow or NaN) at {where}"
+        msg = (f"method {name}: the state became non-finite at {where} (overflow, or for the "
+               f"exact flows |m| grown until a step turns the body by more than "
+               f"{_validate.PHASE_LIMIT:.0e} radians)")
     elif status == _INFO_NOT_IMPLEMENTED:
         raise NotImplementedError(f"method {name} is not available in this build")
     else:  # pragma: no cover

@@ -129,11 +129,20 @@ def find_published_output(n) -> Path | None:
 # ---------------------------------------------------------------- helpers
 
 
+#: Most steps of one run: the trajectory's nsteps + 1 states are counted in 32 bits.
+_MAX_STEPS = 2**31 - 2
+
+
 def _steps(h: float, tfin: float) -> tuple[int, float]:
     """``N = int(Tfin/h)`` and the reset step ``h = Tfin/N`` of the original drivers."""
+    h, tfin = float(h), float(tfin)   # (messages show -0.5, not np.float64(-0.5))
     if not (math.isfinite(h) and math.isfinite(tfin)) or h <= 0.0 or tfin < 0.0:
         raise ValueError(f"need h > 0 and Tfin >= 0, got h={h!r}, Tfin={tfin!r}")
-    nsteps = int(tfin / h)
+    ratio = tfin / h
+    if not ratio < _MAX_STEPS + 1:
+        raise ValueError(f"Tfin/h = {ratio:.3g} steps is more than a run can take "
+                         f"({_MAX_STEPS}); got Tfin={tfin!r}, h={h!r}")
+    nsteps = int(ratio)
     if nsteps < 1:
         raise ValueError(f"Tfin/h must be at least 1, got Tfin={tfin!r}, h={h!r}")
     return nsteps, tfin / nsteps
@@ -141,7 +150,7 @@ def _steps(h: float, tfin: float) -> tuple[int, float]:
 
 def _nodes(x: float) -> int:
     if not (math.isfinite(x) and x == int(x) and 1 <= x <= 10):
-        raise ValueError(f"np (number of quadrature nodes) must be an integer in 1..10, got {x!r}")
+        raise ValueError(f"np (number of quadrature nodes) must be an integer in 1..10, got {float(x)!r}")
     return int(x)
 
 

@@ -13,8 +13,11 @@ the subset of list-directed input that consists of numbers only:
 * ``NaN``, ``Inf`` and ``Infinity`` (any case, optionally signed).
 
 Anything else (null values ``,,``, the ``/`` terminator, character or logical
-constants, malformed numbers) raises :class:`ValueError` naming the file and
-the line.
+constants, malformed numbers, non-ASCII bytes), a number outside the range of
+float64 (``1e400`` would become infinity, ``1e-400`` zero), and a file that would
+expand to more than ``max_values`` values (``1000000000*0.0``) raise
+:class:`ValueError` naming the file and the line.  A UTF-8 byte-order mark at
+the start is skipped.
 
 :func:`write_dat` writes one value per line as ``% .16e`` (17 significant
 digits), which reads back bit for bit identical both here and with a Fortran
@@ -23,10 +26,13 @@ digits), which reads back bit for bit identical both here and with a Fortran
 
 from __future__ import annotations
 
+import math
 import os
 import re
 
 import numpy as np
+
+from . import _validate
 
 __all__ = ["read_dat", "write_dat"]
 
@@ -42,6 +48,11 @@ _REAL = re.compile(
 )
 _SPECIAL = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
 _REPEAT = re.compile(r"(?P<count>\d+)\*(?P<value>.*)")
+_MANTISSA = re.compile(r"[+-]?(\d*\.?\d*)")
+_BOM = b"\xef\xbb\xbf"
+
+#: Default cap on the number of values :func:`read_dat` returns (80 MB of float64).
+MAX_VALUES = 10_000_000
 
 
 def _parse_number(token: str) -> float | None:
@@ -71,13 +82,55 @@ def _fields(line: str):
         yield from words
 
 
-def read_dat(path) -> np.ndarray:
+def _range_error(token: str, value: float) -> str | None:
+    """Why a parsed token is out of the float64 range (None if it is not)."""
+    if math.isinf(value) and not _SPECIAL.fullmatch(token):
+        return f"{token!r} is too large for a float64 (it would become infinity)"
+    if value == 0.0:
+        digits = _MANTISSA.match(token).group(1)
+        if any(c in "123456789" for c in digits):
+            return (f"{token!r} is too small for a float64 (it would become zero; the "
+                    "smallest positive float64 is about 4.9e-324)")
+    return None
+
+
+def _decode(raw: bytes, name: str, lineno: int) -> str:
+    if lineno == 1 and raw.startswith(_BOM):
+        raw = raw[len(_BOM):]
+    try:
+        return raw.decode("ascii")
+    except UnicodeDecodeError as exc:
+        hint = ""
+        if lineno == 1 and raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            hint = " (a UTF-16 file? save it as ASCII or UTF-8)"
+        raise ValueError(f"{name}:{lineno}: byte 0x{raw[exc.start]:02x} at column "
+                         f"{exc.start + 1} is not ASCII: the file must hold plain numbers"
+                         f"{hint}") from None
+
+
+def _fast_line(line: str):
+    """The values of a record of plain blank-separated numbers that Python's float reads as
+    Fortran does (no commas, repeats, underscores, D/Q or bare-sign exponents); None otherwise."""
+    if "," in line or "*" in line or "_" in line:
+        return None
+    tokens = line.split()
+    try:
+        values = list(map(float, tokens))
+    except ValueError:
+        return None
+    return tokens, values
+
+
+def read_dat(path, max_values=MAX_VALUES) -> np.ndarray:
     """Read every number of a Fortran list-directed numeric file.
 
     Parameters
     ----------
     path : str or os.PathLike
         The file to read.
+    max_values : int or None
+        Largest number of values accepted (repeat counts included), 10**7 by default (80 MB);
+        None for no limit.
 
     Returns
     -------
@@ -88,15 +141,39 @@ def read_dat(path) -> np.ndarray:
     Raises
     ------
     ValueError
-        If a field is not a number; the message gives ``path:line`` and the
-        offending text.
+        If a field is not a number, a number is outside the range of float64, a byte is not
+        ASCII, or the file holds more than ``max_values`` values; the message gives
+        ``path:line`` and the offending text.
     OSError
         If the file cannot be opened.
     """
     name = os.fspath(path)
+    if max_values is not None:
+        max_values = _validate.integer(max_values, "max_values", 0)
+    limit = math.inf if max_values is None else max_values
     values: list[float] = []
-    with open(name, "r", encoding="ascii", errors="replace") as fh:
-        for lineno, line in enumerate(fh, start=1):
+
+    def too_many(lineno, count):
+        return ValueError(f"{name}:{lineno}: the file would hold {len(values) + count} values or "
+                          f"more, beyond max_values = {max_values} (pass a larger max_values to "
+                          "read it)")
+
+    with open(name, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            line = _decode(raw, name, lineno)
+            fast = _fast_line(line)
+            if fast is not None:
+                tokens, vals = fast
+                if len(values) + len(vals) > limit:
+                    raise too_many(lineno, len(vals))
+                arr = np.asarray(vals)
+                suspects = np.flatnonzero(~np.isfinite(arr) | (arr == 0.0))
+                for i in suspects.tolist():
+                    why = _range_error(tokens[i], vals[i])
+                    if why:
+                        raise ValueError(f"{name}:{lineno}: {why}")
+                values.extend(vals)
+                continue
             for field in _fields(line):
                 if field is None:
                     raise ValueError(
@@ -118,6 +195,11 @@ def read_dat(path) -> np.ndarray:
                     raise ValueError(
                         f"{name}:{lineno}: cannot read {field!r} as a number"
                     )
+                why = _range_error(text, value)
+                if why:
+                    raise ValueError(f"{name}:{lineno}: {why}")
+                if len(values) + count > limit:
+                    raise too_many(lineno, count)
                 values.extend([value] * count)
     return np.asarray(values, dtype=np.float64)
 
@@ -125,13 +207,15 @@ def read_dat(path) -> np.ndarray:
 def write_dat(path, values) -> None:
     """Write ``values`` to ``path``, one value per line, exactly round-trippable.
 
-    ``values`` is any array-like of real numbers; it is flattened in C order,
+    ``values`` is any array of real numbers (the rule of :mod:`frb._validate`: None, bools,
+    complex numbers and strings raise TypeError); NaN and infinities are written as ``nan``,
+    ``inf`` and read back by :func:`read_dat`.  It is flattened in C order,
     so pass ``Q.T`` (or ``Q.ravel(order="F")``) to write a matrix by columns as
     the original drivers do.  Each value is written as ``% .16e`` (17
     significant digits), e.g. `` -7.0989496528762700e-01``, which reads back as
     the identical float64.
     """
-    a = np.asarray(values, dtype=np.float64).ravel()
+    a = _validate.real_array(values, "values", finite=False).ravel()
     with open(os.fspath(path), "w", encoding="ascii", newline="\n") as fh:
         if a.size:
             fh.write("\n".join(["% .16e" % v for v in a.tolist()]))

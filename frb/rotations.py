@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _validate
+
 __all__ = [
     "hat",
     "quat_mul",
@@ -30,15 +32,15 @@ __all__ = [
     "matrix_to_quat",
     "kinetic_energy",
     "spatial_momentum",
+    "to_rotation",
+    "from_rotation",
 ]
 
 
 def _as_float_array(x, name: str, last: tuple[int, ...]) -> np.ndarray:
-    """Convert ``x`` to a float64 array whose trailing shape is ``last``."""
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a real array, got {type(x).__name__}") from exc
+    """Convert ``x`` (the input rule of :mod:`frb._validate`, finite values) to a float64 array
+    whose trailing shape is ``last``."""
+    a = _validate.real_array(x, name, item_ndim=len(last))
     if a.ndim < len(last) or a.shape[a.ndim - len(last):] != last:
         want = "(..., " + ", ".join(str(d) for d in last) + ")"
         raise ValueError(f"{name} must have shape {want}, got {a.shape}")
@@ -171,3 +173,101 @@ def spatial_momentum(m, Q) -> np.ndarray:
     m = _as_float_array(m, "m", (3,))
     Q = _as_float_array(Q, "Q", (3, 3))
     return np.einsum("...ij,...j->...i", Q, m)
+
+
+def _scipy_rotation():
+    try:
+        from scipy.spatial.transform import Rotation
+    except ImportError:
+        raise ImportError("frb.to_rotation and frb.from_rotation need scipy, which is not "
+                          "installed: pip install scipy (or pip install 'frb[rotation]')") from None
+    return Rotation
+
+
+def to_rotation(attitude):
+    """The attitude as a scipy ``Rotation`` (needs scipy).
+
+    Parameters
+    ----------
+    attitude : array_like, shape (4,), (n, 4), (3, 3) or (n, 3, 3)
+        frb's unit quaternions, **scalar first** ``(q0, q1, q2, q3)`` (``|q| = 1`` within 1e-10),
+        or rotation matrices (columns = body axes in the fixed frame, ``Q^T Q = 1`` within
+        1e-10, ``det Q = +1``). Checked as the flows check them: scipy itself would silently
+        normalise a wrong quaternion and orthogonalise a wrong matrix.
+
+    Returns
+    -------
+    scipy.spatial.transform.Rotation
+        One rotation, or a stack of ``n``. ``rot.apply(x_body)`` is ``Q @ x_body``;
+        ``rot.as_quat()`` is **scalar last** ``(q1, q2, q3, q0)``.
+
+    Raises
+    ------
+    ImportError
+        scipy is not installed.
+    TypeError, ValueError
+        Not real numbers, another shape, or not a unit quaternion / rotation matrix.
+    """
+    Rotation = _scipy_rotation()
+    a = _validate.real_array(attitude, "attitude", item_ndim=1)
+    tol = _validate.ORTHOGONALITY_TOLERANCE
+    if a.shape[-1:] == (4,) and a.ndim in (1, 2):
+        q = a.reshape(-1, 4)
+        dev = np.abs(np.linalg.norm(q, axis=1) - 1.0)
+        if (dev > tol).any():
+            b = int(np.argmax(dev > tol))
+            raise ValueError(f"attitude must be unit quaternions, scalar first (|q| = 1 within "
+                             f"{tol})" + (f" (body {b})" if a.ndim == 2 else "")
+                             + _validate.low_precision_hint(attitude))
+        rot = Rotation.from_quat(q[:, [1, 2, 3, 0]])
+        return rot[0] if a.ndim == 1 else rot
+    if a.shape[-2:] == (3, 3) and a.ndim in (2, 3):
+        from .flows import _is_rotation
+        Q = a.reshape(-1, 3, 3)
+        for b in range(Q.shape[0]):
+            if not _is_rotation(Q[b:b + 1]):
+                raise ValueError(f"attitude must be rotation matrices (Q^T Q = 1 within {tol}, "
+                                 "det Q = +1)" + (f" (body {b})" if a.ndim == 3 else "")
+                                 + _validate.low_precision_hint(attitude))
+        rot = Rotation.from_matrix(Q)
+        return rot[0] if a.ndim == 2 else rot
+    raise ValueError("attitude must have shape (4,) or (n, 4) (quaternions, scalar first) or "
+                     f"(3, 3) or (n, 3, 3) (matrices), got {a.shape}")
+
+
+def from_rotation(rot, form="quaternion"):
+    """frb's attitude from a scipy ``Rotation`` (needs scipy).
+
+    Parameters
+    ----------
+    rot : scipy.spatial.transform.Rotation
+        One rotation or a stack.
+    form : {"quaternion", "matrix"}
+        ``"quaternion"``: unit quaternions **scalar first** ``(q0, q1, q2, q3)``, shape (4,) or
+        (n, 4) (scipy's ``as_quat`` is scalar last); ``"matrix"``: ``Q`` of shape (3, 3) or
+        (n, 3, 3).
+
+    Returns
+    -------
+    numpy.ndarray
+        New array, ready for :func:`frb.quat_step`, :func:`frb.frb_step`, :func:`frb.integrate`.
+
+    Raises
+    ------
+    ImportError
+        scipy is not installed.
+    TypeError
+        ``rot`` is not a scipy Rotation.
+    ValueError
+        ``form`` is neither "quaternion" nor "matrix".
+    """
+    Rotation = _scipy_rotation()
+    if not isinstance(rot, Rotation):
+        raise TypeError(f"rot must be a scipy.spatial.transform.Rotation, got {type(rot).__name__}"
+                        " (for frb's own arrays use frb.quat_to_matrix / frb.matrix_to_quat)")
+    if form == "matrix":
+        return np.array(rot.as_matrix(), dtype=np.float64)
+    if form != "quaternion":
+        raise ValueError(f"form must be 'quaternion' or 'matrix', got {form!r}")
+    xyzw = np.asarray(rot.as_quat(), dtype=np.float64)
+    return np.ascontiguousarray(xyzw[..., [3, 0, 1, 2]])

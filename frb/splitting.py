@@ -41,13 +41,14 @@ once; the torque's results are checked after each call).
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import _core
+from . import _validate
 from . import flows as _flows
+from ._validate import IntegrationError
 
 __all__ = [
     "RKN6_14",
@@ -109,7 +110,7 @@ class ConstantField:
     __slots__ = ("u0", "_u")
 
     def __init__(self, u0):
-        u = np.array(u0, dtype=np.float64)
+        u = np.array(_validate.real_array(u0, "u0", finite=False), dtype=np.float64)
         if u.shape != (3,):
             raise ValueError(f"u0 must have shape (3,), got {u.shape}")
         if not np.all(np.isfinite(u)):
@@ -155,7 +156,7 @@ def constant_field(u0) -> ConstantField:
     return ConstantField(u0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Trajectory:
     """Result of :func:`integrate`.
 
@@ -173,6 +174,10 @@ class Trajectory:
     m: np.ndarray
     Q: np.ndarray
 
+    def __repr__(self) -> str:
+        return (f"<frb.splitting.Trajectory: {len(self.t)} states, "
+                f"t = {self.t[0]:g} .. {self.t[-1]:g}; arrays t, m, Q>")
+
 
 def _coefficients(method, coefficients):
     if coefficients is None:
@@ -184,13 +189,17 @@ def _coefficients(method, coefficients):
         return METHODS[method.upper()]
     try:
         a, b = coefficients
-        a = tuple(float(x) for x in a)
-        b = tuple(float(x) for x in b)
     except (TypeError, ValueError) as exc:
         raise ValueError(
             "coefficients must be a pair (a, b) of sequences of real numbers "
             "(a_1..a_{s+1}, b_1..b_s)"
         ) from exc
+    a = _validate.real_array(a, "coefficients a", finite=False)
+    b = _validate.real_array(b, "coefficients b", finite=False)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError("coefficients must be a pair (a, b) of sequences of real numbers "
+                         f"(a_1..a_{{s+1}}, b_1..b_s), got shapes {a.shape} and {b.shape}")
+    a, b = tuple(a.tolist()), tuple(b.tolist())
     if len(a) != len(b) + 1:
         raise ValueError(
             f"coefficients: need len(a) == len(b) + 1, got len(a)={len(a)}, len(b)={len(b)}"
@@ -226,11 +235,11 @@ def _schedule(a, b):
 
 
 def _vector(x, name, shape):
-    try:
-        a = np.array(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a real array of shape {shape}") from exc
+    a = np.array(_validate.real_array(x, name, finite=False), dtype=np.float64)
     if a.shape != shape:
+        if name == "inertia" and a.shape == (1, 3):
+            raise ValueError("inertia must have shape (3,) (splitting.integrate takes one body), "
+                             "got (1, 3)")
         raise ValueError(f"{name} must have shape {shape}, got {a.shape}")
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} must be finite")
@@ -242,8 +251,8 @@ def _check_torque_result(res, name="torque"):
         m_new, Q_new = res
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must return a pair (m_new, Q_new)") from exc
-    m_new = np.asarray(m_new, dtype=np.float64)
-    Q_new = np.asarray(Q_new, dtype=np.float64)
+    m_new = _validate.real_array(m_new, f"the m returned by {name}", finite=False)
+    Q_new = _validate.real_array(Q_new, f"the Q returned by {name}", finite=False)
     if m_new.shape != (3,) or Q_new.shape != (3, 3):
         raise ValueError(
             f"{name} must return m of shape (3,) and Q of shape (3, 3), "
@@ -252,23 +261,45 @@ def _check_torque_result(res, name="torque"):
     return m_new, Q_new
 
 
-def _rotation(Q, name):
+def _rotation(Q, name, original=None):
     """Raise unless Q is a rotation matrix to the tolerance of frb.flows.frb_step."""
     tol = _flows.ORTHOGONALITY_TOLERANCE
     if not _flows._is_rotation(np.asarray(Q, dtype=np.float64).reshape(1, 3, 3)):
-        raise ValueError(f"{name} must be a rotation matrix (Q^T Q = 1 within {tol}, det Q = +1)")
+        hint = _validate.low_precision_hint(original) if original is not None else ""
+        raise ValueError(f"{name} must be a rotation matrix (Q^T Q = 1 within {tol}, det Q = +1)"
+                         + hint)
 
 
-def _torque_state(res, Q_prev):
+def _torque_label(torque):
+    return getattr(torque, "__name__", None) or repr(torque)
+
+
+def _torque_state(res, Q_prev, label="torque", step=None):
     """Check a torque result; a new Q (not the object passed in) is checked as a rotation."""
-    m_new, Q_new = _check_torque_result(res)
+    where = "" if step is None else f" (step {step})"
+    m_new, Q_new = _check_torque_result(res, f"torque {label}{where}" if step is not None else "torque")
     if not np.isfinite(m_new).all():
-        raise ValueError("torque returned a non-finite m")
+        raise ValueError(f"torque {label}{where} returned a non-finite m")
     if Q_new is not Q_prev:
         if not np.isfinite(Q_new).all():
-            raise ValueError("torque returned a non-finite Q")
-        _rotation(Q_new, "the Q returned by torque")
+            raise ValueError(f"torque {label}{where} returned a non-finite Q")
+        _rotation(Q_new, f"the Q returned by torque {label}{where}")
     return m_new, Q_new
+
+
+def _apply_torque(torque, m, Q, tau, step):
+    """The torque flow over tau at step ``step``, with Q read-only (the torque must not modify it
+    in place: a changed Q would escape the rotation check) and its result checked."""
+    label = _torque_label(torque)
+    Q.flags.writeable = False
+    try:
+        res = torque(m, Q, tau)
+    except ValueError as exc:
+        if "read-only" in str(exc):
+            raise ValueError(f"torque {label} (step {step}) must not modify Q in place; return a "
+                             f"new array instead ({exc})") from exc
+        raise
+    return _torque_state(res, Q, label, step)
 
 
 def _free_flow(m, Q, tau, inertia_t, quadrature):
@@ -276,8 +307,30 @@ def _free_flow(m, Q, tau, inertia_t, quadrature):
     mo, qto, info, _ = _core.frb_step_batch(m.reshape(1, 3).T, Q.reshape(1, 3, 3).T,
                                             np.array([tau]), inertia_t, quadrature,
                                             _flows.ORTHOGONALITY_TOLERANCE)
-    _flows._raise_for(info, -1, "Q")
+    _flows._raise_for(info, -1, "Q", m, np.array([tau]), inertia_t.T)
     return mo[:, 0], qto[:, :, 0].T
+
+
+def _nonfinite_step(m_out, qt_out, taus, kinds, inertia):
+    """IntegrationError for the first non-finite state of the compiled loop (m_out (3, K) and
+    qt_out (3, 3, K) as the Fortran loop wrote them), or None."""
+    ok = np.isfinite(m_out).all(axis=0) & np.isfinite(qt_out).all(axis=(0, 1))
+    if ok.all():
+        return None
+    k = int(np.argmin(ok))
+    m_prev = m_out[:, k - 1]
+    tau_a = max((abs(t) for t, kind in zip(taus, kinds) if kind == 0), default=0.0)
+    big = float(np.abs(m_prev).max())
+    g = big * float(np.linalg.norm(m_prev / big)) if big > 0 else 0.0
+    with np.errstate(over="ignore"):
+        phase = tau_a * g / float(inertia.min())
+    if phase > _validate.PHASE_LIMIT:
+        why = (f"|m| grew to {g:.3g}, so that a free flow of the step would turn the body by "
+               f"{phase:.3g} radians, beyond the limit {_validate.PHASE_LIMIT:.0e}")
+    else:
+        why = f"overflow (|m| = {g:.3g} at the step before)"
+    return IntegrationError(f"splitting: the state became non-finite at step {k}: {why}",
+                            "SPLITTING", k, 0)
 
 
 def integrate(
@@ -326,29 +379,34 @@ def integrate(
     Trajectory
         ``t``, ``m``, ``Q`` at the ``nsteps + 1`` times ``0, h, ..., nsteps h``.
         The inputs are not modified.
+
+    Raises
+    ------
+    TypeError
+        An argument that is not (an array of) real numbers (the rule of :mod:`frb._validate`),
+        a count that is not an integer.
+    ValueError
+        Wrong shapes, non-finite values, inertia not positive, ``Q0`` not a rotation,
+        ``nsteps`` outside 0..2**31 - 2, a free flow turning the body by more than 1e18
+        radians (``|h| |m0| / I_min``), a torque whose result is not a finite pair of the
+        right shapes or that modifies ``Q`` in place (the message names the torque and step).
+    IntegrationError
+        The state became non-finite (overflow) or a free flow grew beyond the limit during the
+        run; the message names the step.
     """
     m = _vector(m0, "m0", (3,))
     Q = _vector(Q0, "Q0", (3, 3))
-    _rotation(Q, "Q0")
+    _rotation(Q, "Q0", Q0)
     I = _vector(inertia, "inertia", (3,))
     if not np.all(I > 0.0):
         raise ValueError(f"inertia must be positive, got {I.tolist()}")
-    if isinstance(h, bool) or not isinstance(h, numbers.Real) or not math.isfinite(h):
-        raise ValueError(f"h must be a finite real number, got {h!r}")
-    h = float(h)
-    if isinstance(nsteps, bool) or not isinstance(nsteps, numbers.Integral) or nsteps < 0:
-        raise ValueError(f"nsteps must be a non-negative integer, got {nsteps!r}")
-    nsteps = int(nsteps)
-    if (
-        isinstance(quadrature, bool)
-        or not isinstance(quadrature, numbers.Integral)
-        or not 0 <= quadrature <= 10
-    ):
-        raise ValueError(f"quadrature must be an integer in 0..10, got {quadrature!r}")
-    quadrature = int(quadrature)
+    h = _validate.real_scalar(h, "h")
+    nsteps = _validate.integer(nsteps, "nsteps (the trajectory holds nsteps + 1 states)", 0,
+                               _validate.INT32_MAX - 1)
+    quadrature = _validate.integer(quadrature, "quadrature", 0, 10)
     a, b = _coefficients(method, coefficients)
     if torque is not None and not callable(torque):
-        raise ValueError(
+        raise TypeError(
             "torque must be None or a callable flow(m, Q, t) -> (m_new, Q_new), "
             f"got {type(torque).__name__}"
         )
@@ -357,6 +415,13 @@ def integrate(
         schedule = [("A", h)]
     else:
         schedule = [(kind, c * h) for kind, c in _schedule(a, b)]
+    tau_a = max(abs(tau) for kind, tau in schedule if kind == "A")
+    big = float(np.abs(m).max())
+    g = big * float(np.linalg.norm(m / big)) if big > 0 else 0.0
+    with np.errstate(over="ignore"):
+        phase = tau_a * g / float(I.min())
+    if phase > _validate.PHASE_LIMIT:
+        raise ValueError(_validate.phase_message("h", phase))
 
     if torque is None or type(torque) is ConstantField:
         # the whole loop in Fortran; outputs seen through .T are C-ordered, no copies
@@ -366,6 +431,9 @@ def integrate(
         m_out, qt_out, t_out = _core.split_field_trajectory(
             nsteps, m, Q.T, I, u0, h, kinds, taus, quadrature
         )
+        failure = _nonfinite_step(m_out, qt_out, taus, kinds, I)
+        if failure is not None:
+            raise failure
         return Trajectory(t=t_out, m=m_out.T, Q=qt_out.T)
 
     t_out = h * np.arange(nsteps + 1, dtype=np.float64)
@@ -377,9 +445,13 @@ def integrate(
     for k in range(1, nsteps + 1):
         for kind, tau in schedule:
             if kind == "A":
-                m, Q = _free_flow(m, Q, tau, inertia_t, quadrature)
+                try:
+                    m, Q = _free_flow(m, Q, tau, inertia_t, quadrature)
+                except ValueError as exc:   # |m| grown by the torque beyond the phase limit
+                    raise IntegrationError(f"splitting: the free flow of step {k} failed: {exc}",
+                                           "SPLITTING", k, 0) from None
             else:
-                m, Q = _torque_state(torque(m, Q, tau), Q)
+                m, Q = _apply_torque(torque, m, Q, tau, k)
         m_out[k] = m
         Q_out[k] = Q
     return Trajectory(t=t_out, m=m_out, Q=Q_out)

@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from . import _validate
 from .splitting import ConstantField, constant_field
 
 __all__ = ["constant_field", "heavy_top", "gravity_gradient", "ConstantField", "HeavyTop",
@@ -32,10 +33,7 @@ __all__ = ["constant_field", "heavy_top", "gravity_gradient", "ConstantField", "
 
 
 def _finite_vector(x, name):
-    try:
-        a = np.array(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a real vector of shape (3,)") from exc
+    a = np.array(_validate.real_array(x, name, finite=False), dtype=np.float64)
     if a.shape != (3,):
         raise ValueError(f"{name} must have shape (3,), got {a.shape}")
     if not np.isfinite(a).all():
@@ -45,12 +43,7 @@ def _finite_vector(x, name):
 
 
 def _finite_real(x, name):
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {x!r}")
-    x = float(x)
-    if not math.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {x}")
-    return x
+    return _validate.real_scalar(x, name)
 
 
 class HeavyTop:

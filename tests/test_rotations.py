@@ -206,12 +206,16 @@ def test_spatial_momentum():
         lambda: matrix_to_quat(np.eye(4)),
         lambda: kinetic_energy([1.0, 2.0], [1.0, 1.0, 1.0]),
         lambda: spatial_momentum([1.0, 0, 0], np.eye(2)),
-        lambda: hat("abc"),
     ],
 )
 def test_shape_errors(call):
     with pytest.raises(ValueError):
         call()
+
+
+def test_strings_are_not_numbers():
+    with pytest.raises(TypeError, match="v must be an array of real numbers"):
+        hat("abc")
 
 
 @settings(max_examples=50)

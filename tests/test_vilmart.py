@@ -125,7 +125,7 @@ def test_heavy_top_vertical_momentum(method):
 
 @pytest.mark.parametrize("order", (2, 4, 6, 8))
 def test_dmv_equals_baseline(order):
-    m, q = frb.dmv_integrate(M0, Q0, 0.1, 200, INERTIA, order=order)
+    m, q = frb.dmv_integrate(M0, Q0, INERTIA, 0.1, 200, order=order)
     tr = frb.integrate(M0, Q0, INERTIA, 0.1, 200, method=f"DMV{order}")
     assert np.abs(tr.m[-1] - m).max() < 1e-14 and np.abs(tr.q[-1] - q).max() < 1e-14
 
