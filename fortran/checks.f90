@@ -7,6 +7,7 @@ module frb_checks
    private
 
    public :: check_state, check_rotation_t, check_unit_quaternion, check_body_quat, check_body_matrix
+   public :: phase_over
 
    integer, parameter, public :: input_ok = 0, bad_m = 1, bad_h = 2, bad_inertia_value = 3, &
                                  bad_inertia_sign = 4, bad_attitude_value = 5, bad_rotation = 6, &
@@ -37,17 +38,38 @@ contains
       end if
    end function check_state
 
-   !> |h| |m| > phase_limit imin, without overflow (an overflowing product counts as beyond).
-   !> The usual case costs one product: |m| <= 2 max |m_i|.
+   !> |h| |m| > phase_limit imin (check_state). The usual case costs one product: |m| <= 2 max |m_i|.
    pure logical function phase_beyond_limit(m, h, imin) result(beyond)
       real(dp), intent(in) :: m(3), h, imin
       real(dp) :: big
 
       big = maxval(abs(m))
       beyond = .false.
-      if (abs(h) * big <= 0.5_dp * phase_limit * imin) return
-      beyond = abs(h) * (big * norm2(m / big)) > phase_limit * imin
+      if (abs(h) * big <= 0.5_dp * phase_limit * imin .and. 0.5_dp * phase_limit * imin <= huge(1.0_dp)) return
+      if (big == 0) return
+      beyond = phase_over(h, big * norm2(m / big), imin, phase_limit)
    end function phase_beyond_limit
+
+   !> |h| g / imin > limit for g >= 0, imin > 0, whatever the scales: the plain comparison
+   !> |h| g > limit imin where neither side overflows (the operations of the flows' usual path),
+   !> else from g / imin (or imin / g when that overflows).
+   pure elemental logical function phase_over(h, g, imin, limit) result(over)
+      real(dp), intent(in) :: h, g, imin, limit
+      real(dp) :: x, y, r
+
+      x = abs(h) * g
+      y = limit * imin
+      if (x <= huge(1.0_dp) .and. y <= huge(1.0_dp)) then
+         over = x > y
+         return
+      end if
+      r = g / imin
+      if (r <= huge(1.0_dp)) then
+         over = abs(h) * r > limit
+      else
+         over = abs(h) > limit * (imin / g)
+      end if
+   end function phase_over
 
    !> qt = Q^T finite, Q^T Q = 1 within tol (entrywise) and det Q > 0.
    pure integer function check_rotation_t(qt, tol) result(code)

@@ -74,6 +74,7 @@ contains
          fast(k) = merge(1.0_dp, 0.0_dp, s >= norm_sq_min .and. s <= norm_sq_max .and. hl(k) /= 0 &
                          .and. il(1, k) <= il(2, k) .and. il(2, k) <= il(3, k) &
                          .and. abs(hl(k)) * gl(k) <= long_step_threshold * il(1, k) &
+                         .and. abs(hl(k)) * gl(k) <= huge(1.0_dp) &
                          .and. il(3, k) <= ratio_threshold * il(1, k))
       end do
       ! the other bodies: sorted by flow_prepare into a lane (a unit-norm step), or done here

@@ -38,7 +38,7 @@ end module frb_rigid_body_qp
 module frb_rigid_body
    use frb_kinds, only: dp, qp, wp => dp
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
-   use frb_checks, only: phase_limit
+   use frb_checks, only: phase_limit, phase_over
    use frb_elliptic, only: agm_t, agm_setup, jacobi_reduced, jacobi_series, jacobi_series_max, &
                            ellf_sc, carlson_rj, &
                            gl_node, gl_weight
@@ -147,9 +147,9 @@ module frb_rigid_body
       end if
       hs = h / imax
       p%tau = p%g * hs
-      if (abs(h) * p%g > long_step_threshold * inertia(p%perm(1))) then
+      if (phase_over(h, p%g, inertia(p%perm(1)), long_step_threshold)) then
          p%path = path_long
-         if (abs(h) * p%g > refuse_threshold * inertia(p%perm(1))) p%path = path_refused
+         if (phase_over(h, p%g, inertia(p%perm(1)), refuse_threshold)) p%path = path_refused
       else if (imax > ratio_threshold * inertia(p%perm(1)) .or. p%g < tiny(1.0_dp) &
                .or. abs(hs) > huge(1.0_dp)) then
          ! |m| subnormal (its rounding would enter tau), or h / I_max overflows

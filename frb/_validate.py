@@ -107,7 +107,7 @@ def _from_objects(arr, name, want=_WANT) -> np.ndarray:
     return out
 
 
-def real_array(value, name, finite=True, item_ndim=1) -> np.ndarray:
+def real_array(value, name, finite=True, item_ndim=1, want=_WANT) -> np.ndarray:
     """``value`` as a float64 array under the rule above (the array itself if it is one already).
 
     With ``finite`` a NaN or infinity raises ValueError naming ``name`` and, for a batch (more
@@ -116,7 +116,7 @@ def real_array(value, name, finite=True, item_ndim=1) -> np.ndarray:
     if type(value) is np.ndarray and value.dtype == np.float64:
         arr = value
     else:
-        arr = _convert(value, name)
+        arr = _convert(value, name, want)
     if finite and not np.isfinite(arr).all():
         raise ValueError(f"{name} contains non-finite values (NaN or infinity)"
                          + first_nonfinite(arr, item_ndim))
@@ -216,9 +216,30 @@ def low_precision_hint(value) -> str:
     return ""
 
 
+def norm3(v) -> np.ndarray:
+    """|v| over the last axis without overflow or underflow of the squares."""
+    v = np.asarray(v, dtype=np.float64)
+    big = np.abs(v).max(axis=-1, initial=0.0)
+    safe = np.where(big > 0, big, 1.0)
+    with np.errstate(over="ignore", under="ignore"):
+        return big * np.linalg.norm(v / safe[..., None], axis=-1)
+
+
+def phase(h, g, imin):
+    """``|h| g / imin`` (the angle bound of a step, radians) without spurious overflow: inf only
+    where the angle itself is beyond the float64 range."""
+    h, g, imin = np.abs(np.asarray(h, dtype=np.float64)), np.asarray(g, dtype=np.float64), \
+        np.asarray(imin, dtype=np.float64)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        r = g / imin
+        p = np.where(np.isfinite(r), h * r, (h * g) / imin)
+    return np.where((h == 0) | (g == 0), 0.0, p)
+
+
 def phase_message(name_h, phase, body="") -> str:
     """The message of a step beyond :data:`PHASE_LIMIT`."""
-    return (f"{name_h} is too long{body}: |h| |m| / I_min = {phase:.3g} exceeds {PHASE_LIMIT:.0e} "
+    size = f"{phase:.3g}" if np.isfinite(phase) else "beyond the float64 range"
+    return (f"{name_h} is too long{body}: |h| |m| / I_min = {size} exceeds {PHASE_LIMIT:.0e} "
             "radians, where quadruple precision (34 digits) leaves no correct digit of the angle "
             "the body turns through (the result would be an arbitrary point of the orbit); check "
             "the units of h, m and inertia")

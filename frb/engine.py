@@ -396,10 +396,7 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
         raise ValueError("inertia must contain strictly positive moments of inertia" + bad)
     I2 = np.ascontiguousarray(I2)
     h = _validate.real_scalar(h, "h")
-    with np.errstate(over="ignore"):
-        big = np.abs(m2).max(axis=1, initial=0.0)
-        g = big * np.linalg.norm(m2 / np.where(big > 0, big, 1.0)[:, None], axis=1)
-        phase = abs(h) * g / I2.min(axis=1)
+    phase = _validate.phase(h, _validate.norm3(m2), I2.min(axis=1))
     if (phase > _validate.PHASE_LIMIT).any():
         b = int(np.argmax(phase > _validate.PHASE_LIMIT))
         raise ValueError(_validate.phase_message("h", float(phase[b]),

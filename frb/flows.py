@@ -41,10 +41,8 @@ def _raise_for(info, where, attitude, m=None, h=None, inertia=None, original=Non
             mb = np.asarray(m, dtype=np.float64).reshape(-1, 3)[b]
             hb = np.asarray(h, dtype=np.float64).reshape(-1)
             ib = np.asarray(inertia, dtype=np.float64).reshape(-1, 3)
-            big = np.abs(mb).max()
-            with np.errstate(over="ignore"):
-                g = big * np.linalg.norm(mb / big) if big > 0 else 0.0
-                phase = abs(hb[min(b, hb.size - 1)]) * g / ib[min(b, ib.shape[0] - 1)].min()
+            phase = float(_validate.phase(hb[min(b, hb.size - 1)], _validate.norm3(mb),
+                                          ib[min(b, ib.shape[0] - 1)].min()))
         raise ValueError(_validate.phase_message("h", phase, body))
     messages = {
         1: "m contains non-finite values (NaN or infinity)",
@@ -108,7 +106,8 @@ def _common(m, h, inertia, quadrature, check_finite=True):
         raise ValueError("inertia must contain strictly positive moments of inertia")
     inertia2 = np.ascontiguousarray(inertia2)
 
-    h = _as_float_array(h, "h", check_finite)
+    h = _validate.real_array(h, "h", check_finite,
+                             want="a real number (or, for a batch, an array of real numbers)")
     if h.ndim == 0:
         h1 = h.reshape(1)
     elif h.ndim == 1 and h.shape[0] in (1, n) and not single:

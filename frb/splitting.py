@@ -311,26 +311,18 @@ def _free_flow(m, Q, tau, inertia_t, quadrature):
     return mo[:, 0], qto[:, :, 0].T
 
 
-def _nonfinite_step(m_out, qt_out, taus, kinds, inertia):
+def _nonfinite_step(m_out, qt_out):
     """IntegrationError for the first non-finite state of the compiled loop (m_out (3, K) and
     qt_out (3, 3, K) as the Fortran loop wrote them), or None."""
     ok = np.isfinite(m_out).all(axis=0) & np.isfinite(qt_out).all(axis=(0, 1))
     if ok.all():
         return None
     k = int(np.argmin(ok))
-    m_prev = m_out[:, k - 1]
-    tau_a = max((abs(t) for t, kind in zip(taus, kinds) if kind == 0), default=0.0)
-    big = float(np.abs(m_prev).max())
-    g = big * float(np.linalg.norm(m_prev / big)) if big > 0 else 0.0
-    with np.errstate(over="ignore"):
-        phase = tau_a * g / float(inertia.min())
-    if phase > _validate.PHASE_LIMIT:
-        why = (f"|m| grew to {g:.3g}, so that a free flow of the step would turn the body by "
-               f"{phase:.3g} radians, beyond the limit {_validate.PHASE_LIMIT:.0e}")
-    else:
-        why = f"overflow (|m| = {g:.3g} at the step before)"
-    return IntegrationError(f"splitting: the state became non-finite at step {k}: {why}",
-                            "SPLITTING", k, 0)
+    g = float(_validate.norm3(m_out[:, k - 1]))
+    return IntegrationError(
+        f"splitting: the state became non-finite at step {k} (|m| = {g:.3g} at the step before): "
+        "an overflow, or |m| grown by the torque until a free flow would turn the body by more "
+        f"than {_validate.PHASE_LIMIT:.0e} radians", "SPLITTING", k, 0)
 
 
 def integrate(
@@ -416,12 +408,12 @@ def integrate(
     else:
         schedule = [(kind, c * h) for kind, c in _schedule(a, b)]
     tau_a = max(abs(tau) for kind, tau in schedule if kind == "A")
-    big = float(np.abs(m).max())
-    g = big * float(np.linalg.norm(m / big)) if big > 0 else 0.0
-    with np.errstate(over="ignore"):
-        phase = tau_a * g / float(I.min())
+    phase = float(_validate.phase(tau_a, _validate.norm3(m), I.min()))
     if phase > _validate.PHASE_LIMIT:
-        raise ValueError(_validate.phase_message("h", phase))
+        c = max(abs(c) for kind, c in _schedule(a, b) if kind == "A") if torque is not None else 1.0
+        raise ValueError(_validate.phase_message("h" if c == 1.0 else
+                                                 f"h (the longest free flow of a step is {c:.4g} h)",
+                                                 phase))
 
     if torque is None or type(torque) is ConstantField:
         # the whole loop in Fortran; outputs seen through .T are C-ordered, no copies
@@ -431,7 +423,7 @@ def integrate(
         m_out, qt_out, t_out = _core.split_field_trajectory(
             nsteps, m, Q.T, I, u0, h, kinds, taus, quadrature
         )
-        failure = _nonfinite_step(m_out, qt_out, taus, kinds, I)
+        failure = _nonfinite_step(m_out, qt_out)
         if failure is not None:
             raise failure
         return Trajectory(t=t_out, m=m_out.T, Q=qt_out.T)
