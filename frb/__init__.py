@@ -2,7 +2,7 @@
 
 Public API
 ----------
-frb_step, quat_step      exact / semi-exact free rigid body steps (matrix / quaternion attitude)
+frb_step, quat_step      exact / semi-exact free rigid body steps (matrix / scalar-first quaternion)
 integrate                every integrator of the seeds, batched, with torques (``frb.engine``)
 torques                  built-in torques (constant_field, heavy_top, gravity_gradient)
 splitting                splitting methods for torqued bodies (``frb.splitting.integrate``)

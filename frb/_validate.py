@@ -82,15 +82,18 @@ def _what(x) -> str:
     return f"a {type(x).__name__}"
 
 
+_F64 = np.dtype(np.float64)
+_BOOL_TYPES = frozenset((bool, np.bool_))
+_NESTED = frozenset((list, tuple))
+
+
 def _contains_bool(value, depth=0) -> bool:
     """True if a (nested) list or tuple holds a bool: numpy would silently make it 1.0 or 0.0."""
-    if depth > 32:
-        return False
-    for x in value:
-        if isinstance(x, (bool, np.bool_)):
-            return True
-        if isinstance(x, (list, tuple)) and _contains_bool(x, depth + 1):
-            return True
+    types = set(map(type, value))
+    if not types.isdisjoint(_BOOL_TYPES):
+        return True
+    if depth < 32 and not types.isdisjoint(_NESTED):
+        return any(_contains_bool(x, depth + 1) for x in value if type(x) in _NESTED)
     return False
 
 
@@ -113,7 +116,7 @@ def real_array(value, name, finite=True, item_ndim=1, want=_WANT) -> np.ndarray:
     With ``finite`` a NaN or infinity raises ValueError naming ``name`` and, for a batch (more
     than ``item_ndim`` dimensions), the first offending body.
     """
-    if type(value) is np.ndarray and value.dtype == np.float64:
+    if type(value) is np.ndarray and value.dtype is _F64:
         arr = value
     else:
         arr = _convert(value, name, want)
@@ -144,9 +147,11 @@ def _convert(value, name, want=_WANT) -> np.ndarray:
         arr = np.asarray(value)
     except (ValueError, TypeError) as exc:
         raise TypeError(f"{name} must be {want} (a rectangular array): {exc}") from None
+    if arr.dtype is _F64:
+        return arr
     kind = arr.dtype.kind
     if kind in "iuf":
-        return arr.astype(np.float64, copy=False)
+        return arr.astype(np.float64)
     if kind == "O":
         return _from_objects(arr, name, want)
     if kind == "b":

@@ -9,7 +9,7 @@ momentum, ``I`` the principal moments, ``Q`` the attitude (columns = body axes i
 frame), ``T_b`` the body torque (:mod:`frb.torques`). Quaternions are **scalar first**,
 ``q = (q0, q1, q2, q3)``, ``Q = E(q)`` (scipy's ``Rotation`` is scalar last).
 
-The loop holds the attitude as a unit quaternion; a matrix ``attitude0`` is converted on entry
+The loop holds the attitude as a unit quaternion (scalar first); a matrix ``attitude0`` is converted on entry
 and the trajectory converted back on demand (``Trajectory.Q``).
 """
 from __future__ import annotations

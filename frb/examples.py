@@ -20,7 +20,7 @@ Input layouts (``init_exampleN.dat``, in this order):
   the semi-exact ``frb_step`` with ``np`` Gauss-Legendre nodes.  Output:
   ``N+1`` records ``m, Q, t``.
 * 4: ``h``, ``Tfin``, ``m0`` (3), ``q0`` (4), ``I`` (3), ``np`` -- the same with
-  quaternions.  Output: ``N+1`` records ``m, q, t``.
+  quaternions (scalar first).  Output: ``N+1`` records ``m, q, t``.
 
 Reference outputs
 -----------------

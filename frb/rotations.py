@@ -10,7 +10,7 @@ Conventions (shared with the rest of :mod:`frb`, see CONTRACT.md):
   fixed/spatial frame): a body vector ``x`` is ``Q @ x`` in the fixed frame.
   The body angular momentum ``m`` therefore has the spatial momentum
   ``Q @ m``, which is constant along a free rigid body motion.
-* Quaternions are scalar first, ``q = (q0, q1, q2, q3)`` with vector part
+* Quaternions are **scalar first**, ``q = (q0, q1, q2, q3)`` with vector part
   ``v = (q1, q2, q3)``; the product is
   ``(p0, p)(q0, q) = (p0 q0 - p.q, p0 q + q0 p + p x q)``, and a unit
   quaternion represents the rotation matrix
@@ -83,7 +83,8 @@ def quat_mul(p, q) -> np.ndarray:
 
 
 def quat_conj(q) -> np.ndarray:
-    """Conjugate quaternion ``(q0, -q1, -q2, -q3)`` (the inverse of a unit quaternion)."""
+    """Conjugate quaternion ``(q0, -q1, -q2, -q3)``, scalar first (the inverse of a unit
+    quaternion)."""
     q = _as_float_array(q, "q", (4,))
     out = -q
     out[..., 0] = q[..., 0]
