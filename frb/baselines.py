@@ -111,8 +111,11 @@ def _run(m, q, h, inertia, order, nsteps):
         m_k.T, q2.T, h_k, i_k.T, order, nsteps, ORTHOGONALITY_TOLERANCE)
     _raise_for(info, where if not single else -1, "q", m2, h1, inertia2, q_in)
     if nfail:
-        raise RuntimeError("the DMV equation has no solution: the step h is too large for the "
-                           "angular velocity (need |h| |m / inertia| below about 1; see frb.baselines)")
+        bad = ~(np.isfinite(m_out).all(axis=0) & np.isfinite(q_out).all(axis=0))
+        body = "" if single else f" (body {int(np.argmax(bad))})"
+        raise RuntimeError(f"the DMV equation has no solution{body}: the step h is too large for "
+                           "the angular velocity (need |h| |m / inertia| below about 1; see "
+                           "frb.baselines)")
     m_out, q_out = m_out.T, q_out.T
     if scaled is not None:
         m_out = np.ldexp(m_out, -scaled[3][:, None])

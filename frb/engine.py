@@ -276,7 +276,16 @@ class _UserTorque:
         torque, method, label = self.torque, self.method, self.label
         Q = qt.T  # (n, 3, 3), Q[j] the attitude of body j
         Q.flags.writeable = False
-        res = torque(t, Q)
+        try:
+            res = torque(t, Q)
+        except ValueError as exc:
+            if "read-only" in str(exc):
+                raise ValueError(f"torque {label} (method {method}, step {step}) must not modify Q "
+                                 f"in place; return a new array ({exc})") from exc
+            raise
+        if res is None:
+            raise ValueError(f"torque {label} (method {method}, step {step}) returned None "
+                             f"instead of an array of shape ({nb}, 3)")
         try:
             arr = np.asarray(res)
         except Exception as exc:  # pragma: no cover

@@ -169,6 +169,7 @@ CASES = [
     ("dmv subnormal", lambda: frb.dmv_step(np.ldexp(M, -1060), QUAT, 0.1, np.ldexp(I, -1060)),
      _scaled_flow(lambda m, h, i: frb.dmv_step(m, QUAT, h, i), -1060, -1060)),
     ("dmv ratio order 8", lambda: frb.dmv_step(M, QUAT, 1e-61, [1.0, 1e60, 1e-60], order=8), (ValueError, "order 8 supports I_max / I_min up to 1e+40")),
+    ("dmv no solution names body", lambda: frb.dmv_step(np.array([M, [2.0, 0, 0], M]), QUATB, 0.3, [0.5, 1.0, 1.5], order=2), (RuntimeError, "has no solution (body 1)")),
     ("dmv q complex", lambda: frb.dmv_step(M, QUAT + 0j, 0.1, I), (TypeError, "q must be an array of real numbers, got complex")),
     # ---- splitting.integrate
     ("split nsteps 2**31", lambda: _split(nsteps=2**31), (ValueError, "must be an integer in 0..2147483646, got 2147483648")),
@@ -192,6 +193,9 @@ CASES = [
     ("integrate attitude float32", lambda: _integrate(attitude0=F32_QUAT), (ValueError, "the input is float32")),
     ("integrate batch attitude names body", lambda: _integrate(m0=MB, attitude0=np.array([Q, Q, 2 * Q])), (ValueError, "rotation matrices (Q^T Q = 1 within 1e-10, det Q = +1) (body 2)")),
     ("integrate batch NaN names body", lambda: _integrate(m0=np.array([M, [np.nan, 0, 0], M]), attitude0=QUATB), (ValueError, "m0 contains non-finite values (NaN or infinity) (body 1)")),
+    ("integrate torque writes Q", lambda: _integrate(torque=lambda t, Q: Q.__setitem__((0, 0, 0), 5.0)), (ValueError, "(method RK4, step 1) must not modify Q in place")),
+    ("integrate torque None", lambda: _integrate(torque=lambda t, Q: None), (ValueError, "(method RK4, step 1) returned None")),
+    ("integrate torque strings", lambda: _integrate(torque=lambda t, Q: np.array([["1", "2", "3"]])), (ValueError, "must return real numbers, got dtype <U1")),
     ("integrate enormous phase", lambda: _integrate(h=1e30), (ValueError, "h is too long")),
     ("integrate repr", lambda: _integrate(m0=np.tile(M, (50, 1)), attitude0=np.tile(QUAT, (50, 1)), nsteps=100), _short_repr),
     # ---- torques
