@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _core
 from . import _validate
-from ._validate import ORTHOGONALITY_TOLERANCE, PHASE_LIMIT
+from ._validate import ORTHOGONALITY_TOLERANCE
 
 __all__ = ["frb_step", "quat_step"]
 

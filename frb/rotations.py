@@ -225,11 +225,11 @@ def to_rotation(attitude):
     if a.shape[-2:] == (3, 3) and a.ndim in (2, 3):
         from .flows import _is_rotation
         Q = a.reshape(-1, 3, 3)
-        for b in range(Q.shape[0]):
-            if not _is_rotation(Q[b:b + 1]):
-                raise ValueError(f"attitude must be rotation matrices (Q^T Q = 1 within {tol}, "
-                                 "det Q = +1)" + (f" (body {b})" if a.ndim == 3 else "")
-                                 + _validate.low_precision_hint(attitude))
+        if not _is_rotation(Q):
+            b = next(j for j in range(Q.shape[0]) if not _is_rotation(Q[j:j + 1]))
+            raise ValueError(f"attitude must be rotation matrices (Q^T Q = 1 within {tol}, "
+                             "det Q = +1)" + (f" (body {b})" if a.ndim == 3 else "")
+                             + _validate.low_precision_hint(attitude))
         rot = Rotation.from_matrix(Q)
         return rot[0] if a.ndim == 2 else rot
     raise ValueError("attitude must have shape (4,) or (n, 4) (quaternions, scalar first) or "
