@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import decimal
 import numbers
+from itertools import chain
 
 import numpy as np
 
@@ -88,12 +89,14 @@ _NESTED = frozenset((list, tuple))
 
 
 def _contains_bool(value, depth=0) -> bool:
-    """True if a (nested) list or tuple holds a bool: numpy would silently make it 1.0 or 0.0."""
+    """True if a (nested) list or tuple holds a bool: numpy would silently make it 1.0 or 0.0.
+    (One level of nesting at a time: a list of rows is scanned as one flat list.)"""
     types = set(map(type, value))
     if not types.isdisjoint(_BOOL_TYPES):
         return True
     if depth < 32 and not types.isdisjoint(_NESTED):
-        return any(_contains_bool(x, depth + 1) for x in value if type(x) in _NESTED)
+        return _contains_bool(list(chain.from_iterable(x for x in value if type(x) in _NESTED)),
+                              depth + 1)
     return False
 
 
