@@ -9,6 +9,8 @@ splitting                splitting methods for torqued bodies (``frb.splitting.i
 dmv_step, dmv_integrate  the preprocessed discrete Moser-Veselov baseline (orders 2, 4, 6, 8)
 hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat, kinetic_energy, spatial_momentum
 read_dat, write_dat      the original free-format data files
+experiments              the seeds' published experiments (``frb-example NAME``)
+compare                  work-precision table of the methods on one problem (``frb-compare``)
 """
 from .flows import frb_step, quat_step
 from .rotations import (hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat,
@@ -17,8 +19,10 @@ from .io import read_dat, write_dat
 from .baselines import dmv_step, dmv_integrate
 from . import baselines, splitting, torques, engine
 from .engine import integrate, Trajectory, IntegrationError
+from . import experiments
+from .workprecision import compare
 
 __version__ = "0.1.0"
 
-__all__ = ["integrate", "Trajectory", "IntegrationError", "torques", "engine", "frb_step", "quat_step", "dmv_step", "dmv_integrate", "baselines", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
+__all__ = ["compare", "experiments", "integrate", "Trajectory", "IntegrationError", "torques", "engine", "frb_step", "quat_step", "dmv_step", "dmv_integrate", "baselines", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
            "matrix_to_quat", "kinetic_energy", "spatial_momentum", "read_dat", "write_dat"]

@@ -315,8 +315,8 @@ class _UserTorque:
         if arr.shape != (nb, 3):
             raise ValueError(f"torque {label} (method {method}, step {step}) must return an "
                              f"array of shape ({nb}, 3), got {arr.shape}")
-        bad = ~np.isfinite(arr).all(axis=1)
-        if bad.any():
+        if not np.isfinite(arr).all():
+            bad = ~np.isfinite(arr).all(axis=1)
             raise ValueError(f"torque {label} (method {method}, step {step}) returned a "
                              f"non-finite torque for body {int(np.argmax(bad))}")
         return arr
