@@ -335,15 +335,13 @@ def run_example(n, input_path=None, output_path=None, compare_path=None, toleran
         ``within_tolerance`` (None without comparison), and ``values`` (the
         computed output values as a 1-D array).
     """
-    if isinstance(n, str) and not n.isdigit():
+    if isinstance(n, str) and not n.lstrip("+-").isdigit():
         from .experiments import run_experiment
 
         return run_experiment(n, **options)
     if options:
         raise TypeError(f"run_example({n!r}) takes no options {', '.join(options)} "
                         "(options are for the experiments)")
-    if isinstance(n, str):
-        n = int(n)
     n = _check_n(n)
     with ExitStack() as stack:
         if input_path is None:

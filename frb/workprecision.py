@@ -174,11 +174,11 @@ def _drifts(tr, torque):
     return out
 
 
-def _timed(*args, repeat, **kw):
-    """Run ``integrate`` at least ``repeat`` times and until 0.05 s are spent (at most 5 runs);
-    return the trajectory and the fastest wall time."""
+def _timed(*args, repeat, min_time, **kw):
+    """Run ``integrate`` at least ``repeat`` times and until ``min_time`` seconds are spent (at
+    most 5 runs); return the trajectory and the fastest wall time."""
     best, tr, spent, runs = math.inf, None, 0.0, 0
-    while runs < repeat or (spent < 0.05 and runs < 5):
+    while runs < repeat or (spent < min_time and runs < 5):
         t0 = time.perf_counter()
         tr = integrate(*args, **kw)
         dt = time.perf_counter() - t0
@@ -188,7 +188,7 @@ def _timed(*args, repeat, **kw):
 
 def compare(methods=None, *, problem="free", torque=None, m0=None, attitude0=None, inertia=None,
             bodies=500, t_final=10.0, steps=DEFAULT_STEPS, seed=0, ref_factor=8, repeat=1,
-            saves=10) -> Comparison:
+            min_time=0.05, saves=10) -> Comparison:
     """Work-precision table of ``methods`` on one problem.
 
     Parameters
@@ -215,9 +215,9 @@ def compare(methods=None, *, problem="free", torque=None, m0=None, attitude0=Non
         Seed of the random bodies.
     ref_factor : int
         The RKN6_14 reference (torqued problems) runs ``ref_factor * max(steps)`` steps.
-    repeat : int
-        Least number of runs per method and step (more, up to 5, until 0.05 s are spent); the
-        fastest is the cost reported.
+    repeat, min_time : int, float
+        Each method and step runs at least ``repeat`` times and more (up to 5) until
+        ``min_time`` seconds are spent; the fastest run is the cost reported.
     saves : int
         States kept per run for the invariants (evenly spaced).
 
@@ -281,7 +281,8 @@ def compare(methods=None, *, problem="free", torque=None, m0=None, attitude0=Non
             every = max(1, n // max(1, saves))
             try:
                 tr, wall = _timed(m0, attitude0, inertia, t_final / n, n, method=meth,
-                                  save_every=every, repeat=repeat, **common)
+                                  save_every=every, repeat=repeat, min_time=min_time,
+                                  **common)
             except IntegrationError as exc:
                 out.rows.append(Row(meth, n, t_final / n, None, None, None, None, None, None,
                                     failure=f"failed at step {exc.step}"))
