@@ -1,7 +1,7 @@
 """Regenerate the README gallery: every experiment of the seeds and the two work-precision
 diagrams, through the commands themselves (``frb-example NAME --plot``, ``frb-compare --plot``).
 
-    python drivers/gallery.py [OUTDIR]       (default: docs/gallery next to this folder)
+    python drivers/gallery.py [OUTDIR [NAME ...]]   (default: docs/gallery, every figure)
 
 Each figure goes to ``OUTDIR/NAME.png`` and the printed tables to ``OUTDIR/NAME.txt``.
 """
@@ -18,7 +18,10 @@ out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().paren
 out.mkdir(parents=True, exist_ok=True)
 runs = [(name, main, [name]) for name in EXPERIMENTS]
 runs += [(f"compare-{p}", compare_main, ["--problem", p]) for p in ("free", "heavy-top")]
+only = set(sys.argv[2:])
 for name, command, argv in runs:
+    if only and name not in only:
+        continue
     t0 = time.perf_counter()
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):

@@ -36,7 +36,7 @@ DEFAULT_METHODS = ("EXACT", "RKN6_14", "STRANG", "DMV2", "DMV6", "DMV8", "NYSTRO
                    "RK4", "TERZE", "IMID", "TRAPM", "AKW")
 
 #: Step counts of the default ladder (``h = t_final / n``).
-DEFAULT_STEPS = (20, 40, 80, 160, 320, 640)
+DEFAULT_STEPS = (5, 10, 20, 40, 80, 160, 320, 640)
 
 
 def random_bodies(n, seed=0):

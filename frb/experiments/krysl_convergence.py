@@ -155,6 +155,14 @@ def plot(result: Result, path) -> None:
     plt.close(fig)
 
 
+def _options(n0, top=False):
+    opts = (Option("n0", int, n0, "coarsest number of steps"),
+            Option("levels", int, 6, "number of step sizes"), _METHODS_OPT)
+    if top:
+        opts += (Option("h_ref", float, REFERENCE_STEP, "step of the RKN6_14 reference"),)
+    return opts
+
+
 _METHODS_OPT = Option("methods", str, None,
                       "comma-separated methods (default: the seven Krysl methods, RKN6_14, DMV6)")
 _HELP = (" Prints the error of the body momentum and of the attitude at the final time for TRAP, "
@@ -169,24 +177,16 @@ EXPERIMENTS = (
                "Seed 003 (Krysl), section 5.1: the torque-free body I = (0.9144, 1.098, 1.66), "
                "Omega = (0.45549, 0.82623, 0.03476), R0 = 1 (frb's choice; not stated), t = 100, "
                "reference the exact flow (one step of 100)." + _HELP,
-               (Option("n0", int, 400, "coarsest number of steps"),
-                Option("levels", int, 6, "number of step sizes"), _METHODS_OPT),
-               run_free, plot),
+               _options(400), run_free, plot),
     Experiment("krysl-slow-top", "003 (Krysl), section 5.2, Fig. 2",
                "slow Lagrangian top: error at t = 20 against step size",
                "Seed 003 (Krysl), section 5.2: the slow Lagrangian top I = (5, 5, 1), body torque "
                "20 (R^T e_z) x e3, R0 = exp(hat(0.05, 0, 0)), Omega0 = (0, 0, 5), t = 20, "
                "reference RKN6_14 at h = 1e-3 (its accuracy printed)." + _HELP,
-               (Option("n0", int, 500, "coarsest number of steps"),
-                Option("levels", int, 6, "number of step sizes"), _METHODS_OPT,
-                Option("h_ref", float, REFERENCE_STEP, "step of the RKN6_14 reference")),
-               run_slow_top, plot),
+               _options(500, top=True), run_slow_top, plot),
     Experiment("krysl-fast-top", "003 (Krysl), section 5.3, Fig. 3",
                "fast Lagrangian top: error at t = 20 against step size",
                "Seed 003 (Krysl), section 5.3: the fast Lagrangian top (Simo and Wong): as "
                "krysl-slow-top with R0 = exp(hat(0.3, 0, 0)), Omega0 = (0, 0, 50)." + _HELP,
-               (Option("n0", int, 2000, "coarsest number of steps"),
-                Option("levels", int, 6, "number of step sizes"), _METHODS_OPT,
-                Option("h_ref", float, REFERENCE_STEP, "step of the RKN6_14 reference")),
-               run_fast_top, plot),
+               _options(2000, top=True), run_fast_top, plot),
 )
