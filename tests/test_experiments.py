@@ -193,7 +193,10 @@ def test_krysl_coulomb_torque_potential_and_energy():
     assert r.numbers["max_step_angle_IMID"] > 30      # "rotations within a step of over 30 deg"
 
 
-def test_torus_matches_the_published_example1(published_dir):
+def test_torus_matches_the_published_example1(published_dir, monkeypatch):
+    from frb.examples import REFERENCE_ENV
+
+    monkeypatch.setenv(REFERENCE_ENV, str(published_dir))   # found as frb-example finds it
     r = run_experiment("torus", t_final=5000.0)
     assert r.numbers["published_deviation_m"] < 1e-8
     assert r.numbers["published_deviation_Q"] < 1e-8
