@@ -366,3 +366,35 @@ subroutine quat_step_single(m, q, h, inertia, quadrature, tol, m_out, q_out, inf
    end if
    call quat_step_one(m, q, h, inertia, quadrature, m_out, q_out)
 end subroutine quat_step_single
+
+! Value checks of one body for the set-up of frb.integrate and frb.splitting.integrate (shapes and
+! types are checked in Python): code 0, or the frb_checks code of the first problem in the order
+! m, attitude (finite, then unit norm / rotation), inertia (finite, then positive). qq is the
+! C-ordered (3, 3) matrix Q as it is (intent(c): seen here as Q^T, the layout of check_rotation_t).
+
+subroutine check_single_quat(m, q, inertia, tol, code)
+   use iso_c_binding, only: c_double, c_int
+   use frb_checks, only: check_state, check_unit_quaternion, input_ok
+   implicit none
+   real(c_double), intent(in) :: m(3), q(4), inertia(3), tol
+   integer(c_int), intent(out) :: code
+   real(c_double), parameter :: unit(3) = 1, zero(3) = 0
+
+   code = check_state(m, 0.0_c_double, unit)
+   if (code == input_ok) code = check_unit_quaternion(q, tol)
+   if (code == input_ok) code = check_state(zero, 0.0_c_double, inertia)
+end subroutine check_single_quat
+
+subroutine check_single_matrix(m, qq, inertia, tol, code)
+   use iso_c_binding, only: c_double, c_int
+   use frb_checks, only: check_state, check_rotation_t, input_ok
+   implicit none
+   real(c_double), intent(in) :: m(3), qq(3, 3), inertia(3), tol
+   integer(c_int), intent(out) :: code
+   !f2py intent(c) qq
+   real(c_double), parameter :: unit(3) = 1, zero(3) = 0
+
+   code = check_state(m, 0.0_c_double, unit)
+   if (code == input_ok) code = check_rotation_t(qq, tol)
+   if (code == input_ok) code = check_state(zero, 0.0_c_double, inertia)
+end subroutine check_single_matrix
