@@ -25,11 +25,14 @@ import numbers
 import numpy as np
 
 from . import _core
-from .flows import ORTHOGONALITY_TOLERANCE, _as_float_array, _common, _raise_for
+from .flows import (ORTHOGONALITY_TOLERANCE, _as_float_array, _common, _lean_array, _raise_for,
+                    _single_body)
 
 __all__ = ["dmv_step", "dmv_integrate"]
 
 DMV_ORDERS = (2, 4, 6, 8)
+_NO_SOLUTION = ("the DMV equation has no solution: the step h is too large for the angular "
+                "velocity (need |h| |m / inertia| below about 1; see frb.baselines)")
 
 
 def _order(order):
@@ -43,6 +46,20 @@ def _order(order):
 def _run(m, q, h, inertia, order, nsteps):
     """Validate the shapes here and the values in the compiled loop (as frb.quat_step does),
     then take nsteps DMV steps."""
+    one = _single_body(m, h, inertia, 0)
+    if one is not None:
+        if type(order) is not int or order not in DMV_ORDERS:
+            order = _order(order)   # (the checks and messages of the general path)
+        q1 = _lean_array(q, "q", (4,))
+        if q1 is not None:
+            # one body: the lean binding (the checks and results of a batch of one)
+            m_out, q_out, info, nfail = _core.dmv_integrate_single(
+                one[0], q1, one[1], one[2], order, nsteps, ORTHOGONALITY_TOLERANCE)
+            if info:
+                _raise_for(info, -1, "q")
+            if nfail:
+                raise RuntimeError(_NO_SOLUTION)
+            return m_out, q_out
     single, n, m2, h1, inertia2, _ = _common(m, h, inertia, 0, check_finite=False)
     order = _order(order)
     q = _as_float_array(q, "q", check_finite=False)
@@ -57,8 +74,7 @@ def _run(m, q, h, inertia, order, nsteps):
         m2.T, q2.T, h1, inertia2.T, order, nsteps, ORTHOGONALITY_TOLERANCE)
     _raise_for(info, where if not single else -1, "q")
     if nfail:
-        raise RuntimeError("the DMV equation has no solution: the step h is too large for the "
-                           "angular velocity (need |h| |m / inertia| below about 1; see frb.baselines)")
+        raise RuntimeError(_NO_SOLUTION)
     m_out, q_out = m_out.T, q_out.T
     if single:
         return m_out[0].copy(), q_out[0].copy()

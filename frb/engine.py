@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _engine
+from . import _core, _engine
 from . import splitting as _splitting
 from .flows import ORTHOGONALITY_TOLERANCE, _is_rotation
 from .rotations import matrix_to_quat, quat_to_matrix
@@ -229,6 +229,8 @@ def _real_array(x, name):
 
 
 def _int_arg(x, name, low, high=2**31 - 1):
+    if type(x) is int and low <= x <= high:
+        return x
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {x!r}")
     x = int(x)
@@ -252,12 +254,23 @@ def _method(method, coefficients):
     return name, METHODS[name], coef
 
 
+def _read_only(a):
+    a.flags.writeable = False
+    return a
+
+
+# the flows of a step without a schedule (kinds, fractions), and the parameters of no torque:
+# inputs of the compiled loop, which only reads them (made once, read-only)
+_ONE_FREE_FLOW = (_read_only(np.zeros(1, dtype=np.intc)), _read_only(np.ones(1)))
+_NO_TORQUE_PARAMETERS = _read_only(np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0]))
+
+
 def _torque(torque):
     """(kind, tpar, user callable or None) of the torque."""
+    if torque is None:
+        return _T_NONE, _NO_TORQUE_PARAMETERS, None
     tpar = np.zeros(7)
     tpar[5] = 1.0
-    if torque is None:
-        return _T_NONE, tpar, None
     if isinstance(torque, ConstantField):
         tpar[0:3] = torque.u0
         return _T_FIELD, tpar, None
@@ -346,6 +359,63 @@ def _attitude(attitude0, single, n):
     raise ValueError(f"attitude0 must have shape {want}, got {a.shape}")
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _as_shape(x, name, shapes):
+    """x as a float64 array if its shape is one of shapes, else None. A float64 ndarray is
+    taken as it is (its values are checked by _one_body); anything else goes through
+    _real_array (the type rules and finiteness check of the general path)."""
+    if type(x) is not np.ndarray or x.dtype is not _FLOAT64:
+        x = _real_array(x, name)
+    return x if x.shape in shapes else None
+
+
+def _one_body(m0, attitude0, inertia):
+    """(m2, form, q2, I2) of integrate for one body (m0 (3,), attitude0 (4,) or (3, 3), inertia
+    (3,)): the set-up of the general path, with the value checks in one compiled call
+    (frb_checks, those of frb.quat_step / frb.frb_step) instead of numpy passes over tiny
+    arrays; None for anything else (the general path then validates and reports). Raises the
+    general path's messages, in its order (m0, attitude0, inertia)."""
+    m = _as_shape(m0, "m0", ((3,),))
+    if m is None:
+        return None
+    a = _as_shape(attitude0, "attitude0", ((4,), (3, 3)))
+    if a is None:
+        return None
+    I = _as_shape(inertia, "inertia", ((3,),))
+    if I is None:
+        return None
+    quaternion = a.shape == (4,)
+    check = _core.check_single_quat if quaternion else _core.check_single_matrix
+    code = check(m, a, I, ORTHOGONALITY_TOLERANCE)
+    if code:
+        if code == 1:
+            raise ValueError("m0 contains non-finite values (NaN or infinity)")
+        if code == 5:
+            raise ValueError("attitude0 contains non-finite values (NaN or infinity)")
+        if code == 6:
+            raise ValueError(f"attitude0 must be rotation matrices (Q^T Q = 1 within "
+                             f"{ORTHOGONALITY_TOLERANCE}, det Q = +1)")
+        if code == 7:
+            raise ValueError(f"attitude0 must be unit quaternions (|q| = 1 within "
+                             f"{ORTHOGONALITY_TOLERANCE}; scalar first)")
+        if code == 3:
+            raise ValueError("inertia contains non-finite values (NaN or infinity)")
+        raise ValueError("inertia must contain strictly positive moments of inertia")
+    m2 = m.reshape(1, 3)
+    if not m2.flags.c_contiguous:
+        m2 = np.ascontiguousarray(m2)
+    if quaternion:
+        q2 = a.reshape(1, 4)
+        if not q2.flags.c_contiguous:
+            q2 = np.ascontiguousarray(q2)
+        form = "quaternion"
+    else:
+        form, q2 = "matrix", np.ascontiguousarray(matrix_to_quat(a.reshape(1, 3, 3)))
+    return m2, form, q2, np.ascontiguousarray(I.reshape(1, 3))
+
+
 def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, save_every=1,
               coefficients=None, quadrature=0) -> Trajectory:
     """Integrate one or many (torqued) rigid bodies with any method of the seed documents.
@@ -393,27 +463,33 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
         names the method, the step and the body.
     """
     name, info, coef = _method(method, coefficients)
-    m = _real_array(m0, "m0")
-    if m.ndim not in (1, 2) or m.shape[-1] != 3:
-        raise ValueError(f"m0 must have shape (3,) or (N, 3), got {m.shape}")
-    single = m.ndim == 1
-    m2 = np.ascontiguousarray(m.reshape(-1, 3))
-    n = m2.shape[0]
-    form, q2 = _attitude(attitude0, single, n)
-    I = _real_array(inertia, "inertia")
-    if I.shape == (3,):
-        I2 = np.broadcast_to(I, (n, 3))
-    elif not single and I.shape == (n, 3):
-        I2 = I
+    one = _one_body(m0, attitude0, inertia)
+    if one is not None:
+        single, n = True, 1
+        m2, form, q2, I2 = one
     else:
-        want = "(3,)" if single else f"(3,) or ({n}, 3)"
-        raise ValueError(f"inertia must have shape {want}, got {I.shape}")
-    if not (I2 > 0).all():
-        raise ValueError("inertia must contain strictly positive moments of inertia")
-    I2 = np.ascontiguousarray(I2)
-    if isinstance(h, bool) or not isinstance(h, numbers.Real):
-        raise TypeError(f"h must be a real number, got {h!r}")
-    h = float(h)
+        m = _real_array(m0, "m0")
+        if m.ndim not in (1, 2) or m.shape[-1] != 3:
+            raise ValueError(f"m0 must have shape (3,) or (N, 3), got {m.shape}")
+        single = m.ndim == 1
+        m2 = np.ascontiguousarray(m.reshape(-1, 3))
+        n = m2.shape[0]
+        form, q2 = _attitude(attitude0, single, n)
+        I = _real_array(inertia, "inertia")
+        if I.shape == (3,):
+            I2 = np.broadcast_to(I, (n, 3))
+        elif not single and I.shape == (n, 3):
+            I2 = I
+        else:
+            want = "(3,)" if single else f"(3,) or ({n}, 3)"
+            raise ValueError(f"inertia must have shape {want}, got {I.shape}")
+        if not (I2 > 0).all():
+            raise ValueError("inertia must contain strictly positive moments of inertia")
+        I2 = np.ascontiguousarray(I2)
+    if type(h) is not float:
+        if isinstance(h, bool) or not isinstance(h, numbers.Real):
+            raise TypeError(f"h must be a real number, got {h!r}")
+        h = float(h)
     if not math.isfinite(h):
         raise ValueError(f"h must be finite, got {h}")
     nsteps = _int_arg(nsteps, "nsteps", 0)
@@ -430,8 +506,7 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
     if quadrature and info.family != _CZ:
         raise ValueError(f"quadrature applies to the exact-flow splittings, not to {name}")
 
-    kinds = np.zeros(1, dtype=np.intc)
-    frac = np.ones(1)
+    kinds, frac = _ONE_FREE_FLOW
     variant = info.variant
     if info.family == _CZ:
         if tkind == _T_NONE:
