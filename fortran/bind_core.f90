@@ -320,3 +320,81 @@ subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out
       end do
    end do
 end subroutine quat_step_batch_f
+
+! One body: the lean path of frb.frb_step / frb.quat_step for shapes (3,), (3, 3) and (4,) (no
+! batch dimension, h a scalar). The checks of the batched bindings (frb_checks, the same codes
+! in info), then the step those bindings take for a batch of one (free_flow, whose results the
+! lanes of larger batches give bit for bit). qt and qt_out are intent(c): f2py passes the C-ordered
+! (3, 3) numpy array as it is, seen here as its transpose, Q^T (the layout of frb_step_batch), and
+! returns Q_out C-ordered (no transposes in Python). On invalid input the outputs are 0.
+! (The GIL is kept: releasing it would cost more than this call's work.)
+
+subroutine frb_step_single(m, qt, h, inertia, quadrature, tol, m_out, qt_out, info)
+   use iso_c_binding, only: c_double, c_int
+   use frb_rigid_body, only: frb_step_one
+   use frb_checks, only: check_body_matrix, input_ok
+   implicit none
+   integer(c_int), intent(in) :: quadrature
+   real(c_double), intent(in) :: m(3), qt(3, 3), h, inertia(3), tol
+   real(c_double), intent(out) :: m_out(3), qt_out(3, 3)
+   integer(c_int), intent(out) :: info
+   !f2py intent(c) qt
+   !f2py intent(c) qt_out
+
+   info = check_body_matrix(m, h, inertia, qt, tol)
+   if (info /= input_ok) then
+      m_out = 0; qt_out = 0
+      return
+   end if
+   call frb_step_one(m, qt, h, inertia, quadrature, m_out, qt_out)
+end subroutine frb_step_single
+
+subroutine quat_step_single(m, q, h, inertia, quadrature, tol, m_out, q_out, info)
+   use iso_c_binding, only: c_double, c_int
+   use frb_rigid_body, only: quat_step_one
+   use frb_checks, only: check_body_quat, input_ok
+   implicit none
+   integer(c_int), intent(in) :: quadrature
+   real(c_double), intent(in) :: m(3), q(4), h, inertia(3), tol
+   real(c_double), intent(out) :: m_out(3), q_out(4)
+   integer(c_int), intent(out) :: info
+
+   info = check_body_quat(m, h, inertia, q, tol)
+   if (info /= input_ok) then
+      m_out = 0; q_out = 0
+      return
+   end if
+   call quat_step_one(m, q, h, inertia, quadrature, m_out, q_out)
+end subroutine quat_step_single
+
+! Value checks of one body for the set-up of frb.integrate and frb.splitting.integrate (shapes and
+! types are checked in Python): code 0, or the frb_checks code of the first problem in the order
+! m, attitude (finite, then unit norm / rotation), inertia (finite, then positive). qq is the
+! C-ordered (3, 3) matrix Q as it is (intent(c): seen here as Q^T, the layout of check_rotation_t).
+
+subroutine check_single_quat(m, q, inertia, tol, code)
+   use iso_c_binding, only: c_double, c_int
+   use frb_checks, only: check_state, check_unit_quaternion, input_ok
+   implicit none
+   real(c_double), intent(in) :: m(3), q(4), inertia(3), tol
+   integer(c_int), intent(out) :: code
+   real(c_double), parameter :: unit(3) = 1, zero(3) = 0
+
+   code = check_state(m, 0.0_c_double, unit)
+   if (code == input_ok) code = check_unit_quaternion(q, tol)
+   if (code == input_ok) code = check_state(zero, 0.0_c_double, inertia)
+end subroutine check_single_quat
+
+subroutine check_single_matrix(m, qq, inertia, tol, code)
+   use iso_c_binding, only: c_double, c_int
+   use frb_checks, only: check_state, check_rotation_t, input_ok
+   implicit none
+   real(c_double), intent(in) :: m(3), qq(3, 3), inertia(3), tol
+   integer(c_int), intent(out) :: code
+   !f2py intent(c) qq
+   real(c_double), parameter :: unit(3) = 1, zero(3) = 0
+
+   code = check_state(m, 0.0_c_double, unit)
+   if (code == input_ok) code = check_rotation_t(qq, tol)
+   if (code == input_ok) code = check_state(zero, 0.0_c_double, inertia)
+end subroutine check_single_matrix

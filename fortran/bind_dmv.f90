@@ -79,3 +79,29 @@ subroutine dmv_integrate_checked(n, ni, nh, m, q, h, inertia, order, nsteps, tol
       if (.not. (all(ieee_is_finite(m_out(:, b))) .and. all(ieee_is_finite(q_out(:, b))))) nfail = nfail + 1
    end do
 end subroutine dmv_integrate_checked
+
+!> One body (shapes (3,) and (4,), h a scalar): the lean path of frb.dmv_step / frb.dmv_integrate,
+!> the checks and results of dmv_integrate_checked for a batch of one; nfail is 1 when the DMV
+!> equation had no solution (NaN results), else 0.
+subroutine dmv_integrate_single(m, q, h, inertia, order, nsteps, tol, m_out, q_out, info, nfail)
+   use iso_c_binding, only: c_double, c_int
+   use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
+   use frb_dmv, only: dmv_integrate_many
+   use frb_checks, only: check_body_quat, input_ok
+   implicit none
+   integer(c_int), intent(in) :: order, nsteps
+   real(c_double), intent(in) :: m(3), q(4), h, inertia(3), tol
+   real(c_double), intent(out) :: m_out(3), q_out(4)
+   integer(c_int), intent(out) :: info, nfail
+   real(c_double) :: hs(1)
+
+   nfail = 0
+   info = check_body_quat(m, h, inertia, q, tol)
+   if (info /= input_ok) then
+      m_out = 0; q_out = 0
+      return
+   end if
+   hs(1) = h
+   call dmv_integrate_many(1, 1, 1, m, q, hs, inertia, order, nsteps, m_out, q_out)
+   if (.not. (all(ieee_is_finite(m_out)) .and. all(ieee_is_finite(q_out)))) nfail = 1
+end subroutine dmv_integrate_single

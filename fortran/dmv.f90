@@ -39,7 +39,9 @@
 ! Nothing depends on the ordering of the moments of inertia (no sorting).
 !
 ! Speed: the batched drivers advance dmv_lanes_width bodies in lock-step (structure of arrays),
-! so that the compiler vectorises across bodies and their dependency chains overlap.
+! so that the compiler vectorises across bodies and their dependency chains overlap; a shorter
+! last chunk runs only its own lanes, and a body alone runs the scalar kernel dmv_step_scalar (the
+! same operations: the results are those of the lanes bit for bit).
 module frb_dmv
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
    use frb_kinds, only: dp
@@ -47,7 +49,7 @@ module frb_dmv
    private
 
    public :: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_lanes_inverse, dmv_lanes
-   public :: dmv_step_inv, dmv_step_coef, dmv_step_one, dmv_integrate_one
+   public :: dmv_step_scalar, dmv_step_inv, dmv_step_coef, dmv_step_one, dmv_integrate_one
    public :: dmv_step_many, dmv_integrate_many
 
    !> Iteration cap of the Newton solver of (14).
@@ -314,20 +316,77 @@ contains
       end do
    end subroutine dmv_lanes
 
-   !> One standard DMV step (Algorithm 3) of one body with the inverse moments of inertia w.
-   !> NaN if (14) has no solution (h |omega| > ~1).
+   !> dmv_lanes for one body (nl = 1), written for scalars: the same operations in the same
+   !> order, so the same results bit for bit (tests/test_dmv.py), without the lane arrays, their
+   !> loops and the count of unconverged lanes (a one-body call of the lanes costs about twice
+   !> as much). In place: y(3), q(4); hd = h / 2, inverse moments w(3). NaN if (14) has no
+   !> solution. (The lanes of a chunk iterate until all have converged, so a body that shares
+   !> its chunk may take more Newton updates than this: the two agree for a body alone.)
+   pure subroutine dmv_step_scalar(y, q, hd, w)
+      real(dp), intent(inout) :: y(3), q(4)
+      real(dp), intent(in) :: hd, w(3)
+      real(dp) :: p, a2, c2, l1, n0, pc, a, sig, ds
+      real(dp) :: d1, d2, d3, y1, y2, y3, s1, s2, s3, c2y, p1, p2, p3, f, fp, r
+      real(dp) :: m1, m2, m3, rden, e1, e2, e3, c1, cc2, c3, alpha, g, q0, q1, q2, q3
+      integer :: it
+      logical :: bad
+
+      y1 = y(1); y2 = y(2); y3 = y(3)
+      d1 = hd * w(1); d2 = hd * w(2); d3 = hd * w(3)
+      s1 = y1 * y1; s2 = y2 * y2; s3 = y3 * y3
+      c2y = s1 + s2 + s3
+      p1 = d2 * d3; p2 = d3 * d1; p3 = d1 * d2
+      p = p1 * d1
+      a2 = p1 + p2 + p3
+      pc = p * c2y
+      n0 = (d1 * s1 + d2 * s2 + d3 * s3) + pc * c2y
+      l1 = 1 + a2 * c2y
+      c2 = (d1 + d2 + d3) + 2 * pc
+      r = 1 / l1
+      sig = n0 * r
+      a = max(1.0_dp, max(abs(d1), abs(d2), abs(d3)) * abs(sig) * (r_asym / r_prec))
+      sig = sig + (((p * sig - a2) * sig + c2) * sig * sig) * r
+      bad = .false.
+      do it = 1, dmv_max_iter
+         f = (((-p * sig + a2) * sig - c2) * sig + l1) * sig - n0
+         fp = ((-4 * p * sig + 3 * a2) * sig - 2 * c2) * sig + l1
+         ds = f / fp
+         sig = sig - ds
+         bad = abs(ds) * a > r_asym * abs(sig)
+         if (.not. bad) exit
+      end do
+      if (bad) sig = ieee_value(1.0_dp, ieee_quiet_nan)   ! iteration cap: no solution
+      m1 = 1 - sig * d1; m2 = 1 - sig * d2; m3 = 1 - sig * d3
+      rden = 1 / (m1 * m2 * m3 + (m1 * (d2 * d3) * (y1 * y1) + m2 * (d3 * d1) * (y2 * y2) &
+                                  + m3 * (d1 * d2) * (y3 * y3)))
+      e1 = rden * (d1 * (m2 * m3 * y1 + (d3 - d2) * y2 * y3) + pc * y1)
+      e2 = rden * (d2 * (m3 * m1 * y2 + (d1 - d3) * y3 * y1) + pc * y2)
+      e3 = rden * (d3 * (m1 * m2 * y3 + (d2 - d1) * y1 * y2) + pc * y3)
+      alpha = 1 + (e1 * e1 + e2 * e2 + e3 * e3)
+      r = 1 / sqrt(alpha)
+      g = 2 * r * r
+      c1 = y2 * e3 - y3 * e2
+      cc2 = y3 * e1 - y1 * e3
+      c3 = y1 * e2 - y2 * e1
+      y(1) = y1 + g * (c1 + (cc2 * e3 - c3 * e2))
+      y(2) = y2 + g * (cc2 + (c3 * e1 - c1 * e3))
+      y(3) = y3 + g * (c3 + (c1 * e2 - cc2 * e1))
+      q0 = q(1); q1 = q(2); q2 = q(3); q3 = q(4)
+      q(1) = r * (q0 - q1 * e1 - q2 * e2 - q3 * e3)
+      q(2) = r * (q1 + q0 * e1 + q2 * e3 - q3 * e2)
+      q(3) = r * (q2 + q0 * e2 + q3 * e1 - q1 * e3)
+      q(4) = r * (q3 + q0 * e3 + q1 * e2 - q2 * e1)
+   end subroutine dmv_step_scalar
+
+   !> One standard DMV step (Algorithm 3) of one body with the inverse moments of inertia w
+   !> (dmv_step_scalar). NaN if (14) has no solution (h |omega| > ~1).
    pure subroutine dmv_step_inv(y, q, h, w, y_out, q_out)
       real(dp), intent(in) :: y(3), q(4), h, w(3)
       real(dp), intent(out) :: y_out(3), q_out(4)
-      real(dp) :: yl(1, 3), ql(1, 4), hd(1), wl(1, 3)
 
-      yl(1, 1) = y(1); yl(1, 2) = y(2); yl(1, 3) = y(3)
-      ql(1, 1) = q(1); ql(1, 2) = q(2); ql(1, 3) = q(3); ql(1, 4) = q(4)
-      wl(1, 1) = w(1); wl(1, 2) = w(2); wl(1, 3) = w(3)
-      hd(1) = h / 2
-      call dmv_lanes(1, yl, ql, hd, wl)
-      y_out(1) = yl(1, 1); y_out(2) = yl(1, 2); y_out(3) = yl(1, 3)
-      q_out(1) = ql(1, 1); q_out(2) = ql(1, 2); q_out(3) = ql(1, 3); q_out(4) = ql(1, 4)
+      y_out = y
+      q_out = q
+      call dmv_step_scalar(y_out, q_out, h / 2, w)
    end subroutine dmv_step_inv
 
    !> One preprocessed DMV step of one body with precomputed constants (NaN if invalid order).
@@ -380,16 +439,15 @@ contains
       end do
    end subroutine dmv_integrate_one
 
-   !> Packs bodies b0 .. b0+nl-1 of the batch into the nb lanes (state, h/2 and the modified
-   !> inverse moments of inertia); unused lanes hold a body at rest (trivial step).
-   !> inertia(3, ni) and h(nh) with ni, nh either 1 or n; c = dmv_setup(inertia(:, 1), order).
+   !> Packs bodies b0 .. b0+nl-1 of the batch into nl lanes (state, h/2 and the modified
+   !> inverse moments of inertia). inertia(3, ni) and h(nh) with ni, nh either 1 or n;
+   !> c = dmv_setup(inertia(:, 1), order).
    pure subroutine pack_lanes(n, ni, nh, b0, nl, m, q, h, inertia, order, c, yl, ql, hd, wl)
       integer, intent(in) :: n, ni, nh, b0, nl, order
       real(dp), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
       type(dmv_coef_t), intent(in) :: c
-      real(dp), intent(out) :: yl(dmv_lanes_width, 3), ql(dmv_lanes_width, 4)
-      real(dp), intent(out) :: hd(dmv_lanes_width), wl(dmv_lanes_width, 3)
-      real(dp) :: hl(dmv_lanes_width)
+      real(dp), intent(out) :: yl(nl, 3), ql(nl, 4), hd(nl), wl(nl, 3)
+      real(dp) :: hl(nl)
       integer :: k, b
 
       do k = 1, nl
@@ -398,16 +456,10 @@ contains
          ql(k, 1) = q(1, b); ql(k, 2) = q(2, b); ql(k, 3) = q(3, b); ql(k, 4) = q(4, b)
          hl(k) = h(min(b, nh))
       end do
-      do k = nl + 1, dmv_lanes_width
-         yl(k, :) = 0
-         ql(k, :) = [1, 0, 0, 0]
-         hl(k) = 0
-      end do
       hd = hl / 2
       if (ni == 1) then
-         call dmv_lanes_inverse(dmv_lanes_width, c, hl, yl, wl)
+         call dmv_lanes_inverse(nl, c, hl, yl, wl)
       else
-         wl = 1
          do k = 1, nl
             b = b0 + k - 1
             wl(k, :) = dmv_modified_inverse(dmv_setup(inertia(:, b), order), hl(k), yl(k, :))
@@ -418,7 +470,7 @@ contains
    !> Writes lanes 1 .. nl back to bodies b0 .. b0+nl-1.
    pure subroutine unpack_lanes(n, b0, nl, yl, ql, m_out, q_out)
       integer, intent(in) :: n, b0, nl
-      real(dp), intent(in) :: yl(dmv_lanes_width, 3), ql(dmv_lanes_width, 4)
+      real(dp), intent(in) :: yl(nl, 3), ql(nl, 4)
       real(dp), intent(inout) :: m_out(3, n), q_out(4, n)
       integer :: k, b
 
@@ -428,6 +480,33 @@ contains
          q_out(1, b) = ql(k, 1); q_out(2, b) = ql(k, 2); q_out(3, b) = ql(k, 3); q_out(4, b) = ql(k, 4)
       end do
    end subroutine unpack_lanes
+
+   !> nsteps steps of the bodies b0 .. b0+nl-1 (nl <= dmv_lanes_width) in lock-step (dmv_lanes),
+   !> or, for one body, by dmv_step_scalar (the same results). A chunk of fewer than
+   !> dmv_lanes_width bodies runs only its nl lanes: the padding lanes of a full-width run would
+   !> hold bodies at rest, which converge at once and change nothing (the same results).
+   pure subroutine integrate_chunk(n, ni, nh, b0, nl, m, q, h, inertia, order, c, nsteps, m_out, q_out)
+      integer, intent(in) :: n, ni, nh, b0, nl, order, nsteps
+      real(dp), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
+      type(dmv_coef_t), intent(in) :: c
+      real(dp), intent(inout) :: m_out(3, n), q_out(4, n)
+      real(dp) :: yl(nl, 3), ql(nl, 4), hd(nl), wl(nl, 3), y1(3), q1(4), w1(3)
+      integer :: step
+
+      call pack_lanes(n, ni, nh, b0, nl, m, q, h, inertia, order, c, yl, ql, hd, wl)
+      if (nl == 1) then
+         y1 = yl(1, :); q1 = ql(1, :); w1 = wl(1, :)
+         do step = 1, nsteps
+            call dmv_step_scalar(y1, q1, hd(1), w1)
+         end do
+         m_out(:, b0) = y1; q_out(:, b0) = q1
+         return
+      end if
+      do step = 1, nsteps
+         call dmv_lanes(nl, yl, ql, hd, wl)
+      end do
+      call unpack_lanes(n, b0, nl, yl, ql, m_out, q_out)
+   end subroutine integrate_chunk
 
    !> One preprocessed DMV step for each of n bodies: m(3, n), q(4, n), h(nh), inertia(3, ni)
    !> with nh, ni either 1 (shared) or n. Invalid order or no solution of (14): NaN.
@@ -447,9 +526,8 @@ contains
       real(dp), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
       real(dp), intent(out) :: m_out(3, n), q_out(4, n)
       integer, parameter :: nb = dmv_lanes_width
-      real(dp) :: yl(nb, 3), ql(nb, 4), hd(nb), wl(nb, 3)
       type(dmv_coef_t) :: c
-      integer :: b0, nl, step
+      integer :: b0, nl
 
       if (n < 1) return
       c = dmv_setup(inertia(:, 1), order)
@@ -460,11 +538,12 @@ contains
       end if
       do b0 = 1, n, nb
          nl = min(nb, n - b0 + 1)
-         call pack_lanes(n, ni, nh, b0, nl, m, q, h, inertia, order, c, yl, ql, hd, wl)
-         do step = 1, nsteps
-            call dmv_lanes(nb, yl, ql, hd, wl)
-         end do
-         call unpack_lanes(n, b0, nl, yl, ql, m_out, q_out)
+         if (nl == nb) then
+            ! (the full width as a constant: loops of known length)
+            call integrate_chunk(n, ni, nh, b0, nb, m, q, h, inertia, order, c, nsteps, m_out, q_out)
+         else
+            call integrate_chunk(n, ni, nh, b0, nl, m, q, h, inertia, order, c, nsteps, m_out, q_out)
+         end if
       end do
    end subroutine dmv_integrate_many
 

@@ -6,23 +6,24 @@
 ! cheaper than selects.
 !
 ! free_flow_lanes advances up to flow_lanes_width bodies together through the path that almost every
-! short step takes in free_flow_unit (quadrature = 0): |v| <= jacobi_series_max, the addition
-! formulas with den >= addition_min_den, and RJ without duplication. Each stage is a loop over the
+! short step takes in free_flow_unit: |v| <= jacobi_series_max, the addition formulas with
+! den >= addition_min_den, then the angle either exactly (quadrature = 0) by RJ without duplication,
+! or semi-exactly (quadrature = 1..10) by jint_gauss's Gauss-Legendre sum. Each stage is a loop over the
 ! bodies with the branches of free_flow_unit replaced by merges, so the compiler vectorises across
 ! bodies and the division and square-root chains of different bodies overlap. Every lane performs
 ! the SAME floating-point operations, in the same order, as free_flow_unit, jacobi_series,
-! jacobi_add, angle_increment, carlson_rj, atan_ratio, atan2_ratio, cos_sin and
+! jacobi_add, angle_increment, carlson_rj, atan_ratio, atan2_ratio, cos_sin, jint_gauss and
 ! attitude_from_angle do for that body (the tests compare the batched and the single-body paths
 ! bit for bit): a change to one of those routines must be made here too.
 ! A body that needs another path (near an axis or the separatrix, |v| beyond the series, small
 ! den, RJ duplications) is flagged and stepped by free_flow_unit instead (free_flow_chunk).
 module frb_flow_lanes
    use frb_kinds, only: dp, wp => dp
-   use frb_elliptic, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q
+   use frb_elliptic, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q, gl_node, gl_weight
    use frb_rigid_body, only: flow_prep_t, flow_prepare, flow_finish, path_unit, free_flow, free_flow_unit, &
                              long_step_threshold, ratio_threshold, norm_sq_min, norm_sq_max, &
-                             atan_ratio, atan2_ratio, cos_sin, invariant_floor, addition_min_den, &
-                             short_series_max
+                             atan_ratio, atan2_ratio, cos_sin, jint_gauss, invariant_floor, &
+                             addition_min_den, short_series_max
    implicit none
    private
 
@@ -38,9 +39,9 @@ contains
 
    !> free_flow for the bodies b0 .. b0+nc-1 of a batch, nc <= flow_lanes_width: their momenta
    !> m(3, nc) -> m_out(3, nc) and quaternions w(4, nc), the steps h(nh) and moments inertia(3, ni)
-   !> of the whole batch (nh, ni either 1, shared, or the batch size). With quadrature = 0 the
-   !> unit-norm steps run in lock-step through free_flow_lanes; bodies that need another path, and
-   !> semi-exact steps, run through free_flow_unit. The results are those of free_flow, bit for bit.
+   !> of the whole batch (nh, ni either 1, shared, or the batch size). The unit-norm steps, exact
+   !> (quadrature = 0) or semi-exact (1..10), run in lock-step through free_flow_lanes; bodies that
+   !> need another path run through free_flow_unit. The results are those of free_flow, bit for bit.
    pure subroutine free_flow_chunk(nc, b0, nh, ni, m, h, inertia, quadrature, m_out, w)
       integer, intent(in) :: nc, b0, nh, ni, quadrature
       real(dp), intent(in) :: m(3, nc), h(nh), inertia(3, ni)
@@ -56,7 +57,7 @@ contains
          hl(k) = h(min(b0 + k - 1, nh))
          il(:, k) = inertia(:, min(b0 + k - 1, ni))
       end do
-      if (quadrature /= 0 .or. nc == 1) then
+      if (nc == 1) then
          do k = 1, nc
             call free_flow(m(:, k), hl(k), il(:, k), quadrature, m_out(:, k), w(:, k))
          end do
@@ -89,7 +90,7 @@ contains
             call free_flow(m(:, k), hl(k), il(:, k), quadrature, m_out(:, k), w(:, k))
          end if
       end do
-      call free_flow_lanes(nc, ml, tl, cl, m1l, wl, ok)
+      call free_flow_lanes(nc, ml, tl, cl, quadrature, m1l, wl, ok)
       do k = 1, nc
          if (.not. lane(k)) cycle
          if (ok(k)) then
@@ -151,13 +152,77 @@ contains
       end do
    end subroutine atan2_ratio_lanes
 
-   !> The exact step of free_flow_unit (quadrature = 0) for the bodies k = 1..nl in lock-step:
+   !> The angle psi of the semi-exact short step of free_flow_unit (quadrature = np nodes) for the
+   !> lanes k = 1..nl, from the stages of free_flow_lanes: dphi = atan2 of the amplitude difference
+   !> (the library atan2, lane by lane), then jint_gauss's sum over the nodes in lock-step (cos_sin
+   !> of each node by its series; a lane with a node beyond the series is redone by jint_gauss).
+   !> psi = tau / I_a + D_a / (sigma lambda) jint, the operations of free_flow_unit.
+   pure subroutine semi_exact_angle(nl, np, sn0, cn0, s1, cc1, bab, kp2n, kp2d, tau, cia, dcoef, &
+                                    sigma, lam, psi)
+      integer, intent(in) :: nl, np
+      real(dp), dimension(flow_lanes_width), intent(in) :: sn0, cn0, s1, cc1, bab, kp2n, kp2d, tau, &
+                                                           cia, dcoef, sigma, lam
+      real(dp), intent(out) :: psi(flow_lanes_width)
+      real(dp), dimension(flow_lanes_width) :: dphi, kp, val, far, ay, ax
+      real(dp) :: x, y, y2, cd, sd, s, c, d, node, weight
+      integer :: k, i
+
+      do k = 1, nl
+         ay(k) = s1(k) * cn0(k) - cc1(k) * sn0(k)
+         ax(k) = cc1(k) * cn0(k) + s1(k) * sn0(k)
+         kp(k) = sqrt(kp2n(k) / kp2d(k))
+      end do
+      ! |dphi| < pi as |v| <= K. The scalar library atan2, lane by lane: a vectorised loop would call
+      ! libmvec's atan2 (glibc's vector math for gfortran), whose results differ in the last bit.
+      !GCC$ novector
+      do k = 1, nl
+         dphi(k) = atan2(ay(k), ax(k))
+      end do
+      do k = 1, nl
+         val(k) = 0
+         far(k) = 0
+      end do
+      do i = 1, np
+         node = gl_node(i, np)
+         weight = gl_weight(i, np)
+         do k = 1, nl
+            ! cos_sin(node dphi) by its series (far: beyond it)
+            x = node * dphi(k)
+            y = x * x
+            y2 = y * y
+            cd = (1 - y * (1 / 2.0_dp)) + y2 * ((1 / 24.0_dp - y * (1 / 720.0_dp)) &
+                 + y2 * (1 / 40320.0_dp - y * (1 / 3628800.0_dp)))
+            sd = x * ((1 - y * (1 / 6.0_dp)) + y2 * ((1 / 120.0_dp - y * (1 / 5040.0_dp)) &
+                 + y2 * (1 / 362880.0_dp - y * (1 / 39916800.0_dp))))
+            far(k) = max(far(k), merge(0.0_dp, 1.0_dp, abs(x) <= 0.2_dp * short_series_max))
+            s = sn0(k) * cd + cn0(k) * sd
+            c = cn0(k) * cd - sn0(k) * sd
+            d = sqrt(c * c + kp(k) * kp(k) * s * s)
+            val(k) = val(k) + weight / (d * (1 + bab(k) * d))
+         end do
+      end do
+      do k = 1, nl
+         ! (jint_gauss returns 0 for an empty interval)
+         val(k) = merge(0.0_dp, val(k) * dphi(k), dphi(k) == 0)
+      end do
+      if (any(far(1:nl) > 0)) then
+         do k = 1, nl
+            if (far(k) > 0) val(k) = jint_gauss(sn0(k), cn0(k), dphi(k), bab(k), kp(k), np)
+         end do
+      end if
+      do k = 1, nl
+         psi(k) = tau(k) / cia(k) + dcoef(k) / (sigma(k) * lam(k)) * val(k)
+      end do
+   end subroutine semi_exact_angle
+
+   !> The step of free_flow_unit, exact (quadrature = 0) or semi-exact (quadrature = 1..10 nodes),
+   !> for the bodies k = 1..nl in lock-step:
    !> unit momenta m0(k, :), times tau(k), scaled moments 0 < ci(k, 1) <= ci(k, 2) <= ci(k, 3) = 1.
    !> Returns m1(k, :) and w(k, :) as free_flow_unit does where ok(k); where not ok(k) the body needs
    !> another path of free_flow_unit and its outputs are undefined.
    !> (Flags are kept as reals 1/0: logical arrays set from real comparisons do not vectorise.)
-   pure subroutine free_flow_lanes(nl, m0, tau, ci, m1, w, ok)
-      integer, intent(in) :: nl
+   pure subroutine free_flow_lanes(nl, m0, tau, ci, quadrature, m1, w, ok)
+      integer, intent(in) :: nl, quadrature
       real(dp), intent(in) :: m0(flow_lanes_width, 3), tau(flow_lanes_width), ci(flow_lanes_width, 3)
       real(dp), intent(out) :: m1(flow_lanes_width, 3), w(flow_lanes_width, 4)
       logical, intent(out) :: ok(flow_lanes_width)
@@ -165,7 +230,7 @@ contains
       ! per-lane quantities carried between the stages
       real(dp), dimension(nb) :: bab, bba, b2a, lam, sigma, c0, c1, k2, sn0, cn0, dn0, v, dcoef, cia, twot
       real(dp), dimension(nb) :: sv, cv, dv, s1, cc1, dd1, wq, third, ay, ax, pw, pz, ap, aa, psi, hc, hs
-      real(dp), dimension(nb) :: tsum, tv, nt, okf, case3, big, use_rj, far
+      real(dp), dimension(nb) :: tsum, tv, nt, okf, case3, big, use_rj, far, kp2n, kp2d
       real(dp) :: i21, i31, i32, x1, x2, x3, d1, d2, d3, da, db, ia2, ib2, ma, mb, den, r
       real(dp) :: xr, yr, pr, a0, q, rj, z0, z1, val, y, y2, c, s, b2, a
       real(dp) :: weight, ss, cc, ntmax, p0(4), p1(4), rq(4), wk(4), m11, m13
@@ -200,8 +265,18 @@ contains
          c1(k) = bab(k) * bab(k) * k2(k)
          v(k) = sigma(k) * lam(k) * tau(k)
          okf(k) = merge(okf(k), 0.0_dp, abs(v(k)) <= jacobi_series_max)
-         twot(k) = x1 / ci(k, 1) + x2 / ci(k, 2) + x3 / ci(k, 3)
+         ! kp^2 = 1 - k^2 without cancellation, as kp2n / kp2d (used by the semi-exact angle)
+         kp2n(k) = abs(d2) * i31
+         kp2d(k) = db * ia2
       end do
+
+      if (quadrature == 0) then
+         ! 2T (the exact angle only)
+         do k = 1, nl
+            x1 = m0(k, 1) * m0(k, 1); x2 = m0(k, 2) * m0(k, 2); x3 = m0(k, 3) * m0(k, 3)
+            twot(k) = x1 / ci(k, 1) + x2 / ci(k, 2) + x3 / ci(k, 3)
+         end do
+      end if
 
       ! fewer than half the lanes on this path (e.g. steps too long for the series): the lock-step
       ! pass would cost more than it saves, leave them all to free_flow_unit (the same results)
@@ -244,51 +319,61 @@ contains
          m1(k, 3) = merge(ma, mb, case3(k) > 0)
       end do
 
-      ! --- angle_increment up to its atan arguments ---
-      ! (the flags of the two forms first, in their own loop: the vectoriser handles a flag read
-      ! from memory, not the same comparison used both as a value and as a mask)
-      do k = 1, nl
-         big(k) = merge(1.0_dp, 0.0_dp, bab(k) * bab(k) >= 0.25_dp)
-         use_rj(k) = max(big(k), merge(1.0_dp, 0.0_dp, k2(k) > 0))
-      end do
-      do k = 1, nl
-         b2 = bab(k) * bab(k)
-         wq(k) = sqrt(c0(k) * (c0(k) + c1(k)))
-         ss = sn0(k) * sv(k) * s1(k)
-         cc = cn0(k) * cv(k) * cc1(k)
-         a = merge(c0(k), c1(k), big(k) > 0) / merge(b2, c0(k), big(k) > 0)
-         weight = merge(min(1.0_dp, sv(k) * sv(k) / b2), min(1.0_dp, k2(k) / c0(k) * sv(k) * sv(k)), &
-                        big(k) > 0)
-         ! carlson_rj(cv^2, dv^2, 1, 1 + a sv^2, weight) where no duplication is needed
-         xr = cv(k) * cv(k); yr = dv(k) * dv(k); pr = 1 + a * sv(k) * sv(k)
-         a0 = (xr + yr + 1.0_dp + 2 * pr) * 0.2_dp
-         q = rj_q * max(abs(a0 - xr), abs(a0 - yr), abs(a0 - 1.0_dp), abs(a0 - pr))
-         okf(k) = okf(k) * merge(0.0_dp, 1.0_dp, rj_needs_duplication(use_rj(k) * weight, q / a0))
-         r = 1 / a0
-         rj = r * sqrt(r) * rj_series((a0 - xr) * r, (a0 - yr) * r, (a0 - 1.0_dp) * r)
-         third(k) = sv(k)**3 / 3 * rj
-         ! pi_addition: -atan_ratio(pw, pz)
-         pw(k) = sqrt(a * (1 + a) * (a + k2(k)))
-         pz(k) = ss / (1 + a * (1 - cc))
-         ! the elementary part: atan2_ratio(wq, ay, ax)
-         z0 = sn0(k) * cn0(k) * (c0(k) + c1(k) * sn0(k) * sn0(k)) / ((1 + bab(k) * dn0(k)) &
-              * (c0(k) * bab(k) * dn0(k) * cn0(k) * cn0(k) + (c0(k) + c1(k)) * sn0(k) * sn0(k)))
-         z1 = s1(k) * cc1(k) * (c0(k) + c1(k) * s1(k) * s1(k)) / ((1 + bab(k) * dd1(k)) &
-              * (c0(k) * bab(k) * dd1(k) * cc1(k) * cc1(k) + (c0(k) + c1(k)) * s1(k) * s1(k)))
-         ay(k) = merge(z1 - z0, s1(k) * cn0(k) - cc1(k) * sn0(k), big(k) > 0)
-         ax(k) = merge(1 + wq(k) * wq(k) * z0 * z1, &
-                       c0(k) * cc1(k) * cn0(k) + (c0(k) + c1(k)) * s1(k) * sn0(k), big(k) > 0)
-      end do
-      call atan_ratio_lanes(nl, pw, pz, ap)
-      call atan2_ratio_lanes(nl, wq, ay, ax, aa)
+      if (quadrature == 0) then
+         ! --- the exact angle: angle_increment up to its atan arguments ---
+         ! (the flags of the two forms first, in their own loop: the vectoriser handles a flag read
+         ! from memory, not the same comparison used both as a value and as a mask)
+         do k = 1, nl
+            big(k) = merge(1.0_dp, 0.0_dp, bab(k) * bab(k) >= 0.25_dp)
+            use_rj(k) = max(big(k), merge(1.0_dp, 0.0_dp, k2(k) > 0))
+         end do
+         do k = 1, nl
+            b2 = bab(k) * bab(k)
+            wq(k) = sqrt(c0(k) * (c0(k) + c1(k)))
+            ss = sn0(k) * sv(k) * s1(k)
+            cc = cn0(k) * cv(k) * cc1(k)
+            a = merge(c0(k), c1(k), big(k) > 0) / merge(b2, c0(k), big(k) > 0)
+            weight = merge(min(1.0_dp, sv(k) * sv(k) / b2), min(1.0_dp, k2(k) / c0(k) * sv(k) * sv(k)), &
+                           big(k) > 0)
+            ! carlson_rj(cv^2, dv^2, 1, 1 + a sv^2, weight) where no duplication is needed
+            xr = cv(k) * cv(k); yr = dv(k) * dv(k); pr = 1 + a * sv(k) * sv(k)
+            a0 = (xr + yr + 1.0_dp + 2 * pr) * 0.2_dp
+            q = rj_q * max(abs(a0 - xr), abs(a0 - yr), abs(a0 - 1.0_dp), abs(a0 - pr))
+            okf(k) = okf(k) * merge(0.0_dp, 1.0_dp, rj_needs_duplication(use_rj(k) * weight, q / a0))
+            r = 1 / a0
+            rj = r * sqrt(r) * rj_series((a0 - xr) * r, (a0 - yr) * r, (a0 - 1.0_dp) * r)
+            third(k) = sv(k)**3 / 3 * rj
+            ! pi_addition: -atan_ratio(pw, pz)
+            pw(k) = sqrt(a * (1 + a) * (a + k2(k)))
+            pz(k) = ss / (1 + a * (1 - cc))
+            ! the elementary part: atan2_ratio(wq, ay, ax)
+            z0 = sn0(k) * cn0(k) * (c0(k) + c1(k) * sn0(k) * sn0(k)) / ((1 + bab(k) * dn0(k)) &
+                 * (c0(k) * bab(k) * dn0(k) * cn0(k) * cn0(k) + (c0(k) + c1(k)) * sn0(k) * sn0(k)))
+            z1 = s1(k) * cc1(k) * (c0(k) + c1(k) * s1(k) * s1(k)) / ((1 + bab(k) * dd1(k)) &
+                 * (c0(k) * bab(k) * dd1(k) * cc1(k) * cc1(k) + (c0(k) + c1(k)) * s1(k) * s1(k)))
+            ay(k) = merge(z1 - z0, s1(k) * cn0(k) - cc1(k) * sn0(k), big(k) > 0)
+            ax(k) = merge(1 + wq(k) * wq(k) * z0 * z1, &
+                          c0(k) * cc1(k) * cn0(k) + (c0(k) + c1(k)) * s1(k) * sn0(k), big(k) > 0)
+         end do
+         call atan_ratio_lanes(nl, pw, pz, ap)
+         call atan2_ratio_lanes(nl, wq, ay, ax, aa)
 
-      ! --- the angle psi and the half-angle functions (cos_sin) ---
+         ! --- the angle psi ---
+         do k = 1, nl
+            third(k) = merge(third(k) - (-ap(k)), 0.0_dp, use_rj(k) > 0)
+            val = merge(third(k) / (bab(k) * bab(k)) + bab(k) * aa(k), &
+                        aa(k) - bab(k) / c0(k) * (v(k) - k2(k) / c0(k) * third(k)), big(k) > 0)
+            psi(k) = merge(tau(k) / cia(k) + dcoef(k) / (sigma(k) * lam(k)) * val, &
+                           twot(k) * tau(k) - dcoef(k) * bab(k) / (sigma(k) * lam(k)) * val, big(k) > 0)
+         end do
+      else
+         ! --- the semi-exact angle (jint_gauss) ---
+         call semi_exact_angle(nl, quadrature, sn0, cn0, s1, cc1, bab, kp2n, kp2d, tau, cia, dcoef, &
+                               sigma, lam, psi)
+      end if
+
+      ! --- the half-angle functions (cos_sin) ---
       do k = 1, nl
-         third(k) = merge(third(k) - (-ap(k)), 0.0_dp, use_rj(k) > 0)
-         val = merge(third(k) / (bab(k) * bab(k)) + bab(k) * aa(k), &
-                     aa(k) - bab(k) / c0(k) * (v(k) - k2(k) / c0(k) * third(k)), big(k) > 0)
-         psi(k) = merge(tau(k) / cia(k) + dcoef(k) / (sigma(k) * lam(k)) * val, &
-                        twot(k) * tau(k) - dcoef(k) * bab(k) / (sigma(k) * lam(k)) * val, big(k) > 0)
          y = (psi(k) / 2) * (psi(k) / 2)
          y2 = y * y
          hc(k) = (1 - y * (1 / 2.0_dp)) + y2 * ((1 / 24.0_dp - y * (1 / 720.0_dp)) &

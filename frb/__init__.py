@@ -10,6 +10,8 @@ dmv_step, dmv_integrate  the preprocessed discrete Moser-Veselov baseline (order
 hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat, kinetic_energy, spatial_momentum
 to_rotation, from_rotation   conversion to and from scipy's Rotation (scipy optional)
 read_dat, write_dat      the original free-format data files
+experiments              the seeds' published experiments (``frb-example NAME``)
+compare                  work-precision table of the methods on one problem (``frb-compare``)
 
 Quaternions are **scalar first** everywhere in frb, ``q = (q0, q1, q2, q3)``, ``Q = E(q)``
 (scipy's ``Rotation.as_quat`` is scalar last: convert with to_rotation / from_rotation).
@@ -23,9 +25,11 @@ from .io import read_dat, write_dat
 from .baselines import dmv_step, dmv_integrate
 from . import baselines, splitting, torques, engine
 from .engine import integrate, Trajectory, IntegrationError
+from . import experiments
+from .workprecision import compare
 
 __version__ = "0.1.0"
 
-__all__ = ["integrate", "Trajectory", "IntegrationError", "torques", "engine", "frb_step", "quat_step", "dmv_step", "dmv_integrate", "baselines", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
+__all__ = ["compare", "experiments", "integrate", "Trajectory", "IntegrationError", "torques", "engine", "frb_step", "quat_step", "dmv_step", "dmv_integrate", "baselines", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
            "matrix_to_quat", "kinetic_energy", "spatial_momentum", "to_rotation", "from_rotation",
            "read_dat", "write_dat"]

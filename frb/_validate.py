@@ -244,6 +244,14 @@ def phase(h, g, imin):
     return np.where((h == 0) | (g == 0), 0.0, p)
 
 
+def phase_scalar(h: float, g: float, imin: float) -> float:
+    """:func:`phase` for Python floats (one body, no numpy call)."""
+    if h == 0 or g == 0:
+        return 0.0
+    r = g / imin
+    return abs(h) * r if r != float("inf") else (abs(h) * g) / imin
+
+
 def phase_message(name_h, phase, body="") -> str:
     """The message of a step beyond :data:`PHASE_LIMIT`."""
     size = f"{phase:.3g}" if np.isfinite(phase) else "beyond the float64 range"

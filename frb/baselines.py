@@ -26,15 +26,19 @@ import numpy as np
 
 from . import _core
 from . import _validate
-from .flows import ORTHOGONALITY_TOLERANCE, _as_float_array, _common, _raise_for
+from .flows import (ORTHOGONALITY_TOLERANCE, _as_float_array, _common, _lean_array, _raise_for,
+                    _single_body)
 
 __all__ = ["dmv_step", "dmv_integrate"]
 
 DMV_ORDERS = (2, 4, 6, 8)
+_NO_SOLUTION = ("the DMV equation has no solution: the step h is too large for the angular "
+                "velocity (need |h| |m / inertia| below about 1; see frb.baselines)")
 
 # |m| and the moments are brought within these powers of two (exactly, by powers of two) before
 # the compiled kernel, whose squares would otherwise overflow or underflow
 _SAFE_EXPONENT = 200
+_LO, _HI = 2.0**-_SAFE_EXPONENT, 2.0**_SAFE_EXPONENT
 
 
 def _order(order):
@@ -60,6 +64,17 @@ def _check_ratio(inertia2, order):
         raise ValueError(f"inertia: the DMV method of order {order} supports I_max / I_min up to "
                          f"{limit:.0e}, got {ratio[b]:.3g}{body} (its corrections of the moments "
                          "would overflow); use order 2 or frb.quat_step")
+
+
+def _lean_scales(m, inertia, order):
+    """True when one body (m, inertia float64 of shape (3,)) needs neither the rescaling nor the
+    ratio check of the general path (the usual case; NaN and non-positive moments go there too)."""
+    m1, m2, m3 = m.tolist()
+    i1, i2, i3 = inertia.tolist()
+    big = max(abs(m1), abs(m2), abs(m3))
+    imax, imin = max(i1, i2, i3), min(i1, i2, i3)
+    return ((big == 0 or _LO <= big <= _HI) and _LO <= imin and imax <= _HI
+            and imax <= MAX_INERTIA_RATIO[order] * imin)
 
 
 def _rescaled(m2, h1, inertia2):
@@ -91,6 +106,20 @@ def _run(m, q, h, inertia, order, nsteps):
     """Validate the shapes here and the values in the compiled loop (as frb.quat_step does),
     then take nsteps DMV steps."""
     q_in = q
+    one = _single_body(m, h, inertia, 0)
+    if one is not None:
+        if type(order) is not int or order not in DMV_ORDERS:
+            order = _order(order)   # (the checks and messages of the general path)
+        q1 = _lean_array(q, "q", (4,))
+        if q1 is not None and _lean_scales(one[0], one[2], order):
+            # one body: the lean binding (the checks and results of a batch of one)
+            m_out, q_out, info, nfail = _core.dmv_integrate_single(
+                one[0], q1, one[1], one[2], order, nsteps, ORTHOGONALITY_TOLERANCE)
+            if info:
+                _raise_for(info, -1, "q", one[0], one[1], one[2], q)
+            if nfail:
+                raise RuntimeError(_NO_SOLUTION)
+            return m_out, q_out
     single, n, m2, h1, inertia2, _ = _common(m, h, inertia, 0, check_finite=False)
     order = _order(order)
     _check_ratio(inertia2, order)
@@ -113,9 +142,7 @@ def _run(m, q, h, inertia, order, nsteps):
     if nfail:
         bad = ~(np.isfinite(m_out).all(axis=0) & np.isfinite(q_out).all(axis=0))
         body = "" if single else f" (body {int(np.argmax(bad))})"
-        raise RuntimeError(f"the DMV equation has no solution{body}: the step h is too large for "
-                           "the angular velocity (need |h| |m / inertia| below about 1; see "
-                           "frb.baselines)")
+        raise RuntimeError(_NO_SOLUTION.replace("no solution", f"no solution{body}", 1))
     m_out, q_out = m_out.T, q_out.T
     if scaled is not None:
         m_out = np.ldexp(m_out, -scaled[3][:, None])
@@ -204,7 +231,7 @@ def dmv_integrate(m0, q0, inertia, h, nsteps, order=6):
     still works, with a DeprecationWarning, when given positionally (recognised by an array in
     the fifth place).
     """
-    if np.ndim(nsteps) >= 1:   # an array in the place of nsteps: the former order
+    if type(nsteps) is not int and np.ndim(nsteps) >= 1:   # an array there: the former order
         warnings.warn("dmv_integrate(m0, q0, h, nsteps, inertia) is deprecated: the arguments are "
                       "now (m0, q0, inertia, h, nsteps), as in frb.integrate", DeprecationWarning,
                       stacklevel=2)

@@ -1,8 +1,15 @@
-"""Command line entry point ``frb-example``: run the Algorithm 903 examples.
+"""Command line entry points ``frb-example`` (the Algorithm 903 examples and the seeds'
+experiments) and ``frb-compare`` (work-precision comparison of the methods).
 
 Usage::
 
+    frb-example --list
+    frb-example NAME [--plot PATH] [--OPTION VALUE ...]      (NAME --help: what it computes)
     frb-example N [--input PATH] [--output PATH] [--compare PATH | --no-compare] [--tol TOL]
+    frb-compare [--problem free|heavy-top|gravity-gradient] [--methods A,B,...] [--plot PATH] ...
+
+``NAME`` is an experiment of :mod:`frb.experiments`; it prints its tables and, with ``--plot``,
+writes the figure (matplotlib).
 
 ``N`` is 0..4.  The default input is the packaged ``frb/data/init_exampleN.dat``,
 the default output ``out_exampleN.dat`` in the current directory, and the
@@ -18,7 +25,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-__all__ = ["main", "run_driver", "build_parser"]
+__all__ = ["main", "run_driver", "build_parser", "compare_main", "list_text"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,10 +61,72 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def list_text() -> str:
+    """The text of ``frb-example --list``: every example and experiment with one line each."""
+    from .experiments import EXPERIMENTS
+
+    lines = ["Algorithm 903 examples (frb-example N; compared with the published outputs):",
+             "  0  one exact step, rotation matrices (frb_step)",
+             "  1  perturbed body, sixth-order splitting RKN6_14, t in [0, 5000]",
+             "  2  one exact step, quaternions (quat_step)",
+             "  3  semi-exact steps (5 Gauss-Legendre nodes), rotation matrices",
+             "  4  semi-exact steps (5 Gauss-Legendre nodes), quaternions",
+             "", "Experiments of the seeds (frb-example NAME [--plot PATH]; NAME --help):"]
+    width = max(len(n) for n in EXPERIMENTS)
+    lines += [f"  {n.ljust(width)}  {e.summary}  [seed {e.seed}]" for n, e in EXPERIMENTS.items()]
+    return "\n".join(lines)
+
+
+def _experiment_parser(exp) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=f"frb-example {exp.name}", description=exp.description)
+    p.add_argument("--plot", metavar="PATH", default=None,
+                   help="write the figure to PATH (format from the suffix, e.g. .png; needs "
+                   "matplotlib: pip install 'frb[plot]')")
+    for o in exp.options:
+        p.add_argument("--" + o.name.replace("_", "-"), dest=o.name, type=o.type,
+                       default=o.default, metavar=o.type.__name__.upper(),
+                       help=f"{o.help} (default: {o.default})")
+    return p
+
+
+def _run_experiment(name, argv) -> int:
+    from .experiments import EXPERIMENTS, plot_experiment, run_experiment
+
+    exp = EXPERIMENTS[name]
+    args = vars(_experiment_parser(exp).parse_args(argv))
+    path = args.pop("plot")
+    try:
+        result = run_experiment(name, **args)
+    except MemoryError as exc:
+        return _error(f"not enough memory for this run ({exc})", f"frb-example {name}")
+    except (TypeError, ValueError, OverflowError, RuntimeError) as exc:
+        return _error(exc, f"frb-example {name}")
+    print(result.format())
+    if path is not None:
+        try:
+            plot_experiment(result, path)
+        except (ImportError, OSError, ValueError) as exc:
+            print(f"frb-example {name}: cannot write the figure: {exc}", file=sys.stderr)
+            return 2
+        print(f"figure written to {path}")
+    return 0
+
+
 def main(argv=None) -> int:
     """Run ``frb-example`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     from .examples import format_summary, run_example
+    from .experiments import EXPERIMENTS
 
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "--list":
+        print(list_text())
+        return 0
+    if argv and argv[0] in EXPERIMENTS:
+        return _run_experiment(argv[0], argv[1:])
+    if argv and not argv[0].startswith("-") and not argv[0].isdigit():
+        print(f"frb-example: error: unknown example or experiment {argv[0]!r}; "
+              "frb-example --list lists them", file=sys.stderr)
+        return 2
     args = build_parser().parse_args(argv)
     problem = _check_options(args)
     if problem:
@@ -82,10 +151,10 @@ def main(argv=None) -> int:
     return 0
 
 
-def _error(message) -> int:
-    """Print ``frb-example: error: message`` as one line on stderr; return the exit status 2."""
+def _error(message, prog="frb-example") -> int:
+    """Print ``prog: error: message`` as one line on stderr; return the exit status 2."""
     one_line = " ".join(str(message).split())
-    print(f"frb-example: error: {one_line}", file=sys.stderr)
+    print(f"{prog}: error: {one_line}", file=sys.stderr)
     return 2
 
 
@@ -111,6 +180,71 @@ def run_driver(n: int, default_input, argv=None) -> int:
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     return main([str(n), "--input", str(default_input), *argv])
+
+
+def _floats(text):
+    return [float(x) for x in text.split(",")]
+
+
+def build_compare_parser() -> argparse.ArgumentParser:
+    from .workprecision import DEFAULT_METHODS, DEFAULT_STEPS, PROBLEMS
+
+    p = argparse.ArgumentParser(
+        prog="frb-compare",
+        description="Work-precision comparison of the methods of frb.integrate: for each method "
+        "and step, the error at the final time against a stated reference (the exact flow for a "
+        "free body, RKN6_14 at a small step otherwise), the cost per body-step measured in this "
+        "run, and the change of the invariants. Defaults: "
+        f"{', '.join(DEFAULT_METHODS)} on 500 random bodies to t = 10.")
+    p.add_argument("--problem", choices=list(PROBLEMS), default="free",
+                   help="free body, heavy top (weight 1, centre (0, 0, 0.5)) or gravity gradient "
+                   "(orbital rate 1); default: free")
+    p.add_argument("--methods", default=None,
+                   help="comma-separated methods, or 'all' (default: one or two per family)")
+    p.add_argument("--bodies", type=int, default=500, help="number of random bodies (default 500)")
+    p.add_argument("--inertia", type=_floats, default=None, metavar="I1,I2,I3",
+                   help="one body: its moments (with --m0; attitude the identity)")
+    p.add_argument("--m0", type=_floats, default=None, metavar="M1,M2,M3",
+                   help="one body: its initial body momentum (with --inertia)")
+    p.add_argument("--t-final", type=float, default=10.0, help="final time (default 10)")
+    p.add_argument("--steps", default=",".join(map(str, DEFAULT_STEPS)),
+                   help="comma-separated step counts (h = t_final / n); default "
+                   + ",".join(map(str, DEFAULT_STEPS)))
+    p.add_argument("--seed", type=int, default=0, help="seed of the random bodies")
+    p.add_argument("--plot", metavar="PATH", default=None,
+                   help="draw error against cost on log axes (needs matplotlib)")
+    p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    return p
+
+
+def compare_main(argv=None) -> int:
+    """Run ``frb-compare`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    from .workprecision import compare
+
+    args = build_compare_parser().parse_args(argv)
+    kw = {}
+    if (args.inertia is None) != (args.m0 is None):
+        print("frb-compare: error: give --inertia and --m0 together", file=sys.stderr)
+        return 2
+    if args.inertia is not None:
+        kw = dict(m0=args.m0, attitude0=[1.0, 0.0, 0.0, 0.0], inertia=args.inertia)
+    try:
+        steps = [int(x) for x in args.steps.split(",")]
+        result = compare(args.methods, problem=args.problem, bodies=args.bodies,
+                         t_final=args.t_final, steps=steps, seed=args.seed, **kw)
+    except MemoryError as exc:
+        return _error(f"not enough memory for this run ({exc})", "frb-compare")
+    except (TypeError, ValueError, OverflowError, RuntimeError) as exc:
+        return _error(exc, "frb-compare")
+    print(result.to_markdown() if args.markdown else result.format())
+    if args.plot is not None:
+        try:
+            result.plot(args.plot)
+        except (ImportError, OSError, ValueError) as exc:
+            print(f"frb-compare: cannot write the figure: {exc}", file=sys.stderr)
+            return 2
+        print(f"figure written to {args.plot}")
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,11 +14,12 @@ and the trajectory converted back on demand (``Trajectory.Q``).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import _engine
+from . import _core, _engine
 from . import splitting as _splitting
 from . import _validate
 from ._validate import IntegrationError
@@ -209,6 +210,8 @@ def _real_array(x, name, item_ndim=1):
 
 
 def _int_arg(x, name, low, high=2**31 - 1):
+    if type(x) is int and low <= x <= high:
+        return x
     return _validate.integer(x, name, low, high)
 
 
@@ -227,12 +230,23 @@ def _method(method, coefficients):
     return name, METHODS[name], coef
 
 
+def _read_only(a):
+    a.flags.writeable = False
+    return a
+
+
+# the flows of a step without a schedule (kinds, fractions), and the parameters of no torque:
+# inputs of the compiled loop, which only reads them (made once, read-only)
+_ONE_FREE_FLOW = (_read_only(np.zeros(1, dtype=np.intc)), _read_only(np.ones(1)))
+_NO_TORQUE_PARAMETERS = _read_only(np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0]))
+
+
 def _torque(torque):
     """(kind, tpar, user callable or None) of the torque."""
+    if torque is None:
+        return _T_NONE, _NO_TORQUE_PARAMETERS, None
     tpar = np.zeros(7)
     tpar[5] = 1.0
-    if torque is None:
-        return _T_NONE, tpar, None
     if isinstance(torque, ConstantField):
         tpar[0:3] = torque.u0
         return _T_FIELD, tpar, None
@@ -299,8 +313,8 @@ class _UserTorque:
         if arr.shape != (nb, 3):
             raise ValueError(f"torque {label} (method {method}, step {step}) must return an "
                              f"array of shape ({nb}, 3), got {arr.shape}")
-        bad = ~np.isfinite(arr).all(axis=1)
-        if bad.any():
+        if not np.isfinite(arr).all():
+            bad = ~np.isfinite(arr).all(axis=1)
             raise ValueError(f"torque {label} (method {method}, step {step}) returned a "
                              f"non-finite torque for body {int(np.argmax(bad))}")
         return arr
@@ -336,6 +350,64 @@ def _attitude(attitude0, single, n):
         return "matrix", np.ascontiguousarray(matrix_to_quat(Q))
     want = "(4,) or (3, 3)" if single else f"({n}, 4) or ({n}, 3, 3)"
     raise ValueError(f"attitude0 must have shape {want}, got {a.shape}")
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _as_shape(x, name, shapes):
+    """x as a float64 array if its shape is one of shapes, else None. A float64 ndarray is
+    taken as it is (its values are checked by _one_body); anything else goes through
+    _real_array (the type rules and finiteness check of the general path)."""
+    if type(x) is not np.ndarray or x.dtype is not _FLOAT64:
+        x = _real_array(x, name)
+    return x if x.shape in shapes else None
+
+
+def _one_body(m0, attitude0, inertia):
+    """(m2, form, q2, I2) of integrate for one body (m0 (3,), attitude0 (4,) or (3, 3), inertia
+    (3,)): the set-up of the general path, with the value checks in one compiled call
+    (frb_checks, those of frb.quat_step / frb.frb_step) instead of numpy passes over tiny
+    arrays; None for anything else (the general path then validates and reports). Raises the
+    general path's messages, in its order (m0, attitude0, inertia)."""
+    m = _as_shape(m0, "m0", ((3,),))
+    if m is None:
+        return None
+    a = _as_shape(attitude0, "attitude0", ((4,), (3, 3)))
+    if a is None:
+        return None
+    I = _as_shape(inertia, "inertia", ((3,),))
+    if I is None:
+        return None
+    quaternion = a.shape == (4,)
+    check = _core.check_single_quat if quaternion else _core.check_single_matrix
+    code = check(m, a, I, ORTHOGONALITY_TOLERANCE)
+    if code:
+        if code == 1:
+            raise ValueError("m0 contains non-finite values (NaN or infinity)")
+        if code == 5:
+            raise ValueError("attitude0 contains non-finite values (NaN or infinity)")
+        if code == 6:
+            raise ValueError(f"attitude0 must be rotation matrices (Q^T Q = 1 within "
+                             f"{ORTHOGONALITY_TOLERANCE}, det Q = +1)"
+                             + _validate.low_precision_hint(attitude0))
+        if code == 7:
+            raise ValueError(f"attitude0 must be unit quaternions, scalar first (|q| = 1 within "
+                             f"{ORTHOGONALITY_TOLERANCE})" + _validate.low_precision_hint(attitude0))
+        if code == 3:
+            raise ValueError("inertia contains non-finite values (NaN or infinity)")
+        raise ValueError("inertia must contain strictly positive moments of inertia")
+    m2 = m.reshape(1, 3)
+    if not m2.flags.c_contiguous:
+        m2 = np.ascontiguousarray(m2)
+    if quaternion:
+        q2 = a.reshape(1, 4)
+        if not q2.flags.c_contiguous:
+            q2 = np.ascontiguousarray(q2)
+        form = "quaternion"
+    else:
+        form, q2 = "matrix", np.ascontiguousarray(matrix_to_quat(a.reshape(1, 3, 3)))
+    return m2, form, q2, np.ascontiguousarray(I.reshape(1, 3))
 
 
 def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, save_every=1,
@@ -385,31 +457,41 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
         names the method, the step and the body.
     """
     name, info, coef = _method(method, coefficients)
-    m = _real_array(m0, "m0")
-    if m.ndim not in (1, 2) or m.shape[-1] != 3:
-        raise ValueError(f"m0 must have shape (3,) or (N, 3), got {m.shape}")
-    single = m.ndim == 1
-    m2 = np.ascontiguousarray(m.reshape(-1, 3))
-    n = m2.shape[0]
-    form, q2 = _attitude(attitude0, single, n)
-    I = _real_array(inertia, "inertia")
-    if I.shape == (3,):
-        I2 = np.broadcast_to(I, (n, 3))
-    elif not single and I.shape == (n, 3):
-        I2 = I
+    one = _one_body(m0, attitude0, inertia)
+    if one is not None:
+        single, n = True, 1
+        m2, form, q2, I2 = one
     else:
-        want = "(3,)" if single else f"(3,) or ({n}, 3)"
-        raise ValueError(f"inertia must have shape {want}, got {I.shape}")
-    if not (I2 > 0).all():
-        bad = "" if single else f" (body {int(np.argmin((I2 > 0).all(axis=1)))})"
-        raise ValueError("inertia must contain strictly positive moments of inertia" + bad)
-    I2 = np.ascontiguousarray(I2)
+        m = _real_array(m0, "m0")
+        if m.ndim not in (1, 2) or m.shape[-1] != 3:
+            raise ValueError(f"m0 must have shape (3,) or (N, 3), got {m.shape}")
+        single = m.ndim == 1
+        m2 = np.ascontiguousarray(m.reshape(-1, 3))
+        n = m2.shape[0]
+        form, q2 = _attitude(attitude0, single, n)
+        I = _real_array(inertia, "inertia")
+        if I.shape == (3,):
+            I2 = np.broadcast_to(I, (n, 3))
+        elif not single and I.shape == (n, 3):
+            I2 = I
+        else:
+            want = "(3,)" if single else f"(3,) or ({n}, 3)"
+            raise ValueError(f"inertia must have shape {want}, got {I.shape}")
+        if not (I2 > 0).all():
+            bad = "" if single else f" (body {int(np.argmin((I2 > 0).all(axis=1)))})"
+            raise ValueError("inertia must contain strictly positive moments of inertia" + bad)
+        I2 = np.ascontiguousarray(I2)
     h = _validate.real_scalar(h, "h")
-    phase = _validate.phase(h, _validate.norm3(m2), I2.min(axis=1))
-    if (phase > _validate.PHASE_LIMIT).any():
-        b = int(np.argmax(phase > _validate.PHASE_LIMIT))
-        raise ValueError(_validate.phase_message("h", float(phase[b]),
-                                                 "" if single else f" (body {b})"))
+    if n == 1:
+        m1, m2_, m3 = m2[0].tolist()
+        phase = _validate.phase_scalar(h, math.hypot(m1, m2_, m3), min(I2[0].tolist()))
+        if phase > _validate.PHASE_LIMIT:
+            raise ValueError(_validate.phase_message("h", phase, "" if single else " (body 0)"))
+    else:
+        phase = _validate.phase(h, _validate.norm3(m2), I2.min(axis=1))
+        if (phase > _validate.PHASE_LIMIT).any():
+            b = int(np.argmax(phase > _validate.PHASE_LIMIT))
+            raise ValueError(_validate.phase_message("h", float(phase[b]), f" (body {b})"))
     nsteps = _int_arg(nsteps, "nsteps", 0)
     save_every = _int_arg(save_every, "save_every", 1)
     quadrature = _int_arg(quadrature, "quadrature", 0, 10)
@@ -424,8 +506,7 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
     if quadrature and info.family != _CZ:
         raise ValueError(f"quadrature applies to the exact-flow splittings, not to {name}")
 
-    kinds = np.zeros(1, dtype=np.intc)
-    frac = np.ones(1)
+    kinds, frac = _ONE_FREE_FLOW
     variant = info.variant
     if info.family == _CZ:
         if tkind == _T_NONE:

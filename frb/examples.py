@@ -303,13 +303,18 @@ def _describe_index(n: int, i: int) -> str:
     return f"value {i + 1} (record {i // rec}, item {i % rec + 1})"
 
 
-def run_example(n, input_path=None, output_path=None, compare_path=None, tolerance=None) -> dict:
-    """Run example ``n`` (0..4) of Algorithm 903.
+def run_example(n, input_path=None, output_path=None, compare_path=None, tolerance=None,
+                **options):
+    """Run example ``n`` (0..4) of Algorithm 903, or the experiment named ``n``.
+
+    With a name of :data:`frb.experiments.EXPERIMENTS` (``"vilmart-book"``, ``"krysl-free"``,
+    ...) this is :func:`frb.experiments.run_experiment` ``(n, **options)`` and returns its
+    :class:`frb.experiments.Result`; the file arguments do not apply.
 
     Parameters
     ----------
-    n : int
-        Example number.
+    n : int or str
+        Example number, or an experiment's name.
     input_path : path, optional
         Input file in the original layout; default the packaged
         ``frb/data/init_exampleN.dat``.
@@ -324,6 +329,9 @@ def run_example(n, input_path=None, output_path=None, compare_path=None, toleran
         Threshold for ``summary["within_tolerance"]``; default
         :data:`PUBLISHED_TOLERANCE` ``[n]``.
 
+    **options
+        Options of the experiment (experiments only).
+
     Returns
     -------
     dict
@@ -336,6 +344,13 @@ def run_example(n, input_path=None, output_path=None, compare_path=None, toleran
         ``within_tolerance`` (None without comparison), and ``values`` (the
         computed output values as a 1-D array).
     """
+    if isinstance(n, str) and not n.lstrip("+-").isdigit():
+        from .experiments import run_experiment
+
+        return run_experiment(n, **options)
+    if options:
+        raise TypeError(f"run_example({n!r}) takes no options {', '.join(options)} "
+                        "(options are for the experiments)")
     n = _check_n(n)
     with ExitStack() as stack:
         if input_path is None:

@@ -77,6 +77,45 @@ def _fortran_ordered(m, attitude):
                and a.flags.f_contiguous and not a.flags.c_contiguous for a in (m, attitude))
 
 
+_FLOAT64 = np.dtype(np.float64)
+_H_WANT = "a real number (or, for a batch, an array of real numbers)"
+
+
+def _lean_array(value, name, shape):
+    """value as a float64 array if it has the given shape, else None: the conversion of the
+    single-body path (``_single_body``). A float64 ndarray is taken as it is, without a call;
+    anything else goes through :func:`_as_float_array` (the type rules of the general path).
+    The values are checked by the single-body bindings."""
+    if type(value) is not np.ndarray or value.dtype is not _FLOAT64:
+        value = _as_float_array(value, name, check_finite=False)
+    return value if value.shape == shape else None
+
+
+def _single_body(m, h, inertia, quadrature):
+    """(m, h, inertia, quadrature) of a one-body call ready for the single-body bindings
+    (``_core.*_single``: m and inertia float64 arrays of shape (3,), h a float), or None when
+    the call is not one body of shapes (3,), scalar, (3,): the general path then validates and
+    reports (its shape messages). The arguments are converted in the order of :func:`_common`,
+    so a type error is the one the general path would raise. (``_lean_array`` written out for
+    m and inertia: this runs on every single-body call.)"""
+    if type(m) is not np.ndarray or m.dtype is not _FLOAT64:
+        m = _as_float_array(m, "m", check_finite=False)
+    if m.shape != (3,):
+        return None
+    if type(inertia) is not np.ndarray or inertia.dtype is not _FLOAT64:
+        inertia = _as_float_array(inertia, "inertia", check_finite=False)
+    if inertia.shape != (3,):
+        return None
+    if type(h) is not float:
+        h = _validate.real_array(h, "h", False, want=_H_WANT)
+        if h.ndim != 0:
+            return None
+        h = float(h)
+    if type(quadrature) is not int or not 0 <= quadrature <= 10:
+        quadrature = _quadrature(quadrature)   # (the checks and messages of the general path)
+    return m, h, inertia, quadrature
+
+
 def _quadrature(quadrature):
     return _validate.integer(quadrature, "quadrature (0 exact, 1..10 Gauss-Legendre nodes)", 0, 10)
 
@@ -106,8 +145,7 @@ def _common(m, h, inertia, quadrature, check_finite=True):
         raise ValueError("inertia must contain strictly positive moments of inertia")
     inertia2 = np.ascontiguousarray(inertia2)
 
-    h = _validate.real_array(h, "h", check_finite,
-                             want="a real number (or, for a batch, an array of real numbers)")
+    h = _validate.real_array(h, "h", check_finite, want=_H_WANT)
     if h.ndim == 0:
         h1 = h.reshape(1)
     elif h.ndim == 1 and h.shape[0] in (1, n) and not single:
@@ -150,6 +188,16 @@ def frb_step(m, Q, h, inertia, quadrature=0):
         radians (no digit of the result would be right). In a batch the message names the
         first offending body.
     """
+    one = _single_body(m, h, inertia, quadrature)
+    if one is not None:
+        Q1 = _lean_array(Q, "Q", (3, 3))
+        if Q1 is not None:
+            # one body: the lean binding (the same checks and results as a batch of one)
+            m_out, Q_out, info = _core.frb_step_single(one[0], Q1, one[1], one[2], one[3],
+                                                       ORTHOGONALITY_TOLERANCE)
+            if info:
+                _raise_for(info, -1, "Q", one[0], one[1], one[2], Q)
+            return m_out, Q_out
     m_in, Q_in = m, Q
     single, n, m2, h1, inertia2, quadrature = _common(m, h, inertia, quadrature, check_finite=False)
     Q = _as_float_array(Q, "Q", check_finite=False)
@@ -191,6 +239,15 @@ def quat_step(m, q, h, inertia, quadrature=0):
     TypeError, ValueError
         As :func:`frb_step` (``|q| = 1`` within 1e-10 instead of the rotation check).
     """
+    one = _single_body(m, h, inertia, quadrature)
+    if one is not None:
+        q1 = _lean_array(q, "q", (4,))
+        if q1 is not None:
+            m_out, q_out, info = _core.quat_step_single(one[0], q1, one[1], one[2], one[3],
+                                                        ORTHOGONALITY_TOLERANCE)
+            if info:
+                _raise_for(info, -1, "q", one[0], one[1], one[2], q)
+            return m_out, q_out
     m_in, q_in = m, q
     single, n, m2, h1, inertia2, quadrature = _common(m, h, inertia, quadrature, check_finite=False)
     q = _as_float_array(q, "q", check_finite=False)

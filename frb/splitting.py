@@ -234,16 +234,33 @@ def _schedule(a, b):
     return [(kind, c) for kind, c in out]
 
 
-def _vector(x, name, shape):
+def _vector(x, name, shape, check_finite=True):
     a = np.array(_validate.real_array(x, name, finite=False), dtype=np.float64)
     if a.shape != shape:
         if name == "inertia" and a.shape == (1, 3):
             raise ValueError("inertia must have shape (3,) (splitting.integrate takes one body), "
                              "got (1, 3)")
         raise ValueError(f"{name} must have shape {shape}, got {a.shape}")
-    if not np.all(np.isfinite(a)):
+    if check_finite and not np.all(np.isfinite(a)):
         raise ValueError(f"{name} must be finite")
     return a
+
+
+def _check_initial_values(m, Q, I, Q0=None):
+    """The value checks of integrate's m0, Q0 and inertia (float64 arrays of shapes (3,), (3, 3),
+    (3,)) in one compiled call (frb_checks, as frb.flows.frb_step), raising in the order of the
+    checks: m0 finite, Q0 finite, Q0 a rotation, inertia finite, inertia positive."""
+    code = _core.check_single_matrix(m, Q, I, _flows.ORTHOGONALITY_TOLERANCE)
+    if code == 1:
+        raise ValueError("m0 must be finite")
+    if code == 5:
+        raise ValueError("Q0 must be finite")
+    if code == 6:
+        _rotation(Q, "Q0", Q0)
+    if code == 3:
+        raise ValueError("inertia must be finite")
+    if code == 4:
+        raise ValueError(f"inertia must be positive, got {I.tolist()}")
 
 
 def _check_torque_result(res, name="torque"):
@@ -261,10 +278,16 @@ def _check_torque_result(res, name="torque"):
     return m_new, Q_new
 
 
+_ZEROS3 = np.zeros(3)
+_ONES3 = np.ones(3)
+
+
 def _rotation(Q, name, original=None):
-    """Raise unless Q is a rotation matrix to the tolerance of frb.flows.frb_step."""
+    """Raise unless Q (a float64 array of shape (3, 3)) is a rotation matrix: the compiled check
+    of frb.flows.frb_step (frb_checks.check_rotation_t, tolerance ORTHOGONALITY_TOLERANCE), about
+    1 us where numpy's takes 15. ``original``: the matrix as given, for the float32 hint."""
     tol = _flows.ORTHOGONALITY_TOLERANCE
-    if not _flows._is_rotation(np.asarray(Q, dtype=np.float64).reshape(1, 3, 3)):
+    if _core.check_single_matrix(_ZEROS3, Q, _ONES3, tol):
         hint = _validate.low_precision_hint(original) if original is not None else ""
         raise ValueError(f"{name} must be a rotation matrix (Q^T Q = 1 within {tol}, det Q = +1)"
                          + hint)
@@ -386,16 +409,16 @@ def integrate(
         The state became non-finite (overflow) or a free flow grew beyond the limit during the
         run; the message names the step.
     """
-    m = _vector(m0, "m0", (3,))
-    Q = _vector(Q0, "Q0", (3, 3))
-    _rotation(Q, "Q0", Q0)
-    I = _vector(inertia, "inertia", (3,))
-    if not np.all(I > 0.0):
-        raise ValueError(f"inertia must be positive, got {I.tolist()}")
+    m = _vector(m0, "m0", (3,), check_finite=False)
+    Q = _vector(Q0, "Q0", (3, 3), check_finite=False)
+    I = _vector(inertia, "inertia", (3,), check_finite=False)
+    _check_initial_values(m, Q, I, Q0)
     h = _validate.real_scalar(h, "h")
-    nsteps = _validate.integer(nsteps, "nsteps (the trajectory holds nsteps + 1 states)", 0,
-                               _validate.INT32_MAX - 1)
-    quadrature = _validate.integer(quadrature, "quadrature", 0, 10)
+    if type(nsteps) is not int or not 0 <= nsteps < _validate.INT32_MAX:
+        nsteps = _validate.integer(nsteps, "nsteps (the trajectory holds nsteps + 1 states)", 0,
+                                   _validate.INT32_MAX - 1)
+    if type(quadrature) is not int or not 0 <= quadrature <= 10:
+        quadrature = _validate.integer(quadrature, "quadrature", 0, 10)
     a, b = _coefficients(method, coefficients)
     if torque is not None and not callable(torque):
         raise TypeError(
@@ -408,7 +431,7 @@ def integrate(
     else:
         schedule = [(kind, c * h) for kind, c in _schedule(a, b)]
     tau_a = max(abs(tau) for kind, tau in schedule if kind == "A")
-    phase = float(_validate.phase(tau_a, _validate.norm3(m), I.min()))
+    phase = _validate.phase_scalar(tau_a, math.hypot(*m.tolist()), min(I.tolist()))
     if phase > _validate.PHASE_LIMIT:
         c = max(abs(c) for kind, c in _schedule(a, b) if kind == "A") if torque is not None else 1.0
         raise ValueError(_validate.phase_message("h" if c == 1.0 else

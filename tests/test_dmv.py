@@ -285,3 +285,86 @@ def test_compiled_layer_gives_nan_for_invalid_order():
     assert np.all(np.isnan(m_out)) and np.all(np.isnan(q_out))
     m_out, q_out = _core.dmv_integrate_batch(m, q, np.array([0.1]), np.ones((3, 1)), 7, 3)
     assert np.all(np.isnan(m_out)) and np.all(np.isnan(q_out))
+
+
+# ----------------------------------------------------------------- kernels and small batches
+
+
+def _kernel_population(rng, n):
+    """States across the DMV regimes: |h| |I^-1 m| from 1e-6 to 1.3 (beyond about 1 the
+    equation has no solution: NaN), zero components, a body at rest."""
+    m = rng.normal(size=(n, 3)) * 10.0 ** rng.uniform(-2, 2, size=(n, 1))
+    m[rng.random(n) < 0.1, rng.integers(0, 3)] = 0.0
+    m[0] = 0.0
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    omega = np.linalg.norm(m / INERTIA, axis=1) + 1e-300
+    h = rng.choice([-1.0, 1.0], n) * 10.0 ** rng.uniform(-6, np.log10(1.3), n) / omega
+    return m, q, h
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_one_body_kernel_equals_the_lane_kernel_bit_for_bit(order):
+    """A body alone (a batch of one, or the last chunk of a batch) runs the scalar kernel
+    dmv_step_scalar; it must give the lane kernel's results bit for bit (NaN where the DMV
+    equation has no solution): the body as lane 1 of a full 16-lane chunk whose other lanes
+    hold bodies at rest, which converge at once and leave its Newton iterations alone."""
+    rng = np.random.default_rng(100 + order)
+    n = 300
+    m, q, h = _kernel_population(rng, n)
+    rest_m = np.zeros((16, 3))
+    rest_q = np.tile([1.0, 0.0, 0.0, 0.0], (16, 1))
+    inertia = INERTIA.reshape(3, 1)
+    nan_seen = 0
+    for nsteps in (1, 7):
+        for k in range(n):
+            single = _core.dmv_integrate_batch(m[k:k + 1].T, q[k:k + 1].T, h[k:k + 1], inertia,
+                                               order, nsteps)
+            mm, qq = rest_m.copy(), rest_q.copy()
+            mm[0], qq[0] = m[k], q[k]
+            lanes = _core.dmv_integrate_batch(mm.T, qq.T, np.full(16, h[k]), inertia, order,
+                                              nsteps)
+            for a, b in zip(single, lanes):
+                assert np.array_equal(a[:, 0], b[:, 0], equal_nan=True), (nsteps, k)
+            nan_seen += bool(np.isnan(single[0]).any())
+            # the public single-body path (checks in the binding) gives the same
+            if not np.isnan(single[0]).any():
+                mp, qp = dmv_integrate(m[k], q[k], INERTIA, h[k], nsteps, order)
+                assert np.array_equal(mp, single[0][:, 0]) and np.array_equal(qp, single[1][:, 0])
+    assert nan_seen > 0   # the population reaches the steps without a solution
+
+
+def test_short_chunks_equal_padded_full_chunks_bit_for_bit():
+    """A chunk of 2..15 bodies runs only its lanes; the results are those of the full-width
+    chunk padded with bodies at rest (the lanes' former layout), bit for bit."""
+    rng = np.random.default_rng(9)
+    m, q, h = _kernel_population(rng, 15)
+    for nb in range(1, 16):
+        for ni in (1, nb):
+            inertia = np.tile(INERTIA, (ni, 1)).T.copy()
+            inertia_pad = np.tile(INERTIA, (1 if ni == 1 else 16, 1)).T.copy()
+            short = _core.dmv_integrate_batch(m[:nb].T, q[:nb].T, h[:nb], inertia, 6, 5)
+            mp = np.zeros((16, 3))
+            qp = np.tile([1.0, 0.0, 0.0, 0.0], (16, 1))
+            hp = np.zeros(16)
+            mp[:nb], qp[:nb], hp[:nb] = m[:nb], q[:nb], h[:nb]
+            padded = _core.dmv_integrate_batch(mp.T, qp.T, hp, inertia_pad, 6, 5)
+            for a, b in zip(short, padded):
+                assert np.array_equal(a, b[:, :nb], equal_nan=True), (nb, ni)
+
+
+def test_single_body_lean_path_checks():
+    """dmv_step on one body (the single-body binding) keeps the checks of the batched path,
+    with the same messages as a batch of one (which also names the body)."""
+    q0 = Q0 / np.linalg.norm(Q0)
+    for args in ((np.array([np.nan, 0, 1]), q0, 0.1, INERTIA), (M0, q0, np.inf, INERTIA),
+                 (M0, q0, 0.1, [1.0, 0.0, 2.0]), (M0, 1.5 * q0, 0.1, INERTIA),
+                 (M0, q0, 0.1, [1.0, np.nan, 2.0])):
+        with pytest.raises(ValueError) as single:
+            dmv_step(*args)
+        with pytest.raises(ValueError) as batch:
+            dmv_step(*([a] for a in args))
+        assert str(batch.value) == str(single.value) + " (body 0)"
+    m1, q1 = dmv_step(list(M0), list(q0), np.float64(0.1), list(INERTIA), 4)
+    mb, qb = dmv_step(M0[None], q0[None], [0.1], INERTIA[None], 4)
+    assert np.array_equal(m1, mb[0]) and np.array_equal(q1, qb[0])

@@ -432,3 +432,107 @@ def test_compiled_integration_loops_equal_repeated_steps_bit_for_bit():
             mi = mi_q
         assert np.array_equal(mq.T[i], mi) and np.array_equal(qq.T[i], qi), i
         assert np.array_equal(mQ.T[i], mi) and np.array_equal(QQ.T[i], Qi), i
+
+
+def test_semi_exact_lanes_equal_single_body_calls_bit_for_bit():
+    """Semi-exact steps (quadrature 1..10) run in the lock-step lanes too (free_flow_lanes with
+    jint_gauss's node sum, fortran/flow_lanes.f90): the batched results must equal the
+    single-body flow (free_flow, through a batch of one and through the single-body binding)
+    bit for bit, in both forms and layouts, across every regime of the population."""
+    rng = np.random.default_rng(2027)
+    n = 400
+    m, qs, h, inertia = _lockstep_population(rng, n)
+    Qs = frb.quat_to_matrix(qs)
+    for quadrature in range(1, 11):
+        mq, qb = frb.quat_step(m, qs, h, inertia, quadrature)
+        mb, Qb = frb.frb_step(m, Qs, h, inertia, quadrature)
+        mqf, qbf = frb.quat_step(np.asfortranarray(m), np.asfortranarray(qs), h, inertia, quadrature)
+        assert np.array_equal(mq, mqf) and np.array_equal(qb, qbf)
+        for i in range(n):
+            m1, q1 = frb.quat_step(m[i], qs[i], h[i], inertia[i], quadrature)
+            m2, Q2 = frb.frb_step(m[i], Qs[i], h[i], inertia[i], quadrature)
+            m3, q3 = frb.quat_step(m[i:i + 1], qs[i:i + 1], h[i:i + 1], inertia[i:i + 1], quadrature)
+            assert np.array_equal(mq[i], m1) and np.array_equal(qb[i], q1), (quadrature, i)
+            assert np.array_equal(mb[i], m2) and np.array_equal(Qb[i], Q2), (quadrature, i)
+            assert np.array_equal(m3[0], m1) and np.array_equal(q3[0], q1), (quadrature, i)
+    # a shared moment tensor and step (the benchmark's layout), the ragged last chunk
+    mq, qb = frb.quat_step(m[:203], qs[:203], 0.1, inertia[0], 3)
+    for i in range(0, 203, 5):
+        m1, q1 = frb.quat_step(m[i], qs[i], 0.1, inertia[0], 3)
+        assert np.array_equal(mq[i], m1) and np.array_equal(qb[i], q1), i
+
+
+@pytest.mark.parametrize("quadrature", [0, 1, 4, 10])
+def test_single_body_lean_path_equals_a_batch_of_one(quadrature):
+    """One body (shapes (3,), (3, 3) or (4,)) goes through the single-body bindings
+    (_core.frb_step_single, quat_step_single): the results must be those of a batch of one bit
+    for bit, for any array-like input (lists, integer arrays, Fortran-ordered and strided
+    views, numpy and 0-d scalars), as new C-ordered float64 arrays, inputs untouched."""
+    rng = np.random.default_rng(40 + quadrature)
+    for trial in range(40):
+        m = rng.normal(size=3) * 10.0 ** rng.uniform(-2, 2)
+        q, Q = _rotation(rng)
+        inertia = rng.uniform(0.5, 3.0, 3)
+        h = rng.uniform(-3, 3)
+        variants = [(m, Q, q, h, inertia),
+                    (list(m), Q.tolist(), list(q), np.float64(h), list(inertia)),
+                    (m, np.asfortranarray(Q), q, np.array(h), inertia),
+                    (np.repeat(m, 2)[::2], Q.T.copy().T, np.repeat(q, 2)[::2], h, inertia)]
+        mb, Qb = frb.frb_step(m[None], Q[None], [h], inertia[None], quadrature)
+        mqb, qb = frb.quat_step(m[None], q[None], [h], inertia[None], quadrature)
+        for mv, Qv, qv, hv, iv in variants:
+            copies = [np.array(a, copy=True) for a in (mv, Qv, qv, iv)]
+            m1, Q1 = frb.frb_step(mv, Qv, hv, iv, quadrature)
+            m2, q2 = frb.quat_step(mv, qv, hv, iv, quadrature)
+            assert np.array_equal(m1, mb[0]) and np.array_equal(Q1, Qb[0])
+            assert np.array_equal(m2, mqb[0]) and np.array_equal(q2, qb[0])
+            for out, shape in ((m1, (3,)), (Q1, (3, 3)), (m2, (3,)), (q2, (4,))):
+                assert out.shape == shape and out.dtype == np.float64
+                assert out.flags.c_contiguous and out.flags.writeable
+            for a, b in zip((mv, Qv, qv, iv), copies):
+                assert np.array_equal(np.asarray(a), b)
+    # integer inputs and an integer step
+    m1, Q1 = frb.frb_step([1, 2, 3], np.eye(3, dtype=int), 1, [1, 2, 3], quadrature)
+    mb, Qb = frb.frb_step([[1.0, 2.0, 3.0]], np.eye(3)[None], [1.0], [[1.0, 2.0, 3.0]], quadrature)
+    assert np.array_equal(m1, mb[0]) and np.array_equal(Q1, Qb[0])
+
+
+@pytest.mark.parametrize("change", [
+    dict(m=[np.nan, 0.0, 1.0]), dict(m=[np.inf, 0.0, 1.0]), dict(h=np.nan), dict(h=-np.inf),
+    dict(inertia=[1.0, np.nan, 2.0]), dict(inertia=[1.0, 0.0, 2.0]), dict(inertia=[-1.0, 1.0, 2.0]),
+    dict(Q=np.diag([1.0, 1.0, -1.0])), dict(Q=np.diag([1.0, 1.0, 1.0 + 2e-10])),
+    dict(Q=np.full((3, 3), np.nan)), dict(q=[1.0 + 2e-10, 0.0, 0.0, 0.0]), dict(q=[np.inf, 0, 0, 0]),
+])
+def test_single_body_lean_path_keeps_every_check(change):
+    """Every value check of the batched path (frb_checks) holds on the single-body path, with
+    the same message as a batch of one (which also names the body)."""
+    args = dict(m=[0.3, -0.2, 0.9], Q=np.eye(3), q=[1.0, 0.0, 0.0, 0.0], h=0.5,
+                inertia=[1.0, 2.0, 3.0])
+    args.update(change)
+    form, att = ("Q", frb.frb_step) if "q" not in change else ("q", frb.quat_step)
+    with pytest.raises(ValueError) as single:
+        att(args["m"], args[form], args["h"], args["inertia"])
+    with pytest.raises(ValueError) as batch:
+        att([args["m"]], [args[form]], [args["h"]], [args["inertia"]])
+    assert str(batch.value) == str(single.value) + " (body 0)"
+
+
+def test_single_body_shape_and_type_errors_are_those_of_the_general_path():
+    """Input that is not one body of the expected shapes leaves the lean path: the general
+    path reports it (messages naming the argument)."""
+    good = dict(m=[0.3, -0.2, 0.9], Q=np.eye(3), h=0.5, inertia=[1.0, 2.0, 3.0])
+    cases = [(dict(h=[0.5]), ValueError, "h must be a single number for one body"),
+             (dict(inertia=[[1.0, 2.0, 3.0]]), ValueError, "inertia must have shape"),
+             (dict(Q=np.eye(4)), ValueError, "Q must have shape"),
+             (dict(m=["a", "b", "c"]), TypeError, "m must be"),
+             (dict(inertia="abc"), TypeError, "inertia must be"),
+             (dict(h="x"), TypeError, "h must be")]
+    for change, exc, match in cases:
+        args = dict(good, **change)
+        with pytest.raises(exc, match=match):
+            frb.frb_step(args["m"], args["Q"], args["h"], args["inertia"])
+    for bad in (1.5, True, None, 11, -1):
+        with pytest.raises((TypeError, ValueError), match="quadrature"):
+            frb.frb_step(good["m"], good["Q"], good["h"], good["inertia"], bad)
+        with pytest.raises((TypeError, ValueError), match="quadrature"):
+            frb.quat_step(good["m"], [1.0, 0, 0, 0], good["h"], good["inertia"], bad)

@@ -260,3 +260,49 @@ def test_exact_flow_splittings_are_symmetric(method):
                          torque=heavy_top(1.5, [0.1, -0.2, 0.7]))
     np.testing.assert_allclose(back.m[-1], fwd.m[0], atol=1e-14)
     np.testing.assert_allclose(back.q[-1], fwd.q[0], atol=1e-14)
+
+
+@pytest.mark.parametrize("method", ["EXACT", "RKN6_14", "DMV6", "RK4"])
+def test_one_body_set_up_gives_the_results_of_the_general_path(method):
+    """One body (m0 (3,), attitude0 (4,) or (3, 3), inertia (3,)) takes integrate's lean set-up
+    (one compiled value check); the trajectory must be that of the same body given as a batch of
+    one (the general set-up), bit for bit, for array-likes of any kind."""
+    rng = np.random.default_rng(8)
+    torque = None if method == "EXACT" else heavy_top(1.0, [0.0, 0.0, 1.0])
+    for _ in range(5):
+        m = rng.normal(size=3)
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)
+        Q = frb.quat_to_matrix(q)
+        inertia = rng.uniform(0.5, 2.0, 3)
+        for att in (q, Q):
+            ref = frb.integrate(m[None], att[None], inertia, 0.05, 7, method=method, torque=torque)
+            for mv, av, iv in ((m, att, inertia), (list(m), att.tolist(), list(inertia)),
+                               (np.repeat(m, 2)[::2], np.asfortranarray(att), inertia)):
+                tr = frb.integrate(mv, av, iv, 0.05, 7, method=method, torque=torque)
+                assert tr.form == ref.form
+                assert np.array_equal(tr.m, ref.m[:, 0]) and np.array_equal(tr.q, ref.q[:, 0])
+                assert np.array_equal(tr.attitude, ref.attitude[:, 0])
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    (dict(m0=np.array([np.nan, 0.0, 1.0]), attitude0=np.array([2.0, 0, 0, 0])), "m0 contains non-finite"),
+    (dict(attitude0=np.array([np.inf, 0, 0, 0]), inertia=np.array([-1.0, 1, 1])),
+     "attitude0 contains non-finite"),
+    (dict(attitude0=np.full((3, 3), np.nan)), "attitude0 contains non-finite"),
+    (dict(attitude0=np.array([1.0 + 2e-10, 0, 0, 0]), inertia=np.array([np.nan, 1, 1])),
+     "unit quaternions, scalar first (|q| = 1 within 1e-10)"),
+    (dict(attitude0=np.diag([1.0, 1.0, -1.0]), inertia=np.array([0.0, 1, 1])),
+     "rotation matrices (Q^T Q = 1 within 1e-10, det Q = +1)"),
+    (dict(inertia=np.array([1.0, np.inf, 1.0])), "inertia contains non-finite"),
+    (dict(inertia=np.array([1.0, 0.0, 1.0])), "inertia must contain strictly positive"),
+])
+def test_one_body_set_up_keeps_every_check_in_order(kwargs, fragment):
+    """The lean set-up's compiled checks raise the general path's messages, first problem first
+    in its order (m0, attitude0, inertia)."""
+    args = dict(m0=np.array([0.3, 0.5, 0.8]), attitude0=np.array([1.0, 0, 0, 0]),
+                inertia=np.array([1.0, 2.0, 3.0]))
+    args.update(kwargs)
+    with pytest.raises(ValueError) as info:
+        frb.integrate(args["m0"], args["attitude0"], args["inertia"], 0.1, 2, method="EXACT")
+    assert fragment in str(info.value)

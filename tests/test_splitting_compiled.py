@@ -4,6 +4,8 @@
 callable goes through the Python loop. A callable doing the arithmetic of the constant field
 therefore forces the Python path with the same flows, times and operations.
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -207,3 +209,19 @@ def test_example1_compiled_matches_published(spy, published_dir):
     assert s["steps"] == 10000 and s["flows"] == 150000
     assert s["max_abs_deviation"] <= 1e-8
     assert s["values"].size == read_dat(ref).size
+
+
+@pytest.mark.parametrize("m0, Q0, inertia, fragment", [
+    ([np.nan, 0, 1], 2 * np.eye(3), [-1, 1, 1], "m0 must be finite"),
+    (M0, np.full((3, 3), np.inf), [-1, 1, 1], "Q0 must be finite"),
+    (M0, 2 * np.eye(3), [np.nan, 1, 1], "Q0 must be a rotation matrix"),
+    (M0, np.diag([1.0, -1.0, -1.0]) @ np.diag([1.0, 1.0, -1.0]), [1, 1, 1], "Q0 must be a rotation"),
+    (M0, np.eye(3), [np.nan, 1, 1], "inertia must be finite"),
+    (M0, np.eye(3), [1, 0, 1], "inertia must be positive, got [1.0, 0.0, 1.0]"),
+])
+def test_initial_values_checked_in_order(m0, Q0, inertia, fragment):
+    """m0, Q0 and inertia are checked by one compiled call (frb_checks, as frb_step): the first
+    problem in the order m0, Q0, inertia is reported, in both loops."""
+    for torque in (None, lambda m, Q, t: (m, Q)):
+        with pytest.raises(ValueError, match=re.escape(fragment)):
+            integrate(m0, Q0, inertia, 0.1, 1, torque=torque)

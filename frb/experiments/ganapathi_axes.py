@@ -1,0 +1,124 @@
+"""Seed 001 (Ganapathi), Figs. 4 and 5: rotation near the major and near the intermediate axis.
+
+``I = (2, 8, 4)``, ``Q(0) = 1``; body angular velocity ``W0 = (0, 1, 0.1)`` (Fig. 4, near the
+major axis e2: stable) or ``W0 = (0, 0.1, 1)`` (Fig. 5, near the intermediate axis e3: the
+axis flips over and back periodically). The figure is the path, in the fixed frame, of the body
+axis the body spins about at the start (e2, resp. e3), with the fixed momentum direction ``l``.
+RK4 (the seed's method) and the exact flow run side by side; the seed gives neither the step nor
+the duration: frb takes ``dt = 0.01`` and ``t_final = 60`` (several flips).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import integrate
+from ._common import Experiment, Option, Result, Table, momentum_period, pyplot
+
+INERTIA = (2.0, 8.0, 4.0)
+CASES = {
+    "ganapathi-stable": dict(w0=(0.0, 1.0, 0.1), axis=1, figure="Fig. 4",
+                             what="rotation near the major axis (stable)"),
+    "ganapathi-unstable": dict(w0=(0.0, 0.1, 1.0), axis=2, figure="Fig. 5",
+                               what="rotation near the intermediate axis (the axis flips)"),
+}
+
+
+def _run(name, dt, t_final):
+    case = CASES[name]
+    I = np.array(INERTIA)
+    m0 = I * np.array(case["w0"])
+    nsteps = int(round(t_final / dt))
+    runs = {meth: integrate(m0, np.eye(3), I, dt, nsteps, method=meth) for meth in ("EXACT", "RK4")}
+    t = runs["EXACT"].t
+    j = case["axis"]
+    ell = runs["EXACT"].spatial_momentum[0]
+    u = ell / np.linalg.norm(ell)
+    paths = {meth: tr.Q[:, :, j] for meth, tr in runs.items()}
+    angle = {meth: np.degrees(np.arccos(np.clip(p @ u, -1, 1))) for meth, p in paths.items()}
+    # flips: sign changes of the body momentum along the spin axis (exact flow)
+    mj = runs["EXACT"].m[:, j]
+    flips = t[1:][np.signbit(mj[1:]) != np.signbit(mj[:-1])]
+    period = momentum_period(m0, I)
+    measured = float(2 * np.mean(np.diff(flips))) if len(flips) >= 2 else float("nan")
+    G = float(m0 @ m0)
+    T2 = float(np.sum(m0 * m0 / I))
+    table = Table(f"body axis e{j + 1} in the fixed frame", ["method", "largest angle to l (deg)",
+                  "smallest (deg)", "flips of m" + str(j + 1), "|Q - Q_exact| at the end",
+                  "energy drift"], [])
+    for meth, tr in runs.items():
+        table.rows.append([
+            meth, float(angle[meth].max()), float(angle[meth].min()),
+            int(np.count_nonzero(np.signbit(tr.m[1:, j]) != np.signbit(tr.m[:-1, j]))),
+            float(np.abs(tr.Q[-1] - runs["EXACT"].Q[-1]).max()),
+            float(np.abs(tr.kinetic_energy / tr.kinetic_energy[0] - 1).max())])
+    timing = Table("period of the body momentum", ["quantity", "value"],
+                   [["2E I_mid / |l|^2", T2 * I[2] / G],
+                    ["period 4K(k)/lambda (closed form)", period],
+                    ["2 x mean time between flips (exact flow)", measured]])
+    numbers = {"max_angle_exact": float(angle["EXACT"].max()),
+               "max_angle_rk4": float(angle["RK4"].max()),
+               "flips": int(len(flips)), "period": period, "measured_period": measured,
+               "rk4_final_attitude_error": float(np.abs(runs["RK4"].Q[-1] - runs["EXACT"].Q[-1]).max())}
+    return Result(
+        name, f"{case['what']}: path of the body axis e{j + 1} in the fixed frame",
+        [("inertia", INERTIA, f"seed 001, {case['figure']}"),
+         ("W0 (body)", case["w0"], f"seed 001, {case['figure']}"),
+         ("Q(0)", "identity", "frb (the seed starts from the identity quaternion)"),
+         ("dt", dt, "frb: the seed gives none"), ("t_final", t_final, "frb: the seed gives none")],
+        [table, timing], numbers,
+        data={"t": t, "paths": paths, "angle": angle, "ell": u, "axis": j,
+              "figure": case["figure"]})
+
+
+def run_stable(dt=0.01, t_final=60.0) -> Result:
+    return _run("ganapathi-stable", dt, t_final)
+
+
+def run_unstable(dt=0.01, t_final=60.0) -> Result:
+    return _run("ganapathi-unstable", dt, t_final)
+
+
+def plot(result: Result, path) -> None:
+    plt = pyplot()
+    d = result.data
+    fig = plt.figure(figsize=(10, 4.5))
+    ax = fig.add_subplot(1, 2, 1, projection="3d")
+    ax.plot(*d["paths"]["EXACT"].T, lw=0.8, label="exact flow")
+    ax.plot(*d["paths"]["RK4"][::5].T, ".", ms=1.0, label="RK4")
+    ax.plot(*d["ell"], "ro", ms=6, label="l (fixed)")
+    ax.set_box_aspect((1, 1, 1))
+    ax.set_title(f"{d['figure']}: body axis e{d['axis'] + 1} in the fixed frame", fontsize=10)
+    ax.legend(fontsize=7)
+    ax = fig.add_subplot(1, 2, 2)
+    for meth, style in (("EXACT", "-"), ("RK4", "--")):
+        ax.plot(d["t"], d["angle"][meth], style, lw=0.8, label=meth)
+    ax.set_xlabel("t (s)")
+    ax.set_ylabel(f"angle between e{d['axis'] + 1} and l (degrees)")
+    ax.legend(fontsize=7)
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+_OPTIONS = (Option("dt", float, 0.01, "step (frb's choice: 0.01)"),
+            Option("t_final", float, 60.0, "final time (frb's choice: 60)"))
+_COMMON = ("I = (2, 8, 4), Q(0) = 1, RK4 and the exact flow at the same step. Prints the largest "
+           "and smallest angle between the axis and the fixed momentum l, the number of sign "
+           "changes of the body momentum along the axis, and the period of m(t) in closed form "
+           "beside the one measured from the flips. The seed gives neither step nor duration: "
+           "frb chooses dt = 0.01 and t_final = 60.")
+
+EXPERIMENTS = (
+    Experiment("ganapathi-stable", "001 (Ganapathi), Fig. 4",
+               "rotation near the major axis: path of the body axis e2 in the fixed frame",
+               "Seed 001 (Ganapathi), Fig. 4: W0 = (0, 1, 0.1), rotation near the major axis "
+               "e2 (stable): the path of e2 in the fixed frame. " + _COMMON,
+               _OPTIONS, run_stable, plot),
+    Experiment("ganapathi-unstable", "001 (Ganapathi), Fig. 5",
+               "rotation near the intermediate axis: path of the body axis e3 (it flips)",
+               "Seed 001 (Ganapathi), Fig. 5: W0 = (0, 0.1, 1), rotation near the intermediate "
+               "axis e3 (unstable, 2E I_mid/|l|^2 = 0.981): the path of e3 in the fixed frame, "
+               "which flips over and back. " + _COMMON,
+               _OPTIONS, run_unstable, plot),
+)

@@ -1,0 +1,192 @@
+"""Seed 003 (Krysl), sections 5.1-5.3, Figs. 1-3: convergence of the body momentum and of the
+attitude at the final time against the step size.
+
+* ``krysl-free`` (5.1): ``I = (0.9144, 1.098, 1.66)``, body angular velocity
+  ``Omega = (0.45549, 0.82623, 0.03476)`` (``Pi0 = I Omega``), ``R0 = 1`` (not stated, METHODS
+  K-8), ``t = 100``. Reference: the exact flow in one step of 100.
+* ``krysl-slow-top`` (5.2): ``I = (5, 5, 1)``, body torque ``20 (R^T e_z) x e3`` (a heavy top,
+  ``frb.torques.heavy_top(20, (0, 0, 1))``), ``R0 = exp(hat(0.05, 0, 0))``, ``Omega0 = (0, 0, 5)``,
+  ``t = 20``.
+* ``krysl-fast-top`` (5.3): the same with ``R0 = exp(hat(0.3, 0, 0))``, ``Omega0 = (0, 0, 50)``.
+  Reference for the tops: RKN6_14 at ``h = 1e-3`` (Krysl: a second-order method at 1e-4, which
+  is no more accurate than RKN6_14 at 1e-3, and RKN6_14 at 1e-4 piles up 1e-8 of rounding).
+
+The seed does not give the step sizes of its plots (K-8): frb runs ``t / n`` for ``n`` doubling
+from ``n0`` over ``levels`` levels, and fits the order on the three smallest steps. Errors:
+``||Pi - Pi_ref||_2`` and the spectral norm ``||R - R_ref||_2``. The reference's own accuracy is
+stated as its difference from the same reference method at twice the step.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import integrate
+from ..engine import IntegrationError
+from ..torques import heavy_top
+from ._common import (Experiment, Option, Result, Table, attitude_error, fit_order, pyplot)
+from .ganapathi_symmetric import rotation_exp
+
+KRYSL_METHODS = ("TRAP", "IMID", "TRAPM", "IMIDM", "SWC1", "AKW", "BBTRAP")
+OTHER_METHODS = ("RKN6_14", "DMV6")
+
+PROBLEMS = {
+    "krysl-free": dict(section="5.1, Fig. 1", inertia=(0.9144, 1.098, 1.66),
+                       omega0=(0.45549, 0.82623, 0.03476), psi0=(0.0, 0.0, 0.0), torque=None,
+                       t_final=100.0, n0=400, levels=6),
+    "krysl-slow-top": dict(section="5.2, Fig. 2", inertia=(5.0, 5.0, 1.0), omega0=(0.0, 0.0, 5.0),
+                           psi0=(0.05, 0.0, 0.0), torque=20.0, t_final=20.0, n0=500, levels=6),
+    "krysl-fast-top": dict(section="5.3, Fig. 3", inertia=(5.0, 5.0, 1.0), omega0=(0.0, 0.0, 50.0),
+                           psi0=(0.3, 0.0, 0.0), torque=20.0, t_final=20.0, n0=2000, levels=6),
+}
+#: Step of the RKN6_14 reference of the tops.
+REFERENCE_STEP = 1e-3
+
+
+def initial_state(name):
+    """``(Pi0, R0, inertia, torque)`` of the problem ``name``."""
+    p = PROBLEMS[name]
+    I = np.array(p["inertia"])
+    torque = None if p["torque"] is None else heavy_top(p["torque"], (0.0, 0.0, 1.0))
+    return I * np.array(p["omega0"]), rotation_exp(p["psi0"]), I, torque
+
+
+def reference(name, t_final, h_ref=REFERENCE_STEP):
+    """Final ``(Pi, R)`` of the reference and its estimated accuracy ``(dPi, dR)``."""
+    m0, R0, I, torque = initial_state(name)
+    if torque is None:
+        one = integrate(m0, R0, I, t_final, 1, method="EXACT")
+        n = max(1, int(round(t_final / 0.1)))
+        check = integrate(m0, R0, I, t_final / n, n, method="EXACT", save_every=n)
+        label = f"exact flow, one step of {t_final:g}"
+        how = f"against {n} exact steps"
+    else:
+        n = int(round(t_final / h_ref))
+        one = integrate(m0, R0, I, t_final / n, n, method="RKN6_14", torque=torque, save_every=n)
+        check = integrate(m0, R0, I, 2 * t_final / n, n // 2, method="RKN6_14", torque=torque,
+                          save_every=n)
+        label = f"RKN6_14, h = {t_final / n:g}"
+        how = "against RKN6_14 at twice the step"
+    acc = (float(np.linalg.norm(one.m[-1] - check.m[-1])),
+           float(attitude_error(one.Q[-1], check.Q[-1])))
+    return one.m[-1], one.Q[-1], label, how, acc
+
+
+def _run(name, n0=None, levels=None, methods=None, h_ref=REFERENCE_STEP):
+    p = PROBLEMS[name]
+    n0 = p["n0"] if n0 is None else int(n0)
+    levels = p["levels"] if levels is None else int(levels)
+    methods = (KRYSL_METHODS + OTHER_METHODS) if methods is None else tuple(
+        s.strip().upper() for s in (methods.split(",") if isinstance(methods, str) else methods))
+    T = p["t_final"]
+    m0, R0, I, torque = initial_state(name)
+    m_ref, R_ref, label, how, acc = reference(name, T, h_ref)
+    ns = [n0 * 2**k for k in range(levels)]
+    hs = np.array([T / n for n in ns])
+    err_m = {meth: np.full(levels, np.nan) for meth in methods}
+    err_R = {meth: np.full(levels, np.nan) for meth in methods}
+    for meth in methods:
+        for k, n in enumerate(ns):
+            try:
+                tr = integrate(m0, R0, I, T / n, n, method=meth, torque=torque, save_every=n)
+            except IntegrationError:
+                continue                    # no solution at this step: left out (shown as --)
+            err_m[meth][k] = np.linalg.norm(tr.m[-1] - m_ref)
+            err_R[meth][k] = attitude_error(tr.Q[-1], R_ref)
+    floor = 10.0 * max(acc)
+    orders = {meth: (fit_order(hs[-3:], err_m[meth][-3:], floor),
+                     fit_order(hs[-3:], err_R[meth][-3:], floor)) for meth in methods}
+    cols = ["method"] + [f"h={h:.4g}" for h in hs] + ["order"]
+    t_m = Table(f"||Pi - Pi_ref||_2 at t = {T:g}", cols,
+                [[meth, *err_m[meth], orders[meth][0]] for meth in methods])
+    t_R = Table(f"||R - R_ref||_2 at t = {T:g}", cols,
+                [[meth, *err_R[meth], orders[meth][1]] for meth in methods])
+    numbers = {f"order_m_{meth}": orders[meth][0] for meth in methods}
+    numbers.update({f"order_R_{meth}": orders[meth][1] for meth in methods})
+    numbers.update({f"error_m_{meth}": float(err_m[meth][-1]) for meth in methods})
+    numbers.update({f"error_R_{meth}": float(err_R[meth][-1]) for meth in methods})
+    numbers.update(reference_accuracy_m=acc[0], reference_accuracy_R=acc[1])
+    params = [("inertia", p["inertia"], f"seed 003, {p['section']}"),
+              ("Omega0 (body)", p["omega0"], f"seed 003, {p['section']}"),
+              ("R0", "identity" if not any(p["psi0"]) else f"exp(hat({p['psi0']}))",
+               "frb: identity (not stated, K-8)" if not any(p["psi0"]) else
+               f"seed 003, {p['section']}"),
+              ("torque", "none" if torque is None else f"{p['torque']:g} (R^T e_z) x e3",
+               f"seed 003, {p['section']}"),
+              ("t_final", T, f"seed 003, {p['section']}"),
+              ("steps", f"t/n, n = {ns[0]} .. {ns[-1]} (doubling)", "frb: the seed gives none"),
+              ("reference", label, "frb (the seed: 'an extremely small step')")]
+    return Result(
+        name, f"error at t = {T:g} against the step size (Krysl {p['section']})", params,
+        [t_m, t_R], numbers,
+        data={"hs": hs, "err_m": err_m, "err_R": err_R, "section": p["section"]},
+        notes=[f"reference: {label}; its accuracy ({how}): |dPi| = {acc[0]:.1e}, "
+               f"|dR| = {acc[1]:.1e}", "orders: least-squares slope on the three smallest "
+               f"steps, errors below {floor:.1e} (10x the reference accuracy) left out"])
+
+
+def run_free(n0=400, levels=6, methods=None) -> Result:
+    return _run("krysl-free", n0, levels, methods)
+
+
+def run_slow_top(n0=500, levels=6, methods=None, h_ref=REFERENCE_STEP) -> Result:
+    return _run("krysl-slow-top", n0, levels, methods, h_ref)
+
+
+def run_fast_top(n0=2000, levels=6, methods=None, h_ref=REFERENCE_STEP) -> Result:
+    return _run("krysl-fast-top", n0, levels, methods, h_ref)
+
+
+def plot(result: Result, path) -> None:
+    plt = pyplot()
+    d = result.data
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    for ax, key, label in ((axes[0], "err_m", "||Pi - Pi_ref||_2"),
+                           (axes[1], "err_R", "||R - R_ref||_2")):
+        for meth, e in d[key].items():
+            style = "o-" if meth in KRYSL_METHODS else "s--"
+            ax.loglog(d["hs"], e, style, ms=3, lw=1, label=meth)
+        ax.set_xlabel("step size")
+        ax.set_ylabel(label)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend(fontsize=7, ncol=2)
+    fig.suptitle(f"Krysl {d['section']}: error at the final time", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _options(n0, top=False):
+    opts = (Option("n0", int, n0, "coarsest number of steps"),
+            Option("levels", int, 6, "number of step sizes"), _METHODS_OPT)
+    if top:
+        opts += (Option("h_ref", float, REFERENCE_STEP, "step of the RKN6_14 reference"),)
+    return opts
+
+
+_METHODS_OPT = Option("methods", str, None,
+                      "comma-separated methods (default: the seven Krysl methods, RKN6_14, DMV6)")
+_HELP = (" Prints the error of the body momentum and of the attitude at the final time for TRAP, "
+         "IMID, TRAPM, IMIDM, SWC1, AKW, BBTRAP and, beside them, the exact-flow splitting "
+         "RKN6_14 and DMV6 (with a torque: DMV6 as the free part of a Strang splitting), with the "
+         "orders fitted on the three smallest steps. The seed gives no step sizes: frb uses "
+         "t/n for n doubling from n0 over `levels` levels.")
+
+EXPERIMENTS = (
+    Experiment("krysl-free", "003 (Krysl), section 5.1, Fig. 1",
+               "torque-free body: error at t = 100 against step size, Krysl's seven methods",
+               "Seed 003 (Krysl), section 5.1: the torque-free body I = (0.9144, 1.098, 1.66), "
+               "Omega = (0.45549, 0.82623, 0.03476), R0 = 1 (frb's choice; not stated), t = 100, "
+               "reference the exact flow (one step of 100)." + _HELP,
+               _options(400), run_free, plot),
+    Experiment("krysl-slow-top", "003 (Krysl), section 5.2, Fig. 2",
+               "slow Lagrangian top: error at t = 20 against step size",
+               "Seed 003 (Krysl), section 5.2: the slow Lagrangian top I = (5, 5, 1), body torque "
+               "20 (R^T e_z) x e3, R0 = exp(hat(0.05, 0, 0)), Omega0 = (0, 0, 5), t = 20, "
+               "reference RKN6_14 at h = 1e-3 (its accuracy printed)." + _HELP,
+               _options(500, top=True), run_slow_top, plot),
+    Experiment("krysl-fast-top", "003 (Krysl), section 5.3, Fig. 3",
+               "fast Lagrangian top: error at t = 20 against step size",
+               "Seed 003 (Krysl), section 5.3: the fast Lagrangian top (Simo and Wong): as "
+               "krysl-slow-top with R0 = exp(hat(0.3, 0, 0)), Omega0 = (0, 0, 50)." + _HELP,
+               _options(2000, top=True), run_fast_top, plot),
+)

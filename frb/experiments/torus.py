@@ -1,0 +1,112 @@
+"""Seed 004 (Celledoni-Zanna), section 4.3, Fig. 7: example 1 over the paper's interval.
+
+The perturbed body of example 1 (the packaged ``init_example1.dat``: ``I``, ``m0``, ``Q0 = 1``, the
+field ``u0`` with ``|u0| = 1e-3``, the RKN6_14 coefficients, ``h = 0.5``) integrated over
+``[0, 5e4]`` (the paper's text; the data file stops at 5000, METHODS CZ-13). The momentum stays on
+the unit sphere, on a torus close to the unperturbed orbit; the close-up shows the band the
+points fill. The first 5000 time units are compared with the published ``out_example1.dat``
+when it is found (see :mod:`frb.examples`).
+"""
+from __future__ import annotations
+
+from importlib import resources
+
+import numpy as np
+
+from .. import integrate
+from ..examples import find_published_output, packaged_input
+from ..io import read_dat
+from ..torques import constant_field
+from ._common import Experiment, Option, Result, Table, pyplot
+
+
+def example1_data() -> dict:
+    """The packaged input of example 1 as named arrays."""
+    with resources.as_file(packaged_input(1)) as path:
+        v = read_dat(path)
+    return {"a": v[0:8], "b": v[8:15], "h": float(v[15]), "t_final": float(v[16]),
+            "m0": v[17:20], "Q0": v[20:29].reshape(3, 3).T, "inertia": v[29:32], "u0": v[32:35]}
+
+
+def run(t_final=5.0e4, h=None) -> Result:
+    d = example1_data()
+    h = d["h"] if h is None else float(h)
+    nsteps = int(round(t_final / h))
+    tq = constant_field(d["u0"])
+    tr = integrate(d["m0"], d["Q0"], d["inertia"], h, nsteps, coefficients=(d["a"], d["b"]),
+                   torque=tq)
+    m = tr.m
+    H = tr.energy
+    vert = tr.spatial_momentum @ d["u0"]
+    rows = [["|m| - 1", float(np.abs(np.linalg.norm(m, axis=1) - 1).max())],
+            ["H - H0 (H = T + u0 . Q e3)", float(np.abs(H - H[0]).max())],
+            ["u0 . Q m (vertical momentum) change", float(np.abs(vert - vert[0]).max())],
+            ["range of m3", float(m[:, 2].max() - m[:, 2].min())]]
+    numbers = {"norm_drift": rows[0][1], "energy_drift": rows[1][1], "vertical_drift": rows[2][1],
+               "H0": float(H[0])}
+    notes = []
+    published = find_published_output(1)
+    k = int(round(d["t_final"] / h))
+    if published is not None and d["h"] == h and k <= nsteps:
+        out = read_dat(published).reshape(-1, 13)
+        dev = float(np.abs(out[:, 0:3] - m[:len(out)]).max())
+        devQ = float(np.abs(out[:, 3:12].reshape(-1, 3, 3).transpose(0, 2, 1)
+                            - tr.Q[:len(out)]).max())
+        rows.append(["largest deviation from out_example1.dat, m (t <= 5000)", dev])
+        rows.append(["largest deviation from out_example1.dat, Q (t <= 5000)", devQ])
+        numbers.update(published_deviation_m=dev, published_deviation_Q=devQ)
+        notes.append(f"published output: {published}")
+    else:
+        notes.append("published out_example1.dat not found (or another h): no comparison")
+    return Result(
+        "torus", "example 1 over [0, 5e4]: the momentum on a torus",
+        [("input", "packaged init_example1.dat", "seed 004 data"),
+         ("h", h, "init_example1.dat"),
+         ("t_final", t_final, "seed 004, section 4.3 text (the data file: 5000, CZ-13)"),
+         ("method", "RKN6_14 (coefficients of init_example1.dat)", "seed 004, eq. (23)")],
+        [Table(f"invariants over {nsteps} steps (largest change)", ["quantity", "value"], rows)],
+        numbers, data={"m": m, "t": tr.t}, notes=notes)
+
+
+def plot(result: Result, path) -> None:
+    plt = pyplot()
+    m = result.data["m"]
+    fig = plt.figure(figsize=(11, 5))
+    ax = fig.add_subplot(1, 2, 1, projection="3d")
+    u, v = np.mgrid[0:2 * np.pi:40j, 0:np.pi:20j]
+    ax.plot_wireframe(np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v), color="0.85",
+                      lw=0.3)
+    ax.plot(*m.T, ",", color="tab:blue")
+    ax.set_box_aspect((1, 1, 1))
+    ax.set_title("m_i, i h in [0, %g], on the unit sphere" % result.data["t"][-1], fontsize=10)
+    # close-up: the points near the top of the orbit (largest m3), in the m1-m2 plane
+    ax2 = fig.add_subplot(1, 2, 2)
+    top = m[:, 2] > np.quantile(m[:, 2], 0.999) if m[0, 2] > 0 else \
+        m[:, 2] < np.quantile(m[:, 2], 0.001)
+    sel = m[top]
+    i = np.argmax(np.abs(sel[:, 2]))
+    centre = sel[i]
+    near = np.linalg.norm(m - centre, axis=1) < 0.02
+    ax2.plot(m[near, 0], m[near, 1], ".", ms=1.0)
+    ax2.set_xlabel("m1")
+    ax2.set_ylabel("m2")
+    ax2.set_title("close-up of the torus near m = (%.3f, %.3f, %.3f)" % tuple(centre),
+                  fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+EXPERIMENT = Experiment(
+    name="torus",
+    seed="004 (Celledoni-Zanna), section 4.3, Fig. 7",
+    summary="example 1 over [0, 5e4]: the momentum on the sphere and the close-up of the torus",
+    description=(
+        "Seed 004 (Celledoni-Zanna), Fig. 7: the perturbed body of example 1 (packaged "
+        "init_example1.dat, h = 0.5, RKN6_14 with the exact free flow) over the paper's interval "
+        "[0, 5e4] (the data file stops at 5000, METHODS CZ-13). Prints the drift of |m|, of "
+        "H = T + u0 . Q e3 and of the vertical momentum, and the largest deviation of the first "
+        "5000 time units from the published out_example1.dat when it is found."),
+    options=(Option("t_final", float, 5.0e4, "final time (paper: 5e4)"),
+             Option("h", float, None, "step (default: the input file's 0.5)")),
+    run=run, plot=plot)

@@ -1,0 +1,295 @@
+"""Work-precision comparison of the methods of :func:`frb.integrate` (``frb.compare``).
+
+:func:`compare` runs chosen methods on one problem (a batch of bodies, a torque or none, a final
+time, a ladder of step counts) and reports for each method and step: the error at the final time
+against a stated reference, the cost per body-step measured in the same run, and the change of
+the problem's invariants. ``frb-compare`` is the command-line front end; ``Comparison.plot``
+draws error against cost on log axes, one line per method.
+
+Reference: the exact flow (one step of ``t_final``) for a free body; otherwise RKN6_14 at a step
+``ref_factor`` times smaller than the smallest step compared, whose own accuracy is estimated by
+the same method at twice its step and reported.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .engine import METHODS, IntegrationError, integrate
+from .experiments._common import Table, attitude_error, format_value, pyplot
+from .torques import ConstantField, GravityGradient, HeavyTop, gravity_gradient, heavy_top
+
+__all__ = ["compare", "Comparison", "PROBLEMS", "DEFAULT_METHODS", "random_bodies"]
+
+#: Problems by name: the torque each applies (``None``: free body).
+PROBLEMS = {
+    "free": None,
+    "heavy-top": heavy_top(1.0, (0.0, 0.0, 0.5)),
+    "gravity-gradient": gravity_gradient(1.0),
+}
+
+#: Methods compared by default (one or two of each family; every method with ``methods="all"``).
+DEFAULT_METHODS = ("EXACT", "RKN6_14", "STRANG", "DMV2", "DMV6", "DMV8", "NYSTROM4", "SPLIT3",
+                   "RK4", "TERZE", "IMID", "TRAPM", "AKW")
+
+#: Step counts of the default ladder (``h = t_final / n``).
+DEFAULT_STEPS = (5, 10, 20, 40, 80, 160, 320, 640)
+
+
+def random_bodies(n, seed=0):
+    """``n`` random bodies: unit momenta, inertia moments in [0.5, 2], uniform attitudes
+    (unit quaternions, scalar first). Returns ``(m0, q0, inertia)``, each ``(n, k)``."""
+    rng = np.random.default_rng(seed)
+    m = rng.normal(size=(n, 3))
+    m /= np.linalg.norm(m, axis=1)[:, None]
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1)[:, None]
+    inertia = rng.uniform(0.5, 2.0, size=(n, 3))
+    return m, q, inertia
+
+
+def _applies(name, torque) -> bool:
+    if name == "EXACT":
+        return torque is None
+    if name == "NYSTROM4":
+        return torque is None or isinstance(torque, (ConstantField, HeavyTop))
+    return True
+
+
+@dataclass
+class Row:
+    method: str
+    nsteps: int
+    h: float
+    error_m: float | None
+    error_attitude: float | None
+    cost_ns: float | None
+    energy: float | None
+    norm_m: float | None
+    momentum: float | None
+    failure: str = ""
+
+    @property
+    def error(self):
+        if self.error_m is None:
+            return None
+        return max(self.error_m, self.error_attitude)
+
+
+@dataclass
+class Comparison:
+    """The result of :func:`compare`: one :class:`Row` per method and step count."""
+
+    problem: str
+    bodies: int
+    t_final: float
+    reference: str
+    reference_accuracy: float
+    invariants: tuple[str, ...]
+    rows: list[Row] = field(default_factory=list)
+
+    def table(self) -> Table:
+        cols = ["method", "n", "h", "error m", "error Q", "ns/body-step"]
+        cols += [f"drift {k}" for k in self.invariants]
+        t = Table(f"{self.problem}: {self.bodies} bodies to t = {self.t_final:g}; error at the "
+                  f"final time (m relative, Q spectral norm), largest over the bodies", cols)
+        for r in self.rows:
+            inv = {"energy": r.energy, "|m|": r.norm_m, "Qm": r.momentum}
+            t.rows.append([r.method, r.nsteps, r.h, r.error_m if not r.failure else r.failure,
+                           r.error_attitude, r.cost_ns] + [inv[k] for k in self.invariants])
+        return t
+
+    def format(self) -> str:
+        return (self.table().format() + f"\nreference: {self.reference} (accuracy "
+                f"{format_value(self.reference_accuracy)}); costs measured in this run")
+
+    __str__ = format
+
+    def to_markdown(self) -> str:
+        return self.table().to_markdown()
+
+    def methods(self) -> list[str]:
+        return list(dict.fromkeys(r.method for r in self.rows))
+
+    def best(self, tolerance) -> tuple[str, int, float] | None:
+        """The run that reaches ``tolerance`` at the least cost to ``t_final``:
+        ``(method, nsteps, cost per body in ns)``, or None."""
+        ok = [r for r in self.rows if r.error is not None and r.error <= tolerance]
+        if not ok:
+            return None
+        r = min(ok, key=lambda r: r.cost_ns * r.nsteps)
+        return r.method, r.nsteps, r.cost_ns * r.nsteps
+
+    def plot(self, path) -> None:
+        plt = pyplot()
+        fig, ax = plt.subplots(figsize=(7.5, 5.5))
+        markers = "os^vD<>phX*"
+        for i, meth in enumerate(self.methods()):
+            pts = [(r.cost_ns * r.nsteps, r.error) for r in self.rows
+                   if r.method == meth and r.error is not None and r.error > 0]
+            if pts:
+                c, e = zip(*sorted(pts))
+                ax.loglog(c, e, marker=markers[i % len(markers)], ms=4, lw=1, label=meth,
+                          ls="-" if i < 10 else "--")
+        ax.set_xlabel("cost to t_final per body (ns), measured")
+        ax.set_ylabel("error at t_final (max of m and Q)")
+        ax.set_title(f"work-precision: {self.problem}, {self.bodies} bodies, "
+                     f"t = {self.t_final:g}", fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, ncol=2)
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+
+
+def _invariants(torque):
+    if torque is None:
+        return ("energy", "|m|", "Qm")
+    if isinstance(torque, (ConstantField, HeavyTop)):
+        return ("energy", "Qm")          # Qm: its component along the field
+    return ()
+
+
+def _drifts(tr, torque):
+    """Largest change of energy (relative), |m| (relative) and Qm over the saved states."""
+    out = {"energy": None, "|m|": None, "Qm": None}
+    if torque is not None and not isinstance(torque, (ConstantField, HeavyTop)):
+        return out
+    T, U = tr.kinetic_energy, tr.potential_energy
+    E = T + U
+    scale = T[0] + np.abs(U[0])             # not |E0|, which may be near zero with a potential
+    out["energy"] = float(np.max(np.abs(E - E[0]) / scale))
+    pi = tr.spatial_momentum
+    if torque is None:
+        nm = np.linalg.norm(tr.m, axis=-1)
+        out["|m|"] = float(np.max(np.abs(nm / nm[0] - 1)))
+        out["Qm"] = float(np.max(np.linalg.norm(pi - pi[0], axis=-1) / nm[0]))
+    else:
+        u = torque.u0 / np.linalg.norm(torque.u0)
+        v = pi @ u
+        out["Qm"] = float(np.max(np.abs(v - v[0]) / np.linalg.norm(tr.m[0], axis=-1)))
+    return out
+
+
+def _timed(*args, repeat, min_time, **kw):
+    """Run ``integrate`` at least ``repeat`` times and until ``min_time`` seconds are spent (at
+    most 5 runs); return the trajectory and the fastest wall time."""
+    best, tr, spent, runs = math.inf, None, 0.0, 0
+    while runs < repeat or (spent < min_time and runs < 5):
+        t0 = time.perf_counter()
+        tr = integrate(*args, **kw)
+        dt = time.perf_counter() - t0
+        best, spent, runs = min(best, dt), spent + dt, runs + 1
+    return tr, best
+
+
+def compare(methods=None, *, problem="free", torque=None, m0=None, attitude0=None, inertia=None,
+            bodies=500, t_final=10.0, steps=DEFAULT_STEPS, seed=0, ref_factor=8, repeat=1,
+            min_time=0.05, saves=10) -> Comparison:
+    """Work-precision table of ``methods`` on one problem.
+
+    Parameters
+    ----------
+    methods : sequence of str or "all", optional
+        Names of :data:`frb.engine.METHODS`: by default :data:`DEFAULT_METHODS`, with ``"all"``
+        every method; methods that do not apply to the torque are left out of these two.
+    problem : {"free", "heavy-top", "gravity-gradient"}
+        A named problem (:data:`PROBLEMS`: heavy top of weight 1 with centre (0, 0, 0.5);
+        gravity gradient of orbital rate 1); ignored when ``torque`` is given.
+    torque : a torque of :mod:`frb.torques` or a callable, optional
+        Any torque :func:`frb.integrate` accepts.
+    m0, attitude0, inertia : array_like, optional
+        Initial body momentum, attitude (quaternion scalar first, or matrix) and moments, for
+        one body or ``(N, ...)`` bodies; by default ``bodies`` random bodies
+        (:func:`random_bodies`).
+    bodies : int
+        Number of random bodies when ``m0`` is not given.
+    t_final : float
+        Final time; the steps are ``h = t_final / n`` for ``n`` in ``steps``.
+    steps : sequence of int
+        Step counts.
+    seed : int
+        Seed of the random bodies.
+    ref_factor : int
+        The RKN6_14 reference (torqued problems) runs ``ref_factor * max(steps)`` steps.
+    repeat, min_time : int, float
+        Each method and step runs at least ``repeat`` times and more (up to 5) until
+        ``min_time`` seconds are spent; the fastest run is the cost reported.
+    saves : int
+        States kept per run for the invariants (evenly spaced).
+
+    Returns
+    -------
+    Comparison
+        ``rows`` (method, n, h, errors, cost per body-step in ns, drifts of the invariants),
+        ``reference`` and its accuracy; ``format()``, ``to_markdown()``, ``plot(path)``.
+    """
+    if torque is None:
+        if problem not in PROBLEMS:
+            raise ValueError(f"problem must be one of {', '.join(PROBLEMS)}, got {problem!r}")
+        torque = PROBLEMS[problem]
+        label = problem
+    else:
+        label = repr(torque)
+    if m0 is None:
+        m0, attitude0, inertia = random_bodies(int(bodies), seed)
+    elif attitude0 is None or inertia is None:
+        raise ValueError("give m0, attitude0 and inertia together")
+    m0 = np.asarray(m0, dtype=float)
+    nb = 1 if m0.ndim == 1 else m0.shape[0]
+    steps = sorted({int(n) for n in steps})
+    if not steps or steps[0] < 1:
+        raise ValueError(f"steps must be positive step counts, got {steps!r}")
+    if not (math.isfinite(t_final) and t_final > 0):
+        raise ValueError(f"t_final must be positive and finite, got {t_final!r}")
+    if methods is None or methods == "all":
+        pool = DEFAULT_METHODS if methods is None else tuple(METHODS)
+        methods = [m for m in pool if _applies(m, torque)]
+    else:
+        methods = [m.strip().upper() for m in
+                   (methods.split(",") if isinstance(methods, str) else methods)]
+        for m in methods:
+            if m not in METHODS:
+                raise ValueError(f"unknown method {m!r}; one of {', '.join(METHODS)}")
+            if not _applies(m, torque):
+                raise ValueError(f"{m} does not apply to the torque {torque!r}")
+
+    common = dict(torque=torque)
+    if torque is None:
+        ref = integrate(m0, attitude0, inertia, t_final, 1, method="EXACT")
+        chk = integrate(m0, attitude0, inertia, t_final / 100, 100, method="EXACT",
+                        save_every=100)
+        ref_label = f"exact flow, one step of {t_final:g}"
+    else:
+        n_ref = ref_factor * steps[-1]
+        ref = integrate(m0, attitude0, inertia, t_final / n_ref, n_ref, method="RKN6_14",
+                        save_every=n_ref, **common)
+        chk = integrate(m0, attitude0, inertia, 2 * t_final / n_ref, n_ref // 2,
+                        method="RKN6_14", save_every=n_ref, **common)
+        ref_label = f"RKN6_14 with h = {t_final / n_ref:g}"
+    m_ref, Q_ref = ref.m[-1], ref.Q[-1]
+    scale = np.linalg.norm(np.atleast_2d(m_ref), axis=-1)
+    acc = float(max(np.max(np.linalg.norm(np.atleast_2d(chk.m[-1] - m_ref), axis=-1) / scale),
+                    np.max(attitude_error(chk.Q[-1], Q_ref))))
+
+    out = Comparison(label, nb, float(t_final), ref_label, acc, _invariants(torque))
+    for meth in methods:
+        for n in steps:
+            every = max(1, n // max(1, saves))
+            try:
+                tr, wall = _timed(m0, attitude0, inertia, t_final / n, n, method=meth,
+                                  save_every=every, repeat=repeat, min_time=min_time,
+                                  **common)
+            except IntegrationError as exc:
+                out.rows.append(Row(meth, n, t_final / n, None, None, None, None, None, None,
+                                    failure=f"failed at step {exc.step}"))
+                continue
+            em = np.linalg.norm(np.atleast_2d(tr.m[-1] - m_ref), axis=-1) / scale
+            eq = attitude_error(tr.Q[-1], Q_ref)
+            d = _drifts(tr, torque)
+            out.rows.append(Row(meth, n, t_final / n, float(np.max(em)), float(np.max(eq)),
+                                wall / (nb * n) * 1e9, d["energy"], d["|m|"], d["Qm"]))
+    return out

@@ -1,0 +1,224 @@
+"""The seeds' experiments (frb.experiments, frb-example NAME): each key number against an
+independent computation -- scipy's DOP853 on the rigid-body ODE written out here, closed forms
+with scipy's elliptic integrals, the numbers METHODS.md derives, a numpy RK4 written here, the
+published output of example 1 -- never against the experiment's own output."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+from scipy.special import ellipk
+
+import frb
+from frb.cli import main as cli_main
+from frb.experiments import EXPERIMENTS, run_experiment
+
+
+def _hat(v):
+    return np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
+
+
+def ode_solution(m0, Q0, inertia, t_final, body_torque=None, rtol=1e-13):
+    """m' = m x I^-1 m + T_b(Q), Q' = Q hat(I^-1 m) by DOP853 (independent of frb)."""
+    inertia = np.asarray(inertia, float)
+
+    def f(_, y):
+        m, Q = y[:3], y[3:].reshape(3, 3)
+        w = m / inertia
+        dm = np.cross(m, w) + (0 if body_torque is None else body_torque(Q))
+        return np.concatenate([dm, (Q @ _hat(w)).ravel()])
+
+    y0 = np.concatenate([np.asarray(m0, float), np.asarray(Q0, float).ravel()])
+    sol = solve_ivp(f, (0, t_final), y0, method="DOP853", rtol=rtol, atol=rtol * 1e-2)
+    return sol.y[:3, -1], sol.y[3:, -1].reshape(3, 3)
+
+
+def period_scipy(m, inertia):
+    """Period of m(t) from the Jacobi form (sorted moments), with scipy's K(k^2)."""
+    order = np.argsort(inertia)
+    m, (I1, I2, I3) = np.asarray(m, float)[order], np.asarray(inertia, float)[order]
+    G, T2 = m @ m, np.sum(m * m / np.array([I1, I2, I3]))
+    if G > T2 * I2:
+        lam2 = (G - T2 * I1) * (I3 - I2) / (I1 * I2 * I3)
+        k2 = (I2 - I1) * (T2 * I3 - G) / ((I3 - I2) * (G - T2 * I1))
+    else:
+        lam2 = (T2 * I3 - G) * (I2 - I1) / (I1 * I2 * I3)
+        k2 = (I3 - I2) * (G - T2 * I1) / ((I2 - I1) * (T2 * I3 - G))
+    return 4 * ellipk(k2) / math.sqrt(lam2)
+
+
+def test_every_experiment_is_listed_and_documented(capsys):
+    names = {"vilmart-book", "ganapathi-symmetric", "ganapathi-stable", "ganapathi-unstable",
+             "krysl-free", "krysl-slow-top", "krysl-fast-top", "krysl-coulomb", "torus"}
+    assert set(EXPERIMENTS) == names
+    assert cli_main(["--list"]) == 0
+    out = capsys.readouterr().out
+    for n in names:
+        assert n in out
+    with pytest.raises(SystemExit) as e:
+        cli_main(["krysl-coulomb", "--help"])
+    assert e.value.code == 0
+    assert "40,000 steps of 0.5" in capsys.readouterr().out
+    assert cli_main(["no-such-experiment"]) == 2
+
+
+def test_vilmart_book_against_dop853():
+    r = run_experiment("vilmart-book", t_final=10.0)
+    I, y0 = (0.376, 0.627, 1.0), (0.0, 0.6, -0.8)
+    m_ref, Q_ref = ode_solution(y0, np.eye(3), I, 10.0)
+    # the exact path the experiment draws, and the DMV8 path, at t = 10
+    assert np.abs(r.data["Q_exact"][-1] - Q_ref).max() < 1e-10
+    dmv_vs_ref = np.abs(r.data["Q_dmv"][-1] - Q_ref).max()
+    assert dmv_vs_ref < 1e-9
+    assert r.numbers["max_axes_difference"] < 1e-9
+    # the period METHODS.md derives (7.3075754393) and scipy's elliptic K
+    assert r.numbers["momentum_period"] == pytest.approx(7.3075754393, abs=1e-9)
+    assert r.numbers["momentum_period"] == pytest.approx(period_scipy(y0, I), rel=1e-13)
+
+
+def numpy_rk4_symmetric_top(dt, nsteps, inertia=np.array([2.0, 2.0, 8.0]), w0=(1.0, 0.0, 1.0)):
+    """Ganapathi's RK4 on (q, W), q' = q (0, W)/2 (METHODS G-2), q normalised after each step."""
+    def rates(q, w):
+        qw = np.concatenate([[-q[1:] @ w], q[0] * w + np.cross(q[1:], w)])
+        return 0.5 * qw, np.cross(inertia * w, w) / inertia
+
+    q, w = np.array([1.0, 0, 0, 0]), np.array(w0, float)
+    ws = [w.copy()]
+    for _ in range(nsteps):
+        k1 = rates(q, w)
+        k2 = rates(q + dt / 2 * k1[0], w + dt / 2 * k1[1])
+        k3 = rates(q + dt / 2 * k2[0], w + dt / 2 * k2[1])
+        k4 = rates(q + dt * k3[0], w + dt * k3[1])
+        q = q + dt / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
+        w = w + dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
+        q /= np.linalg.norm(q)
+        ws.append(w.copy())
+    return np.array(ws)
+
+
+def test_ganapathi_symmetric_against_analytic_solution_and_numpy_rk4():
+    r = run_experiment("ganapathi-symmetric")
+    dt, n = 1.0 / 30.0, 300
+    t = np.arange(n + 1) * dt
+    w_analytic = np.stack([np.cos(3 * t), np.sin(3 * t), np.ones_like(t)], axis=1)  # G-1
+    w_rk4 = numpy_rk4_symmetric_top(dt, n)
+    err = np.abs(w_rk4 - w_analytic).max()
+    assert r.numbers["rk4_w_error"] == pytest.approx(err, rel=1e-6)
+    assert 1e-5 < err < 1e-4                       # the 1e-5 rad/s range of Fig. 2
+    assert r.numbers["exact_w_error"] < 1e-13
+    assert r.numbers["exact_attitude_error"] < 1e-13
+    # Landau, METHODS 2.2: Omega_pr = sqrt(68)/2 = 4.1231, theta = 0.24498
+    assert r.numbers["precession_rate"] == pytest.approx(math.sqrt(68) / 2, rel=1e-10)
+    assert r.numbers["theta"] == pytest.approx(math.atan2(2, 8), abs=1e-12)
+    assert r.numbers["cone_spread"] < 1e-12
+
+
+def test_ganapathi_unstable_flips_with_the_elliptic_period():
+    r = run_experiment("ganapathi-unstable")
+    I, m0 = np.array([2.0, 8.0, 4.0]), np.array([2.0, 8.0, 4.0]) * [0.0, 0.1, 1.0]
+    T = period_scipy(m0, I)
+    assert r.numbers["period"] == pytest.approx(T, rel=1e-12)
+    assert r.numbers["measured_period"] == pytest.approx(T, rel=1e-3)
+    # m1(0) = 0: m3 starts at an extreme of its cn motion, first zero at T/4, then every T/2
+    assert r.numbers["flips"] == int((60.0 - T / 4) / (T / 2)) + 1
+    assert r.numbers["max_angle_exact"] > 160             # the axis turns over
+    stable = run_experiment("ganapathi-stable")
+    assert stable.numbers["flips"] == 0 and stable.numbers["max_angle_exact"] < 5
+
+
+def test_krysl_free_reference_orders_and_errors():
+    r = run_experiment("krysl-free", n0=800, levels=3)
+    I = np.array([0.9144, 1.098, 1.66])
+    m0 = I * [0.45549, 0.82623, 0.03476]
+    m_ref, Q_ref = ode_solution(m0, np.eye(3), I, 100.0)
+    # METHODS 2.4 derived |Pi0| = 0.99990729
+    assert np.linalg.norm(m0) == pytest.approx(0.99990729, abs=1e-8)
+    imid = frb.integrate(m0, np.eye(3), I, 100.0 / 3200, 3200, method="IMID", save_every=3200)
+    err = np.linalg.norm(imid.m[-1] - m_ref)
+    assert r.numbers["error_m_IMID"] == pytest.approx(err, rel=1e-4)
+    for meth in ("TRAP", "IMID", "TRAPM", "IMIDM", "SWC1", "AKW", "BBTRAP"):
+        assert abs(r.numbers[f"order_m_{meth}"] - 2) < 0.05, meth
+        assert abs(r.numbers[f"order_R_{meth}"] - 2) < 0.05, meth
+    # the seed's ranking: IMID beats TRAP in Pi; AKW = IMID in Pi but worse in R
+    assert r.numbers["error_m_IMID"] < r.numbers["error_m_TRAP"]
+    assert r.numbers["error_m_AKW"] == pytest.approx(r.numbers["error_m_IMID"], rel=1e-6)
+    assert r.numbers["error_R_AKW"] > 10 * r.numbers["error_R_IMID"]
+
+
+def test_krysl_slow_top_reference_against_dop853():
+    r = run_experiment("krysl-slow-top", n0=1000, levels=3, methods="IMID,TRAPM",
+                       h_ref=2e-3)
+    from frb.experiments.krysl_convergence import reference
+
+    m_ref, Q_ref, *_ = reference("krysl-slow-top", 20.0, 2e-3)
+    Q0 = frb.experiments.ganapathi_symmetric.rotation_exp([0.05, 0, 0])
+    top = lambda Q: 20.0 * np.cross(Q[2, :], [0.0, 0.0, 1.0])   # 20 (R^T e_z) x e3
+    m_ode, Q_ode = ode_solution([0, 0, 5.0], Q0, [5.0, 5.0, 1.0], 20.0, top, rtol=1e-12)
+    assert np.linalg.norm(m_ref - m_ode) < 1e-7
+    assert np.abs(Q_ref - Q_ode).max() < 1e-8
+    assert abs(r.numbers["order_m_TRAPM"] - 2) < 0.05
+    assert r.numbers["reference_accuracy_m"] < 1e-7
+
+
+class _PrintedCoulombTorque:
+    """Krysl 5.4 as printed (K-7 parenthesisation): spatial t = s (-R23, R13, 0); body R^T t."""
+
+    def __call__(self, Q):
+        z = 1.1 + Q[2, 2]
+        s = -(z ** -2) + 0.01 * z ** -11
+        return Q.T @ (s * np.array([-Q[1, 2], Q[0, 2], 0.0]))
+
+
+def test_krysl_coulomb_torque_potential_and_energy():
+    from frb.experiments.krysl_coulomb import CoulombWall
+
+    rng = np.random.default_rng(3)
+    q = rng.normal(size=(5, 4))
+    Qs = frb.quat_to_matrix(q / np.linalg.norm(q, axis=1)[:, None])
+    printed = _PrintedCoulombTorque()
+    wall = CoulombWall()
+    want = np.array([printed(Q) for Q in Qs])
+    np.testing.assert_allclose(wall(0.0, Qs), want, rtol=1e-13, atol=1e-14 * np.abs(want).max())
+    np.testing.assert_allclose(wall(0.0, Qs[:1]), wall(0.0, Qs)[:1], rtol=1e-15)
+    # the torque derives from V: H = T + V is constant along the exact flow (DOP853)
+    I = np.array([2.0, 3.0, 4.5])
+    m, Q = ode_solution([2.0, 2, 2], np.eye(3), I, 5.0, printed, rtol=1e-12)
+    H = lambda m, Q: 0.5 * np.sum(m * m / I) + 1 / (1.1 + Q[2, 2]) - 0.001 * (1.1 + Q[2, 2]) ** -10
+    assert abs(H(m, Q) / H(np.array([2.0, 2, 2]), np.eye(3)) - 1) < 1e-9
+    r = run_experiment("krysl-coulomb", nsteps=300, methods="IMID,AKW,RKN6_14")
+    assert r.numbers["max_deviation_RKN6_14"] < 1e-4
+    assert 1e-4 < r.numbers["max_deviation_IMID"] < 0.05
+    assert r.numbers["max_step_angle_IMID"] > 30      # "rotations within a step of over 30 deg"
+
+
+def test_torus_matches_the_published_example1(published_dir, monkeypatch):
+    from frb.examples import REFERENCE_ENV
+
+    monkeypatch.setenv(REFERENCE_ENV, str(published_dir))   # found as frb-example finds it
+    r = run_experiment("torus", t_final=5000.0)
+    assert r.numbers["published_deviation_m"] < 1e-8
+    assert r.numbers["published_deviation_Q"] < 1e-8
+    # METHODS 2.5: H0 = E + u0.Q0 e3 = 0.20603589384561138
+    assert r.numbers["H0"] == pytest.approx(0.20603589384561138, rel=1e-14)
+    assert r.numbers["energy_drift"] < 1e-11
+
+
+def test_example_numbers_and_names_through_run_example():
+    from frb.examples import run_example
+
+    res = run_example("ganapathi-stable", t_final=5.0)
+    assert res.name == "ganapathi-stable"
+    with pytest.raises(TypeError, match="no option"):
+        run_example("ganapathi-stable", bogus=1)
+    with pytest.raises(TypeError, match="options are for the experiments"):
+        run_example(0, t_final=1.0)
+
+
+def test_plot_writes_a_png(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "fig.png"
+    assert cli_main(["ganapathi-stable", "--t-final", "5", "--plot", str(path)]) == 0
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "figure written" in capsys.readouterr().out
