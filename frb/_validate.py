@@ -22,6 +22,7 @@ and not floats (``100.0`` is refused: ``TypeError``).
 from __future__ import annotations
 
 import decimal
+import math
 import numbers
 from itertools import chain
 
@@ -64,6 +65,11 @@ def fmt(x) -> str:
     return repr(x) if not isinstance(x, (list, tuple)) else str(x)
 
 
+def _short(x) -> str:
+    text = repr(x)
+    return text if len(text) <= 40 else f"{text[:12]}... ({len(text)} characters)"
+
+
 def _is_scipy_rotation(value) -> bool:
     cls = type(value)
     return cls.__name__ == "Rotation" and cls.__module__.startswith("scipy.spatial")
@@ -84,19 +90,22 @@ def _what(x) -> str:
 
 
 _F64 = np.dtype(np.float64)
+_PLAIN = frozenset((float, int))
 _BOOL_TYPES = frozenset((bool, np.bool_))
 _NESTED = frozenset((list, tuple))
 
 
-def _contains_bool(value, depth=0) -> bool:
+def _contains_bool(value) -> bool:
     """True if a (nested) list or tuple holds a bool: numpy would silently make it 1.0 or 0.0.
-    (One level of nesting at a time: a list of rows is scanned as one flat list.)"""
-    types = set(map(type, value))
-    if not types.isdisjoint(_BOOL_TYPES):
-        return True
-    if depth < 32 and not types.isdisjoint(_NESTED):
-        return _contains_bool(list(chain.from_iterable(x for x in value if type(x) in _NESTED)),
-                              depth + 1)
+    One level of nesting at a time (a list of rows is scanned as one flat list); a level that
+    mixes sequences and scalars is left to numpy, which refuses it as inhomogeneous."""
+    for _ in range(32):
+        types = set(map(type, value))
+        if not types.isdisjoint(_BOOL_TYPES):
+            return True
+        if not types <= _NESTED:
+            return False
+        value = list(chain.from_iterable(value))
     return False
 
 
@@ -109,7 +118,7 @@ def _from_objects(arr, name, want=_WANT) -> np.ndarray:
         try:
             flat[i] = float(x)
         except OverflowError:
-            raise ValueError(f"{name} holds a number too large for a float64: {x!r}") from None
+            raise ValueError(f"{name} holds a number too large for a float64: {_short(x)}") from None
     return out
 
 
@@ -121,6 +130,14 @@ def real_array(value, name, finite=True, item_ndim=1, want=_WANT) -> np.ndarray:
     """
     if type(value) is np.ndarray and value.dtype is _F64:
         arr = value
+    elif type(value) is list and set(map(type, value)) <= _PLAIN and value:
+        # a flat list of Python floats and ints (the usual list): no bool, nothing to scan
+        try:
+            arr = np.asarray(value)
+        except OverflowError:   # (an int beyond int64 among floats)
+            arr = np.asarray(value, dtype=object)
+        if arr.dtype is not _F64:
+            arr = arr.astype(np.float64) if arr.dtype.kind in "iu" else _convert(value, name, want)
     else:
         arr = _convert(value, name, want)
     if finite and not np.isfinite(arr).all():
@@ -136,7 +153,7 @@ def _convert(value, name, want=_WANT) -> np.ndarray:
         try:
             return np.asarray(float(value))
         except OverflowError:
-            raise ValueError(f"{name} is too large for a float64: {value!r}") from None
+            raise ValueError(f"{name} is too large for a float64: {_short(value)}") from None
     if _is_scipy_rotation(value):
         raise TypeError(f"{name} must be {want}, got a scipy Rotation: convert it with "
                         "frb.from_rotation(rot) (a scalar-first quaternion) or "
@@ -186,7 +203,7 @@ def real_scalar(value, name, finite=True) -> float:
         if arr.ndim != 0:
             raise ValueError(f"{name} must be a single real number, got an array of shape {arr.shape}")
         x = float(arr)
-    if finite and not np.isfinite(x):
+    if finite and not math.isfinite(x):
         raise ValueError(f"{name} must be finite, got {x!r}")
     return x
 

@@ -69,11 +69,11 @@ def _check_ratio(inertia2, order):
 def _lean_scales(m, inertia, order):
     """True when one body (m, inertia float64 of shape (3,)) needs neither the rescaling nor the
     ratio check of the general path (the usual case; NaN and non-positive moments go there too)."""
-    m1, m2, m3 = m.tolist()
-    i1, i2, i3 = inertia.tolist()
-    big = max(abs(m1), abs(m2), abs(m3))
-    imax, imin = max(i1, i2, i3), min(i1, i2, i3)
-    return ((big == 0 or _LO <= big <= _HI) and _LO <= imin and imax <= _HI
+    a, b, c = m.tolist()
+    i, j, k = inertia.tolist()
+    big = max(a, -a, b, -b, c, -c)
+    imin, imax = min(i, j, k), max(i, j, k)
+    return ((_LO <= big <= _HI or big == 0) and _LO <= imin and imax <= _HI
             and imax <= MAX_INERTIA_RATIO[order] * imin)
 
 

@@ -337,9 +337,13 @@ def _free_flow(m, Q, tau, inertia_t, quadrature):
 def _nonfinite_step(m_out, qt_out):
     """IntegrationError for the first non-finite state of the compiled loop (m_out (3, K) and
     qt_out (3, 3, K) as the Fortran loop wrote them), or None."""
+    # NaN and infinities propagate through every operation of both flows, so a state that became
+    # non-finite stays so: the last state tells (12 Python floats, the cheapest test)
+    if math.isfinite(sum(m_out[:, -1].tolist()) + sum(qt_out[:, :, -1].ravel().tolist())):
+        return None
     ok = np.isfinite(m_out).all(axis=0) & np.isfinite(qt_out).all(axis=(0, 1))
     if ok.all():
-        return None
+        return None   # (the sum of a huge finite state overflowed)
     k = int(np.argmin(ok))
     g = float(_validate.norm3(m_out[:, k - 1]))
     return IntegrationError(
