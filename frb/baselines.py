@@ -39,6 +39,7 @@ _NO_SOLUTION = ("the DMV equation has no solution: the step h is too large for t
 # the compiled kernel, whose squares would otherwise overflow or underflow
 _SAFE_EXPONENT = 200
 _LO, _HI = 2.0**-_SAFE_EXPONENT, 2.0**_SAFE_EXPONENT
+_LO2, _HI2 = _LO * _LO, _HI * _HI
 
 
 def _order(order):
@@ -68,13 +69,14 @@ def _check_ratio(inertia2, order):
 
 def _lean_scales(m, inertia, order):
     """True when one body (m, inertia float64 of shape (3,)) needs neither the rescaling nor the
-    ratio check of the general path (the usual case; NaN and non-positive moments go there too)."""
+    ratio check of the general path (the usual case; NaN and non-positive moments go there too).
+    (Plain float arithmetic: a numpy call would cost more than the DMV step.)"""
     a, b, c = m.tolist()
     i, j, k = inertia.tolist()
-    big = max(a, -a, b, -b, c, -c)
-    imin, imax = min(i, j, k), max(i, j, k)
-    return ((_LO <= big <= _HI or big == 0) and _LO <= imin and imax <= _HI
-            and imax <= MAX_INERTIA_RATIO[order] * imin)
+    s = a * a + b * b + c * c
+    return ((_LO2 <= s <= _HI2 or (a == 0 and b == 0 and c == 0))
+            and _LO <= i <= _HI and _LO <= j <= _HI and _LO <= k <= _HI
+            and (order == 2 or max(i, j, k) <= MAX_INERTIA_RATIO[order] * min(i, j, k)))
 
 
 def _rescaled(m2, h1, inertia2):

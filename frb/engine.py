@@ -488,16 +488,19 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
             raise ValueError("inertia must contain strictly positive moments of inertia" + bad)
         I2 = np.ascontiguousarray(I2)
     h = _validate.real_scalar(h, "h")
-    if n == 1:
-        m1, m2_, m3 = m2[0].tolist()
-        phase = _validate.phase_scalar(h, math.hypot(m1, m2_, m3), min(I2[0].tolist()))
+    if n == 1:   # (Python floats: cheaper than numpy for one body)
+        x, y, z = m2.ravel().tolist()
+        i1, i2, i3 = I2.ravel().tolist()
+        big_m, i_min, i_max = max(x, -x, y, -y, z, -z), min(i1, i2, i3), max(i1, i2, i3)
+        phase = _validate.phase_scalar(h, math.hypot(x, y, z), i_min)
         if phase > _validate.PHASE_LIMIT:
             raise ValueError(_validate.phase_message("h", phase, "" if single else " (body 0)"))
-    else:
+    elif n:
         phase = _validate.phase(h, _validate.norm3(m2), I2.min(axis=1))
         if (phase > _validate.PHASE_LIMIT).any():
             b = int(np.argmax(phase > _validate.PHASE_LIMIT))
             raise ValueError(_validate.phase_message("h", float(phase[b]), f" (body {b})"))
+        big_m, i_min, i_max = float(np.abs(m2).max()), float(I2.min()), float(I2.max())
     nsteps = _int_arg(nsteps, "nsteps", 0)
     save_every = _int_arg(save_every, "save_every", 1)
     quadrature = _int_arg(quadrature, "quadrature", 0, 10)
@@ -527,7 +530,7 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
     nk = nsteps // save_every + 1 + (1 if nsteps % save_every else 0)
     chunk = n if user is not None else CHUNK
     cb = _UserTorque(user, name) if user is not None else _no_torque
-    scale = _scale_of(m2, I2, h) if n else None
+    scale = _scale_of(big_m, i_min, i_max, h) if n else None
     h_run = h
     if scale is not None:
         # the same motion in units where |m| and the moments are about 1 (see _scale_of)
@@ -566,9 +569,10 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
 
 #: |m| and the moments outside 2^-SAFE_EXPONENT .. 2^SAFE_EXPONENT: the run is rescaled.
 SAFE_EXPONENT = 200
+_SAFE_LO, _SAFE_HI = 2.0**-SAFE_EXPONENT, 2.0**SAFE_EXPONENT
 
 
-def _scale_of(m2, I2, h):
+def _scale_of(big_m, i_min, i_max, h):
     """Powers of two (ka, kb) for a run whose |m| or moments lie outside 2^-200..2^200, else None.
 
     Every method, torque-free or not, is covariant under m -> a m, I -> b I, t -> t b / a with
@@ -577,14 +581,12 @@ def _scale_of(m2, I2, h):
     time and its result scaled), and powers of two scale every operation exactly; so the loop
     runs with max |m| and max I about 1 (a = 2^ka, b = 2^kb for the whole batch), where no
     square overflows or underflows (before, RK4 on moments of 1e180 was off by 7e-2 and DMV
-    failed at every such scale)."""
-    big_m = float(np.abs(m2).max())
-    big_i = float(I2.max())
-    lo, hi = 2.0**-SAFE_EXPONENT, 2.0**SAFE_EXPONENT
-    if (big_m == 0 or lo <= big_m <= hi) and lo <= float(I2.min()) and big_i <= hi:
+    failed at every such scale). big_m is the largest |m_i| of the batch, i_min and i_max its
+    extreme moments."""
+    if (big_m == 0 or _SAFE_LO <= big_m <= _SAFE_HI) and _SAFE_LO <= i_min and i_max <= _SAFE_HI:
         return None
     ka = -math.frexp(big_m)[1] if big_m > 0 else 0
-    kb = -math.frexp(big_i)[1]
+    kb = -math.frexp(i_max)[1]
     h_run = math.ldexp(h, kb - ka)
     if not math.isfinite(h_run) or (h != 0 and h_run == 0):
         return None
