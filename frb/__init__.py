@@ -9,6 +9,8 @@ splitting                splitting methods for torqued bodies (``frb.splitting.i
 dmv_step, dmv_integrate  the preprocessed discrete Moser-Veselov baseline (orders 2, 4, 6, 8)
 hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat, kinetic_energy, spatial_momentum
 read_dat, write_dat      the original free-format data files
+set_num_threads, get_num_threads   threads of the compiled batched loops (OpenMP)
+frb.dask                 batches as dask arrays, chunk by chunk (optional extra ``dask``)
 """
 from .flows import frb_step, quat_step
 from .rotations import (hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat,
@@ -17,8 +19,9 @@ from .io import read_dat, write_dat
 from .baselines import dmv_step, dmv_integrate
 from . import baselines, splitting, torques, engine
 from .engine import integrate, Trajectory, IntegrationError
+from .threads import set_num_threads, get_num_threads
 
 __version__ = "0.1.0"
 
 __all__ = ["integrate", "Trajectory", "IntegrationError", "torques", "engine", "frb_step", "quat_step", "dmv_step", "dmv_integrate", "baselines", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
-           "matrix_to_quat", "kinetic_energy", "spatial_momentum", "read_dat", "write_dat"]
+           "matrix_to_quat", "kinetic_energy", "spatial_momentum", "read_dat", "write_dat", "set_num_threads", "get_num_threads"]
