@@ -141,6 +141,9 @@ class IntegrationError(RuntimeError):
         self.step = step
         self.body = body
 
+    def __reduce__(self):   # pickles with its attributes (errors travel from dask workers)
+        return type(self), (str(self), self.method, self.step, self.body)
+
 
 class Trajectory:
     """Result of :func:`integrate`.
