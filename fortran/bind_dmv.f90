@@ -203,7 +203,7 @@ subroutine dmv_advance_batch(n, nh, m, q, h, w, nsteps, b_first, b_last, threads
 
    !$omp parallel do num_threads(thread_count(threads)) &
    !$omp if(real(b_last - b_first + 1, c_double) * max(nsteps, 1) >= min_parallel_work) &
-   !$omp schedule(dynamic) default(none) private(b, b0, k, nl, step, yl, ql, hd, wl, hl) &
+   !$omp schedule(dynamic, 4) default(none) private(b, b0, k, nl, step, yl, ql, hd, wl, hl) &
    !$omp shared(n, nh, m, q, h, w, nsteps, b_first, b_last)
    do ic = 1, (b_last - b_first + nb) / nb
       b0 = b_first + (ic - 1) * nb

@@ -5,13 +5,12 @@
 
 ! Steps k_first+1 .. k_last of a run of nsteps steps of the compiled splitting loop, in place
 ! (m, qt the current state): the state after step k goes to m_out(:, j), qt_out(:, :, j),
-! j = save_slot(k, nsteps, save_every) of frb_parallel, when j > 0. Each step is
-! frb_splitting.split_step, so a run in segments gives the states of one loop bit for bit.
+! j = save_slot(k, nsteps, save_every) of frb_parallel, when j > 0 (frb_splitting.split_segment),
+! so a run in segments gives the states of one loop bit for bit.
 subroutine split_field_segment(nf, nk, m, qt, inertia, u0, kinds, tau, quadrature, nsteps, &
                                save_every, k_first, k_last, m_out, qt_out)
    use iso_c_binding, only: c_double, c_int
-   use frb_splitting, only: split_step
-   use frb_parallel, only: save_slot
+   use frb_splitting, only: split_segment
    implicit none
    integer(c_int), intent(in) :: nf, nk, quadrature, nsteps, save_every, k_first, k_last
    integer(c_int), intent(in) :: kinds(nf)
@@ -20,14 +19,7 @@ subroutine split_field_segment(nf, nk, m, qt, inertia, u0, kinds, tau, quadratur
    !f2py threadsafe
    !f2py integer(c_int) intent(hide), depend(tau) :: nf = len(tau)
    !f2py integer(c_int) intent(hide), depend(m_out) :: nk = shape(m_out, 1)
-   integer :: k, j
 
-   do k = k_first + 1, k_last
-      call split_step(m, qt, inertia, u0, kinds, tau, quadrature)
-      j = save_slot(k, nsteps, save_every)
-      if (j > 0) then
-         m_out(:, j) = m
-         qt_out(:, :, j) = qt
-      end if
-   end do
+   call split_segment(m, qt, inertia, u0, kinds, tau, quadrature, nsteps, save_every, k_first, &
+                      k_last, m_out, qt_out)
 end subroutine split_field_segment

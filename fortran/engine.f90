@@ -46,8 +46,10 @@ contains
    end subroutine engine_step
 
    !> Steps k_first+1 .. k_last of a run of nsteps steps of length h from time t0, for the
-   !> bodies b_first .. b_last (1-based) of a batch of n, in place: m, q, ws hold the current
-   !> state of every body (ws zero before the first step). The state after step k goes to
+   !> bodies b_first .. b_last (1-based) of a batch of n, from the initial state m0, q0 when
+   !> k_first = 0, else from the state m, q, ws left by the previous segment; the state is
+   !> written back to m, q, ws only when k_last < nsteps (so that a run in one segment never
+   !> touches those arrays). The state after step k goes to
    !> m_out(:, b, j), q_out(:, b, j) with j = save_slot(k, nsteps, save_every) (frb_parallel),
    !> when j > 0. The bodies are stepped in chunks of chunk bodies (from b_first), shared among
    !> threads threads (0: the OpenMP default); a chunk runs all its steps before the next.
@@ -56,12 +58,12 @@ contains
    !> the earliest failure (the smallest step, then the smallest body: the same for every
    !> thread count and every split of the run into segments); status = 0 otherwise.
    subroutine engine_run(meth, tq, n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, &
-                         threads, h, t0, m, q, ws, inertia, nk, m_out, q_out, &
+                         threads, h, t0, m0, q0, m, q, ws, inertia, nk, m_out, q_out, &
                          status, fail_step, fail_body, cb)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
       integer, intent(in) :: n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, threads, nk
-      real(dp), intent(in) :: h, t0, inertia(3, n)
+      real(dp), intent(in) :: h, t0, m0(3, n), q0(4, n), inertia(3, n)
       real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)
       real(dp), intent(inout) :: m_out(3, n, nk), q_out(4, n, nk)
       integer, intent(out) :: status, fail_step, fail_body
@@ -76,12 +78,12 @@ contains
       !$omp    .and. b_last - b_first >= chunk) &
       !$omp default(none) private(b0, nc, code, kfail, jfail) &
       !$omp shared(meth, tq, n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, h, t0, &
-      !$omp        m, q, ws, inertia, nk, m_out, q_out, status, fail_step, fail_body)
+      !$omp        m0, q0, m, q, ws, inertia, nk, m_out, q_out, status, fail_step, fail_body)
       do ic = 1, (b_last - b_first + chunk) / chunk
          b0 = b_first + (ic - 1) * chunk
          nc = min(chunk, b_last - b0 + 1)
-         call run_chunk(meth, tq, n, b0, nc, k_first, k_last, nsteps, save_every, h, t0, m, q, ws, &
-                        inertia, nk, m_out, q_out, code, kfail, jfail, cb)
+         call run_chunk(meth, tq, n, b0, nc, k_first, k_last, nsteps, save_every, h, t0, m0, q0, &
+                        m, q, ws, inertia, nk, m_out, q_out, code, kfail, jfail, cb)
          if (code /= info_ok) then
             !$omp critical (frb_engine_failure)
             if (status == info_ok .or. kfail < fail_step .or. &
@@ -99,12 +101,12 @@ contains
    !> engine_run for the nc bodies b0 .. b0+nc-1 (one chunk), on the calling thread. On failure
    !> code, kfail and jfail (the body in the chunk, 1-based) report the first failing body of
    !> the first failing step, and the chunk stops there.
-   subroutine run_chunk(meth, tq, n, b0, nc, k_first, k_last, nsteps, save_every, h, t0, m, q, ws, &
-                        inertia, nk, m_out, q_out, code, kfail, jfail, cb)
+   subroutine run_chunk(meth, tq, n, b0, nc, k_first, k_last, nsteps, save_every, h, t0, m0, q0, &
+                        m, q, ws, inertia, nk, m_out, q_out, code, kfail, jfail, cb)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
       integer, intent(in) :: n, b0, nc, k_first, k_last, nsteps, save_every, nk
-      real(dp), intent(in) :: h, t0, inertia(3, n)
+      real(dp), intent(in) :: h, t0, m0(3, n), q0(4, n), inertia(3, n)
       real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)
       real(dp), intent(inout) :: m_out(3, n, nk), q_out(4, n, nk)
       integer, intent(out) :: code, kfail, jfail
@@ -118,9 +120,15 @@ contains
       jfail = 0
       b1 = b0 + nc - 1
       allocate (mc(3, nc), qc(4, nc), wc(nws, nc), info(nc))
-      mc = m(:, b0:b1)
-      qc = q(:, b0:b1)
-      wc = ws(:, b0:b1)
+      if (k_first == 0) then
+         mc = m0(:, b0:b1)
+         qc = q0(:, b0:b1)
+         wc = 0.0_dp
+      else
+         mc = m(:, b0:b1)
+         qc = q(:, b0:b1)
+         wc = ws(:, b0:b1)
+      end if
       info = info_ok
       do k = k_first + 1, k_last
          call engine_step(meth, nc, k, t0 + (k - 1) * h, h, mc, qc, inertia(:, b0:b1), wc, tq, cb, info)
@@ -142,9 +150,11 @@ contains
             q_out(:, b0:b1, slot) = qc
          end if
       end do
-      m(:, b0:b1) = mc
-      q(:, b0:b1) = qc
-      ws(:, b0:b1) = wc
+      if (k_last < nsteps) then
+         m(:, b0:b1) = mc
+         q(:, b0:b1) = qc
+         ws(:, b0:b1) = wc
+      end if
    end subroutine run_chunk
 
 end module frb_engine

@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _core, _segments
 from .flows import ORTHOGONALITY_TOLERANCE, _as_float_array, _common, _raise_for
-from .threads import _resolve as _resolve_threads
+from .threads import _resolve as _resolve_threads, get_num_threads
 
 __all__ = ["dmv_step", "dmv_integrate"]
 
@@ -57,7 +57,7 @@ def _run(m, q, h, inertia, order, nsteps, threads=None, progress=False):
         return np.empty((0, 3)), np.empty((0, 4))
     q2 = np.ascontiguousarray(q.reshape(-1, 4))
     m2 = np.ascontiguousarray(m2)
-    if n * nsteps <= _segments.FIRST_WORK and not progress:
+    if (nsteps <= 1 or n * nsteps <= _SINGLE_CALL_WORK) and not progress:
         m_out, q_out, info, where, nfail = _core.dmv_integrate_checked(
             m2.T, q2.T, h1, inertia2.T, order, nsteps, ORTHOGONALITY_TOLERANCE, threads)
         _raise_for(info, where if not single else -1, "q")
@@ -74,6 +74,10 @@ def _run(m, q, h, inertia, order, nsteps, threads=None, progress=False):
         return m_out[0].copy(), q_out[0].copy()
     return m_out, q_out
 
+
+#: Body-steps of a DMV run done in one compiled call (about 0.05 s); a longer run, or one with
+#: a progress bar, is entered in segments. One step of any batch is one call.
+_SINGLE_CALL_WORK = 1 << 21
 
 #: Bodies of a segment of a long DMV run are whole blocks of this many bodies (a multiple of
 #: the lanes of fortran/dmv.f90, dmv_lanes_width = 16, so that the lanes hold the same bodies).
@@ -94,7 +98,8 @@ def _run_segments(m2, q2, h1, inertia2, order, nsteps, threads, progress, single
     def advance(b_first, b_last, k_first, k_last):
         _core.dmv_advance_batch(mT, qT, h1, w, k_last - k_first, b_first + 1, b_last, threads)
 
-    _segments.run(advance, nsteps, m.shape[0], align=_DMV_ALIGN, progress=progress,
+    _segments.run(advance, nsteps, m.shape[0], align=_DMV_ALIGN,
+                  threads=threads or get_num_threads(), progress=progress,
                   label=f"frb.dmv_integrate order {order}")
     return m, q
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _engine, _segments
 from . import splitting as _splitting
-from .threads import _resolve as _resolve_threads
+from .threads import _resolve as _resolve_threads, get_num_threads
 from .flows import ORTHOGONALITY_TOLERANCE, _is_rotation
 from .rotations import matrix_to_quat, quat_to_matrix
 from .torques import ConstantField, GravityGradient, HeavyTop
@@ -491,29 +491,32 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
 
 def _run_engine(name, family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every,
                 h, m2, q2, I2, m_out, q_out, cb, user, threads, progress):
-    """The compiled loop over the whole run, entered in segments (frb._segments.run): the
-    state (m, q, the per-body workspace) is carried between them and the kept states written
-    into m_out, q_out in place. Returns None, or (step, body 1-based, status) of the earliest
+    """The compiled loop over the whole run, entered in segments (frb._segments.run) from the
+    initial state m2, q2: the state (m, q, the per-body workspace) is carried between them and
+    the kept states written into m_out, q_out in place. Returns None, or (step, body 1-based, status) of the earliest
     failure."""
     n = m2.shape[0]
-    m = m2.copy()
-    q = q2.copy()
-    ws = np.zeros((n, _engine.engine_workspace()))
+    # the state between segments (not touched by a run in one segment: no page faults)
+    m = np.empty_like(m2)
+    q = np.empty_like(q2)
+    ws = np.empty((n, _engine.engine_workspace()))
     if user:
         # the callable needs the GIL and is called once per stage for the whole batch
         compiled, chunk, threads, split = _engine.engine_integrate_gil, n, 1, False
     else:
         compiled, chunk, split = _engine.engine_integrate, CHUNK, True
-    args_m, args_q, args_ws, args_i, out_m, out_q = m.T, q.T, ws.T, I2.T, m_out.T, q_out.T
+    args_m0, args_q0, args_m, args_q, args_ws = m2.T, q2.T, m.T, q.T, ws.T
+    args_i, out_m, out_q = I2.T, m_out.T, q_out.T
 
     def advance(b_first, b_last, k_first, k_last):
         status, fail_step, fail_body = compiled(
             family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every, chunk,
-            threads, b_first + 1, b_last, k_first, k_last, h, 0.0, args_m, args_q, args_ws,
-            args_i, out_m, out_q, cb)
+            threads, b_first + 1, b_last, k_first, k_last, h, 0.0, args_m0, args_q0, args_m,
+            args_q, args_ws, args_i, out_m, out_q, cb)
         return (fail_step, fail_body, status) if status else None
 
-    return _segments.run(advance, nsteps, n, align=chunk, split_bodies=split, progress=progress,
+    return _segments.run(advance, nsteps, n, align=chunk, split_bodies=split,
+                         threads=threads or get_num_threads(), progress=progress,
                          label=f"frb.integrate {name}")
 
 

@@ -149,8 +149,11 @@ def test_earliest_failure_reported_for_every_thread_count_and_segmentation(monke
         frb.integrate(m[10], q[10], inertia[10], 0.2, 50, method="IMID", torque=torque)
     assert info.value.step == 4
     for t in THREADS:
-        for first_work in (segments.FIRST_WORK, 1):
-            monkeypatch.setattr(segments, "FIRST_WORK", first_work)
+        for tiny in (False, True):
+            if tiny:   # blocks of 64 bodies, one step a call: body 10's block fails first
+                monkeypatch.setattr(segments, "FIRST_WORK", 1)
+                monkeypatch.setattr(segments, "TARGET_SECONDS", 0.0)
+                monkeypatch.setattr(segments, "CHUNKS_PER_THREAD", 0)
             with pytest.raises(frb.IntegrationError) as info:
                 frb.integrate(m, q, inertia, 0.2, 50, method="IMID", torque=torque, threads=t)
             assert (info.value.step, info.value.body) == (1, 150)
@@ -279,9 +282,12 @@ def test_ctrl_c_stops_long_runs_within_a_second(which):
 def _one_call_and_tiny_segments(monkeypatch, run):
     """run() in one compiled call, and in segments of one step (and of one block of bodies)."""
     monkeypatch.setattr(segments, "FIRST_WORK", 10**12)
+    monkeypatch.setattr(frb.baselines, "_SINGLE_CALL_WORK", 10**12)
     whole = run()
     monkeypatch.setattr(segments, "FIRST_WORK", 1)
     monkeypatch.setattr(segments, "TARGET_SECONDS", 0.0)
+    monkeypatch.setattr(segments, "CHUNKS_PER_THREAD", 0)
+    monkeypatch.setattr(frb.baselines, "_SINGLE_CALL_WORK", 0)
     tiny = run()
     return whole, tiny
 
@@ -305,7 +311,9 @@ def test_integrate_in_segments_equals_one_call(monkeypatch, method, torque):
 
     monkeypatch.setattr(frb._engine, "engine_integrate", spy)
     (a, b), (c, d) = _one_call_and_tiny_segments(monkeypatch, run)
-    assert len(calls) == 2 + 2 * 9 * 3   # one call each, then blocks of 64 bodies, one step each
+    # one call each, then blocks of 64 bodies, one step a call, a block after the other
+    assert calls[:5] == [(1, 150, 0, 9)] * 2 + [(1, 64, 0, 1), (1, 64, 1, 2), (1, 64, 2, 3)]
+    assert calls[11:13] == [(65, 128, 0, 1), (65, 128, 1, 2)] and len(calls) == 2 + 2 * 9 * 3
     for x, y in ((a, c), (b, d)):
         assert np.array_equal(x.t, y.t) and np.array_equal(x.m, y.m) and np.array_equal(x.q, y.q)
     keep = [0, 4, 8, 9]
@@ -330,8 +338,14 @@ def test_user_torque_in_segments_equals_one_call(monkeypatch):
 def test_dmv_integrate_in_segments_equals_one_call(monkeypatch):
     m, q, inertia, h = bodies(200, seed=6)
     h *= 0.3
+    calls = []
+    real = _core.dmv_advance_batch
+    monkeypatch.setattr(_core, "dmv_advance_batch", lambda *a: calls.append(a[4:7]) or real(*a))
     whole, tiny = _one_call_and_tiny_segments(
         monkeypatch, lambda: frb.dmv_integrate(m, q, h, 30, inertia, order=6))
+    # one step of a block of 64 bodies (4 lanes of 16) at a time, a block after the other
+    assert calls[:2] == [(1, 1, 64)] * 2 and calls[30:32] == [(1, 65, 128)] * 2
+    assert calls[-1] == (1, 193, 200) and len(calls) == 4 * 30
     kernel = _core.dmv_integrate_batch(m.T, q.T, h, inertia.T, 6, 30)
     assert_all_equal([whole, tiny, (kernel[0].T, kernel[1].T)])
     # a shared moment tensor (the lanes' own modified inverse), and one body
@@ -346,6 +360,7 @@ def test_dmv_integrate_in_segments_equals_one_call(monkeypatch):
 
 def test_dmv_segments_report_no_solution(monkeypatch):
     monkeypatch.setattr(segments, "FIRST_WORK", 1)
+    monkeypatch.setattr(frb.baselines, "_SINGLE_CALL_WORK", 0)
     with pytest.raises(RuntimeError, match="no solution"):
         frb.dmv_integrate([2.0, 0.0, 0.0], [1.0, 0, 0, 0], 0.3, 5, [0.5, 1.0, 1.5], order=2)
     with pytest.raises(ValueError, match=r"\(body 1\)"):
