@@ -163,12 +163,13 @@ class Trajectory:
 
     Attributes
     ----------
-    t : numpy.ndarray, shape (nsteps+1,)
-        Times ``k h``, ``k = 0..nsteps``.
-    m : numpy.ndarray, shape (nsteps+1, 3)
-        Body angular momentum at these times (``m[0]`` is ``m0``).
-    Q : numpy.ndarray, shape (nsteps+1, 3, 3)
-        Attitude matrices at these times (``Q[0]`` is ``Q0``).
+    t : numpy.ndarray, shape (K,)
+        Times ``k h`` of the kept steps (``k = 0..nsteps`` by default: K = nsteps + 1).
+    m : numpy.ndarray, shape (K, 3)
+        Body angular momentum at these times (``m[0]`` is ``m0`` unless only the final state
+        is kept).
+    Q : numpy.ndarray, shape (K, 3, 3)
+        Attitude matrices at these times.
     """
 
     t: np.ndarray
