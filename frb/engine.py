@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _core, _engine
+from . import _core, _engine, _segments
 from . import splitting as _splitting
+from .threads import _resolve as _resolve_threads, get_num_threads
 from .flows import ORTHOGONALITY_TOLERANCE, _is_rotation
 from .rotations import matrix_to_quat, quat_to_matrix
 from .torques import ConstantField, GravityGradient, HeavyTop
@@ -139,6 +140,9 @@ class IntegrationError(RuntimeError):
         self.method = method
         self.step = step
         self.body = body
+
+    def __reduce__(self):   # pickles with its attributes (errors travel from dask workers)
+        return type(self), (str(self), self.method, self.step, self.body)
 
 
 class Trajectory:
@@ -417,7 +421,7 @@ def _one_body(m0, attitude0, inertia):
 
 
 def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, save_every=1,
-              coefficients=None, quadrature=0) -> Trajectory:
+              coefficients=None, quadrature=0, threads=None, progress=False) -> Trajectory:
     """Integrate one or many (torqued) rigid bodies with any method of the seed documents.
 
     Parameters
@@ -439,18 +443,34 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
     torque : None, a torque of :mod:`frb.torques`, or callable ``torque(t, Q) -> T_b``
         ``None`` for a free body. A callable receives ``Q`` of shape ``(N, 3, 3)`` and returns
         ``(N, 3)``; it is called once per stage for the whole batch.
-    save_every : int
-        Keep the states after the steps ``0, save_every, 2 save_every, ...`` and always the last.
+    save_every : int, None or "final"
+        Keep the states after the steps ``0, save_every, 2 save_every, ...`` and always the last;
+        ``None`` (or ``"final"``) keeps the final state only (K = 1), so that a long run of a
+        large batch needs memory for its current state only.
     coefficients : pair of sequences, optional
         ``(a, b)``, the first half of a symmetric splitting of the exact free flow and the torque
         kick (see :mod:`frb.splitting`); replaces ``method``.
     quadrature : int
         Free flows of the exact-flow splittings: 0 exact, ``1..10`` Gauss-Legendre nodes.
+    threads : int, optional
+        Threads sharing the chunks of bodies (default: :func:`frb.get_num_threads`); the
+        results are the same bit for bit for every count. A user torque runs on one thread
+        (the Python callable needs the GIL; it is called once per stage for the whole batch).
+    progress : bool
+        Show a progress bar (tqdm when installed, else a line on stderr).
 
     Returns
     -------
     Trajectory
         ``t`` (K,), ``m`` (K, 3) or (K, N, 3), ``q`` / ``Q`` and ``attitude`` in the form given.
+
+    Notes
+    -----
+    The compiled loop is entered in segments of about 0.1 s of work (of steps, and of bodies for
+    a batch whose single step takes longer), the state carried between them: Ctrl-C stops a
+    run within a fraction of a second (KeyboardInterrupt), and the results are those of an
+    uninterrupted loop bit for bit. The compiled work releases the GIL (except with a user
+    torque).
 
     Raises
     ------
@@ -493,8 +513,10 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
     if not math.isfinite(h):
         raise ValueError(f"h must be finite, got {h}")
     nsteps = _int_arg(nsteps, "nsteps", 0)
-    save_every = _int_arg(save_every, "save_every", 1)
+    save_every = _segments.save_every_arg(save_every, _int_arg)
     quadrature = _int_arg(quadrature, "quadrature", 0, 10)
+    threads = _resolve_threads(threads)
+    progress = _segments.check_progress(progress)
     tkind, tpar, user = _torque(torque)
 
     if name == "EXACT" and tkind != _T_NONE:
@@ -518,29 +540,59 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
             if len(frac) > 64:
                 raise ValueError("coefficients: at most 64 flows a step")
 
-    nk = nsteps // save_every + 1 + (1 if nsteps % save_every else 0)
-    chunk = n if user is not None else CHUNK
-    cb = _UserTorque(user, name) if user is not None else _no_torque
-    if n == 0:
-        m_out = np.empty((nk, 0, 3))
-        q_out = np.empty((nk, 0, 4))
-        t_out = h * np.array(sorted(set(list(range(0, nsteps + 1, save_every)) + [nsteps])),
-                             dtype=np.float64)
-    else:
-        m_out, q_out, t_out, status, fail_step, fail_body = _engine.engine_integrate(
-            info.family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every,
-            chunk, nk, h, 0.0, m2.T, q2.T, I2.T, cb)
+    saved = _segments.saved_steps(nsteps, save_every)
+    t_out = 0.0 + saved.astype(np.float64) * h      # t0 + k h, t0 = 0, as the compiled loop
+    m_out = np.empty((len(saved), n, 3))
+    q_out = np.empty((len(saved), n, 4))
+    if saved[0] == 0:
+        m_out[0], q_out[0] = m2, q2
+    if n and nsteps:
+        cb = _UserTorque(user, name) if user is not None else _no_torque
+        fail = _run_engine(name, info.family, variant, quadrature, kinds, frac, tkind, tpar,
+                           nsteps, save_every, h, m2, q2, I2, m_out, q_out, cb,
+                           user is not None, threads, progress)
         if user is not None and cb.error is not None:
             raise cb.error
-        if status:
+        if fail is not None:
+            fail_step, fail_body, status = fail
             _raise_failure(name, int(status), int(fail_step), int(fail_body) - 1, single)
-        m_out, q_out = m_out.T, q_out.T
     if single:
         m_out, q_out = m_out[:, 0], q_out[:, 0]
         I_keep = I2[0]
     else:
         I_keep = I2
     return Trajectory(t_out, m_out, q_out, form, name, I_keep, torque)
+
+
+def _run_engine(name, family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every,
+                h, m2, q2, I2, m_out, q_out, cb, user, threads, progress):
+    """The compiled loop over the whole run, entered in segments (frb._segments.run) from the
+    initial state m2, q2: the state (m, q, the per-body workspace) is carried between them and
+    the kept states written into m_out, q_out in place. Returns None, or (step, body 1-based, status) of the earliest
+    failure."""
+    n = m2.shape[0]
+    # the state between segments (not touched by a run in one segment: no page faults)
+    m = np.empty_like(m2)
+    q = np.empty_like(q2)
+    ws = np.empty((n, _engine.engine_workspace()))
+    if user:
+        # the callable needs the GIL and is called once per stage for the whole batch
+        compiled, chunk, threads, split = _engine.engine_integrate_gil, n, 1, False
+    else:
+        compiled, chunk, split = _engine.engine_integrate, CHUNK, True
+    args_m0, args_q0, args_m, args_q, args_ws = m2.T, q2.T, m.T, q.T, ws.T
+    args_i, out_m, out_q = I2.T, m_out.T, q_out.T
+
+    def advance(b_first, b_last, k_first, k_last):
+        status, fail_step, fail_body = compiled(
+            family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every, chunk,
+            threads, b_first + 1, b_last, k_first, k_last, h, 0.0, args_m0, args_q0, args_m,
+            args_q, args_ws, args_i, out_m, out_q, cb)
+        return (fail_step, fail_body, status) if status else None
+
+    return _segments.run(advance, nsteps, n, align=chunk, split_bodies=split,
+                         threads=threads or get_num_threads(), progress=progress,
+                         label=f"frb.integrate {name}")
 
 
 def _raise_failure(name, status, step, body, single):

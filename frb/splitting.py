@@ -31,7 +31,8 @@ spatial field (example 1 of Algorithm 903), whose flow is exact and keeps
 Compiled loop
 -------------
 With ``torque=None`` or a :func:`constant_field` torque, :func:`integrate`
-runs the whole time loop in Fortran (``frb._core.split_field_trajectory``):
+runs the whole time loop in Fortran (``frb._core.split_field_segment``, entered in
+segments of steps):
 the same flows with the same times as the Python loop, in the same
 floating-point operations.  Any other callable torque is applied from a Python
 loop whose free flows call the compiled core directly (inputs are validated
@@ -46,8 +47,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _core
+from . import _core, _segments
 from . import flows as _flows
+from .threads import _resolve as _resolve_threads
 
 __all__ = [
     "RKN6_14",
@@ -161,12 +163,13 @@ class Trajectory:
 
     Attributes
     ----------
-    t : numpy.ndarray, shape (nsteps+1,)
-        Times ``k h``, ``k = 0..nsteps``.
-    m : numpy.ndarray, shape (nsteps+1, 3)
-        Body angular momentum at these times (``m[0]`` is ``m0``).
-    Q : numpy.ndarray, shape (nsteps+1, 3, 3)
-        Attitude matrices at these times (``Q[0]`` is ``Q0``).
+    t : numpy.ndarray, shape (K,)
+        Times ``k h`` of the kept steps (``k = 0..nsteps`` by default: K = nsteps + 1).
+    m : numpy.ndarray, shape (K, 3)
+        Body angular momentum at these times (``m[0]`` is ``m0`` unless only the final state
+        is kept).
+    Q : numpy.ndarray, shape (K, 3, 3)
+        Attitude matrices at these times.
     """
 
     t: np.ndarray
@@ -313,6 +316,9 @@ def integrate(
     method="RKN6_14",
     quadrature=0,
     coefficients=None,
+    save_every=1,
+    progress=False,
+    threads=None,
 ) -> Trajectory:
     """Integrate a (torqued) rigid body with a symmetric splitting method.
 
@@ -343,12 +349,26 @@ def integrate(
         ``(a, b)`` = ``(a_1..a_{s+1}), (b_1..b_s)``, the first half of a
         symmetric method (see the module documentation); must be consistent to
         within 1e-10.
+    save_every : int, None or "final"
+        Keep the states after the steps ``0, save_every, 2 save_every, ...`` and always the
+        last; ``None`` (or ``"final"``) keeps the final state only.
+    progress : bool
+        Show a progress bar (tqdm when installed, else a line on stderr).
+    threads : int, optional
+        Accepted for a uniform interface with the batched integrators: one body runs on one
+        thread whatever its value (it is validated as they validate it).
 
     Returns
     -------
     Trajectory
-        ``t``, ``m``, ``Q`` at the ``nsteps + 1`` times ``0, h, ..., nsteps h``.
-        The inputs are not modified.
+        ``t``, ``m``, ``Q`` at the kept times ``k h`` (all ``nsteps + 1`` of them, ``0, h, ...,
+        nsteps h``, by default). The inputs are not modified.
+
+    Notes
+    -----
+    The compiled loop is entered in segments of about 0.1 s of work, the state carried
+    between them: Ctrl-C stops a long run within a fraction of a second (KeyboardInterrupt),
+    and the results are those of an uninterrupted loop bit for bit.
     """
     m = _vector(m0, "m0", (3,), check_finite=False)
     Q = _vector(Q0, "Q0", (3, 3), check_finite=False)
@@ -367,6 +387,9 @@ def integrate(
     ):
         raise ValueError(f"quadrature must be an integer in 0..10, got {quadrature!r}")
     quadrature = int(quadrature)
+    save_every = _segments.save_every_arg(save_every, _nonnegative_int)
+    progress = _segments.check_progress(progress)
+    _resolve_threads(threads)
     a, b = _coefficients(method, coefficients)
     if torque is not None and not callable(torque):
         raise ValueError(
@@ -379,28 +402,52 @@ def integrate(
     else:
         schedule = [(kind, c * h) for kind, c in _schedule(a, b)]
 
+    saved = _segments.saved_steps(nsteps, save_every)
+    t_out = h * saved.astype(np.float64)
+    m_out = np.empty((len(saved), 3))
+    Q_out = np.empty((len(saved), 3, 3))
+    if saved[0] == 0:
+        m_out[0] = m
+        Q_out[0] = Q
+    label = f"frb.splitting.integrate {method if coefficients is None else 'SPLITTING'}"
+
     if torque is None or type(torque) is ConstantField:
-        # the whole loop in Fortran; outputs seen through .T are C-ordered, no copies
+        # the whole loop in Fortran, entered in segments of steps with the state (m, Q^T)
+        # carried; the kept states are written in place (seen through .T: C-ordered, no copies)
         kinds = np.array([0 if kind == "A" else 1 for kind, _ in schedule], dtype=np.intc)
         taus = np.array([tau for _, tau in schedule], dtype=np.float64)
         u0 = np.zeros(3) if torque is None else torque.u0
-        m_out, qt_out, t_out = _core.split_field_trajectory(
-            nsteps, m, Q.T, I, u0, h, kinds, taus, quadrature
-        )
-        return Trajectory(t=t_out, m=m_out.T, Q=qt_out.T)
+        qt = np.array(Q.T, order="F")
+        out_m, out_qt = m_out.T, Q_out.T
 
-    t_out = h * np.arange(nsteps + 1, dtype=np.float64)
-    m_out = np.empty((nsteps + 1, 3))
-    Q_out = np.empty((nsteps + 1, 3, 3))
-    m_out[0] = m
-    Q_out[0] = Q
+        def advance(b_first, b_last, k_first, k_last):
+            _core.split_field_segment(m, qt, I, u0, kinds, taus, quadrature, nsteps, save_every,
+                                      k_first, k_last, out_m, out_qt)
+
+        _segments.run(advance, nsteps, 1, progress=progress, label=label)
+        return Trajectory(t=t_out, m=m_out, Q=Q_out)
+
     inertia_t = I.reshape(1, 3).T
-    for k in range(1, nsteps + 1):
-        for kind, tau in schedule:
-            if kind == "A":
-                m, Q = _free_flow(m, Q, tau, inertia_t, quadrature)
-            else:
-                m, Q = _torque_state(torque(m, Q, tau), Q)
-        m_out[k] = m
-        Q_out[k] = Q
+    bar = _segments.Progress(progress, nsteps, 1, label)
+    try:
+        j = 1 if saved[0] == 0 else 0
+        for k in range(1, nsteps + 1):
+            for kind, tau in schedule:
+                if kind == "A":
+                    m, Q = _free_flow(m, Q, tau, inertia_t, quadrature)
+                else:
+                    m, Q = _torque_state(torque(m, Q, tau), Q)
+            if j < len(saved) and saved[j] == k:
+                m_out[j] = m
+                Q_out[j] = Q
+                j += 1
+            bar.update(1)
+    finally:
+        bar.close()
     return Trajectory(t=t_out, m=m_out, Q=Q_out)
+
+
+def _nonnegative_int(x, name, low):
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < low:
+        raise ValueError(f"{name} must be an integer >= {low}, None or 'final', got {x!r}")
+    return int(x)
