@@ -3,80 +3,118 @@
 ! (3, n) without a copy; (n, 3, 3) matrices arrive as (3, 3, n) holding each matrix TRANSPOSED.
 ! inertia is (3, ni) and h is (nh) with ni, nh either 1 (shared by all bodies) or n.
 
-subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, m_out, qt_out, info, where)
+subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, threads, m_out, qt_out, &
+                          info, where)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: rotate_matrix_t
    use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use frb_checks, only: check_body_matrix, input_ok
+   use frb_parallel, only: thread_count, min_parallel_work
    implicit none
-   integer(c_int), intent(in) :: n, ni, nh, quadrature
+   integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni), tol
    real(c_double), intent(out) :: m_out(3, n), qt_out(3, 3, n)
    integer(c_int), intent(out) :: info, where
    !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
    integer, parameter :: nb = flow_lanes_width
    real(c_double) :: w(4, nb)
-   integer :: b, b0, nc
+   integer :: b, b0, nc, ic, first_bad
+   logical :: bad
 
    ! info: 0, or the code of frb_checks for the first invalid body, whose index (from 0) is where;
-   ! the bodies are stepped in chunks of nb (free_flow_chunk), each chunk checked first
-   info = input_ok
-   where = -1
-   do b0 = 1, n, nb
+   ! the bodies are stepped in chunks of nb (free_flow_chunk), each chunk checked first, the
+   ! chunks shared among the threads (a chunk with an invalid body is skipped)
+   first_bad = n + 1
+   !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
+   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, bad) reduction(min: first_bad) &
+   !$omp shared(n, ni, nh, m, qt, h, inertia, quadrature, tol, m_out, qt_out)
+   do ic = 1, (n + nb - 1) / nb
+      b0 = (ic - 1) * nb + 1
       nc = min(nb, n - b0 + 1)
+      bad = .false.
       do b = b0, b0 + nc - 1
-         info = check_body_matrix(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), qt(:, :, b), tol)
-         if (info /= input_ok) then
-            where = b - 1
-            return
+         if (check_body_matrix(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), qt(:, :, b), tol) &
+             /= input_ok) then
+            first_bad = min(first_bad, b)
+            bad = .true.
+            exit
          end if
       end do
+      if (bad) cycle
       call free_flow_chunk(nc, b0, nh, ni, m(:, b0:b0 + nc - 1), h, inertia, quadrature, &
                            m_out(:, b0:b0 + nc - 1), w)
       do b = b0, b0 + nc - 1
          call rotate_matrix_t(qt(:, :, b), w(:, b - b0 + 1), qt_out(:, :, b))
       end do
    end do
+   !$omp end parallel do
+   info = input_ok
+   where = -1
+   if (first_bad <= n) then
+      where = first_bad - 1
+      info = check_body_matrix(m(:, first_bad), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
+                               qt(:, :, first_bad), tol)
+   end if
 end subroutine frb_step_batch
 
-subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out, info, where)
+subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
+                           info, where)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: quat_mul
    use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use frb_checks, only: check_body_quat, input_ok
+   use frb_parallel, only: thread_count, min_parallel_work
    implicit none
-   integer(c_int), intent(in) :: n, ni, nh, quadrature
+   integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni), tol
    real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
    integer(c_int), intent(out) :: info, where
    !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
    integer, parameter :: nb = flow_lanes_width
    real(c_double) :: w(4, nb)
-   integer :: b, b0, nc
+   integer :: b, b0, nc, ic, first_bad
+   logical :: bad
 
-   info = input_ok
-   where = -1
-   do b0 = 1, n, nb
+   ! as frb_step_batch
+   first_bad = n + 1
+   !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
+   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, bad) reduction(min: first_bad) &
+   !$omp shared(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out)
+   do ic = 1, (n + nb - 1) / nb
+      b0 = (ic - 1) * nb + 1
       nc = min(nb, n - b0 + 1)
+      bad = .false.
       do b = b0, b0 + nc - 1
-         info = check_body_quat(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), q(:, b), tol)
-         if (info /= input_ok) then
-            where = b - 1
-            return
+         if (check_body_quat(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), q(:, b), tol) &
+             /= input_ok) then
+            first_bad = min(first_bad, b)
+            bad = .true.
+            exit
          end if
       end do
+      if (bad) cycle
       call free_flow_chunk(nc, b0, nh, ni, m(:, b0:b0 + nc - 1), h, inertia, quadrature, &
                            m_out(:, b0:b0 + nc - 1), w)
       do b = b0, b0 + nc - 1
          q_out(:, b) = quat_mul(q(:, b), w(:, b - b0 + 1))
       end do
    end do
+   !$omp end parallel do
+   info = input_ok
+   where = -1
+   if (first_bad <= n) then
+      where = first_bad - 1
+      info = check_body_quat(m(:, first_bad), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
+                             q(:, first_bad), tol)
+   end if
 end subroutine quat_step_batch
 
 ! Elementwise elliptic functions over arrays of equal length n (for tests and users).
@@ -176,24 +214,32 @@ end subroutine ell_third_kind
 ! nsteps steps of size h of the free flow for every body, returning only the final states
 ! (the loop over steps runs here: for benchmarks and long free runs).
 
-subroutine frb_integrate_batch(n, ni, nh, m, qt, h, inertia, quadrature, nsteps, m_out, qt_out)
+subroutine frb_integrate_batch(n, ni, nh, m, qt, h, inertia, quadrature, nsteps, threads, m_out, qt_out)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: rotate_matrix_t
    use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
+   use frb_parallel, only: thread_count, min_parallel_work
    implicit none
-   integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps
+   integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps, threads
    real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni)
    real(c_double), intent(out) :: m_out(3, n), qt_out(3, 3, n)
    !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
    integer, parameter :: nb = flow_lanes_width
    real(c_double) :: w(4, nb), mc(3, nb), qc(3, 3)
-   integer :: b, b0, nc, s
+   integer :: b, b0, nc, s, ic
 
-   ! chunks of nb bodies, all steps of a chunk before the next (states stay in cache)
-   do b0 = 1, n, nb
+   ! chunks of nb bodies, all steps of a chunk before the next (states stay in cache); the
+   ! chunks are shared among the threads
+   !$omp parallel do num_threads(thread_count(threads)) &
+   !$omp if(real(n, c_double) * max(nsteps, 1) >= min_parallel_work) schedule(dynamic) &
+   !$omp default(none) private(b, b0, nc, s, w, mc, qc) &
+   !$omp shared(n, ni, nh, m, qt, h, inertia, quadrature, nsteps, m_out, qt_out)
+   do ic = 1, (n + nb - 1) / nb
+      b0 = (ic - 1) * nb + 1
       nc = min(nb, n - b0 + 1)
       m_out(:, b0:b0 + nc - 1) = m(:, b0:b0 + nc - 1)
       qt_out(:, :, b0:b0 + nc - 1) = qt(:, :, b0:b0 + nc - 1)
@@ -206,25 +252,33 @@ subroutine frb_integrate_batch(n, ni, nh, m, qt, h, inertia, quadrature, nsteps,
          end do
       end do
    end do
+   !$omp end parallel do
 end subroutine frb_integrate_batch
 
-subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps, m_out, q_out)
+subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps, threads, m_out, q_out)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: quat_mul
    use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
+   use frb_parallel, only: thread_count, min_parallel_work
    implicit none
-   integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps
+   integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
    real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
    !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
    integer, parameter :: nb = flow_lanes_width
    real(c_double) :: w(4, nb), mc(3, nb)
-   integer :: b, b0, nc, s
+   integer :: b, b0, nc, s, ic
 
-   do b0 = 1, n, nb
+   !$omp parallel do num_threads(thread_count(threads)) &
+   !$omp if(real(n, c_double) * max(nsteps, 1) >= min_parallel_work) schedule(dynamic) &
+   !$omp default(none) private(b, b0, nc, s, w, mc) &
+   !$omp shared(n, ni, nh, m, q, h, inertia, quadrature, nsteps, m_out, q_out)
+   do ic = 1, (n + nb - 1) / nb
+      b0 = (ic - 1) * nb + 1
       nc = min(nb, n - b0 + 1)
       m_out(:, b0:b0 + nc - 1) = m(:, b0:b0 + nc - 1)
       q_out(:, b0:b0 + nc - 1) = q(:, b0:b0 + nc - 1)
@@ -236,43 +290,53 @@ subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps,
          end do
       end do
    end do
+   !$omp end parallel do
 end subroutine quat_integrate_batch
 
 ! The same steps for batches stored body-index-first in Fortran order: a numpy array of shape
 ! (n, 3), (n, 4) or (n, 3, 3) that is F-contiguous arrives here without a copy as m(n, 3),
 ! q(n, 4), qf(n, 3, 3) with qf(b, :, :) = Q of body b (not transposed). Outputs use the same layout.
 
-subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, m_out, qf_out, info, where)
+subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, threads, m_out, qf_out, &
+                            info, where)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: rotate_matrix_t
    use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use frb_checks, only: check_body_matrix, input_ok
+   use frb_parallel, only: thread_count, min_parallel_work
    implicit none
-   integer(c_int), intent(in) :: n, ni, nh, quadrature
+   integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(n, 3), qf(n, 3, 3), h(nh), inertia(3, ni), tol
    real(c_double), intent(out) :: m_out(n, 3), qf_out(n, 3, 3)
    integer(c_int), intent(out) :: info, where
    !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 0)
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
    integer, parameter :: nb = flow_lanes_width
    real(c_double) :: w(4, nb), mc(3, nb), mo(3, nb), qt(3, 3), qto(3, 3)
-   integer :: b, b0, nc
+   integer :: b, b0, nc, ic, first_bad
+   logical :: bad
 
-   info = input_ok
-   where = -1
-   do b0 = 1, n, nb
+   first_bad = n + 1
+   !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
+   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, mc, mo, qt, qto, bad) &
+   !$omp reduction(min: first_bad) shared(n, ni, nh, m, qf, h, inertia, quadrature, tol, m_out, qf_out)
+   do ic = 1, (n + nb - 1) / nb
+      b0 = (ic - 1) * nb + 1
       nc = min(nb, n - b0 + 1)
+      bad = .false.
       do b = b0, b0 + nc - 1
          mc(:, b - b0 + 1) = m(b, :)
-         info = check_body_matrix(mc(:, b - b0 + 1), h(min(b, nh)), inertia(:, min(b, ni)), &
-                                  transpose(qf(b, :, :)), tol)
-         if (info /= input_ok) then
-            where = b - 1
-            return
+         if (check_body_matrix(mc(:, b - b0 + 1), h(min(b, nh)), inertia(:, min(b, ni)), &
+                               transpose(qf(b, :, :)), tol) /= input_ok) then
+            first_bad = min(first_bad, b)
+            bad = .true.
+            exit
          end if
       end do
+      if (bad) cycle
       call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, mo, w)
       do b = b0, b0 + nc - 1
          qt = transpose(qf(b, :, :))
@@ -281,44 +345,70 @@ subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, m_out
          qf_out(b, :, :) = transpose(qto)
       end do
    end do
+   !$omp end parallel do
+   info = input_ok
+   where = -1
+   if (first_bad <= n) then
+      where = first_bad - 1
+      info = check_body_matrix(m(first_bad, :), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
+                               transpose(qf(first_bad, :, :)), tol)
+   end if
 end subroutine frb_step_batch_f
 
-subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out, info, where)
+subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
+                             info, where)
    use iso_c_binding, only: c_double, c_int
    use frb_rigid_body, only: quat_mul
    use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use frb_checks, only: check_body_quat, input_ok
+   use frb_parallel, only: thread_count, min_parallel_work
    implicit none
-   integer(c_int), intent(in) :: n, ni, nh, quadrature
+   integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(n, 3), q(n, 4), h(nh), inertia(3, ni), tol
    real(c_double), intent(out) :: m_out(n, 3), q_out(n, 4)
    integer(c_int), intent(out) :: info, where
    !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 0)
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
    integer, parameter :: nb = flow_lanes_width
    real(c_double) :: w(4, nb), mc(3, nb), mo(3, nb)
-   integer :: b, b0, nc
+   integer :: b, b0, nc, ic, first_bad
+   logical :: bad
 
-   info = input_ok
-   where = -1
-   do b0 = 1, n, nb
+   first_bad = n + 1
+   !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
+   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, mc, mo, bad) &
+   !$omp reduction(min: first_bad) shared(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out)
+   do ic = 1, (n + nb - 1) / nb
+      b0 = (ic - 1) * nb + 1
       nc = min(nb, n - b0 + 1)
+      bad = .false.
       do b = b0, b0 + nc - 1
          mc(:, b - b0 + 1) = m(b, :)
-         info = check_body_quat(mc(:, b - b0 + 1), h(min(b, nh)), inertia(:, min(b, ni)), q(b, :), tol)
-         if (info /= input_ok) then
-            where = b - 1
-            return
+         if (check_body_quat(mc(:, b - b0 + 1), h(min(b, nh)), inertia(:, min(b, ni)), q(b, :), tol) &
+             /= input_ok) then
+            first_bad = min(first_bad, b)
+            bad = .true.
+            exit
          end if
       end do
+      if (bad) cycle
       call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, mo, w)
       do b = b0, b0 + nc - 1
          m_out(b, :) = mo(:, b - b0 + 1)
          q_out(b, :) = quat_mul(q(b, :), w(:, b - b0 + 1))
       end do
    end do
+   !$omp end parallel do
+   info = input_ok
+   where = -1
+   if (first_bad <= n) then
+      where = first_bad - 1
+      info = check_body_quat(m(first_bad, :), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
+                             q(first_bad, :), tol)
+   end if
 end subroutine quat_step_batch_f
 
 ! One body: the lean path of frb.frb_step / frb.quat_step for shapes (3,), (3, 3) and (4,) (no
@@ -398,3 +488,15 @@ subroutine check_single_matrix(m, qq, inertia, tol, code)
    if (code == input_ok) code = check_rotation_t(qq, tol)
    if (code == input_ok) code = check_state(zero, 0.0_c_double, inertia)
 end subroutine check_single_matrix
+
+!> Whether this build runs the batched loops on several threads (OpenMP), and the default
+!> thread count of a parallel loop (OMP_NUM_THREADS, or one per core; 1 without OpenMP).
+subroutine openmp_info(enabled, max_threads)
+   use iso_c_binding, only: c_int
+   use frb_parallel, only: thread_count, openmp_enabled
+   implicit none
+   integer(c_int), intent(out) :: enabled, max_threads
+
+   enabled = merge(1, 0, openmp_enabled())
+   max_threads = thread_count(0)
+end subroutine openmp_info

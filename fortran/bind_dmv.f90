@@ -3,32 +3,52 @@
 ! inertia (3, ni), with ni, nh either 1 (shared by all bodies) or n.
 ! An order other than 2, 4, 6, 8, or a step with no solution of the DMV equation, gives NaN.
 
-subroutine dmv_step_batch(n, ni, nh, m, q, h, inertia, order, m_out, q_out)
+subroutine dmv_step_batch(n, ni, nh, m, q, h, inertia, order, threads, m_out, q_out)
    use iso_c_binding, only: c_double, c_int
-   use frb_dmv, only: dmv_step_many
    implicit none
-   integer(c_int), intent(in) :: n, ni, nh, order
+   integer(c_int), intent(in) :: n, ni, nh, order, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
    real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
    !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
+   !f2py threadsafe
 
-   call dmv_step_many(n, ni, nh, m, q, h, inertia, order, m_out, q_out)
+   call dmv_integrate_batch(n, ni, nh, m, q, h, inertia, order, 1, threads, m_out, q_out)
 end subroutine dmv_step_batch
 
-subroutine dmv_integrate_batch(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
+!> nsteps steps of dmv_integrate_many, its blocks of dmv_lanes_width bodies shared among the
+!> threads: each block is the same as in one call for the whole batch (blocks start at bodies
+!> 1, 1 + dmv_lanes_width, ...), so the results do not depend on the thread count.
+subroutine dmv_integrate_batch(n, ni, nh, m, q, h, inertia, order, nsteps, threads, m_out, q_out)
    use iso_c_binding, only: c_double, c_int
-   use frb_dmv, only: dmv_integrate_many
+   use frb_dmv, only: dmv_integrate_many, dmv_lanes_width
+   use frb_parallel, only: thread_count, min_parallel_work
    implicit none
-   integer(c_int), intent(in) :: n, ni, nh, order, nsteps
+   integer(c_int), intent(in) :: n, ni, nh, order, nsteps, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
    real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
    !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
+   !f2py threadsafe
+   integer, parameter :: nb = 4 * dmv_lanes_width
+   integer :: b0, b1, ic
 
-   call dmv_integrate_many(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
+   !$omp parallel do num_threads(thread_count(threads)) &
+   !$omp if(real(n, c_double) * max(nsteps, 1) >= min_parallel_work) schedule(dynamic) &
+   !$omp default(none) private(b0, b1) shared(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
+   do ic = 1, (n + nb - 1) / nb
+      b0 = (ic - 1) * nb + 1
+      b1 = min(n, b0 + nb - 1)
+      call dmv_integrate_many(b1 - b0 + 1, min(ni, b1 - b0 + 1), min(nh, b1 - b0 + 1), &
+                              m(:, b0:b1), q(:, b0:b1), h(min(b0, nh):min(b1, nh)), &
+                              inertia(:, min(b0, ni):min(b1, ni)), order, nsteps, &
+                              m_out(:, b0:b1), q_out(:, b0:b1))
+   end do
+   !$omp end parallel do
 end subroutine dmv_integrate_batch
 
 subroutine dmv_step_single(m, q, h, inertia, order, m_out, q_out)
@@ -46,35 +66,30 @@ end subroutine dmv_step_single
 !> The public path of frb.dmv_step / frb.dmv_integrate: the input checks of quat_step_batch
 !> (frb_checks; info, where as there) in the compiled loop, then the steps; nfail counts the
 !> bodies whose DMV equation had no solution (NaN results).
-subroutine dmv_integrate_checked(n, ni, nh, m, q, h, inertia, order, nsteps, tol, m_out, q_out, &
-                                 info, where, nfail)
+subroutine dmv_integrate_checked(n, ni, nh, m, q, h, inertia, order, nsteps, tol, threads, &
+                                 m_out, q_out, info, where, nfail)
    use iso_c_binding, only: c_double, c_int
    use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
-   use frb_dmv, only: dmv_integrate_many
-   use frb_checks, only: check_body_quat, input_ok
+   use frb_checks, only: input_ok
    implicit none
-   integer(c_int), intent(in) :: n, ni, nh, order, nsteps
+   integer(c_int), intent(in) :: n, ni, nh, order, nsteps, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni), tol
    real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
    integer(c_int), intent(out) :: info, where, nfail
    !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
    !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
    !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
    integer :: b
 
-   where = -1
    nfail = 0
-   do b = 1, n
-      info = check_body_quat(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), q(:, b), tol)
-      if (info /= input_ok) then
-         where = b - 1
-         m_out = 0; q_out = 0
-         return
-      end if
-   end do
-   info = input_ok
-   call dmv_integrate_many(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
+   call dmv_check_batch(n, ni, nh, m, q, h, inertia, tol, threads, info, where)
+   if (info /= input_ok) then
+      m_out = 0; q_out = 0
+      return
+   end if
+   call dmv_integrate_batch(n, ni, nh, m, q, h, inertia, order, nsteps, threads, m_out, q_out)
    do b = 1, n
       if (.not. (all(ieee_is_finite(m_out(:, b))) .and. all(ieee_is_finite(q_out(:, b))))) nfail = nfail + 1
    end do
@@ -105,3 +120,144 @@ subroutine dmv_integrate_single(m, q, h, inertia, order, nsteps, tol, m_out, q_o
    call dmv_integrate_many(1, 1, 1, m, q, hs, inertia, order, nsteps, m_out, q_out)
    if (.not. (all(ieee_is_finite(m_out)) .and. all(ieee_is_finite(q_out)))) nfail = 1
 end subroutine dmv_integrate_single
+
+!> The input checks of quat_step_batch (frb_checks) for every body: info = 0, or the code of
+!> the first invalid body, whose index (from 0) is where (-1 when all are valid).
+subroutine dmv_check_batch(n, ni, nh, m, q, h, inertia, tol, threads, info, where)
+   use iso_c_binding, only: c_double, c_int
+   use frb_checks, only: check_body_quat, input_ok
+   use frb_parallel, only: thread_count, min_parallel_work
+   implicit none
+   integer(c_int), intent(in) :: n, ni, nh, threads
+   real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni), tol
+   integer(c_int), intent(out) :: info, where
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
+   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
+   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
+   !f2py threadsafe
+   integer :: b, first_bad
+
+   first_bad = n + 1
+   !$omp parallel do num_threads(thread_count(threads)) if(n >= 16 * min_parallel_work) &
+   !$omp schedule(static) default(none) reduction(min: first_bad) shared(n, ni, nh, m, q, h, inertia, tol)
+   do b = 1, n
+      if (check_body_quat(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), q(:, b), tol) /= input_ok) &
+         first_bad = min(first_bad, b)
+   end do
+   !$omp end parallel do
+   info = input_ok
+   where = -1
+   if (first_bad <= n) then
+      where = first_bad - 1
+      info = check_body_quat(m(:, first_bad), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
+                             q(:, first_bad), tol)
+   end if
+end subroutine dmv_check_batch
+
+!> The modified inverse moments of inertia w(:, b) of every body, as dmv_integrate_many
+!> computes them from the initial state before its steps (for a run entered in segments by
+!> dmv_advance_batch; the order must be 2, 4, 6 or 8).
+subroutine dmv_prepare_batch(n, ni, nh, m, h, inertia, order, threads, w)
+   use iso_c_binding, only: c_double, c_int
+   use frb_dmv, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_lanes_inverse, dmv_lanes_width
+   use frb_parallel, only: thread_count, min_parallel_work
+   implicit none
+   integer(c_int), intent(in) :: n, ni, nh, order, threads
+   real(c_double), intent(in) :: m(3, n), h(nh), inertia(3, ni)
+   real(c_double), intent(out) :: w(3, n)
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
+   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
+   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
+   !f2py threadsafe
+   integer, parameter :: nb = dmv_lanes_width
+   type(dmv_coef_t) :: c
+   real(c_double) :: yl(nb, 3), hl(nb), wl(nb, 3)
+   integer :: b, b0, k, nl, ic
+
+   if (n < 1) return
+   c = dmv_setup(inertia(:, 1), order)
+   !$omp parallel do num_threads(thread_count(threads)) if(n >= 16 * min_parallel_work) &
+   !$omp schedule(static) default(none) private(b, b0, k, nl, yl, hl, wl) &
+   !$omp shared(n, ni, nh, m, h, inertia, order, c, w)
+   do ic = 1, (n + nb - 1) / nb
+      b0 = (ic - 1) * nb + 1
+      nl = min(nb, n - b0 + 1)
+      if (ni == 1) then
+         ! the lanes of dmv_integrate_many: unused lanes hold a body at rest, h = 0
+         yl = 0
+         hl = 0
+         do k = 1, nl
+            yl(k, :) = m(:, b0 + k - 1)
+            hl(k) = h(min(b0 + k - 1, nh))
+         end do
+         call dmv_lanes_inverse(nb, c, hl, yl, wl)
+         do k = 1, nl
+            w(:, b0 + k - 1) = wl(k, :)
+         end do
+      else
+         do k = 1, nl
+            b = b0 + k - 1
+            w(:, b) = dmv_modified_inverse(dmv_setup(inertia(:, b), order), h(min(b, nh)), m(:, b))
+         end do
+      end if
+   end do
+   !$omp end parallel do
+end subroutine dmv_prepare_batch
+
+!> Steps k_first+1 .. k_last of the DMV run of the bodies b_first .. b_last (1-based) of the
+!> batch, in place: m, q the current states, w from dmv_prepare_batch. The bodies go through
+!> the lanes in the blocks of dmv_integrate_many (starting at bodies 1, 1 + dmv_lanes_width,
+!> ...; b_first must start a block), with the same operations, so that a run in segments of
+!> steps gives the states of one dmv_integrate_many call bit for bit.
+subroutine dmv_advance_batch(n, nh, m, q, h, w, nsteps, b_first, b_last, threads)
+   use iso_c_binding, only: c_double, c_int
+   use frb_dmv, only: dmv_lanes, dmv_lanes_width
+   use frb_parallel, only: thread_count, min_parallel_work
+   implicit none
+   integer(c_int), intent(in) :: n, nh, nsteps, b_first, b_last, threads
+   real(c_double), intent(inout) :: m(3, n), q(4, n)
+   real(c_double), intent(in) :: h(nh), w(3, n)
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
+   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
+   !f2py threadsafe
+   integer, parameter :: nb = dmv_lanes_width
+   real(c_double) :: yl(nb, 3), ql(nb, 4), hd(nb), wl(nb, 3), hl(nb)
+   integer :: b, b0, k, nl, ic, step
+
+   !$omp parallel do num_threads(thread_count(threads)) &
+   !$omp if(real(b_last - b_first + 1, c_double) * max(nsteps, 1) >= min_parallel_work) &
+   !$omp schedule(dynamic, 4) default(none) private(b, b0, k, nl, step, yl, ql, hd, wl, hl) &
+   !$omp shared(n, nh, m, q, h, w, nsteps, b_first, b_last)
+   do ic = 1, (b_last - b_first + nb) / nb
+      b0 = b_first + (ic - 1) * nb
+      nl = min(nb, b_last - b0 + 1)
+      ! the packing of dmv_integrate_many (its pack_lanes); the lanes not in use hold a body at
+      ! rest with h = 0, whose step is trivial whatever its w
+      do k = 1, nl
+         b = b0 + k - 1
+         yl(k, 1) = m(1, b); yl(k, 2) = m(2, b); yl(k, 3) = m(3, b)
+         ql(k, 1) = q(1, b); ql(k, 2) = q(2, b); ql(k, 3) = q(3, b); ql(k, 4) = q(4, b)
+         hl(k) = h(min(b, nh))
+         wl(k, :) = w(:, b)
+      end do
+      do k = nl + 1, nb
+         yl(k, :) = 0
+         ql(k, :) = [1, 0, 0, 0]
+         hl(k) = 0
+         wl(k, :) = 1
+      end do
+      hd = hl / 2
+      do step = 1, nsteps
+         call dmv_lanes(nb, yl, ql, hd, wl)
+      end do
+      do k = 1, nl
+         b = b0 + k - 1
+         m(1, b) = yl(k, 1); m(2, b) = yl(k, 2); m(3, b) = yl(k, 3)
+         q(1, b) = ql(k, 1); q(2, b) = ql(k, 2); q(3, b) = ql(k, 3); q(4, b) = ql(k, 4)
+      end do
+   end do
+   !$omp end parallel do
+end subroutine dmv_advance_batch

@@ -1,22 +1,26 @@
 ! f2py binding of the time loop of frb.integrate (module frb_engine), extension frb._engine.
 ! Its signature file is fortran/engine.pyf (hand-written: f2py reads call-back signatures
-! reliably only from a signature file). Layout: numpy C-ordered (n, 3), (n, 4) arrays travel as
-! their .T views (Fortran (3, n), (4, n)); outputs (3, n, nk), (4, n, nk) are, seen through .T,
-! C-ordered (nk, n, 3), (nk, n, 4) arrays.
+! reliably only from a signature file). Layout: numpy C-ordered (n, 3), (n, 4), (n, nws) arrays
+! travel as their .T views (Fortran (3, n), (4, n), (nws, n)); the kept states (3, n, nk),
+! (4, n, nk) are, seen through .T, C-ordered (nk, n, 3), (nk, n, 4) arrays. Everything is
+! updated in place (see engine_run): Python enters a run in segments of steps and bodies, from
+! the initial state m0, q0, the state carried between segments in m, q, ws.
 subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, tkind, tpar, &
-                            n, nsteps, save_every, chunk, nk, h, t0, m0, q0, inertia, &
-                            m_out, q_out, t_out, status, fail_step, fail_body, cb)
+                            n, nsteps, save_every, chunk, threads, b_first, b_last, k_first, k_last, &
+                            nk, h, t0, m0, q0, m, q, ws, inertia, m_out, q_out, status, fail_step, &
+                            fail_body, cb)
    use frb_kinds, only: dp
-   use frb_step_interface, only: method_t, max_flows
+   use frb_step_interface, only: method_t, max_flows, nws
    use frb_torques, only: torque_t
    use frb_engine, only: engine_run
    implicit none
    integer, intent(in) :: family, variant, quadrature, nf, tkind
    integer, intent(in) :: kinds(nf)
    real(dp), intent(in) :: frac(nf), tpar(7)
-   integer, intent(in) :: n, nsteps, save_every, chunk, nk
+   integer, intent(in) :: n, nsteps, save_every, chunk, threads, b_first, b_last, k_first, k_last, nk
    real(dp), intent(in) :: h, t0, m0(3, n), q0(4, n), inertia(3, n)
-   real(dp), intent(out) :: m_out(3, n, nk), q_out(4, n, nk), t_out(nk)
+   real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)
+   real(dp), intent(inout) :: m_out(3, n, nk), q_out(4, n, nk)
    integer, intent(out) :: status, fail_step, fail_body
    external :: cb
    type(method_t) :: meth
@@ -32,6 +36,16 @@ subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, tkind,
    tq%u0 = tpar(1:3)
    tq%c = tpar(4:6)
    tq%rate = tpar(7)
-   call engine_run(meth, tq, n, nsteps, save_every, max(1, chunk), h, t0, m0, q0, inertia, nk, &
-                   m_out, q_out, t_out, status, fail_step, fail_body, cb)
+   call engine_run(meth, tq, n, max(1, b_first), min(n, b_last), k_first, min(k_last, nsteps), &
+                   nsteps, save_every, max(1, chunk), threads, h, t0, m0, q0, m, q, ws, inertia, nk, &
+                   m_out, q_out, status, fail_step, fail_body, cb)
 end subroutine engine_integrate
+
+!> The size nws of the per-body workspace ws of engine_integrate.
+subroutine engine_workspace(nws_out)
+   use frb_step_interface, only: nws
+   implicit none
+   integer, intent(out) :: nws_out
+
+   nws_out = nws
+end subroutine engine_workspace

@@ -1,20 +1,25 @@
 ! f2py bindings of the compiled splitting loop (module frb_splitting), part of frb._core.
-! Layout as in bind_core.f90: the attitude travels TRANSPOSED, so that the Fortran outputs
-! m_out(3, nsteps+1) and qt_out(3, 3, nsteps+1) are, seen through .T from numpy, C-ordered arrays
-! of shapes (nsteps+1, 3) and (nsteps+1, 3, 3) holding m and Q (no copies).
+! Layout as in bind_core.f90: the attitude travels TRANSPOSED, so that the Fortran arrays
+! m_out(3, nk) and qt_out(3, 3, nk) are, seen through .T from numpy, C-ordered arrays of shapes
+! (nk, 3) and (nk, 3, 3) holding m and Q (no copies).
 
-subroutine split_field_trajectory(nf, nsteps, m0, qt0, inertia, u0, h, kinds, tau, quadrature, &
-                                  m_out, qt_out, t_out)
+! Steps k_first+1 .. k_last of a run of nsteps steps of the compiled splitting loop, in place
+! (m, qt the current state): the state after step k goes to m_out(:, j), qt_out(:, :, j),
+! j = save_slot(k, nsteps, save_every) of frb_parallel, when j > 0 (frb_splitting.split_segment),
+! so a run in segments gives the states of one loop bit for bit.
+subroutine split_field_segment(nf, nk, m, qt, inertia, u0, kinds, tau, quadrature, nsteps, &
+                               save_every, k_first, k_last, m_out, qt_out)
    use iso_c_binding, only: c_double, c_int
-   use frb_splitting, only: split_trajectory
+   use frb_splitting, only: split_segment
    implicit none
-   integer(c_int), intent(in) :: nf, nsteps, quadrature
+   integer(c_int), intent(in) :: nf, nk, quadrature, nsteps, save_every, k_first, k_last
    integer(c_int), intent(in) :: kinds(nf)
-   real(c_double), intent(in) :: m0(3), qt0(3, 3), inertia(3), u0(3), h, tau(nf)
-   real(c_double), intent(out) :: m_out(3, nsteps + 1), qt_out(3, 3, nsteps + 1), t_out(nsteps + 1)
+   real(c_double), intent(in) :: inertia(3), u0(3), tau(nf)
+   real(c_double), intent(inout) :: m(3), qt(3, 3), m_out(3, nk), qt_out(3, 3, nk)
    !f2py threadsafe
    !f2py integer(c_int) intent(hide), depend(tau) :: nf = len(tau)
-   !f2py integer(c_int) intent(in), check(nsteps >= 0) :: nsteps
+   !f2py integer(c_int) intent(hide), depend(m_out) :: nk = shape(m_out, 1)
 
-   call split_trajectory(m0, qt0, inertia, u0, h, kinds, tau, quadrature, m_out, qt_out, t_out)
-end subroutine split_field_trajectory
+   call split_segment(m, qt, inertia, u0, kinds, tau, quadrature, nsteps, save_every, k_first, &
+                      k_last, m_out, qt_out)
+end subroutine split_field_segment

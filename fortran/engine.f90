@@ -2,9 +2,12 @@
 ! interface of frb_step_interface (one <family>_step routine per module).
 !
 ! Bodies are stepped in chunks: a chunk runs all its steps before the next chunk starts (the
-! state of a chunk stays in cache). The Python layer passes chunk = n for a user torque, so that
-! the user's callable is called once per stage for the whole batch. No body's arithmetic depends
-! on the chunk it is in, so results do not depend on the chunk size (bit for bit).
+! state of a chunk stays in cache), and the chunks are shared among OpenMP threads. The Python
+! layer passes chunk = n and one thread for a user torque, so that the user's callable is called
+! once per stage for the whole batch, on the calling thread (it needs the GIL). No body's
+! arithmetic depends on the chunk it is in or on the other bodies, so results do not depend on
+! the chunk size or the thread count (bit for bit). The run is entered in segments of steps (and
+! of bodies) from Python: the state (m, q and the workspace ws) is carried between segments.
 module frb_engine
    use frb_kinds, only: dp
    use frb_step_interface
@@ -14,6 +17,7 @@ module frb_engine
    use frb_ganapathi, only: ganapathi_step
    use frb_terze, only: terze_step
    use frb_krysl, only: krysl_step
+   use frb_parallel, only: thread_count, save_slot, min_parallel_work
    implicit none
    private
 
@@ -41,68 +45,116 @@ contains
       end select
    end subroutine engine_step
 
-   !> nsteps steps of length h from time t0 for n bodies. The states after the steps
-   !> k = 0, save_every, 2 save_every, ..., nsteps (always the last) go to
-   !> m_out(:, :, j), q_out(:, :, j), t_out(j), j = 1..nk. On the first failure (a body whose
-   !> step sets info, or whose state is not finite) the run stops and reports the code in
-   !> status, the step in fail_step and the body (1-based) in fail_body; status = 0 otherwise.
-   subroutine engine_run(meth, tq, n, nsteps, save_every, chunk, h, t0, m0, q0, inertia, nk, &
-                         m_out, q_out, t_out, status, fail_step, fail_body, cb)
+   !> Steps k_first+1 .. k_last of a run of nsteps steps of length h from time t0, for the
+   !> bodies b_first .. b_last (1-based) of a batch of n, from the initial state m0, q0 when
+   !> k_first = 0, else from the state m, q, ws left by the previous segment; the state is
+   !> written back to m, q, ws only when k_last < nsteps (so that a run in one segment never
+   !> touches those arrays). The state after step k goes to
+   !> m_out(:, b, j), q_out(:, b, j) with j = save_slot(k, nsteps, save_every) (frb_parallel),
+   !> when j > 0. The bodies are stepped in chunks of chunk bodies (from b_first), shared among
+   !> threads threads (0: the OpenMP default); a chunk runs all its steps before the next.
+   !> On failure (a body whose step sets info, or whose state is not finite) that body's chunk
+   !> stops; status reports the code, fail_step the step and fail_body the body (1-based) of
+   !> the earliest failure (the smallest step, then the smallest body: the same for every
+   !> thread count and every split of the run into segments); status = 0 otherwise.
+   subroutine engine_run(meth, tq, n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, &
+                         threads, h, t0, m0, q0, m, q, ws, inertia, nk, m_out, q_out, &
+                         status, fail_step, fail_body, cb)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
-      integer, intent(in) :: n, nsteps, save_every, chunk, nk
+      integer, intent(in) :: n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, threads, nk
       real(dp), intent(in) :: h, t0, m0(3, n), q0(4, n), inertia(3, n)
-      real(dp), intent(out) :: m_out(3, n, nk), q_out(4, n, nk), t_out(nk)
+      real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)
+      real(dp), intent(inout) :: m_out(3, n, nk), q_out(4, n, nk)
       integer, intent(out) :: status, fail_step, fail_body
       procedure(user_torque_cb) :: cb
-      real(dp), allocatable :: m(:, :), q(:, :), ws(:, :)
-      integer, allocatable :: info(:)
-      integer :: b0, nc, k, j, jsave
+      integer :: b0, nc, ic, code, kfail, jfail
 
       status = info_ok
       fail_step = 0
       fail_body = 0
-      jsave = 1
-      t_out(1) = t0
-      do k = 1, nsteps
-         if (mod(k, save_every) == 0 .or. k == nsteps) then
-            jsave = jsave + 1
-            t_out(jsave) = t0 + k * h
+      !$omp parallel do num_threads(thread_count(threads)) schedule(dynamic) &
+      !$omp if(real(b_last - b_first + 1, dp) * max(k_last - k_first, 1) >= min_parallel_work &
+      !$omp    .and. b_last - b_first >= chunk) &
+      !$omp default(none) private(b0, nc, code, kfail, jfail) &
+      !$omp shared(meth, tq, n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, h, t0, &
+      !$omp        m0, q0, m, q, ws, inertia, nk, m_out, q_out, status, fail_step, fail_body)
+      do ic = 1, (b_last - b_first + chunk) / chunk
+         b0 = b_first + (ic - 1) * chunk
+         nc = min(chunk, b_last - b0 + 1)
+         call run_chunk(meth, tq, n, b0, nc, k_first, k_last, nsteps, save_every, h, t0, m0, q0, &
+                        m, q, ws, inertia, nk, m_out, q_out, code, kfail, jfail, cb)
+         if (code /= info_ok) then
+            !$omp critical (frb_engine_failure)
+            if (status == info_ok .or. kfail < fail_step .or. &
+                (kfail == fail_step .and. b0 + jfail - 1 < fail_body)) then
+               status = code
+               fail_step = kfail
+               fail_body = b0 + jfail - 1
+            end if
+            !$omp end critical (frb_engine_failure)
          end if
       end do
+      !$omp end parallel do
+   end subroutine engine_run
 
-      allocate (m(3, chunk), q(4, chunk), ws(nws, chunk), info(chunk))
-      do b0 = 1, n, chunk
-         nc = min(chunk, n - b0 + 1)
-         m(:, 1:nc) = m0(:, b0:b0 + nc - 1)
-         q(:, 1:nc) = q0(:, b0:b0 + nc - 1)
-         ws(:, 1:nc) = 0.0_dp
-         info(1:nc) = info_ok
-         m_out(:, b0:b0 + nc - 1, 1) = m(:, 1:nc)
-         q_out(:, b0:b0 + nc - 1, 1) = q(:, 1:nc)
-         jsave = 1
-         do k = 1, nsteps
-            call engine_step(meth, nc, k, t0 + (k - 1) * h, h, m(:, 1:nc), q(:, 1:nc), &
-                             inertia(:, b0:b0 + nc - 1), ws(:, 1:nc), tq, cb, info(1:nc))
-            do j = 1, nc
-               if (info(j) == info_ok) then
-                  if (.not. (all(abs(m(:, j)) <= huge(1.0_dp)) .and. &
-                             all(abs(q(:, j)) <= huge(1.0_dp)))) info(j) = info_non_finite
-               end if
-               if (info(j) /= info_ok) then
-                  status = info(j)
-                  fail_step = k
-                  fail_body = b0 + j - 1
-                  return
-               end if
-            end do
-            if (mod(k, save_every) == 0 .or. k == nsteps) then
-               jsave = jsave + 1
-               m_out(:, b0:b0 + nc - 1, jsave) = m(:, 1:nc)
-               q_out(:, b0:b0 + nc - 1, jsave) = q(:, 1:nc)
+   !> engine_run for the nc bodies b0 .. b0+nc-1 (one chunk), on the calling thread. On failure
+   !> code, kfail and jfail (the body in the chunk, 1-based) report the first failing body of
+   !> the first failing step, and the chunk stops there.
+   subroutine run_chunk(meth, tq, n, b0, nc, k_first, k_last, nsteps, save_every, h, t0, m0, q0, &
+                        m, q, ws, inertia, nk, m_out, q_out, code, kfail, jfail, cb)
+      type(method_t), intent(in) :: meth
+      type(torque_t), intent(in) :: tq
+      integer, intent(in) :: n, b0, nc, k_first, k_last, nsteps, save_every, nk
+      real(dp), intent(in) :: h, t0, m0(3, n), q0(4, n), inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)
+      real(dp), intent(inout) :: m_out(3, n, nk), q_out(4, n, nk)
+      integer, intent(out) :: code, kfail, jfail
+      procedure(user_torque_cb) :: cb
+      real(dp), allocatable :: mc(:, :), qc(:, :), wc(:, :)
+      integer, allocatable :: info(:)
+      integer :: k, j, slot, b1
+
+      code = info_ok
+      kfail = 0
+      jfail = 0
+      b1 = b0 + nc - 1
+      allocate (mc(3, nc), qc(4, nc), wc(nws, nc), info(nc))
+      if (k_first == 0) then
+         mc = m0(:, b0:b1)
+         qc = q0(:, b0:b1)
+         wc = 0.0_dp
+      else
+         mc = m(:, b0:b1)
+         qc = q(:, b0:b1)
+         wc = ws(:, b0:b1)
+      end if
+      info = info_ok
+      do k = k_first + 1, k_last
+         call engine_step(meth, nc, k, t0 + (k - 1) * h, h, mc, qc, inertia(:, b0:b1), wc, tq, cb, info)
+         do j = 1, nc
+            if (info(j) == info_ok) then
+               if (.not. (all(abs(mc(:, j)) <= huge(1.0_dp)) .and. &
+                          all(abs(qc(:, j)) <= huge(1.0_dp)))) info(j) = info_non_finite
+            end if
+            if (info(j) /= info_ok) then
+               code = info(j)
+               kfail = k
+               jfail = j
+               return
             end if
          end do
+         slot = save_slot(k, nsteps, save_every)
+         if (slot > 0) then
+            m_out(:, b0:b1, slot) = mc
+            q_out(:, b0:b1, slot) = qc
+         end if
       end do
-   end subroutine engine_run
+      if (k_last < nsteps) then
+         m(:, b0:b1) = mc
+         q(:, b0:b1) = qc
+         ws(:, b0:b1) = wc
+      end if
+   end subroutine run_chunk
 
 end module frb_engine

@@ -13,10 +13,11 @@
 module frb_splitting
    use frb_kinds, only: dp
    use frb_rigid_body, only: free_flow, quat_to_matrix
+   use frb_parallel, only: save_slot
    implicit none
    private
 
-   public :: field_flow, split_step, split_trajectory
+   public :: field_flow, split_step, split_segment
 
    integer, parameter, public :: flow_free = 0, flow_field = 1
 
@@ -56,28 +57,25 @@ contains
       end do
    end subroutine split_step
 
-   !> nsteps steps of length h from (m0, qt0): states m_out(:, k+1), qt_out(:, :, k+1) and times
-   !> t_out(k+1) = k h, k = 0..nsteps.
-   pure subroutine split_trajectory(m0, qt0, inertia, u0, h, kinds, tau, quadrature, &
-                                    m_out, qt_out, t_out)
-      real(dp), intent(in) :: m0(3), qt0(3, 3), inertia(3), u0(3), h, tau(:)
-      integer, intent(in) :: kinds(:), quadrature
-      real(dp), intent(out) :: m_out(:, :), qt_out(:, :, :), t_out(:)
-      real(dp) :: m(3), qt(3, 3)
-      integer :: k
+   !> Steps k_first+1 .. k_last of a run of nsteps steps, in place (m, qt the current state);
+   !> the state after step k goes to m_out(:, j), qt_out(:, :, j) when
+   !> j = save_slot(k, nsteps, save_every) > 0 (frb_parallel). Python enters a long run in
+   !> segments of steps (Ctrl-C, progress) with the same states as one call.
+   pure subroutine split_segment(m, qt, inertia, u0, kinds, tau, quadrature, nsteps, save_every, &
+                                 k_first, k_last, m_out, qt_out)
+      real(dp), intent(inout) :: m(3), qt(3, 3), m_out(:, :), qt_out(:, :, :)
+      real(dp), intent(in) :: inertia(3), u0(3), tau(:)
+      integer, intent(in) :: kinds(:), quadrature, nsteps, save_every, k_first, k_last
+      integer :: k, j
 
-      m = m0
-      qt = qt0
-      m_out(:, 1) = m
-      qt_out(:, :, 1) = qt
-      do k = 0, size(t_out) - 1
-         t_out(k + 1) = k * h
-      end do
-      do k = 1, size(t_out) - 1
+      do k = k_first + 1, k_last
          call split_step(m, qt, inertia, u0, kinds, tau, quadrature)
-         m_out(:, k + 1) = m
-         qt_out(:, :, k + 1) = qt
+         j = save_slot(k, nsteps, save_every)
+         if (j > 0) then
+            m_out(:, j) = m
+            qt_out(:, :, j) = qt
+         end if
       end do
-   end subroutine split_trajectory
+   end subroutine split_segment
 
 end module frb_splitting

@@ -12,6 +12,8 @@ to_rotation, from_rotation   conversion to and from scipy's Rotation (scipy opti
 read_dat, write_dat      the original free-format data files
 experiments              the seeds' published experiments (``frb-example NAME``)
 compare                  work-precision table of the methods on one problem (``frb-compare``)
+set_num_threads, get_num_threads   threads of the compiled batched loops (OpenMP)
+frb.dask                 batches as dask arrays, chunk by chunk (optional extra ``dask``)
 
 Quaternions are **scalar first** everywhere in frb, ``q = (q0, q1, q2, q3)``, ``Q = E(q)``
 (scipy's ``Rotation.as_quat`` is scalar last: convert with to_rotation / from_rotation).
@@ -27,9 +29,10 @@ from . import baselines, splitting, torques, engine
 from .engine import integrate, Trajectory, IntegrationError
 from . import experiments
 from .workprecision import compare
+from .threads import set_num_threads, get_num_threads
 
 __version__ = "0.1.0"
 
 __all__ = ["compare", "experiments", "integrate", "Trajectory", "IntegrationError", "torques", "engine", "frb_step", "quat_step", "dmv_step", "dmv_integrate", "baselines", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
            "matrix_to_quat", "kinetic_energy", "spatial_momentum", "to_rotation", "from_rotation",
-           "read_dat", "write_dat"]
+           "read_dat", "write_dat", "set_num_threads", "get_num_threads"]

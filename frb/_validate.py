@@ -55,6 +55,9 @@ class IntegrationError(RuntimeError):
         self.step = step
         self.body = body
 
+    def __reduce__(self):   # pickles with its attributes (errors travel from dask workers)
+        return type(self), (str(self), self.method, self.step, self.body)
+
 
 def fmt(x) -> str:
     """A number (or array) as a user would write it: ``-0.5``, not ``np.float64(-0.5)``."""

@@ -24,10 +24,11 @@ import warnings
 
 import numpy as np
 
-from . import _core
+from . import _core, _segments
 from . import _validate
 from .flows import (ORTHOGONALITY_TOLERANCE, _as_float_array, _common, _lean_array, _raise_for,
                     _single_body)
+from .threads import _resolve as _resolve_threads, get_num_threads
 
 __all__ = ["dmv_step", "dmv_integrate"]
 
@@ -104,11 +105,14 @@ def _rescaled(m2, h1, inertia2):
     return m_s, h_s, i_s, ka
 
 
-def _run(m, q, h, inertia, order, nsteps):
+def _run(m, q, h, inertia, order, nsteps, threads=None, progress=False):
     """Validate the shapes here and the values in the compiled loop (as frb.quat_step does),
-    then take nsteps DMV steps."""
+    then take nsteps DMV steps: in one compiled call for a short run, else in segments of
+    steps (frb._segments) with the same results bit for bit."""
     q_in = q
-    one = _single_body(m, h, inertia, 0)
+    # one body, a run short enough for one compiled call (Ctrl-C, see _SINGLE_CALL_WORK)
+    short = type(nsteps) is int and nsteps <= _SINGLE_CALL_WORK
+    one = _single_body(m, h, inertia, 0) if short and not progress else None
     if one is not None:
         if type(order) is not int or order not in DMV_ORDERS:
             order = _order(order)   # (the checks and messages of the general path)
@@ -125,6 +129,8 @@ def _run(m, q, h, inertia, order, nsteps):
     single, n, m2, h1, inertia2, _ = _common(m, h, inertia, 0, check_finite=False)
     order = _order(order)
     _check_ratio(inertia2, order)
+    threads = _resolve_threads(threads)
+    progress = _segments.check_progress(progress)
     q = _as_float_array(q, "q", check_finite=False)
     expected = (4,) if single else (n, 4)
     if q.shape != expected:
@@ -138,14 +144,20 @@ def _run(m, q, h, inertia, order, nsteps):
         m_k, h_k, i_k = m2, h1, inertia2
     else:
         m_k, h_k, i_k = (np.ascontiguousarray(a) for a in scaled[:3])
-    m_out, q_out, info, where, nfail = _core.dmv_integrate_checked(
-        m_k.T, q2.T, h_k, i_k.T, order, nsteps, ORTHOGONALITY_TOLERANCE)
-    _raise_for(info, where if not single else -1, "q", m2, h1, inertia2, q_in)
+    if (nsteps <= 1 or n * nsteps <= _SINGLE_CALL_WORK) and not progress:
+        m_out, q_out, info, where, nfail = _core.dmv_integrate_checked(
+            m_k.T, q2.T, h_k, i_k.T, order, nsteps, ORTHOGONALITY_TOLERANCE, threads)
+        _raise_for(info, where if not single else -1, "q", m2, h1, inertia2, q_in)
+        m_out, q_out = m_out.T, q_out.T
+    else:
+        m_out, q_out = _run_segments(m_k, q2, h_k, i_k, order, nsteps, threads, progress,
+                                     single, (m2, h1, inertia2, q_in))
+        nfail = int(np.count_nonzero(~(np.isfinite(m_out).all(axis=1)
+                                       & np.isfinite(q_out).all(axis=1))))
     if nfail:
-        bad = ~(np.isfinite(m_out).all(axis=0) & np.isfinite(q_out).all(axis=0))
+        bad = ~(np.isfinite(m_out).all(axis=1) & np.isfinite(q_out).all(axis=1))
         body = "" if single else f" (body {int(np.argmax(bad))})"
         raise RuntimeError(_NO_SOLUTION.replace("no solution", f"no solution{body}", 1))
-    m_out, q_out = m_out.T, q_out.T
     if scaled is not None:
         m_out = np.ldexp(m_out, -scaled[3][:, None])
     if single:
@@ -153,7 +165,38 @@ def _run(m, q, h, inertia, order, nsteps):
     return m_out, q_out
 
 
-def dmv_step(m, q, h, inertia, order=6):
+#: Body-steps of a DMV run done in one compiled call (about 0.05 s); a longer run, or one with
+#: a progress bar, is entered in segments. One step of any batch is one call.
+_SINGLE_CALL_WORK = 1 << 21
+
+#: Bodies of a segment of a long DMV run are whole blocks of this many bodies (a multiple of
+#: the lanes of fortran/dmv.f90, dmv_lanes_width = 16, so that the lanes hold the same bodies).
+_DMV_ALIGN = 64
+
+
+def _run_segments(m2, q2, h1, inertia2, order, nsteps, threads, progress, single, given=None):
+    """A long run in segments: input checks, the modified moments of inertia from the initial
+    state (as dmv_integrate_many computes them), then the steps with the state carried.
+    ``given``: (m, h, inertia, q) as the caller gave them, for the messages."""
+    info, where = _core.dmv_check_batch(m2.T, q2.T, h1, inertia2.T, ORTHOGONALITY_TOLERANCE,
+                                        threads)
+    if info:
+        _raise_for(info, where if not single else -1, "q", *(given or ()))
+    w = _core.dmv_prepare_batch(m2.T, h1, inertia2.T, order, threads)
+    m = m2.copy()
+    q = q2.copy()
+    mT, qT = m.T, q.T
+
+    def advance(b_first, b_last, k_first, k_last):
+        _core.dmv_advance_batch(mT, qT, h1, w, k_last - k_first, b_first + 1, b_last, threads)
+
+    _segments.run(advance, nsteps, m.shape[0], align=_DMV_ALIGN,
+                  threads=threads or get_num_threads(), progress=progress,
+                  label=f"frb.dmv_integrate order {order}")
+    return m, q
+
+
+def dmv_step(m, q, h, inertia, order=6, threads=None):
     """One step of the preprocessed discrete Moser-Veselov method (Hairer and Vilmart 2006).
 
     Parameters
@@ -170,6 +213,9 @@ def dmv_step(m, q, h, inertia, order=6):
         Principal moments of inertia, strictly positive, in any order.
     order : int
         2 (plain DMV), 4, 6 or 8: the global error is ``O(h^order)``.
+    threads : int, optional
+        Threads sharing a batch (default :func:`frb.get_num_threads`); the results are the
+        same bit for bit for every count.
 
     Returns
     -------
@@ -191,10 +237,10 @@ def dmv_step(m, q, h, inertia, order=6):
     of inertia ``1/I_j (1 + h^2 s3 + h^4 s5 + h^6 s7) + h^2 t3 + h^4 t5 + h^6 t7`` (Vilmart,
     Table 1; all corrections vanish for order 2).
     """
-    return _run(m, q, h, inertia, order, 1)
+    return _run(m, q, h, inertia, order, 1, threads)
 
 
-def dmv_integrate(m0, q0, inertia, h, nsteps, order=6):
+def dmv_integrate(m0, q0, inertia, h, nsteps, order=6, threads=None, progress=False):
     """``nsteps`` steps of :func:`dmv_step` of size ``h``, looping in compiled code.
 
     The arguments are in the order of :func:`frb.integrate` and :func:`frb.splitting.integrate`,
@@ -215,6 +261,10 @@ def dmv_integrate(m0, q0, inertia, h, nsteps, order=6):
         Number of steps, 0..2**31 - 1.
     order : int
         2, 4, 6 or 8.
+    threads : int, optional
+        As :func:`dmv_step`.
+    progress : bool
+        True for a progress bar (tqdm when installed, else a line on stderr).
 
     Returns
     -------
@@ -229,14 +279,16 @@ def dmv_integrate(m0, q0, inertia, h, nsteps, order=6):
     -----
     The modified moments of inertia are computed once per body: they depend only on ``|m|``
     and the energy, which the method conserves, so this is the same method as repeated
-    :func:`dmv_step` calls (up to roundoff). The former order ``(m0, q0, h, nsteps, inertia)``
-    still works, with a DeprecationWarning, when given positionally (recognised by an array in
-    the fifth place).
+    :func:`dmv_step` calls (up to roundoff). A long run is entered in segments of about 0.1 s of
+    work (Ctrl-C stops it within a fraction of a second) with the results of one uninterrupted
+    loop bit for bit. The former order ``(m0, q0, h, nsteps, inertia)`` still works, with a
+    DeprecationWarning, when given positionally (recognised by an array in the fifth place).
     """
     if type(nsteps) is not int and np.ndim(nsteps) >= 1:   # an array there: the former order
         warnings.warn("dmv_integrate(m0, q0, h, nsteps, inertia) is deprecated: the arguments are "
                       "now (m0, q0, inertia, h, nsteps), as in frb.integrate", DeprecationWarning,
                       stacklevel=2)
         inertia, h, nsteps = nsteps, inertia, h
-    nsteps = _validate.integer(nsteps, "nsteps", 0, _validate.INT32_MAX)
-    return _run(m0, q0, h, inertia, order, nsteps)
+    if type(nsteps) is not int or not 0 <= nsteps <= _validate.INT32_MAX:
+        nsteps = _validate.integer(nsteps, "nsteps", 0, _validate.INT32_MAX)
+    return _run(m0, q0, h, inertia, order, nsteps, threads, progress)

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _core, _engine
+from . import _core, _engine, _segments
 from . import splitting as _splitting
 from . import _validate
 from ._validate import IntegrationError
+from .threads import _resolve as _resolve_threads, get_num_threads
 from .flows import ORTHOGONALITY_TOLERANCE, _is_rotation
 from .rotations import matrix_to_quat, quat_to_matrix
 from .torques import ConstantField, GravityGradient, HeavyTop
@@ -417,7 +418,7 @@ def _one_body(m0, attitude0, inertia):
 
 
 def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, save_every=1,
-              coefficients=None, quadrature=0) -> Trajectory:
+              coefficients=None, quadrature=0, threads=None, progress=False) -> Trajectory:
     """Integrate one or many (torqued) rigid bodies with any method of the seed documents.
 
     Parameters
@@ -439,18 +440,34 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
     torque : None, a torque of :mod:`frb.torques`, or callable ``torque(t, Q) -> T_b``
         ``None`` for a free body. A callable receives ``Q`` of shape ``(N, 3, 3)`` and returns
         ``(N, 3)``; it is called once per stage for the whole batch.
-    save_every : int
-        Keep the states after the steps ``0, save_every, 2 save_every, ...`` and always the last.
+    save_every : int, None or "final"
+        Keep the states after the steps ``0, save_every, 2 save_every, ...`` and always the last;
+        ``None`` (or ``"final"``) keeps the final state only (K = 1), so that a long run of a
+        large batch needs memory for its current state only.
     coefficients : pair of sequences, optional
         ``(a, b)``, the first half of a symmetric splitting of the exact free flow and the torque
         kick (see :mod:`frb.splitting`); replaces ``method``.
     quadrature : int
         Free flows of the exact-flow splittings: 0 exact, ``1..10`` Gauss-Legendre nodes.
+    threads : int, optional
+        Threads sharing the chunks of bodies (default: :func:`frb.get_num_threads`); the
+        results are the same bit for bit for every count. A user torque runs on one thread
+        (the Python callable needs the GIL; it is called once per stage for the whole batch).
+    progress : bool
+        Show a progress bar (tqdm when installed, else a line on stderr).
 
     Returns
     -------
     Trajectory
         ``t`` (K,), ``m`` (K, 3) or (K, N, 3), ``q`` / ``Q`` and ``attitude`` in the form given.
+
+    Notes
+    -----
+    The compiled loop is entered in segments of about 0.1 s of work (of steps, and of bodies for
+    a batch whose single step takes longer), the state carried between them: Ctrl-C stops a
+    run within a fraction of a second (KeyboardInterrupt), and the results are those of an
+    uninterrupted loop bit for bit. The compiled work releases the GIL (except with a user
+    torque).
 
     Raises
     ------
@@ -502,8 +519,10 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
             raise ValueError(_validate.phase_message("h", float(phase[b]), f" (body {b})"))
         big_m, i_min, i_max = float(np.abs(m2).max()), float(I2.min()), float(I2.max())
     nsteps = _int_arg(nsteps, "nsteps", 0)
-    save_every = _int_arg(save_every, "save_every", 1)
+    save_every = _segments.save_every_arg(save_every, _int_arg)
     quadrature = _int_arg(quadrature, "quadrature", 0, 10)
+    threads = _resolve_threads(threads)
+    progress = _segments.check_progress(progress)
     tkind, tpar, user = _torque(torque)
 
     if name == "EXACT" and tkind != _T_NONE:
@@ -527,44 +546,74 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
             if len(frac) > 64:
                 raise ValueError("coefficients: at most 64 flows a step")
 
-    nk = nsteps // save_every + 1 + (1 if nsteps % save_every else 0)
-    chunk = n if user is not None else CHUNK
-    cb = _UserTorque(user, name) if user is not None else _no_torque
+    saved = _segments.saved_steps(nsteps, save_every)
+    t_out = 0.0 + saved.astype(np.float64) * h      # t0 + k h, t0 = 0, as the compiled loop
     scale = _scale_of(big_m, i_min, i_max, h) if n else None
-    h_run = h
+    if scale is not None and n > 1:
+        _check_common_scale(m2, I2, scale)
+    m_run, I_run, h_run = m2, I2, h
     if scale is not None:
         # the same motion in units where |m| and the moments are about 1 (see _scale_of)
         ka, kb = scale
-        I2_given = I2
-        m2, I2, h_run = np.ldexp(m2, ka), np.ldexp(I2, kb), math.ldexp(h, kb - ka)
+        m_run, I_run, h_run = np.ldexp(m2, ka), np.ldexp(I2, kb), math.ldexp(h, kb - ka)
         tpar = np.array(tpar)
         tpar[0:3] = np.ldexp(tpar[0:3], 2 * ka - kb)
         tpar[6] = math.ldexp(tpar[6], ka - kb)
-        if user is not None:
+    m_out = np.empty((len(saved), n, 3))
+    q_out = np.empty((len(saved), n, 4))
+    if saved[0] == 0:
+        m_out[0], q_out[0] = m_run, q2
+    if n and nsteps:
+        cb = _UserTorque(user, name) if user is not None else _no_torque
+        if scale is not None and user is not None:
             cb.time_exp, cb.torque_exp = ka - kb, 2 * ka - kb
-    if n == 0:
-        m_out = np.empty((nk, 0, 3))
-        q_out = np.empty((nk, 0, 4))
-        t_out = h * np.array(sorted(set(list(range(0, nsteps + 1, save_every)) + [nsteps])),
-                             dtype=np.float64)
-    else:
-        m_out, q_out, t_out, status, fail_step, fail_body = _engine.engine_integrate(
-            info.family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every,
-            chunk, nk, h_run, 0.0, m2.T, q2.T, I2.T, cb)
+        fail = _run_engine(name, info.family, variant, quadrature, kinds, frac, tkind, tpar,
+                           nsteps, save_every, h_run, m_run, q2, I_run, m_out, q_out, cb,
+                           user is not None, threads, progress)
         if user is not None and cb.error is not None:
             raise cb.error
-        if status:
+        if fail is not None:
+            fail_step, fail_body, status = fail
             _raise_failure(name, int(status), int(fail_step), int(fail_body) - 1, single)
-        m_out, q_out = m_out.T, q_out.T
-        if scale is not None:
-            m_out, t_out = np.ldexp(m_out, -ka), np.ldexp(t_out, ka - kb)
-            I2 = I2_given
+    if scale is not None:
+        m_out = np.ldexp(m_out, -ka)
     if single:
         m_out, q_out = m_out[:, 0], q_out[:, 0]
         I_keep = I2[0]
     else:
         I_keep = I2
     return Trajectory(t_out, m_out, q_out, form, name, I_keep, torque)
+
+
+def _run_engine(name, family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every,
+                h, m2, q2, I2, m_out, q_out, cb, user, threads, progress):
+    """The compiled loop over the whole run, entered in segments (frb._segments.run) from the
+    initial state m2, q2: the state (m, q, the per-body workspace) is carried between them and
+    the kept states written into m_out, q_out in place. Returns None, or (step, body 1-based, status) of the earliest
+    failure."""
+    n = m2.shape[0]
+    # the state between segments (not touched by a run in one segment: no page faults)
+    m = np.empty_like(m2)
+    q = np.empty_like(q2)
+    ws = np.empty((n, _engine.engine_workspace()))
+    if user:
+        # the callable needs the GIL and is called once per stage for the whole batch
+        compiled, chunk, threads, split = _engine.engine_integrate_gil, n, 1, False
+    else:
+        compiled, chunk, split = _engine.engine_integrate, CHUNK, True
+    args_m0, args_q0, args_m, args_q, args_ws = m2.T, q2.T, m.T, q.T, ws.T
+    args_i, out_m, out_q = I2.T, m_out.T, q_out.T
+
+    def advance(b_first, b_last, k_first, k_last):
+        status, fail_step, fail_body = compiled(
+            family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every, chunk,
+            threads, b_first + 1, b_last, k_first, k_last, h, 0.0, args_m0, args_q0, args_m,
+            args_q, args_ws, args_i, out_m, out_q, cb)
+        return (fail_step, fail_body, status) if status else None
+
+    return _segments.run(advance, nsteps, n, align=chunk, split_bodies=split,
+                         threads=threads or get_num_threads(), progress=progress,
+                         label=f"frb.integrate {name}")
 
 
 #: |m| and the moments outside 2^-SAFE_EXPONENT .. 2^SAFE_EXPONENT: the run is rescaled.
@@ -591,6 +640,24 @@ def _scale_of(big_m, i_min, i_max, h):
     if not math.isfinite(h_run) or (h != 0 and h_run == 0):
         return None
     return ka, kb
+
+
+def _check_common_scale(m2, I2, scale):
+    """Raise ValueError if one scale for the whole batch would push a body out of the safe range
+    (a batch spanning more than 2^400 in |m| or in the moments: no common scale keeps every body
+    exact; split it into batches of similar scale)."""
+    ka, kb = scale
+    body_m = np.abs(m2).max(axis=1)
+    small_m = np.ldexp(body_m, ka)
+    bad_m = (body_m > 0) & (small_m < _SAFE_LO)
+    bad_i = np.ldexp(I2.min(axis=1), kb) < _SAFE_LO
+    if bad_m.any() or bad_i.any():
+        b = int(np.argmax(bad_m | bad_i))
+        what = "|m|" if bad_m[b] else "the moments of inertia"
+        raise ValueError(f"the batch spans too many scales: body {b} has {what} below 2^-"
+                         f"{SAFE_EXPONENT} of the largest in the batch, so no common rescaling "
+                         "keeps every body exact (bodies of extreme scale are rescaled by powers "
+                         "of two); integrate bodies of very different scales in separate calls")
 
 
 def _raise_failure(name, status, step, body, single):

@@ -16,6 +16,7 @@ import numpy as np
 from . import _core
 from . import _validate
 from ._validate import ORTHOGONALITY_TOLERANCE
+from .threads import _resolve as _resolve_threads
 
 __all__ = ["frb_step", "quat_step"]
 
@@ -157,7 +158,7 @@ def _common(m, h, inertia, quadrature, check_finite=True):
     return single, n, m2, h1, inertia2, _quadrature(quadrature)
 
 
-def frb_step(m, Q, h, inertia, quadrature=0):
+def frb_step(m, Q, h, inertia, quadrature=0, threads=None):
     """Free rigid body step with the attitude as a rotation matrix (Algorithm 1 of TOMS 903).
 
     Parameters
@@ -172,6 +173,9 @@ def frb_step(m, Q, h, inertia, quadrature=0):
         Principal moments of inertia, strictly positive, in any order; equal moments allowed.
     quadrature : int
         0 for the exact flow, 1..10 for the semi-exact flow with that many Gauss-Legendre nodes.
+    threads : int, optional
+        Threads sharing a batch (default :func:`frb.get_num_threads`); the results are the
+        same bit for bit for every count.
 
     Returns
     -------
@@ -200,6 +204,7 @@ def frb_step(m, Q, h, inertia, quadrature=0):
             return m_out, Q_out
     m_in, Q_in = m, Q
     single, n, m2, h1, inertia2, quadrature = _common(m, h, inertia, quadrature, check_finite=False)
+    threads = _resolve_threads(threads)
     Q = _as_float_array(Q, "Q", check_finite=False)
     expected = (3, 3) if single else (n, 3, 3)
     if Q.shape != expected:
@@ -209,13 +214,13 @@ def frb_step(m, Q, h, inertia, quadrature=0):
     if _fortran_ordered(m_in, Q):
         # Fortran-ordered batches go in and come out without any transposing copy
         m_out, Q_out, info, where = _core.frb_step_batch_f(
-            m_in, Q, h1, inertia2.T, quadrature, ORTHOGONALITY_TOLERANCE)
+            m_in, Q, h1, inertia2.T, quadrature, ORTHOGONALITY_TOLERANCE, threads)
         _raise_for(info, where, "Q", m_in, h1, inertia2, Q_in)
         return m_out, Q_out
     Q3 = np.ascontiguousarray(Q.reshape(-1, 3, 3))
     m2 = np.ascontiguousarray(m2)
     m_out, qt_out, info, where = _core.frb_step_batch(m2.T, Q3.T, h1, inertia2.T, quadrature,
-                                                      ORTHOGONALITY_TOLERANCE)
+                                                      ORTHOGONALITY_TOLERANCE, threads)
     _raise_for(info, where if not single else -1, "Q", m2, h1, inertia2, Q_in)
     m_out, Q_out = m_out.T, qt_out.T
     if single:
@@ -223,7 +228,7 @@ def frb_step(m, Q, h, inertia, quadrature=0):
     return m_out, Q_out
 
 
-def quat_step(m, q, h, inertia, quadrature=0):
+def quat_step(m, q, h, inertia, quadrature=0, threads=None):
     """Free rigid body step with the attitude as a unit quaternion (Algorithm 2 of TOMS 903).
 
     Parameters as for :func:`frb_step`, with ``q`` of shape (4,) or (n, 4): unit quaternions
@@ -250,6 +255,7 @@ def quat_step(m, q, h, inertia, quadrature=0):
             return m_out, q_out
     m_in, q_in = m, q
     single, n, m2, h1, inertia2, quadrature = _common(m, h, inertia, quadrature, check_finite=False)
+    threads = _resolve_threads(threads)
     q = _as_float_array(q, "q", check_finite=False)
     expected = (4,) if single else (n, 4)
     if q.shape != expected:
@@ -258,13 +264,13 @@ def quat_step(m, q, h, inertia, quadrature=0):
         return np.empty((0, 3)), np.empty((0, 4))
     if _fortran_ordered(m_in, q):
         m_out, q_out, info, where = _core.quat_step_batch_f(
-            m_in, q, h1, inertia2.T, quadrature, ORTHOGONALITY_TOLERANCE)
+            m_in, q, h1, inertia2.T, quadrature, ORTHOGONALITY_TOLERANCE, threads)
         _raise_for(info, where, "q", m_in, h1, inertia2, q_in)
         return m_out, q_out
     q2 = np.ascontiguousarray(q.reshape(-1, 4))
     m2 = np.ascontiguousarray(m2)
     m_out, q_out, info, where = _core.quat_step_batch(m2.T, q2.T, h1, inertia2.T, quadrature,
-                                                      ORTHOGONALITY_TOLERANCE)
+                                                      ORTHOGONALITY_TOLERANCE, threads)
     _raise_for(info, where if not single else -1, "q", m2, h1, inertia2, q_in)
     m_out, q_out = m_out.T, q_out.T
     if single:

@@ -31,7 +31,8 @@ spatial field (example 1 of Algorithm 903), whose flow is exact and keeps
 Compiled loop
 -------------
 With ``torque=None`` or a :func:`constant_field` torque, :func:`integrate`
-runs the whole time loop in Fortran (``frb._core.split_field_trajectory``):
+runs the whole time loop in Fortran (``frb._core.split_field_segment``, entered in
+segments of steps):
 the same flows with the same times as the Python loop, in the same
 floating-point operations.  Any other callable torque is applied from a Python
 loop whose free flows call the compiled core directly (inputs are validated
@@ -41,14 +42,16 @@ once; the torque's results are checked after each call).
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import _core
+from . import _core, _segments
 from . import _validate
 from . import flows as _flows
 from ._validate import IntegrationError
+from .threads import _resolve as _resolve_threads
 
 __all__ = [
     "RKN6_14",
@@ -162,12 +165,13 @@ class Trajectory:
 
     Attributes
     ----------
-    t : numpy.ndarray, shape (nsteps+1,)
-        Times ``k h``, ``k = 0..nsteps``.
-    m : numpy.ndarray, shape (nsteps+1, 3)
-        Body angular momentum at these times (``m[0]`` is ``m0``).
-    Q : numpy.ndarray, shape (nsteps+1, 3, 3)
-        Attitude matrices at these times (``Q[0]`` is ``Q0``).
+    t : numpy.ndarray, shape (K,)
+        Times ``k h`` of the kept steps (``k = 0..nsteps`` by default: K = nsteps + 1).
+    m : numpy.ndarray, shape (K, 3)
+        Body angular momentum at these times (``m[0]`` is ``m0`` unless only the final state
+        is kept).
+    Q : numpy.ndarray, shape (K, 3, 3)
+        Attitude matrices at these times.
     """
 
     t: np.ndarray
@@ -334,22 +338,26 @@ def _free_flow(m, Q, tau, inertia_t, quadrature):
     return mo[:, 0], qto[:, :, 0].T
 
 
-def _nonfinite_step(m_out, qt_out):
-    """IntegrationError for the first non-finite state of the compiled loop (m_out (3, K) and
-    qt_out (3, 3, K) as the Fortran loop wrote them), or None."""
-    # NaN and infinities propagate through every operation of both flows, so a state that became
-    # non-finite stays so: the last state tells (12 Python floats, the cheapest test)
-    if math.isfinite(sum(m_out[:, -1].tolist()) + sum(qt_out[:, :, -1].ravel().tolist())):
+def _nonfinite_step(m, qt, saved, m_out):
+    """IntegrationError if the compiled loop's final state (m, qt = Q^T) is non-finite, naming
+    the first kept step whose state is (saved, m_out: the kept steps and momenta), else None.
+    (NaN and infinities propagate through every operation of both flows: a state that became
+    non-finite stays so, and the final state tells.)"""
+    if math.isfinite(sum(m.tolist()) + sum(qt.ravel().tolist())):
         return None
-    ok = np.isfinite(m_out).all(axis=0) & np.isfinite(qt_out).all(axis=(0, 1))
-    if ok.all():
-        return None   # (the sum of a huge finite state overflowed)
-    k = int(np.argmin(ok))
-    g = float(_validate.norm3(m_out[:, k - 1]))
-    return IntegrationError(
-        f"splitting: the state became non-finite at step {k} (|m| = {g:.3g} at the step before): "
-        "an overflow, or |m| grown by the torque until a free flow would turn the body by more "
-        f"than {_validate.PHASE_LIMIT:.0e} radians", "SPLITTING", k, 0)
+    if not (np.isfinite(m).all() and np.isfinite(qt).all()):
+        bad = ~np.isfinite(m_out).all(axis=1)
+        j = int(np.argmax(bad)) if bad.any() else len(saved) - 1
+        k = int(saved[j])
+        prev = int(saved[j - 1]) if j > 0 else None
+        where = f"at step {k}" if prev == k - 1 else (
+            f"by step {k}" if prev is None else f"between steps {prev} and {k}")
+        g = float(_validate.norm3(m_out[j - 1])) if j > 0 else float("nan")
+        return IntegrationError(
+            f"splitting: the state became non-finite {where} (|m| = {g:.3g} at step {prev}): "
+            "an overflow, or |m| grown by the torque until a free flow would turn the body by "
+            f"more than {_validate.PHASE_LIMIT:.0e} radians", "SPLITTING", k, 0)
+    return None
 
 
 def integrate(
@@ -362,6 +370,9 @@ def integrate(
     method="RKN6_14",
     quadrature=0,
     coefficients=None,
+    save_every=1,
+    progress=False,
+    threads=None,
 ) -> Trajectory:
     """Integrate a (torqued) rigid body with a symmetric splitting method.
 
@@ -392,12 +403,20 @@ def integrate(
         ``(a, b)`` = ``(a_1..a_{s+1}), (b_1..b_s)``, the first half of a
         symmetric method (see the module documentation); must be consistent to
         within 1e-10.
+    save_every : int, None or "final"
+        Keep the states after the steps ``0, save_every, 2 save_every, ...`` and always the
+        last; ``None`` (or ``"final"``) keeps the final state only.
+    progress : bool
+        Show a progress bar (tqdm when installed, else a line on stderr).
+    threads : int, optional
+        Accepted for a uniform interface with the batched integrators: one body runs on one
+        thread whatever its value (it is validated as they validate it).
 
     Returns
     -------
     Trajectory
-        ``t``, ``m``, ``Q`` at the ``nsteps + 1`` times ``0, h, ..., nsteps h``.
-        The inputs are not modified.
+        ``t``, ``m``, ``Q`` at the kept times ``k h`` (all ``nsteps + 1`` of them, ``0, h, ...,
+        nsteps h``, by default). The inputs are not modified.
 
     Raises
     ------
@@ -412,6 +431,12 @@ def integrate(
     IntegrationError
         The state became non-finite (overflow) or a free flow grew beyond the limit during the
         run; the message names the step.
+
+    Notes
+    -----
+    The compiled loop is entered in segments of about 0.1 s of work, the state carried
+    between them: Ctrl-C stops a long run within a fraction of a second (KeyboardInterrupt),
+    and the results are those of an uninterrupted loop bit for bit.
     """
     m = _vector(m0, "m0", (3,), check_finite=False)
     Q = _vector(Q0, "Q0", (3, 3), check_finite=False)
@@ -423,6 +448,9 @@ def integrate(
                                    _validate.INT32_MAX - 1)
     if type(quadrature) is not int or not 0 <= quadrature <= 10:
         quadrature = _validate.integer(quadrature, "quadrature", 0, 10)
+    save_every = _segments.save_every_arg(save_every, _nonnegative_int)
+    progress = _segments.check_progress(progress)
+    _resolve_threads(threads)
     a, b = _coefficients(method, coefficients)
     if torque is not None and not callable(torque):
         raise TypeError(
@@ -442,35 +470,59 @@ def integrate(
                                                  f"h (the longest free flow of a step is {c:.4g} h)",
                                                  phase))
 
+    saved = _segments.saved_steps(nsteps, save_every)
+    t_out = h * saved.astype(np.float64)
+    m_out = np.empty((len(saved), 3))
+    Q_out = np.empty((len(saved), 3, 3))
+    if saved[0] == 0:
+        m_out[0] = m
+        Q_out[0] = Q
+    label = f"frb.splitting.integrate {method if coefficients is None else 'SPLITTING'}"
+
     if torque is None or type(torque) is ConstantField:
-        # the whole loop in Fortran; outputs seen through .T are C-ordered, no copies
+        # the whole loop in Fortran, entered in segments of steps with the state (m, Q^T)
+        # carried; the kept states are written in place (seen through .T: C-ordered, no copies)
         kinds = np.array([0 if kind == "A" else 1 for kind, _ in schedule], dtype=np.intc)
         taus = np.array([tau for _, tau in schedule], dtype=np.float64)
         u0 = np.zeros(3) if torque is None else torque.u0
-        m_out, qt_out, t_out = _core.split_field_trajectory(
-            nsteps, m, Q.T, I, u0, h, kinds, taus, quadrature
-        )
-        failure = _nonfinite_step(m_out, qt_out)
+        qt = np.array(Q.T, order="F")
+        out_m, out_qt = m_out.T, Q_out.T
+
+        def advance(b_first, b_last, k_first, k_last):
+            _core.split_field_segment(m, qt, I, u0, kinds, taus, quadrature, nsteps, save_every,
+                                      k_first, k_last, out_m, out_qt)
+
+        _segments.run(advance, nsteps, 1, progress=progress, label=label)
+        failure = _nonfinite_step(m, qt, saved, m_out)
         if failure is not None:
             raise failure
-        return Trajectory(t=t_out, m=m_out.T, Q=qt_out.T)
+        return Trajectory(t=t_out, m=m_out, Q=Q_out)
 
-    t_out = h * np.arange(nsteps + 1, dtype=np.float64)
-    m_out = np.empty((nsteps + 1, 3))
-    Q_out = np.empty((nsteps + 1, 3, 3))
-    m_out[0] = m
-    Q_out[0] = Q
     inertia_t = I.reshape(1, 3).T
-    for k in range(1, nsteps + 1):
-        for kind, tau in schedule:
-            if kind == "A":
-                try:
-                    m, Q = _free_flow(m, Q, tau, inertia_t, quadrature)
-                except ValueError as exc:   # |m| grown by the torque beyond the phase limit
-                    raise IntegrationError(f"splitting: the free flow of step {k} failed: {exc}",
-                                           "SPLITTING", k, 0) from None
-            else:
-                m, Q = _apply_torque(torque, m, Q, tau, k)
-        m_out[k] = m
-        Q_out[k] = Q
+    bar = _segments.Progress(progress, nsteps, 1, label)
+    try:
+        j = 1 if saved[0] == 0 else 0
+        for k in range(1, nsteps + 1):
+            for kind, tau in schedule:
+                if kind == "A":
+                    try:
+                        m, Q = _free_flow(m, Q, tau, inertia_t, quadrature)
+                    except ValueError as exc:   # |m| grown by the torque beyond the phase limit
+                        raise IntegrationError(f"splitting: the free flow of step {k} failed: "
+                                               f"{exc}", "SPLITTING", k, 0) from None
+                else:
+                    m, Q = _apply_torque(torque, m, Q, tau, k)
+            if j < len(saved) and saved[j] == k:
+                m_out[j] = m
+                Q_out[j] = Q
+                j += 1
+            bar.update(1)
+    finally:
+        bar.close()
     return Trajectory(t=t_out, m=m_out, Q=Q_out)
+
+
+def _nonnegative_int(x, name, low):
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < low:
+        raise ValueError(f"{name} must be an integer >= {low}, None or 'final', got {x!r}")
+    return int(x)

@@ -379,3 +379,12 @@ def test_cli_input_errors_exit_2_with_one_line(tmp_path, monkeypatch, capsys, ar
     assert err.count("\n") == 1 and err.startswith("frb-example: error: "), err
     assert fragment in err, err
     assert "np.float64" not in err
+
+
+def test_integrate_batch_of_incompatible_scales_is_refused():
+    m = np.array([[0.3, 0.5, 0.8], [0.3 * 2.0**-900, 0.5 * 2.0**-900, 0.8 * 2.0**-900]]) * 2.0**400
+    with pytest.raises(ValueError, match=r"the batch spans too many scales: body 1 has \|m\|"):
+        frb.integrate(m, QUATB[:2], I, 0.1 * 2.0**-400, 2, method="RK4")
+    # each alone is fine, rescaled or not
+    for k in range(2):
+        assert np.isfinite(frb.integrate(m[k], QUAT, I, 0.1 * 2.0**-400, 2, method="RK4").m).all()

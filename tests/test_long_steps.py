@@ -101,9 +101,13 @@ def test_batch_message_names_the_body():
 def test_compiled_splitting_loop_reports_the_first_non_finite_step():
     # issue 15: constant_field([1e308] * 3), h = 10 returned inf/NaN from the compiled loop
     field = frb.splitting.constant_field([1e308] * 3)
-    with pytest.raises(frb.IntegrationError, match=r"non-finite at step 1 \(\|m\| = 0.99 at the step before\): an overflow") as info:
+    with pytest.raises(frb.IntegrationError, match=r"non-finite at step 1 \(\|m\| = 0.99 at step 0\): an overflow") as info:
         frb.splitting.integrate([0.3, 0.5, 0.8], np.eye(3), [1.0, 2.0, 3.0], 10.0, 5, torque=field)
     assert info.value.step == 1
+    # kept states every 2 steps: the step is bracketed
+    with pytest.raises(frb.IntegrationError, match=r"non-finite between steps 0 and 2"):
+        frb.splitting.integrate([0.3, 0.5, 0.8], np.eye(3), [1.0, 2.0, 3.0], 10.0, 5, torque=field,
+                                save_every=2)
     # the Python loop with the same flow as a plain callable: the torque is named
     with pytest.raises(ValueError, match=r"torque .*step 1.* non-finite m"):
         frb.splitting.integrate([0.3, 0.5, 0.8], np.eye(3), [1.0, 2.0, 3.0], 1e3, 5,

@@ -1,0 +1,165 @@
+"""Long compiled runs entered in segments: Ctrl-C, progress and the kept states.
+
+A compiled time loop (``frb.integrate``'s engine, ``frb.dmv_integrate``, the compiled loop of
+``frb.splitting.integrate``) is called for a block of bodies and a segment of its steps at a
+time, each call about :data:`TARGET_SECONDS` of work, with the state carried from one call to
+the next. Between two calls Python runs, so Ctrl-C (KeyboardInterrupt) stops a run
+within a fraction of a second and a progress bar can be updated. Every body's arithmetic is
+independent of where the segments start and end, so a run in segments gives the results of a
+run in one call bit for bit.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+#: Wall time aimed at for one compiled call between two returns to Python (seconds).
+TARGET_SECONDS = 0.1
+#: Body-steps of the first call of a run (about 0.01 s for DMV6 in frb.integrate, 0.2 s for
+#: the slowest methods); the later calls are sized from the measured speed of the previous ones.
+FIRST_WORK = 1 << 16
+#: A block of bodies has at least this many chunks (of ``align`` bodies) per thread, so that
+#: every thread has work in every call.
+CHUNKS_PER_THREAD = 4
+#: Largest growth of the work of a call over the previous one.
+MAX_GROWTH = 4.0
+#: Seconds between two redraws of the plain progress line.
+PLAIN_INTERVAL = 0.5
+
+
+def saved_steps(nsteps: int, save_every: int) -> np.ndarray:
+    """The step numbers whose states are kept (the numbering of ``save_slot`` in
+    ``fortran/parallel.f90``): ``0, save_every, 2 save_every, ...`` and always ``nsteps``;
+    only ``nsteps`` for ``save_every = 0``."""
+    if save_every == 0:
+        return np.array([nsteps], dtype=np.int64)
+    ks = np.arange(0, nsteps + 1, save_every, dtype=np.int64)
+    if nsteps % save_every:
+        ks = np.append(ks, nsteps)
+    return ks
+
+
+def save_every_arg(save_every, int_arg):
+    """``save_every`` as the compiled loops take it: an integer >= 1, or 0 for ``None`` /
+    ``"final"`` (keep the final state only)."""
+    if save_every is None or (isinstance(save_every, str) and save_every == "final"):
+        return 0
+    if isinstance(save_every, str):
+        raise ValueError(f"save_every must be a positive integer, None or 'final', got {save_every!r}")
+    return int_arg(save_every, "save_every", 1)
+
+
+def _tqdm_class():
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm
+
+
+class _Plain:
+    """A progress line on stderr, redrawn at most every PLAIN_INTERVAL seconds."""
+
+    def __init__(self, total_steps, n, label):
+        self.total, self.n, self.label = total_steps, max(n, 1), label
+        self.start = self.last = time.perf_counter()
+        self.done = 0.0
+
+    def update(self, work):
+        self.done += work
+        now = time.perf_counter()
+        if now - self.last >= PLAIN_INTERVAL:
+            self.last = now
+            self._draw(now, "\r")
+
+    def _draw(self, now, end):
+        steps = self.done / self.n
+        pct = 100.0 * steps / self.total if self.total else 100.0
+        sys.stderr.write(f"\r{self.label}: {pct:5.1f}% ({steps:.0f}/{self.total} steps, "
+                         f"{now - self.start:.1f} s)" + ("\n" if end == "\n" else ""))
+        sys.stderr.flush()
+
+    def close(self):
+        self._draw(time.perf_counter(), "\n")
+
+
+class Progress:
+    """Progress of a run of ``total_steps`` steps of ``n`` bodies, counted in body-steps:
+    a tqdm bar when tqdm is installed, a plain line on stderr otherwise; nothing when
+    ``enabled`` is false."""
+
+    def __init__(self, enabled, total_steps, n, label):
+        self.bar = None
+        if not enabled:
+            return
+        tqdm = _tqdm_class()
+        if tqdm is None:
+            self.bar = _Plain(total_steps, n, label)
+        else:
+            self.bar = tqdm(total=total_steps * n, desc=label, unit="body-step", unit_scale=True,
+                            file=sys.stderr, leave=True)
+
+    def update(self, work):
+        if self.bar is not None:
+            self.bar.update(work)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def check_progress(progress):
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be True or False, got {progress!r}")
+    return progress
+
+
+def run(advance, nsteps, n, *, align=1, split_bodies=True, threads=1, progress=False,
+        label="frb"):
+    """Run steps 1..nsteps of n bodies through ``advance(b_first, b_last, k_first, k_last)``,
+    which takes the steps ``k_first + 1 .. k_last`` of the bodies ``b_first .. b_last - 1``
+    (0-based) in one compiled call and returns None, or on failure a tuple ordered by
+    (step, body, ...).
+
+    The bodies go in blocks (multiples of ``align`` bodies, at least CHUNKS_PER_THREAD times
+    ``align`` per thread, only with ``split_bodies``), each block through all its steps before the next one, in calls of about
+    TARGET_SECONDS: a short run of a block is one call from its initial state. After a failure
+    at step s the later blocks run up to step s - 1 only (a failure there would come earlier),
+    so the failure returned is the earliest (smallest step, then smallest body), whatever the
+    blocks and calls; None when every body ran through."""
+    bar = Progress(progress, nsteps, n, label)
+    try:
+        work = float(FIRST_WORK)     # body-steps of the next call
+        limit = nsteps               # steps every block must reach (lowered by a failure)
+        failure = None
+        smallest = align * max(1, CHUNKS_PER_THREAD * threads)
+        b0 = 0
+        while b0 < n and limit > 0:
+            if split_bodies:
+                block = max(smallest, int(work // limit) // align * align)
+            else:
+                block = n
+            b1 = min(n, b0 + block)
+            k = 0
+            while k < limit:
+                ns = int(max(1, min(limit - k, work // (b1 - b0))))
+                start = time.perf_counter()
+                fail = advance(b0, b1, k, k + ns)
+                elapsed = time.perf_counter() - start
+                done = float(b1 - b0) * ns
+                bar.update(done)
+                # the next call's work from this one's speed (at most MAX_GROWTH times more)
+                rate = done / max(elapsed, 1e-6)
+                work = max(1.0, min(rate * TARGET_SECONDS, MAX_GROWTH * max(work, done)))
+                if fail is not None:
+                    failure = fail if failure is None else min(failure, fail)
+                    limit = fail[0] - 1
+                    break
+                k += ns
+            b0 = b1
+        return failure
+    finally:
+        bar.close()

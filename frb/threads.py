@@ -1,0 +1,69 @@
+"""Threads of the compiled batched loops (OpenMP).
+
+The batched steps (:func:`frb.frb_step`, :func:`frb.quat_step`, :func:`frb.dmv_step`), the
+compiled time loops (:func:`frb.dmv_integrate`, :func:`frb.integrate`) share their chunks of
+bodies among threads. The chunks are fixed by the batch alone and every body's arithmetic is
+independent of the others, so the results are the same bit for bit for every thread count.
+
+The thread count of a call is, in this order: its ``threads=`` argument; the count set by
+:func:`set_num_threads`; the OpenMP default (``OMP_NUM_THREADS``, or one thread per core).
+A build without OpenMP (a compiler that lacks it) runs everything on one thread.
+The compiled work runs without the GIL, so other Python threads run meanwhile.
+"""
+from __future__ import annotations
+
+import numbers
+
+from . import _core
+
+__all__ = ["set_num_threads", "get_num_threads", "openmp_enabled"]
+
+_num_threads: int | None = None
+
+
+def _check(n, name):
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"{name} must be a positive integer or None, got {n!r}")
+    if not 1 <= int(n) <= 4096:
+        raise ValueError(f"{name} must be a positive integer (at most 4096), got {n}")
+    return int(n)
+
+
+def set_num_threads(n: int | None) -> None:
+    """Set the thread count of every later compiled call that has no ``threads=`` argument.
+
+    Parameters
+    ----------
+    n : int or None
+        Number of threads, ``>= 1``; ``None`` returns to the OpenMP default
+        (``OMP_NUM_THREADS``, or one per core).
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``n`` is not a positive integer or None.
+    """
+    global _num_threads
+    _num_threads = None if n is None else _check(n, "n")
+
+
+def get_num_threads() -> int:
+    """The thread count a compiled call uses without a ``threads=`` argument (1 in a build
+    without OpenMP)."""
+    enabled, default = _core.openmp_info()
+    if not enabled:
+        return 1
+    return _num_threads if _num_threads is not None else int(default)
+
+
+def openmp_enabled() -> bool:
+    """True when this build runs the batched loops on several threads (OpenMP)."""
+    return bool(_core.openmp_info()[0])
+
+
+def _resolve(threads) -> int:
+    """The ``threads`` value passed to the compiled code: the argument, else the count of
+    :func:`set_num_threads`, else 0 (the OpenMP default)."""
+    if threads is None:
+        return 0 if _num_threads is None else _num_threads
+    return _check(threads, "threads")
