@@ -20,7 +20,7 @@ import numpy as np
 
 from .engine import METHODS, IntegrationError, integrate
 from .experiments._common import Table, attitude_error, format_value, pyplot
-from .torques import ConstantField, GravityGradient, HeavyTop, gravity_gradient, heavy_top
+from .torques import ConstantField, HeavyTop, gravity_gradient, heavy_top
 
 __all__ = ["compare", "Comparison", "PROBLEMS", "DEFAULT_METHODS", "random_bodies"]
 
