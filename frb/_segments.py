@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 #: Wall time aimed at for one compiled call between two returns to Python (seconds).
 TARGET_SECONDS = 0.1
@@ -28,8 +30,12 @@ MAX_GROWTH = 4.0
 #: Seconds between two redraws of the plain progress line.
 PLAIN_INTERVAL = 0.5
 
+#: ``advance(b_first, b_last, k_first, k_last)`` of :func:`run`: None, or a failure tuple
+#: ordered by (step, body, ...).
+Advance = Callable[[int, int, int, int], Optional[Tuple[Any, ...]]]
 
-def saved_steps(nsteps: int, save_every: int) -> np.ndarray:
+
+def saved_steps(nsteps: int, save_every: int) -> NDArray[np.int64]:
     """The step numbers whose states are kept (the numbering of ``save_slot`` in
     ``fortran/parallel.f90``): ``0, save_every, 2 save_every, ...`` and always ``nsteps``;
     only ``nsteps`` for ``save_every = 0``."""
@@ -41,7 +47,7 @@ def saved_steps(nsteps: int, save_every: int) -> np.ndarray:
     return ks
 
 
-def save_every_arg(save_every, int_arg):
+def save_every_arg(save_every: int | str | None, int_arg: Callable[[Any, str, int], int]) -> int:
     """``save_every`` as the compiled loops take it: an integer >= 1, or 0 for ``None`` /
     ``"final"`` (keep the final state only)."""
     if save_every is None or (isinstance(save_every, str) and save_every == "final"):
@@ -51,7 +57,7 @@ def save_every_arg(save_every, int_arg):
     return int_arg(save_every, "save_every", 1)
 
 
-def _tqdm_class():
+def _tqdm_class() -> Any:
     try:
         from tqdm.auto import tqdm
     except ImportError:
@@ -62,26 +68,26 @@ def _tqdm_class():
 class _Plain:
     """A progress line on stderr, redrawn at most every PLAIN_INTERVAL seconds."""
 
-    def __init__(self, total_steps, n, label):
+    def __init__(self, total_steps: int, n: int, label: str) -> None:
         self.total, self.n, self.label = total_steps, max(n, 1), label
         self.start = self.last = time.perf_counter()
         self.done = 0.0
 
-    def update(self, work):
+    def update(self, work: float) -> None:
         self.done += work
         now = time.perf_counter()
         if now - self.last >= PLAIN_INTERVAL:
             self.last = now
             self._draw(now, "\r")
 
-    def _draw(self, now, end):
+    def _draw(self, now: float, end: str) -> None:
         steps = self.done / self.n
         pct = 100.0 * steps / self.total if self.total else 100.0
         sys.stderr.write(f"\r{self.label}: {pct:5.1f}% ({steps:.0f}/{self.total} steps, "
                          f"{now - self.start:.1f} s)" + ("\n" if end == "\n" else ""))
         sys.stderr.flush()
 
-    def close(self):
+    def close(self) -> None:
         self._draw(time.perf_counter(), "\n")
 
 
@@ -90,8 +96,8 @@ class Progress:
     a tqdm bar when tqdm is installed, a plain line on stderr otherwise; nothing when
     ``enabled`` is false."""
 
-    def __init__(self, enabled, total_steps, n, label):
-        self.bar = None
+    def __init__(self, enabled: bool, total_steps: int, n: int, label: str) -> None:
+        self.bar: Any = None
         if not enabled:
             return
         tqdm = _tqdm_class()
@@ -101,24 +107,24 @@ class Progress:
             self.bar = tqdm(total=total_steps * n, desc=label, unit="body-step", unit_scale=True,
                             file=sys.stderr, leave=True)
 
-    def update(self, work):
+    def update(self, work: float) -> None:
         if self.bar is not None:
             self.bar.update(work)
 
-    def close(self):
+    def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
 
 
-def check_progress(progress):
+def check_progress(progress: bool) -> bool:
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be True or False, got {progress!r}")
     return progress
 
 
-def run(advance, nsteps, n, *, align=1, split_bodies=True, threads=1, progress=False,
-        label="frb"):
+def run(advance: Advance, nsteps: int, n: int, *, align: int = 1, split_bodies: bool = True,
+        threads: int = 1, progress: bool = False, label: str = "frb") -> tuple[Any, ...] | None:
     """Run steps 1..nsteps of n bodies through ``advance(b_first, b_last, k_first, k_last)``,
     which takes the steps ``k_first + 1 .. k_last`` of the bodies ``b_first .. b_last - 1``
     (0-based) in one compiled call and returns None, or on failure a tuple ordered by

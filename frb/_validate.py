@@ -25,8 +25,10 @@ import decimal
 import math
 import numbers
 from itertools import chain
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["IntegrationError", "ORTHOGONALITY_TOLERANCE", "PHASE_LIMIT", "INT32_MAX", "fmt", "real_array",
            "real_scalar", "integer", "first_nonfinite", "low_precision_hint"]
@@ -49,17 +51,21 @@ class IntegrationError(RuntimeError):
     (Public as ``frb.IntegrationError``; raised by :func:`frb.integrate` and the compiled loop of
     :func:`frb.splitting.integrate`.)"""
 
-    def __init__(self, message, method, step, body):
+    method: str
+    step: int
+    body: int
+
+    def __init__(self, message: str, method: str, step: int, body: int) -> None:
         super().__init__(message)
         self.method = method
         self.step = step
         self.body = body
 
-    def __reduce__(self):   # pickles with its attributes (errors travel from dask workers)
+    def __reduce__(self) -> tuple[type[IntegrationError], tuple[str, str, int, int]]:   # pickles with its attributes (errors travel from dask workers)
         return type(self), (str(self), self.method, self.step, self.body)
 
 
-def fmt(x) -> str:
+def fmt(x: object) -> str:
     """A number (or array) as a user would write it: ``-0.5``, not ``np.float64(-0.5)``."""
     if isinstance(x, (np.generic, np.ndarray)):
         x = x.tolist()
@@ -68,24 +74,24 @@ def fmt(x) -> str:
     return repr(x) if not isinstance(x, (list, tuple)) else str(x)
 
 
-def _short(x) -> str:
+def _short(x: object) -> str:
     text = repr(x)
     return text if len(text) <= 40 else f"{text[:12]}... ({len(text)} characters)"
 
 
-def _is_scipy_rotation(value) -> bool:
+def _is_scipy_rotation(value: object) -> bool:
     cls = type(value)
     return cls.__name__ == "Rotation" and cls.__module__.startswith("scipy.spatial")
 
 
-def _what(x) -> str:
+def _what(x: object) -> str:
     """Short description of a value that is not a real number, for the messages."""
     if x is None:
         return "None"
     if isinstance(x, (bool, np.bool_)):
         return f"a boolean ({bool(x)!r})"
     if isinstance(x, (str, bytes)):
-        text = x if len(x) <= 40 else x[:37] + "..."
+        text = x if len(x) <= 40 else (x[:37] + b"..." if isinstance(x, bytes) else x[:37] + "...")
         return f"a string ({text!r}; convert it to a number first)"
     if isinstance(x, (complex, np.complexfloating)):
         return f"a complex number ({complex(x)!r}; pass its .real if the imaginary part is meant to be 0)"
@@ -98,7 +104,7 @@ _BOOL_TYPES = frozenset((bool, np.bool_))
 _NESTED = frozenset((list, tuple))
 
 
-def _contains_bool(value) -> bool:
+def _contains_bool(value: Any) -> bool:
     """True if a (nested) list or tuple holds a bool: numpy would silently make it 1.0 or 0.0.
     One level of nesting at a time (a list of rows is scanned as one flat list); a level that
     mixes sequences and scalars is left to numpy, which refuses it as inhomogeneous."""
@@ -112,7 +118,7 @@ def _contains_bool(value) -> bool:
     return False
 
 
-def _from_objects(arr, name, want=_WANT) -> np.ndarray:
+def _from_objects(arr: NDArray[Any], name: str, want: str = _WANT) -> NDArray[np.float64]:
     out = np.empty(arr.shape, dtype=np.float64)
     flat = out.reshape(-1)
     for i, x in enumerate(arr.reshape(-1)):
@@ -125,7 +131,8 @@ def _from_objects(arr, name, want=_WANT) -> np.ndarray:
     return out
 
 
-def real_array(value, name, finite=True, item_ndim=1, want=_WANT) -> np.ndarray:
+def real_array(value: ArrayLike, name: str, finite: bool = True, item_ndim: int = 1,
+               want: str = _WANT) -> NDArray[np.float64]:
     """``value`` as a float64 array under the rule above (the array itself if it is one already).
 
     With ``finite`` a NaN or infinity raises ValueError naming ``name`` and, for a batch (more
@@ -149,7 +156,7 @@ def real_array(value, name, finite=True, item_ndim=1, want=_WANT) -> np.ndarray:
     return arr
 
 
-def _convert(value, name, want=_WANT) -> np.ndarray:
+def _convert(value: Any, name: str, want: str = _WANT) -> NDArray[np.float64]:
     if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
         raise TypeError(f"{name} must be {want}, got {_what(value)}")
     if isinstance(value, (int, float)):
@@ -188,7 +195,7 @@ def _convert(value, name, want=_WANT) -> np.ndarray:
     raise TypeError(f"{name} must be {want}, got dtype {arr.dtype}")
 
 
-def first_nonfinite(arr, item_ndim=1) -> str:
+def first_nonfinite(arr: NDArray[Any], item_ndim: int = 1) -> str:
     """`` (body k)`` for the first body of a batch with a non-finite entry, else ``""``."""
     if arr.ndim <= item_ndim:
         return ""
@@ -197,7 +204,7 @@ def first_nonfinite(arr, item_ndim=1) -> str:
     return f" (body {int(bad[0, 0])})" if bad.size else ""
 
 
-def real_scalar(value, name, finite=True) -> float:
+def real_scalar(value: float, name: str, finite: bool = True) -> float:
     """``value`` as a Python float; a real number under the rule above (or a 0-d array)."""
     if type(value) is float:
         x = value
@@ -211,7 +218,7 @@ def real_scalar(value, name, finite=True) -> float:
     return x
 
 
-def integer(value, name, low=None, high=None) -> int:
+def integer(value: int, name: str, low: int | None = None, high: int | None = None) -> int:
     """``value`` as a Python int in ``[low, high]``: a Python or numpy integer, not a bool."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         got = fmt(value) if isinstance(value, (float, np.floating)) else _what(value)
@@ -228,7 +235,7 @@ def integer(value, name, low=None, high=None) -> int:
     return x
 
 
-def low_precision_hint(value) -> str:
+def low_precision_hint(value: ArrayLike) -> str:
     """A hint for an attitude that failed the 1e-10 check because it was rounded to float32 or
     float16 (empty for float64 input)."""
     try:
@@ -244,7 +251,7 @@ def low_precision_hint(value) -> str:
     return ""
 
 
-def norm3(v) -> np.ndarray:
+def norm3(v: ArrayLike) -> NDArray[np.float64]:
     """|v| over the last axis without overflow or underflow of the squares."""
     v = np.asarray(v, dtype=np.float64)
     big = np.abs(v).max(axis=-1, initial=0.0)
@@ -253,7 +260,7 @@ def norm3(v) -> np.ndarray:
         return big * np.linalg.norm(v / safe[..., None], axis=-1)
 
 
-def phase(h, g, imin):
+def phase(h: ArrayLike, g: ArrayLike, imin: ArrayLike) -> NDArray[np.float64]:
     """``|h| g / imin`` (the angle bound of a step, radians) without spurious overflow: inf only
     where the angle itself is beyond the float64 range."""
     h, g, imin = np.abs(np.asarray(h, dtype=np.float64)), np.asarray(g, dtype=np.float64), \
@@ -272,7 +279,7 @@ def phase_scalar(h: float, g: float, imin: float) -> float:
     return abs(h) * r if r != float("inf") else (abs(h) * g) / imin
 
 
-def phase_message(name_h, phase, body="") -> str:
+def phase_message(name_h: str, phase: float, body: str = "") -> str:
     """The message of a step beyond :data:`PHASE_LIMIT`."""
     size = f"{phase:.3g}" if np.isfinite(phase) else "beyond the float64 range"
     return (f"{name_h} is too long{body}: |h| |m| / I_min = {size} exceeds {PHASE_LIMIT:.0e} "

@@ -21,8 +21,10 @@ corrections of orders 4 to 8 move the limit). For larger steps :class:`RuntimeEr
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _core, _segments
 from . import _validate
@@ -43,7 +45,7 @@ _LO, _HI = 2.0**-_SAFE_EXPONENT, 2.0**_SAFE_EXPONENT
 _LO2, _HI2 = _LO * _LO, _HI * _HI
 
 
-def _order(order):
+def _order(order: int) -> int:
     order = _validate.integer(order, f"order (one of {DMV_ORDERS})")
     if order not in DMV_ORDERS:
         raise ValueError(f"order must be one of {DMV_ORDERS}, got {order}")
@@ -55,7 +57,7 @@ def _order(order):
 MAX_INERTIA_RATIO = {2: np.inf, 4: 1e100, 6: 1e50, 8: 1e40}
 
 
-def _check_ratio(inertia2, order):
+def _check_ratio(inertia2: NDArray[np.float64], order: int) -> None:
     limit = MAX_INERTIA_RATIO[order]
     if limit == np.inf or not np.isfinite(inertia2).all() or not (inertia2 > 0).all():
         return   # (invalid values are reported by the compiled checks)
@@ -68,7 +70,7 @@ def _check_ratio(inertia2, order):
                          "would overflow); use order 2 or frb.quat_step")
 
 
-def _lean_scales(m, inertia, order):
+def _lean_scales(m: NDArray[np.float64], inertia: NDArray[np.float64], order: int) -> bool:
     """True when one body (m, inertia float64 of shape (3,)) needs neither the rescaling nor the
     ratio check of the general path (the usual case; NaN and non-positive moments go there too).
     (Plain float arithmetic: a numpy call would cost more than the DMV step.)"""
@@ -80,7 +82,8 @@ def _lean_scales(m, inertia, order):
             and (order == 2 or max(i, j, k) <= MAX_INERTIA_RATIO[order] * min(i, j, k)))
 
 
-def _rescaled(m2, h1, inertia2):
+def _rescaled(m2: NDArray[np.float64], h1: NDArray[np.float64], inertia2: NDArray[np.float64]
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[Any]] | None:
     """The same bodies rescaled by powers of two, m -> a m, I -> b I, h -> h b / a (the method
     is covariant under this scaling, and powers of two scale every operation exactly), when a
     body's |m| or moments lie outside 2^-200..2^200; returns (m, h, inertia, log2 a) or None.
@@ -105,7 +108,8 @@ def _rescaled(m2, h1, inertia2):
     return m_s, h_s, i_s, ka
 
 
-def _run(m, q, h, inertia, order, nsteps, threads=None, progress=False):
+def _run(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order: int, nsteps: int,
+         threads: int | None = None, progress: bool = False) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Validate the shapes here and the values in the compiled loop (as frb.quat_step does),
     then take nsteps DMV steps: in one compiled call for a short run, else in segments of
     steps (frb._segments) with the same results bit for bit."""
@@ -174,7 +178,9 @@ _SINGLE_CALL_WORK = 1 << 21
 _DMV_ALIGN = 64
 
 
-def _run_segments(m2, q2, h1, inertia2, order, nsteps, threads, progress, single, given=None):
+def _run_segments(m2: NDArray[np.float64], q2: NDArray[np.float64], h1: NDArray[np.float64], inertia2: NDArray[np.float64], order: int, nsteps: int,
+                  threads: int, progress: bool, single: bool, given: tuple[Any, ...] | None = None
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """A long run in segments: input checks, the modified moments of inertia from the initial
     state (as dmv_integrate_many computes them), then the steps with the state carried.
     ``given``: (m, h, inertia, q) as the caller gave them, for the messages."""
@@ -187,7 +193,7 @@ def _run_segments(m2, q2, h1, inertia2, order, nsteps, threads, progress, single
     q = q2.copy()
     mT, qT = m.T, q.T
 
-    def advance(b_first, b_last, k_first, k_last):
+    def advance(b_first: int, b_last: int, k_first: int, k_last: int) -> None:
         _core.dmv_advance_batch(mT, qT, h1, w, k_last - k_first, b_first + 1, b_last, threads)
 
     _segments.run(advance, nsteps, m.shape[0], align=_DMV_ALIGN,
@@ -196,7 +202,8 @@ def _run_segments(m2, q2, h1, inertia2, order, nsteps, threads, progress, single
     return m, q
 
 
-def dmv_step(m, q, h, inertia, order=6, threads=None):
+def dmv_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order: int = 6,
+             threads: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """One step of the preprocessed discrete Moser-Veselov method (Hairer and Vilmart 2006).
 
     Parameters
@@ -240,7 +247,9 @@ def dmv_step(m, q, h, inertia, order=6, threads=None):
     return _run(m, q, h, inertia, order, 1, threads)
 
 
-def dmv_integrate(m0, q0, inertia, h, nsteps, order=6, threads=None, progress=False):
+def dmv_integrate(m0: ArrayLike, q0: ArrayLike, inertia: ArrayLike, h: ArrayLike, nsteps: int,
+                  order: int = 6, threads: int | None = None, progress: bool = False
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``nsteps`` steps of :func:`dmv_step` of size ``h``, looping in compiled code.
 
     The arguments are in the order of :func:`frb.integrate` and :func:`frb.splitting.integrate`,

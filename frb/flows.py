@@ -12,6 +12,8 @@ velocity in radians per time unit.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from typing import Any
 
 from . import _core
 from . import _validate
@@ -21,12 +23,14 @@ from .threads import _resolve as _resolve_threads
 __all__ = ["frb_step", "quat_step"]
 
 
-def _as_float_array(value, name, check_finite=True):
+def _as_float_array(value: ArrayLike, name: str, check_finite: bool = True) -> NDArray[np.float64]:
     """``value`` as a float64 array under the input rule of :mod:`frb._validate`."""
     return _validate.real_array(value, name, finite=check_finite)
 
 
-def _raise_for(info, where, attitude, m=None, h=None, inertia=None, original=None):
+def _raise_for(info: int, where: int, attitude: str, m: ArrayLike | None = None,
+               h: ArrayLike | None = None, inertia: ArrayLike | None = None,
+               original: ArrayLike | None = None) -> None:
     """Raise the ValueError for a check code of the compiled loop (frb_checks), if any.
 
     ``m`` (n, 3), ``h`` (nh,), ``inertia`` (ni, 3) give the phase of a step beyond the limit
@@ -58,7 +62,7 @@ def _raise_for(info, where, attitude, m=None, h=None, inertia=None, original=Non
     raise ValueError(messages[info] + body + hint)
 
 
-def _is_rotation(Q3):
+def _is_rotation(Q3: NDArray[np.float64]) -> bool:
     """Q^T Q = 1 within the tolerance and det Q > 0, for a stack Q3 of shape (n, 3, 3)."""
     gram = np.matmul(Q3.transpose(0, 2, 1), Q3)
     gram[:, [0, 1, 2], [0, 1, 2]] -= 1.0
@@ -72,7 +76,7 @@ def _is_rotation(Q3):
     return bool((triple > 0).all())
 
 
-def _fortran_ordered(m, attitude):
+def _fortran_ordered(m: object, attitude: object) -> bool:
     """True for a batch whose m and attitude are float64 arrays in Fortran order (not C order)."""
     return all(isinstance(a, np.ndarray) and a.ndim >= 2 and a.dtype == np.float64
                and a.flags.f_contiguous and not a.flags.c_contiguous for a in (m, attitude))
@@ -82,7 +86,7 @@ _FLOAT64 = np.dtype(np.float64)
 _H_WANT = "a real number (or, for a batch, an array of real numbers)"
 
 
-def _lean_array(value, name, shape):
+def _lean_array(value: ArrayLike, name: str, shape: tuple[int, ...]) -> NDArray[np.float64] | None:
     """value as a float64 array if it has the given shape, else None: the conversion of the
     single-body path (``_single_body``). A float64 ndarray is taken as it is, without a call;
     anything else goes through :func:`_as_float_array` (the type rules of the general path).
@@ -92,7 +96,8 @@ def _lean_array(value, name, shape):
     return value if value.shape == shape else None
 
 
-def _single_body(m, h, inertia, quadrature):
+def _single_body(m: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int
+                 ) -> tuple[NDArray[np.float64], float, NDArray[np.float64], int] | None:
     """(m, h, inertia, quadrature) of a one-body call ready for the single-body bindings
     (``_core.*_single``: m and inertia float64 arrays of shape (3,), h a float), or None when
     the call is not one body of shapes (3,), scalar, (3,): the general path then validates and
@@ -117,11 +122,12 @@ def _single_body(m, h, inertia, quadrature):
     return m, h, inertia, quadrature
 
 
-def _quadrature(quadrature):
+def _quadrature(quadrature: int) -> int:
     return _validate.integer(quadrature, "quadrature (0 exact, 1..10 Gauss-Legendre nodes)", 0, 10)
 
 
-def _common(m, h, inertia, quadrature, check_finite=True):
+def _common(m: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int,
+            check_finite: bool = True) -> tuple[bool, int, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], int]:
     """Validate m (3,) or (n,3), h scalar or (n,), inertia (3,) or (n,3); return Fortran views.
 
     With check_finite=False the values are left to the compiled loop, which checks them."""
@@ -158,7 +164,8 @@ def _common(m, h, inertia, quadrature, check_finite=True):
     return single, n, m2, h1, inertia2, _quadrature(quadrature)
 
 
-def frb_step(m, Q, h, inertia, quadrature=0, threads=None):
+def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = 0,
+             threads: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Free rigid body step with the attitude as a rotation matrix (Algorithm 1 of TOMS 903).
 
     Parameters
@@ -228,7 +235,8 @@ def frb_step(m, Q, h, inertia, quadrature=0, threads=None):
     return m_out, Q_out
 
 
-def quat_step(m, q, h, inertia, quadrature=0, threads=None):
+def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = 0,
+              threads: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Free rigid body step with the attitude as a unit quaternion (Algorithm 2 of TOMS 903).
 
     Parameters as for :func:`frb_step`, with ``q`` of shape (4,) or (n, 4): unit quaternions

@@ -29,8 +29,10 @@ from __future__ import annotations
 import math
 import os
 import re
+from typing import Iterator
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
 
@@ -67,7 +69,7 @@ def _parse_number(token: str) -> float | None:
     return None
 
 
-def _fields(line: str):
+def _fields(line: str) -> Iterator[str | None]:
     """Split one record into value fields; yield None for a null value."""
     pieces = line.split(",")
     for i, piece in enumerate(pieces):
@@ -87,7 +89,7 @@ def _range_error(token: str, value: float) -> str | None:
     if math.isinf(value) and not _SPECIAL.fullmatch(token):
         return f"{token!r} is too large for a float64 (it would become infinity)"
     if value == 0.0:
-        digits = _MANTISSA.match(token).group(1)
+        digits = _MANTISSA.match(token).group(1)  # type: ignore[union-attr]  # (a number token starts with its mantissa)
         if any(c in "123456789" for c in digits):
             return (f"{token!r} is too small for a float64 (it would become zero; the "
                     "smallest positive float64 is about 4.9e-324)")
@@ -108,7 +110,7 @@ def _decode(raw: bytes, name: str, lineno: int) -> str:
                          f"{hint}") from None
 
 
-def _fast_line(line: str):
+def _fast_line(line: str) -> tuple[list[str], list[float]] | None:
     """The values of a record of plain blank-separated numbers that Python's float reads as
     Fortran does (no commas, repeats, underscores, D/Q or bare-sign exponents); None otherwise."""
     if "," in line or "*" in line or "_" in line:
@@ -121,7 +123,7 @@ def _fast_line(line: str):
     return tokens, values
 
 
-def read_dat(path, max_values=MAX_VALUES) -> np.ndarray:
+def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES) -> NDArray[np.float64]:
     """Read every number of a Fortran list-directed numeric file.
 
     Parameters
@@ -153,7 +155,7 @@ def read_dat(path, max_values=MAX_VALUES) -> np.ndarray:
     limit = math.inf if max_values is None else max_values
     values: list[float] = []
 
-    def too_many(lineno, count):
+    def too_many(lineno: int, count: int) -> ValueError:
         return ValueError(f"{name}:{lineno}: the file would hold {len(values) + count} values or "
                           f"more, beyond max_values = {max_values} (pass a larger max_values to "
                           "read it)")
@@ -204,7 +206,7 @@ def read_dat(path, max_values=MAX_VALUES) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
-def write_dat(path, values) -> None:
+def write_dat(path: str | os.PathLike[str], values: ArrayLike) -> None:
     """Write ``values`` to ``path``, one value per line, exactly round-trippable.
 
     ``values`` is any array of real numbers (the rule of :mod:`frb._validate`: None, bools,

@@ -21,6 +21,11 @@ Conventions (shared with the rest of :mod:`frb`, see CONTRACT.md):
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:   # (scipy is optional)
+    from scipy.spatial.transform import Rotation
 
 from . import _validate
 
@@ -37,7 +42,7 @@ __all__ = [
 ]
 
 
-def _as_float_array(x, name: str, last: tuple[int, ...]) -> np.ndarray:
+def _as_float_array(x: ArrayLike, name: str, last: tuple[int, ...]) -> NDArray[np.float64]:
     """Convert ``x`` (the input rule of :mod:`frb._validate`, finite values) to a float64 array
     whose trailing shape is ``last``."""
     a = _validate.real_array(x, name, item_ndim=len(last))
@@ -47,7 +52,7 @@ def _as_float_array(x, name: str, last: tuple[int, ...]) -> np.ndarray:
     return a
 
 
-def hat(v) -> np.ndarray:
+def hat(v: ArrayLike) -> NDArray[np.float64]:
     """Skew-symmetric matrix of ``v``: ``hat(v) @ w == np.cross(v, w)``.
 
     ``v`` has shape ``(..., 3)``; the result has shape ``(..., 3, 3)``::
@@ -68,7 +73,7 @@ def hat(v) -> np.ndarray:
     return out
 
 
-def quat_mul(p, q) -> np.ndarray:
+def quat_mul(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
     """Quaternion product ``p q`` (scalar first), broadcast over leading axes.
 
     ``(p0, p)(q0, q) = (p0 q0 - p.q, p0 q + q0 p + p x q)``.
@@ -82,7 +87,7 @@ def quat_mul(p, q) -> np.ndarray:
     return np.concatenate([s[..., None], v], axis=-1)
 
 
-def quat_conj(q) -> np.ndarray:
+def quat_conj(q: ArrayLike) -> NDArray[np.float64]:
     """Conjugate quaternion ``(q0, -q1, -q2, -q3)``, scalar first (the inverse of a unit
     quaternion)."""
     q = _as_float_array(q, "q", (4,))
@@ -91,7 +96,7 @@ def quat_conj(q) -> np.ndarray:
     return out
 
 
-def quat_to_matrix(q) -> np.ndarray:
+def quat_to_matrix(q: ArrayLike) -> NDArray[np.float64]:
     """Rotation matrix ``E(q) = 1 + 2 q0 hat(v) + 2 hat(v)^2`` of a unit quaternion.
 
     ``q`` has shape ``(..., 4)`` (scalar first), the result ``(..., 3, 3)``.
@@ -108,7 +113,7 @@ def quat_to_matrix(q) -> np.ndarray:
     return out
 
 
-def matrix_to_quat(Q) -> np.ndarray:
+def matrix_to_quat(Q: ArrayLike) -> NDArray[np.float64]:
     """Unit quaternion ``q`` (scalar first, ``q0 >= 0``) with ``E(q) == Q``.
 
     ``Q`` has shape ``(..., 3, 3)`` and should be a rotation matrix.  The
@@ -154,7 +159,7 @@ def matrix_to_quat(Q) -> np.ndarray:
     return q
 
 
-def kinetic_energy(m, inertia) -> np.ndarray:
+def kinetic_energy(m: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
     """Kinetic energy ``T = sum_i m_i^2 / (2 I_i)`` of the body momentum ``m``.
 
     ``m`` and ``inertia`` have shape ``(..., 3)`` and broadcast; the result has
@@ -165,7 +170,7 @@ def kinetic_energy(m, inertia) -> np.ndarray:
     return np.sum(m * m / (2.0 * inertia), axis=-1)
 
 
-def spatial_momentum(m, Q) -> np.ndarray:
+def spatial_momentum(m: ArrayLike, Q: ArrayLike) -> NDArray[np.float64]:
     """Spatial angular momentum ``Q @ m`` (constant along free rigid body motion).
 
     ``m`` has shape ``(..., 3)`` and ``Q`` shape ``(..., 3, 3)``; leading axes
@@ -176,7 +181,7 @@ def spatial_momentum(m, Q) -> np.ndarray:
     return np.einsum("...ij,...j->...i", Q, m)
 
 
-def _scipy_rotation():
+def _scipy_rotation() -> Any:
     try:
         from scipy.spatial.transform import Rotation
     except ImportError:
@@ -185,7 +190,7 @@ def _scipy_rotation():
     return Rotation
 
 
-def to_rotation(attitude):
+def to_rotation(attitude: ArrayLike) -> Rotation:
     """The attitude as a scipy ``Rotation`` (needs scipy).
 
     Parameters
@@ -236,7 +241,8 @@ def to_rotation(attitude):
                      f"(3, 3) or (n, 3, 3) (matrices), got {a.shape}")
 
 
-def from_rotation(rot, form="quaternion"):
+def from_rotation(rot: Rotation, form: Literal["quaternion", "matrix"] = "quaternion"
+                  ) -> NDArray[np.float64]:
     """frb's attitude from a scipy ``Rotation`` (needs scipy).
 
     Parameters

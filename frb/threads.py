@@ -21,7 +21,7 @@ __all__ = ["set_num_threads", "get_num_threads", "openmp_enabled"]
 _num_threads: int | None = None
 
 
-def _check(n, name):
+def _check(n: object, name: str) -> int:
     if isinstance(n, bool) or not isinstance(n, numbers.Integral):
         raise TypeError(f"{name} must be a positive integer or None, got {n!r}")
     if not 1 <= int(n) <= 4096:
@@ -61,7 +61,7 @@ def openmp_enabled() -> bool:
     return bool(_core.openmp_info()[0])
 
 
-def _resolve(threads) -> int:
+def _resolve(threads: int | None) -> int:
     """The ``threads`` value passed to the compiled code: the argument, else the count of
     :func:`set_num_threads`, else 0 (the OpenMP default)."""
     if threads is None:

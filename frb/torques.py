@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
 from .splitting import ConstantField, constant_field
@@ -32,7 +33,7 @@ __all__ = ["constant_field", "heavy_top", "gravity_gradient", "ConstantField", "
            "GravityGradient"]
 
 
-def _finite_vector(x, name):
+def _finite_vector(x: ArrayLike, name: str) -> NDArray[np.float64]:
     a = np.array(_validate.real_array(x, name, finite=False), dtype=np.float64)
     if a.shape != (3,):
         raise ValueError(f"{name} must have shape (3,), got {a.shape}")
@@ -42,7 +43,7 @@ def _finite_vector(x, name):
     return a
 
 
-def _finite_real(x, name):
+def _finite_real(x: float, name: str) -> float:
     return _validate.real_scalar(x, name)
 
 
@@ -54,20 +55,23 @@ class HeavyTop:
     """
 
     __slots__ = ("weight", "center", "u0")
+    weight: float
+    center: NDArray[np.float64]
+    u0: NDArray[np.float64]
 
-    def __init__(self, weight, center):
+    def __init__(self, weight: float, center: ArrayLike) -> None:
         self.weight = _finite_real(weight, "weight")
         self.center = _finite_vector(center, "center")
         u0 = np.array([0.0, 0.0, self.weight])
         u0.setflags(write=False)
         self.u0 = u0
 
-    def potential(self, Q) -> np.ndarray:
+    def potential(self, Q: ArrayLike) -> NDArray[np.float64]:
         """Potential energy ``weight (Q center)_z`` for Q of shape (..., 3, 3)."""
         Q = np.asarray(Q, dtype=np.float64)
         return self.weight * (Q[..., 2, :] @ self.center)
 
-    def __call__(self, t, Q) -> np.ndarray:
+    def __call__(self, t: float, Q: ArrayLike) -> NDArray[np.float64]:
         """Body torque ``weight (Q^T e_z) x center`` for Q of shape (..., 3, 3)."""
         Q = np.asarray(Q, dtype=np.float64)
         return np.cross(self.weight * Q[..., 2, :], self.center)
@@ -81,11 +85,12 @@ class GravityGradient:
     x-y plane: ``r(t) = (cos nt, sin nt, 0)``, ``c = Q^T r``, ``T_b = 3 n^2 c x (I c)``."""
 
     __slots__ = ("rate",)
+    rate: float
 
-    def __init__(self, n):
+    def __init__(self, n: float) -> None:
         self.rate = _finite_real(n, "n")
 
-    def torque(self, t, Q, inertia) -> np.ndarray:
+    def torque(self, t: float, Q: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
         """Body torque for Q of shape (..., 3, 3) and inertia broadcastable to (..., 3)."""
         Q = np.asarray(Q, dtype=np.float64)
         r = np.array([math.cos(self.rate * t), math.sin(self.rate * t), 0.0])
@@ -96,13 +101,13 @@ class GravityGradient:
         return f"gravity_gradient({self.rate!r})"
 
 
-def heavy_top(weight, center) -> HeavyTop:
+def heavy_top(weight: float, center: ArrayLike) -> HeavyTop:
     """Heavy top with gravity ``weight`` along ``-z`` and centre of mass ``center`` (body frame);
     see :class:`HeavyTop`."""
     return HeavyTop(weight, center)
 
 
-def gravity_gradient(n) -> GravityGradient:
+def gravity_gradient(n: float) -> GravityGradient:
     """Gravity-gradient torque of a circular orbit of rate ``n``; see :class:`GravityGradient`."""
     return GravityGradient(n)
 
