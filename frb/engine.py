@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, Callable, Literal, NoReturn, Union
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _core, _engine, _segments
 from . import splitting as _splitting
@@ -46,6 +48,11 @@ NEWTON_RTOL = 4.0 * np.finfo(np.float64).eps
 #: Iteration cap of the implicit methods.
 NEWTON_MAX_ITER = 50
 
+#: A torque of :func:`integrate`: a built-in torque of :mod:`frb.torques`, or a vectorised
+#: callable ``torque(t, Q) -> T_b`` (``Q`` of shape (N, 3, 3), ``T_b`` of shape (N, 3)).
+Torque = Union[ConstantField, HeavyTop, GravityGradient,
+               Callable[[float, NDArray[np.float64]], ArrayLike]]
+
 
 @dataclass(frozen=True)
 class MethodInfo:
@@ -61,7 +68,8 @@ class MethodInfo:
     description: str
 
 
-def _m(name, family, variant, seed, order, implicit, conserves, description):
+def _m(name: str, family: int, variant: int, seed: str, order: int | None, implicit: bool,
+       conserves: str, description: str) -> tuple[str, MethodInfo]:
     return name, MethodInfo(name, family, variant, seed, order, implicit, conserves, description)
 
 
@@ -151,52 +159,60 @@ class Trajectory:
         The method's name.
     """
 
-    def __init__(self, t, m, q, form, method, inertia, torque):
+    t: NDArray[np.float64]
+    m: NDArray[np.float64]
+    form: str
+    method: str
+    inertia: NDArray[np.float64]
+    torque: Torque | None
+
+    def __init__(self, t: NDArray[np.float64], m: NDArray[np.float64], q: NDArray[np.float64], form: str,
+                 method: str, inertia: NDArray[np.float64], torque: Torque | None) -> None:
         self.t = t
         self.m = m
         self._q = q
-        self._Q = None
+        self._Q: NDArray[np.float64] | None = None
         self.form = form
         self.method = method
         self.inertia = inertia
         self.torque = torque
 
     @property
-    def q(self) -> np.ndarray:
+    def q(self) -> NDArray[np.float64]:
         return self._q
 
     @property
-    def Q(self) -> np.ndarray:
+    def Q(self) -> NDArray[np.float64]:
         if self._Q is None:
             self._Q = quat_to_matrix(self._q)
         return self._Q
 
     @property
-    def attitude(self) -> np.ndarray:
+    def attitude(self) -> NDArray[np.float64]:
         return self.Q if self.form == "matrix" else self.q
 
     @property
-    def kinetic_energy(self) -> np.ndarray:
+    def kinetic_energy(self) -> NDArray[np.float64]:
         """``sum m_j^2 / (2 I_j)`` at the saved states."""
         return 0.5 * np.sum(self.m**2 / self.inertia, axis=-1)
 
     @property
-    def potential_energy(self) -> np.ndarray:
+    def potential_energy(self) -> NDArray[np.float64]:
         """The torque's potential at the saved states (zero for a free body); raises
         AttributeError for a torque without a potential."""
         if self.torque is None:
             return np.zeros(self.t.shape + self.m.shape[1:-1])
         if not hasattr(self.torque, "potential"):
             raise AttributeError(f"the torque {self.torque!r} has no potential energy")
-        return self.torque.potential(self.Q)
+        return self.torque.potential(self.Q)  # type: ignore[union-attr, return-value]  # (hasattr above; an array for the stack Q)
 
     @property
-    def energy(self) -> np.ndarray:
+    def energy(self) -> NDArray[np.float64]:
         """Total energy, kinetic plus the torque's potential."""
         return self.kinetic_energy + self.potential_energy
 
     @property
-    def spatial_momentum(self) -> np.ndarray:
+    def spatial_momentum(self) -> NDArray[np.float64]:
         """``Q m`` at the saved states."""
         return np.einsum("...ij,...j->...i", self.Q, self.m)
 
@@ -206,17 +222,18 @@ class Trajectory:
                 f"t = {self.t[0]:g} .. {self.t[-1]:g}, attitude as {self.form}>")
 
 
-def _real_array(x, name, item_ndim=1):
+def _real_array(x: ArrayLike, name: str, item_ndim: int = 1) -> NDArray[np.float64]:
     return _validate.real_array(x, name, item_ndim=item_ndim)
 
 
-def _int_arg(x, name, low, high=2**31 - 1):
+def _int_arg(x: Any, name: str, low: int, high: int = 2**31 - 1) -> int:
     if type(x) is int and low <= x <= high:
         return x
     return _validate.integer(x, name, low, high)
 
 
-def _method(method, coefficients):
+def _method(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] | None
+            ) -> tuple[str, MethodInfo, tuple[tuple[float, ...], tuple[float, ...]] | None]:
     if coefficients is not None:
         a, b = _splitting._coefficients(None, coefficients)
         return "SPLITTING", MethodInfo("SPLITTING", _CZ, 1, "004 Celledoni-Zanna, appendix",
@@ -231,7 +248,7 @@ def _method(method, coefficients):
     return name, METHODS[name], coef
 
 
-def _read_only(a):
+def _read_only(a: NDArray[Any]) -> NDArray[Any]:
     a.flags.writeable = False
     return a
 
@@ -242,7 +259,8 @@ _ONE_FREE_FLOW = (_read_only(np.zeros(1, dtype=np.intc)), _read_only(np.ones(1))
 _NO_TORQUE_PARAMETERS = _read_only(np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0]))
 
 
-def _torque(torque):
+def _torque(torque: Torque | None
+            ) -> tuple[int, NDArray[np.float64], Callable[[float, NDArray[np.float64]], ArrayLike] | None]:
     """(kind, tpar, user callable or None) of the torque."""
     if torque is None:
         return _T_NONE, _NO_TORQUE_PARAMETERS, None
@@ -271,15 +289,16 @@ class _UserTorque:
     (a non-finite state); integrate then raises the kept exception. (Raising through the
     call-back would make f2py unwind the Fortran frames and print to stderr.)"""
 
-    def __init__(self, torque, method):
+    def __init__(self, torque: Callable[[float, NDArray[np.float64]], ArrayLike], method: str) -> None:
         self.torque = torque
         self.method = method
         self.label = getattr(torque, "__name__", None) or repr(torque)
-        self.error = None
+        self.error: BaseException | None = None
         # powers of two of a rescaled run (_scale_of): the loop's time and torque in those units
-        self.time_exp = self.torque_exp = None
+        self.time_exp: int | None = None
+        self.torque_exp: int | None = None
 
-    def __call__(self, nb, t, step, qt, tb):
+    def __call__(self, nb: int, t: float, step: int, qt: NDArray[np.float64], tb: NDArray[np.float64]) -> NDArray[np.float64]:
         if self.error is None:
             try:
                 tb.T[...] = self._evaluate(nb, t, step, qt)
@@ -289,7 +308,7 @@ class _UserTorque:
         tb[...] = np.nan
         return tb
 
-    def _evaluate(self, nb, t, step, qt):
+    def _evaluate(self, nb: int, t: float, step: int, qt: NDArray[np.float64]) -> NDArray[np.float64]:
         torque, method, label = self.torque, self.method, self.label
         Q = qt.T  # (n, 3, 3), Q[j] the attitude of body j
         Q.flags.writeable = False
@@ -327,11 +346,12 @@ class _UserTorque:
         return arr
 
 
-def _no_torque(nb, t, step, qt, tb):  # pragma: no cover - never called for built-in torques
+def _no_torque(nb: int, t: float, step: int, qt: NDArray[np.float64], tb: NDArray[np.float64]) -> NDArray[np.float64]:  # pragma: no cover - never called for built-in torques
     return tb
 
 
-def _attitude(attitude0, single, n):
+def _attitude(attitude0: ArrayLike, single: bool, n: int
+              ) -> tuple[str, NDArray[np.float64]]:
     a = _validate.real_array(attitude0, "attitude0", finite=False)
     if not np.isfinite(a).all():
         item = 2 if a.shape[-2:] == (3, 3) and a.ndim == (2 if single else 3) else 1
@@ -362,7 +382,7 @@ def _attitude(attitude0, single, n):
 _FLOAT64 = np.dtype(np.float64)
 
 
-def _as_shape(x, name, shapes):
+def _as_shape(x: ArrayLike, name: str, shapes: tuple[tuple[int, ...], ...]) -> NDArray[np.float64] | None:
     """x as a float64 array if its shape is one of shapes, else None. A float64 ndarray is
     taken as it is (its values are checked by _one_body); anything else goes through
     _real_array (the type rules and finiteness check of the general path)."""
@@ -371,7 +391,8 @@ def _as_shape(x, name, shapes):
     return x if x.shape in shapes else None
 
 
-def _one_body(m0, attitude0, inertia):
+def _one_body(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike
+              ) -> tuple[NDArray[np.float64], str, NDArray[np.float64], NDArray[np.float64]] | None:
     """(m2, form, q2, I2) of integrate for one body (m0 (3,), attitude0 (4,) or (3, 3), inertia
     (3,)): the set-up of the general path, with the value checks in one compiled call
     (frb_checks, those of frb.quat_step / frb.frb_step) instead of numpy passes over tiny
@@ -417,8 +438,11 @@ def _one_body(m0, attitude0, inertia):
     return m2, form, q2, np.ascontiguousarray(I.reshape(1, 3))
 
 
-def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, save_every=1,
-              coefficients=None, quadrature=0, threads=None, progress=False) -> Trajectory:
+def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float, nsteps: int, *,
+              method: str | None = None, torque: Torque | None = None,
+              save_every: int | Literal["final"] | None = 1,
+              coefficients: tuple[ArrayLike, ArrayLike] | None = None, quadrature: int = 0,
+              threads: int | None = None, progress: bool = False) -> Trajectory:
     """Integrate one or many (torqued) rigid bodies with any method of the seed documents.
 
     Parameters
@@ -505,6 +529,7 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
             raise ValueError("inertia must contain strictly positive moments of inertia" + bad)
         I2 = np.ascontiguousarray(I2)
     h = _validate.real_scalar(h, "h")
+    phase: Any   # a float for one body, an array for a batch
     if n == 1:   # (Python floats: cheaper than numpy for one body)
         x, y, z = m2.ravel().tolist()
         i1, i2, i3 = I2.ravel().tolist()
@@ -540,7 +565,7 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
         if tkind == _T_NONE:
             variant = 0
         else:
-            sched = _splitting._schedule(*coef)
+            sched = _splitting._schedule(*coef)  # type: ignore[misc]  # (set for every method of this family)
             kinds = np.array([0 if k == "A" else 1 for k, _ in sched], dtype=np.intc)
             frac = np.array([c for _, c in sched])
             if len(frac) > 64:
@@ -564,7 +589,7 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
     if saved[0] == 0:
         m_out[0], q_out[0] = m_run, q2
     if n and nsteps:
-        cb = _UserTorque(user, name) if user is not None else _no_torque
+        cb: Any = _UserTorque(user, name) if user is not None else _no_torque
         if scale is not None and user is not None:
             cb.time_exp, cb.torque_exp = ka - kb, 2 * ka - kb
         fail = _run_engine(name, info.family, variant, quadrature, kinds, frac, tkind, tpar,
@@ -585,8 +610,11 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
     return Trajectory(t_out, m_out, q_out, form, name, I_keep, torque)
 
 
-def _run_engine(name, family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every,
-                h, m2, q2, I2, m_out, q_out, cb, user, threads, progress):
+def _run_engine(name: str, family: int, variant: int, quadrature: int, kinds: NDArray[np.intc],
+                frac: NDArray[np.float64], tkind: int, tpar: NDArray[np.float64], nsteps: int, save_every: int, h: float,
+                m2: NDArray[np.float64], q2: NDArray[np.float64], I2: NDArray[np.float64], m_out: NDArray[np.float64], q_out: NDArray[np.float64],
+                cb: Callable[[int, float, int, NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]], user: bool, threads: int,
+                progress: bool) -> tuple[int, int, int] | None:
     """The compiled loop over the whole run, entered in segments (frb._segments.run) from the
     initial state m2, q2: the state (m, q, the per-body workspace) is carried between them and
     the kept states written into m_out, q_out in place. Returns None, or (step, body 1-based, status) of the earliest
@@ -604,7 +632,7 @@ def _run_engine(name, family, variant, quadrature, kinds, frac, tkind, tpar, nst
     args_m0, args_q0, args_m, args_q, args_ws = m2.T, q2.T, m.T, q.T, ws.T
     args_i, out_m, out_q = I2.T, m_out.T, q_out.T
 
-    def advance(b_first, b_last, k_first, k_last):
+    def advance(b_first: int, b_last: int, k_first: int, k_last: int) -> tuple[int, int, int] | None:
         status, fail_step, fail_body = compiled(
             family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every, chunk,
             threads, b_first + 1, b_last, k_first, k_last, h, 0.0, args_m0, args_q0, args_m,
@@ -621,7 +649,7 @@ SAFE_EXPONENT = 200
 _SAFE_LO, _SAFE_HI = 2.0**-SAFE_EXPONENT, 2.0**SAFE_EXPONENT
 
 
-def _scale_of(big_m, i_min, i_max, h):
+def _scale_of(big_m: float, i_min: float, i_max: float, h: float) -> tuple[int, int] | None:
     """Powers of two (ka, kb) for a run whose |m| or moments lie outside 2^-200..2^200, else None.
 
     Every method, torque-free or not, is covariant under m -> a m, I -> b I, t -> t b / a with
@@ -642,7 +670,7 @@ def _scale_of(big_m, i_min, i_max, h):
     return ka, kb
 
 
-def _check_common_scale(m2, I2, scale):
+def _check_common_scale(m2: NDArray[np.float64], I2: NDArray[np.float64], scale: tuple[int, int]) -> None:
     """Raise ValueError if one scale for the whole batch would push a body out of the safe range
     (a batch spanning more than 2^400 in |m| or in the moments: no common scale keeps every body
     exact; split it into batches of similar scale)."""
@@ -660,7 +688,7 @@ def _check_common_scale(m2, I2, scale):
                          "of two); integrate bodies of very different scales in separate calls")
 
 
-def _raise_failure(name, status, step, body, single):
+def _raise_failure(name: str, status: int, step: int, body: int, single: bool) -> NoReturn:
     where = f"step {step}" + ("" if single else f", body {body}")
     if status == _INFO_NO_CONVERGENCE:
         msg = (f"method {name}: the implicit equation of {where} did not converge "

@@ -44,8 +44,10 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from typing import Any, Callable, Literal, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _core, _segments
 from . import _validate
@@ -90,9 +92,13 @@ RKN6_14: tuple[tuple[float, ...], tuple[float, ...]] = (
 #: Strang splitting ``A(h/2) B(h) A(h/2)`` (second order).
 STRANG: tuple[tuple[float, ...], tuple[float, ...]] = ((0.5, 0.0), (0.5,))
 #: Named methods accepted by :func:`integrate`.
-METHODS = {"RKN6_14": RKN6_14, "STRANG": STRANG}
+METHODS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {"RKN6_14": RKN6_14, "STRANG": STRANG}
 
 _CONSISTENCY_TOL = 1e-10
+
+#: A torque flow of :func:`integrate`: ``flow(m, Q, t) -> (m_new, Q_new)``, the exact flow of
+#: the torque over time ``t`` from the state ``m`` (3,), ``Q`` (3, 3) (read-only).
+TorqueFlow = Callable[[NDArray[np.float64], NDArray[np.float64], float], Tuple[ArrayLike, ArrayLike]]
 
 
 class ConstantField:
@@ -111,8 +117,10 @@ class ConstantField:
     """
 
     __slots__ = ("u0", "_u")
+    u0: NDArray[np.float64]
+    _u: tuple[float, ...]
 
-    def __init__(self, u0):
+    def __init__(self, u0: ArrayLike) -> None:
         u = np.array(_validate.real_array(u0, "u0", finite=False), dtype=np.float64)
         if u.shape != (3,):
             raise ValueError(f"u0 must have shape (3,), got {u.shape}")
@@ -122,11 +130,11 @@ class ConstantField:
         self.u0 = u
         self._u = tuple(u.tolist())
 
-    def body_field(self, Q) -> np.ndarray:
+    def body_field(self, Q: ArrayLike) -> NDArray[np.float64]:
         """The field in body coordinates, ``u = Q^T u0``."""
         return np.asarray(Q, dtype=np.float64).T @ self.u0
 
-    def potential(self, Q):
+    def potential(self, Q: ArrayLike) -> float | NDArray[np.float64]:
         """Potential energy ``u0 . (Q e_3)``; ``T(m) + potential(Q)`` is conserved.
 
         A float for one matrix, an array for Q of shape (..., 3, 3)."""
@@ -134,7 +142,7 @@ class ConstantField:
         v = Q[..., :, 2] @ self.u0
         return float(v) if v.ndim == 0 else v
 
-    def __call__(self, m, Q, t):
+    def __call__(self, m: ArrayLike, Q: ArrayLike, t: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Exact flow over time ``t``: returns ``(m_new, Q)`` (``Q`` itself, unchanged)."""
         x, y, z = self._u
         Qa = np.asarray(Q, dtype=np.float64)
@@ -150,7 +158,7 @@ class ConstantField:
         return f"constant_field({self.u0.tolist()!r})"
 
 
-def constant_field(u0) -> ConstantField:
+def constant_field(u0: ArrayLike) -> ConstantField:
     """Torque of a constant spatial field ``u0``; see :class:`ConstantField`.
 
     The returned object is a torque flow ``flow(m, Q, t)`` usable with
@@ -174,16 +182,17 @@ class Trajectory:
         Attitude matrices at these times.
     """
 
-    t: np.ndarray
-    m: np.ndarray
-    Q: np.ndarray
+    t: NDArray[np.float64]
+    m: NDArray[np.float64]
+    Q: NDArray[np.float64]
 
     def __repr__(self) -> str:
         return (f"<frb.splitting.Trajectory: {len(self.t)} states, "
                 f"t = {self.t[0]:g} .. {self.t[-1]:g}; arrays t, m, Q>")
 
 
-def _coefficients(method, coefficients):
+def _coefficients(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] | None
+                  ) -> tuple[tuple[float, ...], tuple[float, ...]]:
     if coefficients is None:
         if not isinstance(method, str) or method.upper() not in METHODS:
             raise ValueError(
@@ -220,7 +229,7 @@ def _coefficients(method, coefficients):
     return a, b
 
 
-def _schedule(a, b):
+def _schedule(a: Sequence[float], b: Sequence[float]) -> list[tuple[str, float]]:
     """Flat list of (kind, fraction of h) for one symmetric step, zeros removed."""
     half = []
     for i, bi in enumerate(b):
@@ -238,7 +247,7 @@ def _schedule(a, b):
     return [(kind, c) for kind, c in out]
 
 
-def _vector(x, name, shape, check_finite=True):
+def _vector(x: ArrayLike, name: str, shape: tuple[int, ...], check_finite: bool = True) -> NDArray[np.float64]:
     a = np.array(_validate.real_array(x, name, finite=False), dtype=np.float64)
     if a.shape != shape:
         if name == "inertia" and a.shape == (1, 3):
@@ -250,7 +259,7 @@ def _vector(x, name, shape, check_finite=True):
     return a
 
 
-def _check_initial_values(m, Q, I, Q0=None):
+def _check_initial_values(m: NDArray[np.float64], Q: NDArray[np.float64], I: NDArray[np.float64], Q0: ArrayLike | None = None) -> None:
     """The value checks of integrate's m0, Q0 and inertia (float64 arrays of shapes (3,), (3, 3),
     (3,)) in one compiled call (frb_checks, as frb.flows.frb_step), raising in the order of the
     checks: m0 finite, Q0 finite, Q0 a rotation, inertia finite, inertia positive."""
@@ -267,7 +276,7 @@ def _check_initial_values(m, Q, I, Q0=None):
         raise ValueError(f"inertia must be positive, got {I.tolist()}")
 
 
-def _check_torque_result(res, name="torque"):
+def _check_torque_result(res: Any, name: str = "torque") -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     try:
         m_new, Q_new = res
     except (TypeError, ValueError) as exc:
@@ -286,7 +295,7 @@ _ZEROS3 = np.zeros(3)
 _ONES3 = np.ones(3)
 
 
-def _rotation(Q, name, original=None):
+def _rotation(Q: NDArray[np.float64], name: str, original: ArrayLike | None = None) -> None:
     """Raise unless Q (a float64 array of shape (3, 3)) is a rotation matrix: the compiled check
     of frb.flows.frb_step (frb_checks.check_rotation_t, tolerance ORTHOGONALITY_TOLERANCE), about
     1 us where numpy's takes 15. ``original``: the matrix as given, for the float32 hint."""
@@ -297,11 +306,12 @@ def _rotation(Q, name, original=None):
                          + hint)
 
 
-def _torque_label(torque):
+def _torque_label(torque: object) -> str:
     return getattr(torque, "__name__", None) or repr(torque)
 
 
-def _torque_state(res, Q_prev, label="torque", step=None):
+def _torque_state(res: Any, Q_prev: NDArray[np.float64], label: str = "torque", step: int | None = None
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Check a torque result; a new Q (not the object passed in) is checked as a rotation."""
     where = "" if step is None else f" (step {step})"
     m_new, Q_new = _check_torque_result(res, f"torque {label}{where}" if step is not None else "torque")
@@ -314,7 +324,8 @@ def _torque_state(res, Q_prev, label="torque", step=None):
     return m_new, Q_new
 
 
-def _apply_torque(torque, m, Q, tau, step):
+def _apply_torque(torque: TorqueFlow, m: NDArray[np.float64], Q: NDArray[np.float64], tau: float, step: int
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The torque flow over tau at step ``step``, with Q read-only (the torque must not modify it
     in place: a changed Q would escape the rotation check) and its result checked."""
     label = _torque_label(torque)
@@ -329,7 +340,8 @@ def _apply_torque(torque, m, Q, tau, step):
     return _torque_state(res, Q, label, step)
 
 
-def _free_flow(m, Q, tau, inertia_t, quadrature):
+def _free_flow(m: NDArray[np.float64], Q: NDArray[np.float64], tau: float, inertia_t: NDArray[np.float64], quadrature: int
+               ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Exact free flow of one body over time tau through the batched core (inputs validated)."""
     mo, qto, info, _ = _core.frb_step_batch(m.reshape(1, 3).T, Q.reshape(1, 3, 3).T,
                                             np.array([tau]), inertia_t, quadrature,
@@ -338,7 +350,8 @@ def _free_flow(m, Q, tau, inertia_t, quadrature):
     return mo[:, 0], qto[:, :, 0].T
 
 
-def _nonfinite_step(m, qt, saved, m_out):
+def _nonfinite_step(m: NDArray[np.float64], qt: NDArray[np.float64], saved: NDArray[np.int64], m_out: NDArray[np.float64]
+                    ) -> IntegrationError | None:
     """IntegrationError if the compiled loop's final state (m, qt = Q^T) is non-finite, naming
     the first kept step whose state is (saved, m_out: the kept steps and momenta), else None.
     (NaN and infinities propagate through every operation of both flows: a state that became
@@ -361,18 +374,18 @@ def _nonfinite_step(m, qt, saved, m_out):
 
 
 def integrate(
-    m0,
-    Q0,
-    inertia,
-    h,
-    nsteps,
-    torque=None,
-    method="RKN6_14",
-    quadrature=0,
-    coefficients=None,
-    save_every=1,
-    progress=False,
-    threads=None,
+    m0: ArrayLike,
+    Q0: ArrayLike,
+    inertia: ArrayLike,
+    h: float,
+    nsteps: int,
+    torque: TorqueFlow | None = None,
+    method: str = "RKN6_14",
+    quadrature: int = 0,
+    coefficients: tuple[ArrayLike, ArrayLike] | None = None,
+    save_every: int | Literal["final"] | None = 1,
+    progress: bool = False,
+    threads: int | None = None,
 ) -> Trajectory:
     """Integrate a (torqued) rigid body with a symmetric splitting method.
 
@@ -488,7 +501,7 @@ def integrate(
         qt = np.array(Q.T, order="F")
         out_m, out_qt = m_out.T, Q_out.T
 
-        def advance(b_first, b_last, k_first, k_last):
+        def advance(b_first: int, b_last: int, k_first: int, k_last: int) -> None:
             _core.split_field_segment(m, qt, I, u0, kinds, taus, quadrature, nsteps, save_every,
                                       k_first, k_last, out_m, out_qt)
 
@@ -522,7 +535,7 @@ def integrate(
     return Trajectory(t=t_out, m=m_out, Q=Q_out)
 
 
-def _nonnegative_int(x, name, low):
+def _nonnegative_int(x: object, name: str, low: int) -> int:
     if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < low:
         raise ValueError(f"{name} must be an integer >= {low}, None or 'final', got {x!r}")
     return int(x)
