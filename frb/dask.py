@@ -29,8 +29,10 @@ threads per worker, pass ``threads=1`` (or start the workers with ``threads_per_
 from __future__ import annotations
 
 import re
+from typing import Any, Callable, Literal, NoReturn, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 try:
     import dask
@@ -46,7 +48,8 @@ from .rotations import quat_to_matrix
 __all__ = ["frb_step", "quat_step", "integrate", "DaskTrajectory"]
 
 
-def _body_array(x, name, n, chunks, tail):
+def _body_array(x: ArrayLike, name: str, n: int, chunks: tuple[int, ...], tail: tuple[int, ...]
+                ) -> da.Array:
     """x as a dask array of shape (n,) + tail chunked like the bodies (one chunk on the other
     axes)."""
     a = da.asarray(x)
@@ -55,7 +58,7 @@ def _body_array(x, name, n, chunks, tail):
     return a.astype(np.float64).rechunk((chunks,) + tuple(-1 for _ in tail))
 
 
-def _bodies(m):
+def _bodies(m: Any) -> tuple[da.Array, int, tuple[int, ...]]:
     m = da.asarray(m)
     if m.ndim != 2 or m.shape[1] != 3:
         raise ValueError(f"m must be a batch of shape (n, 3), got {m.shape}")
@@ -63,7 +66,8 @@ def _bodies(m):
     return m, m.shape[0], m.chunks[0]
 
 
-def _shared_or_per_body(x, name, n, chunks, tail):
+def _shared_or_per_body(x: ArrayLike, name: str, n: int, chunks: tuple[int, ...],
+                        tail: tuple[int, ...]) -> tuple[Any, da.Array | None]:
     """(shared value, None) for a value shared by every body (passed to every chunk), or
     (None, dask array) for a per-body array: a dask array, or one with a leading body axis."""
     if isinstance(x, da.Array) or np.ndim(x) == len(tail) + 1:
@@ -71,19 +75,19 @@ def _shared_or_per_body(x, name, n, chunks, tail):
     return x, None
 
 
-def _pack(parts):
+def _pack(parts: Sequence[da.Array]) -> da.Array:
     """One (n, k) dask array of the per-body arrays, flattened per body."""
     flat = [p.reshape(p.shape[0], -1) if p.ndim != 2 else p for p in parts]
     flat = [p[:, None] if p.ndim == 1 else p for p in flat]
     return da.concatenate(flat, axis=1).rechunk({1: -1})
 
 
-def _where(block_info):
+def _where(block_info: Any) -> tuple[int, int]:
     start, stop = block_info[0]["array-location"][0]
     return start, stop
 
 
-def _reraise(exc, start, stop):
+def _reraise(exc: Exception, start: int, stop: int) -> NoReturn:
     """Re-raise an error of a chunk with the bodies numbered in the whole batch."""
     msg = re.sub(r"\bbody (\d+)", lambda g: f"body {int(g.group(1)) + start}", str(exc))
     msg += f" [in the dask chunk of bodies {start}..{stop - 1}]"
@@ -92,7 +96,7 @@ def _reraise(exc, start, stop):
     raise type(exc)(msg) from None
 
 
-def _unpack(block, widths):
+def _unpack(block: NDArray[np.float64], widths: Sequence[int]) -> list[NDArray[np.float64]]:
     out, j = [], 0
     for w in widths:
         out.append(np.ascontiguousarray(block[:, j:j + w]))
@@ -100,8 +104,10 @@ def _unpack(block, widths):
     return out
 
 
-def _step_block(block, *, step, attitude_shape, h, inertia, per_body, quadrature, threads,
-                block_info=None):
+def _step_block(block: NDArray[np.float64], *, step: Callable[..., tuple[NDArray[np.float64], NDArray[np.float64]]],
+                attitude_shape: tuple[int, ...], h: Any, inertia: Any, per_body: Sequence[str],
+                quadrature: int, threads: int | None,
+                block_info: dict[Any, Any] | None = None) -> NDArray[np.float64]:
     start, stop = _where(block_info)
     widths = [3, int(np.prod(attitude_shape))] + [1 if k == "h" else 3 for k in per_body]
     parts = _unpack(block, widths)
@@ -116,7 +122,9 @@ def _step_block(block, *, step, attitude_shape, h, inertia, per_body, quadrature
     return np.concatenate([m_out, att_out.reshape(len(m_out), -1)], axis=1)
 
 
-def _step(step, attitude_name, attitude_shape, m, attitude, h, inertia, quadrature, threads):
+def _step(step: Callable[..., tuple[NDArray[np.float64], NDArray[np.float64]]], attitude_name: str,
+          attitude_shape: tuple[int, ...], m: ArrayLike, attitude: ArrayLike, h: ArrayLike,
+          inertia: ArrayLike, quadrature: int, threads: int | None) -> tuple[da.Array, da.Array]:
     m, n, chunks = _bodies(m)
     # the scalar arguments (and shared values) are checked now, on an empty batch
     h_shared, h_body = _shared_or_per_body(h, "h", n, chunks, ())
@@ -136,7 +144,8 @@ def _step(step, attitude_name, attitude_shape, m, attitude, h, inertia, quadratu
     return out[:, :3], out[:, 3:].reshape((n,) + attitude_shape)
 
 
-def frb_step(m, Q, h, inertia, quadrature=0, threads=None):
+def frb_step(m: da.Array, Q: da.Array, h: ArrayLike, inertia: ArrayLike, quadrature: int = 0,
+             threads: int | None = None) -> tuple[da.Array, da.Array]:
     """:func:`frb.frb_step` of a batch of dask arrays, chunk by chunk.
 
     Parameters
@@ -160,7 +169,8 @@ def frb_step(m, Q, h, inertia, quadrature=0, threads=None):
     return _step(_flows.frb_step, "Q", (3, 3), m, Q, h, inertia, quadrature, threads)
 
 
-def quat_step(m, q, h, inertia, quadrature=0, threads=None):
+def quat_step(m: da.Array, q: da.Array, h: ArrayLike, inertia: ArrayLike, quadrature: int = 0,
+              threads: int | None = None) -> tuple[da.Array, da.Array]:
     """:func:`frb.quat_step` of a batch of dask arrays, chunk by chunk; as :func:`frb_step`
     with ``q`` of shape (n, 4), unit quaternions (scalar first). Returns ``m_out, q_out``."""
     return _step(_flows.quat_step, "q", (4,), m, q, h, inertia, quadrature, threads)
@@ -188,7 +198,16 @@ class DaskTrajectory:
     ``m[0]``, ``q[0]`` are the final states.
     """
 
-    def __init__(self, t, m, q, form, method, inertia, torque):
+    t: NDArray[np.float64]
+    m: da.Array
+    q: da.Array
+    form: str
+    method: str
+    inertia: Any
+    torque: _engine.Torque | None
+
+    def __init__(self, t: NDArray[np.float64], m: da.Array, q: da.Array, form: str, method: str,
+                 inertia: Any, torque: _engine.Torque | None) -> None:
         self.t = t
         self.m = m
         self.q = q
@@ -198,15 +217,15 @@ class DaskTrajectory:
         self.torque = torque
 
     @property
-    def Q(self):
+    def Q(self) -> da.Array:
         return self.q.map_blocks(quat_to_matrix, new_axis=3, chunks=self.q.chunks[:2] + ((3,), (3,)),
                                  dtype=np.float64, meta=np.empty((0, 0, 0, 0)))
 
     @property
-    def attitude(self):
+    def attitude(self) -> da.Array:
         return self.Q if self.form == "matrix" else self.q
 
-    def compute(self, **kwargs):
+    def compute(self, **kwargs: Any) -> _engine.Trajectory:
         """The in-process :class:`frb.Trajectory` (computes ``m``, ``q`` and a per-body
         inertia together; keyword arguments go to ``dask.compute``)."""
         m, q, inertia = dask.compute(self.m, self.q, self.inertia, **kwargs)
@@ -217,8 +236,9 @@ class DaskTrajectory:
                 f"{len(self.m.chunks[1])} chunks, {len(self.t)} states, attitude as {self.form}>")
 
 
-def _integrate_block(block, *, attitude_shape, inertia, per_body_inertia, kwargs,
-                     block_info=None):
+def _integrate_block(block: NDArray[np.float64], *, attitude_shape: tuple[int, ...], inertia: Any,
+                     per_body_inertia: bool, kwargs: dict[str, Any],
+                     block_info: dict[Any, Any] | None = None) -> NDArray[np.float64]:
     start, stop = _where(block_info)
     widths = [3, int(np.prod(attitude_shape))] + ([3] if per_body_inertia else [])
     parts = _unpack(block, widths)
@@ -231,8 +251,11 @@ def _integrate_block(block, *, attitude_shape, inertia, per_body_inertia, kwargs
     return np.concatenate([tr.m, tr.q], axis=2)
 
 
-def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, save_every=1,
-              coefficients=None, quadrature=0, threads=None) -> DaskTrajectory:
+def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, nsteps: int, *,
+              method: str | None = None, torque: _engine.Torque | None = None,
+              save_every: int | Literal["final"] | None = 1,
+              coefficients: tuple[ArrayLike, ArrayLike] | None = None, quadrature: int = 0,
+              threads: int | None = None) -> DaskTrajectory:
     """:func:`frb.integrate` of a batch of dask arrays, chunk by chunk.
 
     Parameters
@@ -258,7 +281,7 @@ def integrate(m0, attitude0, inertia, h, nsteps, *, method=None, torque=None, sa
     attitude_shape = (3, 3) if att.ndim == 3 else (4,)
     att = _body_array(att, "attitude0", n, chunks, attitude_shape)
     i_shared, i_body = _shared_or_per_body(inertia, "inertia", n, chunks, (3,))
-    kwargs = dict(h=h, nsteps=nsteps, method=method, torque=torque, save_every=save_every,
+    kwargs: dict[str, Any] = dict(h=h, nsteps=nsteps, method=method, torque=torque, save_every=save_every,
                   coefficients=coefficients, quadrature=quadrature, threads=threads)
     # the scalar arguments are checked now, and the kept times found, on an empty batch
     empty = _engine.integrate(np.empty((0, 3)), np.empty((0,) + attitude_shape),
