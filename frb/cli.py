@@ -24,6 +24,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from os import PathLike
+from typing import TYPE_CHECKING, Literal, Sequence
+
+if TYPE_CHECKING:
+    from .experiments import Experiment
 
 __all__ = ["main", "run_driver", "build_parser", "compare_main", "list_text"]
 
@@ -77,7 +82,7 @@ def list_text() -> str:
     return "\n".join(lines)
 
 
-def _experiment_parser(exp) -> argparse.ArgumentParser:
+def _experiment_parser(exp: Experiment) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"frb-example {exp.name}", description=exp.description)
     p.add_argument("--plot", metavar="PATH", default=None,
                    help="write the figure to PATH (format from the suffix, e.g. .png; needs "
@@ -89,7 +94,7 @@ def _experiment_parser(exp) -> argparse.ArgumentParser:
     return p
 
 
-def _run_experiment(name, argv) -> int:
+def _run_experiment(name: str, argv: Sequence[str]) -> int:
     from .experiments import EXPERIMENTS, plot_experiment, run_experiment
 
     exp = EXPERIMENTS[name]
@@ -112,7 +117,7 @@ def _run_experiment(name, argv) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run ``frb-example`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     from .examples import format_summary, run_example
     from .experiments import EXPERIMENTS
@@ -131,7 +136,7 @@ def main(argv=None) -> int:
     problem = _check_options(args)
     if problem:
         return _error(problem)
-    compare = False if args.no_compare else args.compare
+    compare: str | Literal[False] | None = False if args.no_compare else args.compare
     try:
         summary = run_example(
             args.example,
@@ -151,14 +156,14 @@ def main(argv=None) -> int:
     return 0
 
 
-def _error(message, prog="frb-example") -> int:
+def _error(message: object, prog: str = "frb-example") -> int:
     """Print ``prog: error: message`` as one line on stderr; return the exit status 2."""
     one_line = " ".join(str(message).split())
     print(f"{prog}: error: {one_line}", file=sys.stderr)
     return 2
 
 
-def _check_options(args):
+def _check_options(args: argparse.Namespace) -> str | None:
     """The problem with --tol or --output, or None."""
     import math
     import os
@@ -173,7 +178,7 @@ def _check_options(args):
     return None
 
 
-def run_driver(n: int, default_input, argv=None) -> int:
+def run_driver(n: int, default_input: str | PathLike[str], argv: Sequence[str] | None = None) -> int:
     """Entry for ``drivers/exampleN.py``: ``frb-example n --input default_input`` plus ``argv``.
 
     Options in ``argv`` (default ``sys.argv[1:]``) override the default input.
@@ -182,7 +187,7 @@ def run_driver(n: int, default_input, argv=None) -> int:
     return main([str(n), "--input", str(default_input), *argv])
 
 
-def _floats(text):
+def _floats(text: str) -> list[float]:
     return [float(x) for x in text.split(",")]
 
 
@@ -217,7 +222,7 @@ def build_compare_parser() -> argparse.ArgumentParser:
     return p
 
 
-def compare_main(argv=None) -> int:
+def compare_main(argv: Sequence[str] | None = None) -> int:
     """Run ``frb-compare`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     from .workprecision import compare
 

@@ -45,8 +45,20 @@ import time
 from contextlib import ExitStack
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Union, overload
+
+if TYPE_CHECKING:
+    import sys
+
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable
+    else:
+        from importlib.abc import Traversable
+
+    from .experiments import Result
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .io import read_dat, write_dat
 from .rotations import kinetic_energy, quat_to_matrix, spatial_momentum
@@ -77,13 +89,13 @@ REFERENCE_ENV = "FRB_REFERENCE_DIR"
 # ---------------------------------------------------------------- locations
 
 
-def _check_n(n) -> int:
+def _check_n(n: int | str) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or int(n) not in EXAMPLES:
         raise ValueError(f"n must be one of {EXAMPLES}, got {n!r}")
     return int(n)
 
 
-def packaged_input(n):
+def packaged_input(n: int) -> Traversable:
     """The packaged input ``frb/data/init_exampleN.dat`` (an importlib Traversable)."""
     n = _check_n(n)
     return resources.files("frb").joinpath("data", f"init_example{n}.dat")
@@ -116,7 +128,7 @@ def reference_dirs() -> list[Path]:
     return out
 
 
-def find_published_output(n) -> Path | None:
+def find_published_output(n: int) -> Path | None:
     """Path of the published ``out_exampleN.dat`` (see the module doc), or None."""
     n = _check_n(n)
     for d in reference_dirs():
@@ -154,17 +166,17 @@ def _nodes(x: float) -> int:
     return int(x)
 
 
-def _by_columns(Q) -> np.ndarray:
+def _by_columns(Q: NDArray[np.float64]) -> NDArray[np.float64]:
     """Matrix (or stack of matrices) flattened column by column (Fortran order)."""
     Q = np.asarray(Q)
     return np.swapaxes(Q, -1, -2).reshape(Q.shape[:-2] + (9,))
 
 
-def _from_columns(v) -> np.ndarray:
+def _from_columns(v: ArrayLike) -> NDArray[np.float64]:
     return np.asarray(v, dtype=np.float64).reshape(3, 3).T.copy()
 
 
-def _free_invariants(m, Q, inertia, m0, Q0) -> dict:
+def _free_invariants(m: NDArray[np.float64], Q: NDArray[np.float64], inertia: NDArray[np.float64], m0: NDArray[np.float64], Q0: NDArray[np.float64]) -> dict[str, float]:
     """Max drift over a trajectory of the free rigid body invariants."""
     m = np.atleast_2d(m)
     Q = np.asarray(Q).reshape(-1, 3, 3)
@@ -186,7 +198,7 @@ def _free_invariants(m, Q, inertia, m0, Q0) -> dict:
 # ---------------------------------------------------------------- examples
 
 
-def _example0(v):
+def _example0(v: NDArray[np.float64]) -> tuple[NDArray[np.float64], dict[str, Any]]:
     from . import flows
 
     h, inertia, m0, Q0 = v[0], v[1:4], v[4:7], _from_columns(v[7:16])
@@ -198,7 +210,7 @@ def _example0(v):
     return out, dict(steps=1, flows=1, h=h, t_final=h, wall_time=wall, invariants=inv)
 
 
-def _example1(v):
+def _example1(v: NDArray[np.float64]) -> tuple[NDArray[np.float64], dict[str, Any]]:
     from .splitting import constant_field, integrate
 
     a, b = v[0:8], v[8:15]
@@ -233,7 +245,7 @@ def _example1(v):
     )
 
 
-def _example2(v):
+def _example2(v: NDArray[np.float64]) -> tuple[NDArray[np.float64], dict[str, Any]]:
     from . import flows
 
     h, inertia, m0, q0 = v[0], v[1:4], v[4:7], v[7:11]
@@ -247,7 +259,7 @@ def _example2(v):
     return out, dict(steps=1, flows=1, h=h, t_final=h, wall_time=wall, invariants=inv)
 
 
-def _example3(v):
+def _example3(v: NDArray[np.float64]) -> tuple[NDArray[np.float64], dict[str, Any]]:
     from .splitting import integrate
 
     h, tfin, m0, Q0, inertia, nodes = v[0], v[1], v[2:5], _from_columns(v[5:14]), v[14:17], v[17]
@@ -264,7 +276,7 @@ def _example3(v):
     )
 
 
-def _example4(v):
+def _example4(v: NDArray[np.float64]) -> tuple[NDArray[np.float64], dict[str, Any]]:
     from . import flows
 
     h, tfin, m0, q0, inertia, nodes = v[0], v[1], v[2:5], v[5:9], v[9:12], v[12]
@@ -303,8 +315,24 @@ def _describe_index(n: int, i: int) -> str:
     return f"value {i + 1} (record {i // rec}, item {i % rec + 1})"
 
 
-def run_example(n, input_path=None, output_path=None, compare_path=None, tolerance=None,
-                **options):
+_PathArg = Union[str, "os.PathLike[str]"]
+
+
+@overload
+def run_example(n: int, input_path: _PathArg | None = None, output_path: _PathArg | None = None,
+                compare_path: _PathArg | Literal[False] | None = None,
+                tolerance: float | None = None) -> dict[str, Any]: ...
+@overload
+def run_example(n: str, input_path: _PathArg | None = None, output_path: _PathArg | None = None,
+                compare_path: _PathArg | Literal[False] | None = None,
+                tolerance: float | None = None, **options: Any) -> dict[str, Any] | Result: ...
+
+
+def run_example(n: int | str, input_path: str | os.PathLike[str] | None = None,
+                output_path: str | os.PathLike[str] | None = None,
+                compare_path: str | os.PathLike[str] | Literal[False] | None = None,
+                tolerance: float | None = None,
+                **options: Any) -> dict[str, Any] | Result:
     """Run example ``n`` (0..4) of Algorithm 903, or the experiment named ``n``.
 
     With a name of :data:`frb.experiments.EXPERIMENTS` (``"vilmart-book"``, ``"krysl-free"``,
@@ -422,7 +450,7 @@ def run_example(n, input_path=None, output_path=None, compare_path=None, toleran
     return summary
 
 
-def format_summary(summary: dict) -> str:
+def format_summary(summary: dict[str, Any]) -> str:
     """Human-readable multi-line rendering of a :func:`run_example` summary."""
     s = summary
     lines = [

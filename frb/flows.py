@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from typing import Any
 
 from . import _core
 from . import _validate

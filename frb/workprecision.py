@@ -15,17 +15,20 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from os import PathLike
+from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from .engine import METHODS, IntegrationError, integrate
+from .engine import METHODS, IntegrationError, Torque, Trajectory, integrate
 from .experiments._common import Table, attitude_error, format_value, pyplot
 from .torques import ConstantField, HeavyTop, gravity_gradient, heavy_top
 
 __all__ = ["compare", "Comparison", "PROBLEMS", "DEFAULT_METHODS", "random_bodies"]
 
 #: Problems by name: the torque each applies (``None``: free body).
-PROBLEMS = {
+PROBLEMS: dict[str, Torque | None] = {
     "free": None,
     "heavy-top": heavy_top(1.0, (0.0, 0.0, 0.5)),
     "gravity-gradient": gravity_gradient(1.0),
@@ -39,7 +42,7 @@ DEFAULT_METHODS = ("EXACT", "RKN6_14", "STRANG", "DMV2", "DMV6", "DMV8", "NYSTRO
 DEFAULT_STEPS = (5, 10, 20, 40, 80, 160, 320, 640)
 
 
-def random_bodies(n, seed=0):
+def random_bodies(n: int, seed: int | None = 0) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """``n`` random bodies: unit momenta, inertia moments in [0.5, 2], uniform attitudes
     (unit quaternions, scalar first). Returns ``(m0, q0, inertia)``, each ``(n, k)``."""
     rng = np.random.default_rng(seed)
@@ -51,7 +54,7 @@ def random_bodies(n, seed=0):
     return m, q, inertia
 
 
-def _applies(name, torque) -> bool:
+def _applies(name: str, torque: Torque | None) -> bool:
     if name == "EXACT":
         return torque is None
     if name == "NYSTROM4":
@@ -73,10 +76,10 @@ class Row:
     failure: str = ""
 
     @property
-    def error(self):
+    def error(self) -> float | None:
         if self.error_m is None:
             return None
-        return max(self.error_m, self.error_attitude)
+        return max(self.error_m, self.error_attitude)  # type: ignore[type-var]  # (both set together)
 
 
 @dataclass
@@ -114,21 +117,22 @@ class Comparison:
     def methods(self) -> list[str]:
         return list(dict.fromkeys(r.method for r in self.rows))
 
-    def best(self, tolerance) -> tuple[str, int, float] | None:
+    def best(self, tolerance: float) -> tuple[str, int, float] | None:
         """The run that reaches ``tolerance`` at the least cost to ``t_final``:
         ``(method, nsteps, cost per body in ns)``, or None."""
         ok = [r for r in self.rows if r.error is not None and r.error <= tolerance]
         if not ok:
             return None
-        r = min(ok, key=lambda r: r.cost_ns * r.nsteps)
-        return r.method, r.nsteps, r.cost_ns * r.nsteps
+        # (a row with an error has a cost: cost_ns is None only for a failed run)
+        r = min(ok, key=lambda r: r.cost_ns * r.nsteps)  # type: ignore[operator]
+        return r.method, r.nsteps, r.cost_ns * r.nsteps  # type: ignore[operator]
 
-    def plot(self, path) -> None:
+    def plot(self, path: str | PathLike[str]) -> None:
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(7.5, 5.5))
         markers = "os^vD<>phX*"
         for i, meth in enumerate(self.methods()):
-            pts = [(r.cost_ns * r.nsteps, r.error) for r in self.rows
+            pts = [(r.cost_ns * r.nsteps, r.error) for r in self.rows  # type: ignore[operator]
                    if r.method == meth and r.error is not None and r.error > 0]
             if pts:
                 c, e = zip(*sorted(pts))
@@ -145,7 +149,7 @@ class Comparison:
         plt.close(fig)
 
 
-def _invariants(torque):
+def _invariants(torque: Torque | None) -> tuple[str, ...]:
     if torque is None:
         return ("energy", "|m|", "Qm")
     if isinstance(torque, (ConstantField, HeavyTop)):
@@ -153,9 +157,9 @@ def _invariants(torque):
     return ()
 
 
-def _drifts(tr, torque):
+def _drifts(tr: Trajectory, torque: Torque | None) -> dict[str, float | None]:
     """Largest change of energy (relative), |m| (relative) and Qm over the saved states."""
-    out = {"energy": None, "|m|": None, "Qm": None}
+    out: dict[str, float | None] = {"energy": None, "|m|": None, "Qm": None}
     if torque is not None and not isinstance(torque, (ConstantField, HeavyTop)):
         return out
     T, U = tr.kinetic_energy, tr.potential_energy
@@ -174,7 +178,7 @@ def _drifts(tr, torque):
     return out
 
 
-def _timed(*args, repeat, min_time, **kw):
+def _timed(*args: Any, repeat: int, min_time: float, **kw: Any) -> tuple[Trajectory, float]:
     """Run ``integrate`` at least ``repeat`` times and until ``min_time`` seconds are spent (at
     most 5 runs); return the trajectory and the fastest wall time."""
     best, tr, spent, runs = math.inf, None, 0.0, 0
@@ -183,12 +187,15 @@ def _timed(*args, repeat, min_time, **kw):
         tr = integrate(*args, **kw)
         dt = time.perf_counter() - t0
         best, spent, runs = min(best, dt), spent + dt, runs + 1
-    return tr, best
+    return tr, best  # type: ignore[return-value]  # (the loop runs at least once)
 
 
-def compare(methods=None, *, problem="free", torque=None, m0=None, attitude0=None, inertia=None,
-            bodies=500, t_final=10.0, steps=DEFAULT_STEPS, seed=0, ref_factor=8, repeat=1,
-            min_time=0.05, saves=10) -> Comparison:
+def compare(methods: Sequence[str] | str | None = None, *, problem: str | None = "free",
+            torque: Torque | None = None, m0: ArrayLike | None = None,
+            attitude0: ArrayLike | None = None, inertia: ArrayLike | None = None,
+            bodies: int = 500, t_final: float = 10.0, steps: Sequence[int] = DEFAULT_STEPS,
+            seed: int | None = 0, ref_factor: int = 8, repeat: int = 1, min_time: float = 0.05,
+            saves: int = 10) -> Comparison:
     """Work-precision table of ``methods`` on one problem.
 
     Parameters
@@ -257,7 +264,7 @@ def compare(methods=None, *, problem="free", torque=None, m0=None, attitude0=Non
             if not _applies(m, torque):
                 raise ValueError(f"{m} does not apply to the torque {torque!r}")
 
-    common = dict(torque=torque)
+    common: dict[str, Any] = dict(torque=torque)
     if torque is None:
         ref = integrate(m0, attitude0, inertia, t_final, 1, method="EXACT")
         chk = integrate(m0, attitude0, inertia, t_final / 100, 100, method="EXACT",

@@ -20,6 +20,9 @@ torus                  :mod:`.torus` (004 Celledoni-Zanna, Fig. 7)
 """
 from __future__ import annotations
 
+from os import PathLike
+from typing import Any
+
 from ._common import Experiment, Option, Result, Table
 from . import (ganapathi_axes, ganapathi_symmetric, krysl_convergence, krysl_coulomb, torus,
                vilmart_book)
@@ -42,7 +45,7 @@ def get_experiment(name: str) -> Experiment:
     return EXPERIMENTS[name]
 
 
-def run_experiment(name: str, **options) -> Result:
+def run_experiment(name: str, **options: Any) -> Result:
     """Run the experiment ``name`` with its defaults overridden by ``options``."""
     exp = get_experiment(name)
     unknown = set(options) - set(exp.defaults())
@@ -52,6 +55,6 @@ def run_experiment(name: str, **options) -> Result:
     return exp.run(**{**exp.defaults(), **options})
 
 
-def plot_experiment(result: Result, path) -> None:
+def plot_experiment(result: Result, path: str | PathLike[str]) -> None:
     """Write the figure of ``result`` (from :func:`run_experiment`) to ``path``."""
     get_experiment(result.name).plot(result, path)

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from os import PathLike
+from typing import Any, Callable, Union
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["Experiment", "Option", "Table", "Result", "pyplot", "momentum_period", "precession", "fit_order",
            "attitude_error", "format_value", "batch_error"]
 
 
-def format_value(x) -> str:
+def format_value(x: Any) -> str:
     """A number as printed in the tables (``%.3e`` for floats, ``--`` for None/NaN)."""
     if x is None:
         return "--"
@@ -22,7 +25,7 @@ def format_value(x) -> str:
     if isinstance(x, (float, np.floating)):
         if not math.isfinite(x):
             return "--"
-        if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e5):
+        if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e5):  # type: ignore[operator]  # (numpy's stubs: abs of float | np.floating is object)
             return f"{x:.3e}"
         return f"{x:.6g}"
     return str(x)
@@ -34,7 +37,7 @@ class Table:
 
     title: str
     columns: list[str]
-    rows: list[list] = field(default_factory=list)
+    rows: list[list[Any]] = field(default_factory=list)
 
     def format(self) -> str:
         cells = [[format_value(v) for v in row] for row in self.rows]
@@ -66,7 +69,7 @@ class Result:
     parameters: list[tuple[str, object, str]]
     tables: list[Table]
     numbers: dict[str, float]
-    data: dict = field(default_factory=dict, repr=False)
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
     notes: list[str] = field(default_factory=list)
 
     def format(self) -> str:
@@ -86,7 +89,7 @@ class Result:
         return self.format()
 
 
-def pyplot():
+def pyplot() -> Any:
     """matplotlib.pyplot with a non-interactive backend, or ImportError saying how to get it."""
     try:
         import matplotlib
@@ -106,7 +109,7 @@ def _agm(a: float, b: float) -> float:
     return 0.5 * (a + b)
 
 
-def momentum_period(m, inertia) -> float:
+def momentum_period(m: ArrayLike, inertia: ArrayLike) -> float:
     """Period of the body momentum ``m(t)`` of the free body (inf on a separatrix or for a
     symmetric body, whose momentum rotates with period ``2 pi / |Omega|`` instead).
 
@@ -135,7 +138,8 @@ def momentum_period(m, inertia) -> float:
     return 4.0 * K / math.sqrt(lam2)
 
 
-def precession(m, inertia_transverse, inertia_axial, axis_angle) -> dict:
+def precession(m: ArrayLike, inertia_transverse: float, inertia_axial: float, axis_angle: float
+               ) -> dict[str, float]:
     """Landau's precession of a free symmetric top (eqs. (10), (11) of seed 001):
     ``Omega_pr = |l| / I1`` and ``Omega_3 = (|l| / I3) cos(theta)``."""
     norm = float(np.linalg.norm(m))
@@ -143,7 +147,7 @@ def precession(m, inertia_transverse, inertia_axial, axis_angle) -> dict:
             "Omega_3": norm / inertia_axial * math.cos(axis_angle)}
 
 
-def fit_order(hs, errors, floor=0.0) -> float:
+def fit_order(hs: ArrayLike, errors: ArrayLike, floor: float = 0.0) -> float:
     """Least-squares slope of ``log error`` against ``log h`` over the points whose error is
     finite and above ``floor`` (NaN when fewer than two remain)."""
     hs = np.asarray(hs, dtype=float)
@@ -154,12 +158,12 @@ def fit_order(hs, errors, floor=0.0) -> float:
     return float(np.polyfit(np.log(hs[keep]), np.log(e[keep]), 1)[0])
 
 
-def attitude_error(Q, Q_ref) -> np.ndarray:
+def attitude_error(Q: ArrayLike, Q_ref: ArrayLike) -> NDArray[np.float64]:
     """Spectral norm ``||Q - Q_ref||_2`` (the norm of Krysl's figures), per matrix."""
     return np.linalg.norm(np.asarray(Q) - np.asarray(Q_ref), ord=2, axis=(-2, -1))
 
 
-def batch_error(m, Q, m_ref, Q_ref) -> tuple[float, float]:
+def batch_error(m: NDArray[np.float64], Q: ArrayLike, m_ref: NDArray[np.float64], Q_ref: ArrayLike) -> tuple[float, float]:
     """Largest over the bodies of ``|m - m_ref| / |m_ref|`` and of ``||Q - Q_ref||_2``."""
     em = np.linalg.norm(m - m_ref, axis=-1) / np.linalg.norm(m_ref, axis=-1)
     return float(em.max()), float(attitude_error(Q, Q_ref).max())
@@ -170,8 +174,8 @@ class Option:
     """A command-line option of an experiment: ``--name VALUE`` (``type`` converts VALUE)."""
 
     name: str
-    type: type
-    default: object
+    type: Callable[[str], Any]
+    default: Any
     help: str
 
 
@@ -184,8 +188,8 @@ class Experiment:
     summary: str
     description: str
     options: tuple[Option, ...]
-    run: object
-    plot: object
+    run: Callable[..., Result]
+    plot: Callable[[Result, Union[str, PathLike[str]]], None]
 
-    def defaults(self) -> dict:
+    def defaults(self) -> dict[str, Any]:
         return {o.name: o.default for o in self.options}

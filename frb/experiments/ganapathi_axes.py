@@ -9,13 +9,16 @@ the duration: frb takes ``dt = 0.01`` and ``t_final = 60`` (several flips).
 """
 from __future__ import annotations
 
+from os import PathLike
+from typing import Any
+
 import numpy as np
 
 from .. import integrate
 from ._common import Experiment, Option, Result, Table, momentum_period, pyplot
 
 INERTIA = (2.0, 8.0, 4.0)
-CASES = {
+CASES: dict[str, dict[str, Any]] = {
     "ganapathi-stable": dict(w0=(0.0, 1.0, 0.1), axis=1, figure="Fig. 4",
                              what="rotation near the major axis (stable)"),
     "ganapathi-unstable": dict(w0=(0.0, 0.1, 1.0), axis=2, figure="Fig. 5",
@@ -23,7 +26,7 @@ CASES = {
 }
 
 
-def _run(name, dt, t_final):
+def _run(name: str, dt: float, t_final: float) -> Result:
     case = CASES[name]
     I = np.array(INERTIA)
     m0 = I * np.array(case["w0"])
@@ -70,15 +73,15 @@ def _run(name, dt, t_final):
               "figure": case["figure"]})
 
 
-def run_stable(dt=0.01, t_final=60.0) -> Result:
+def run_stable(dt: float = 0.01, t_final: float = 60.0) -> Result:
     return _run("ganapathi-stable", dt, t_final)
 
 
-def run_unstable(dt=0.01, t_final=60.0) -> Result:
+def run_unstable(dt: float = 0.01, t_final: float = 60.0) -> Result:
     return _run("ganapathi-unstable", dt, t_final)
 
 
-def plot(result: Result, path) -> None:
+def plot(result: Result, path: str | PathLike[str]) -> None:
     plt = pyplot()
     d = result.data
     fig = plt.figure(figsize=(10, 4.5))
@@ -109,7 +112,7 @@ _COMMON = ("I = (2, 8, 4), Q(0) = 1, RK4 and the exact flow at the same step. Pr
            "beside the one measured from the flips. The seed gives neither step nor duration: "
            "frb chooses dt = 0.01 and t_final = 60.")
 
-EXPERIMENTS = (
+EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment("ganapathi-stable", "001 (Ganapathi), Fig. 4",
                "rotation near the major axis: path of the body axis e2 in the fixed frame",
                "Seed 001 (Ganapathi), Fig. 4: W0 = (0, 1, 0.1), rotation near the major axis "

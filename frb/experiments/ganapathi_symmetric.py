@@ -11,8 +11,10 @@ error of ``W`` in the seed's Fig. 2 range (units of 1e-5 rad/s).
 from __future__ import annotations
 
 import math
+from os import PathLike
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .. import integrate
 from ._common import Experiment, Option, Result, Table, precession, pyplot
@@ -21,7 +23,7 @@ INERTIA = (2.0, 2.0, 8.0)
 W0 = (1.0, 0.0, 1.0)
 
 
-def rotation_exp(v) -> np.ndarray:
+def rotation_exp(v: ArrayLike) -> NDArray[np.float64]:
     """``exp(hat(v))`` for v of shape (..., 3) (Rodrigues' formula)."""
     v = np.asarray(v, dtype=float)
     a = np.linalg.norm(v, axis=-1)[..., None, None]
@@ -34,7 +36,8 @@ def rotation_exp(v) -> np.ndarray:
     return np.eye(3) + s * K + c * (K @ K)
 
 
-def analytic(t, inertia=INERTIA, w0=W0):
+def analytic(t: ArrayLike, inertia: tuple[float, float, float] = INERTIA,
+             w0: tuple[float, float, float] = W0) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Body angular velocity (K, 3) and attitude (K, 3, 3) of the symmetric top (I1 = I2)."""
     I1, _, I3 = inertia
     t = np.asarray(t, dtype=float)
@@ -48,7 +51,7 @@ def analytic(t, inertia=INERTIA, w0=W0):
     return w, Q
 
 
-def run(dt=1.0 / 30.0, nsteps=300) -> Result:
+def run(dt: float = 1.0 / 30.0, nsteps: int = 300) -> Result:
     I = np.array(INERTIA)
     m0 = I * np.array(W0)
     runs = {name: integrate(m0, np.eye(3), I, dt, nsteps, method=name)
@@ -103,7 +106,7 @@ def run(dt=1.0 / 30.0, nsteps=300) -> Result:
               "errors": errors, "w_world": w_world, "ell": ell, "axis": axis})
 
 
-def plot(result: Result, path) -> None:
+def plot(result: Result, path: str | PathLike[str]) -> None:
     plt = pyplot()
     d = result.data
     t = d["t"]
@@ -138,7 +141,7 @@ def plot(result: Result, path) -> None:
     plt.close(fig)
 
 
-EXPERIMENT = Experiment(
+EXPERIMENT: Experiment = Experiment(
     name="ganapathi-symmetric",
     seed="001 (Ganapathi), Figs. 1-3",
     summary="free symmetric top: RK4 and the exact flow against the analytic solution",

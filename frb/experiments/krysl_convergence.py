@@ -18,18 +18,22 @@ stated as its difference from the same reference method at twice the step.
 """
 from __future__ import annotations
 
+from os import PathLike
+from typing import Any, Sequence
+
 import numpy as np
+from numpy.typing import NDArray
 
 from .. import integrate
 from ..engine import IntegrationError
-from ..torques import heavy_top
+from ..torques import HeavyTop, heavy_top
 from ._common import (Experiment, Option, Result, Table, attitude_error, fit_order, pyplot)
 from .ganapathi_symmetric import rotation_exp
 
 KRYSL_METHODS = ("TRAP", "IMID", "TRAPM", "IMIDM", "SWC1", "AKW", "BBTRAP")
 OTHER_METHODS = ("RKN6_14", "DMV6")
 
-PROBLEMS = {
+PROBLEMS: dict[str, dict[str, Any]] = {
     "krysl-free": dict(section="5.1, Fig. 1", inertia=(0.9144, 1.098, 1.66),
                        omega0=(0.45549, 0.82623, 0.03476), psi0=(0.0, 0.0, 0.0), torque=None,
                        t_final=100.0, n0=400, levels=6),
@@ -42,7 +46,7 @@ PROBLEMS = {
 REFERENCE_STEP = 1e-3
 
 
-def initial_state(name):
+def initial_state(name: str) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], HeavyTop | None]:
     """``(Pi0, R0, inertia, torque)`` of the problem ``name``."""
     p = PROBLEMS[name]
     I = np.array(p["inertia"])
@@ -50,7 +54,8 @@ def initial_state(name):
     return I * np.array(p["omega0"]), rotation_exp(p["psi0"]), I, torque
 
 
-def reference(name, t_final, h_ref=REFERENCE_STEP):
+def reference(name: str, t_final: float, h_ref: float = REFERENCE_STEP
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64], str, str, tuple[float, float]]:
     """Final ``(Pi, R)`` of the reference and its estimated accuracy ``(dPi, dR)``."""
     m0, R0, I, torque = initial_state(name)
     if torque is None:
@@ -71,7 +76,8 @@ def reference(name, t_final, h_ref=REFERENCE_STEP):
     return one.m[-1], one.Q[-1], label, how, acc
 
 
-def _run(name, n0=None, levels=None, methods=None, h_ref=REFERENCE_STEP):
+def _run(name: str, n0: int | None = None, levels: int | None = None,
+         methods: str | Sequence[str] | None = None, h_ref: float = REFERENCE_STEP) -> Result:
     p = PROBLEMS[name]
     n0 = p["n0"] if n0 is None else int(n0)
     levels = p["levels"] if levels is None else int(levels)
@@ -124,19 +130,21 @@ def _run(name, n0=None, levels=None, methods=None, h_ref=REFERENCE_STEP):
                f"steps, errors below {floor:.1e} (10x the reference accuracy) left out"])
 
 
-def run_free(n0=400, levels=6, methods=None) -> Result:
+def run_free(n0: int = 400, levels: int = 6, methods: str | Sequence[str] | None = None) -> Result:
     return _run("krysl-free", n0, levels, methods)
 
 
-def run_slow_top(n0=500, levels=6, methods=None, h_ref=REFERENCE_STEP) -> Result:
+def run_slow_top(n0: int = 500, levels: int = 6, methods: str | Sequence[str] | None = None,
+                 h_ref: float = REFERENCE_STEP) -> Result:
     return _run("krysl-slow-top", n0, levels, methods, h_ref)
 
 
-def run_fast_top(n0=2000, levels=6, methods=None, h_ref=REFERENCE_STEP) -> Result:
+def run_fast_top(n0: int = 2000, levels: int = 6, methods: str | Sequence[str] | None = None,
+                 h_ref: float = REFERENCE_STEP) -> Result:
     return _run("krysl-fast-top", n0, levels, methods, h_ref)
 
 
-def plot(result: Result, path) -> None:
+def plot(result: Result, path: str | PathLike[str]) -> None:
     plt = pyplot()
     d = result.data
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
@@ -155,8 +163,8 @@ def plot(result: Result, path) -> None:
     plt.close(fig)
 
 
-def _options(n0, top=False):
-    opts = (Option("n0", int, n0, "coarsest number of steps"),
+def _options(n0: int, top: bool = False) -> tuple[Option, ...]:
+    opts: tuple[Option, ...] = (Option("n0", int, n0, "coarsest number of steps"),
             Option("levels", int, 6, "number of step sizes"), _METHODS_OPT)
     if top:
         opts += (Option("h_ref", float, REFERENCE_STEP, "step of the RKN6_14 reference"),)
@@ -171,7 +179,7 @@ _HELP = (" Prints the error of the body momentum and of the attitude at the fina
          "orders fitted on the three smallest steps. The seed gives no step sizes: frb uses "
          "t/n for n doubling from n0 over `levels` levels.")
 
-EXPERIMENTS = (
+EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment("krysl-free", "003 (Krysl), section 5.1, Fig. 1",
                "torque-free body: error at t = 100 against step size, Krysl's seven methods",
                "Seed 003 (Krysl), section 5.1: the torque-free body I = (0.9144, 1.098, 1.66), "

@@ -13,7 +13,11 @@ splittings STRANG and RKN6_14.
 """
 from __future__ import annotations
 
+from os import PathLike
+from typing import Any, Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .. import integrate
 from ..engine import IntegrationError
@@ -30,7 +34,7 @@ class CoulombWall:
     """Body torque ``R^T s(R33) (-R23, R13, 0)`` of Krysl's section 5.4 (printed sign, K-7),
     vectorised over ``Q`` of shape ``(N, 3, 3)``; :meth:`potential` is ``V(R)``."""
 
-    def __call__(self, t, Q):
+    def __call__(self, t: float, Q: NDArray[np.float64]) -> NDArray[np.float64]:
         if Q.shape[0] == 1:                 # one body: Python floats are 10x cheaper
             (r11, r12, r13), (r21, r22, r23), (_, _, r33) = Q[0].tolist()
             z = 1.1 + r33
@@ -42,7 +46,7 @@ class CoulombWall:
         # R^T (-R23, R13, 0) = R13 (row 2 of R) - R23 (row 1 of R)
         return (s * Q[:, 0, 2])[:, None] * Q[:, 1, :] - (s * Q[:, 1, 2])[:, None] * Q[:, 0, :]
 
-    def potential(self, Q):
+    def potential(self, Q: ArrayLike) -> NDArray[np.float64]:
         z = 1.1 + np.asarray(Q)[..., 2, 2]
         return 1.0 / z - 0.001 * z**-10
 
@@ -50,17 +54,18 @@ class CoulombWall:
         return "krysl_coulomb_wall"
 
 
-def _step_angles(q) -> np.ndarray:
+def _step_angles(q: NDArray[np.float64]) -> NDArray[np.float64]:
     """Rotation angle (degrees) between consecutive unit quaternions of q (K, 4)."""
     c = np.abs(np.sum(q[1:] * q[:-1], axis=1))
     return np.degrees(2.0 * np.arccos(np.clip(c, -1.0, 1.0)))
 
 
-def run(h=0.5, nsteps=40000, methods=None) -> Result:
+def run(h: float = 0.5, nsteps: int = 40000, methods: str | Sequence[str] | None = None) -> Result:
     methods = (FIG4 + FIG5 + SPLITTINGS) if methods is None else tuple(
         s.strip().upper() for s in (methods.split(",") if isinstance(methods, str) else methods))
     torque = CoulombWall()
     every = max(1, nsteps // 4000)
+    rows: list[list[Any]]
     H, rows, numbers, t = {}, [], {}, None
     for meth in methods:
         try:
@@ -98,7 +103,7 @@ def run(h=0.5, nsteps=40000, methods=None) -> Result:
         [table], numbers, data={"t": t, "H": H}, notes=notes)
 
 
-def plot(result: Result, path) -> None:
+def plot(result: Result, path: str | PathLike[str]) -> None:
     plt = pyplot()
     d = result.data
     fig, axes = plt.subplots(1, 3, figsize=(15, 4), sharex=True)
@@ -117,7 +122,7 @@ def plot(result: Result, path) -> None:
     plt.close(fig)
 
 
-EXPERIMENT = Experiment(
+EXPERIMENT: Experiment = Experiment(
     name="krysl-coulomb",
     seed="003 (Krysl), section 5.4, Figs. 4-5",
     summary="Coulombic potential with a soft wall: normalised Hamiltonian over 40,000 steps",

@@ -10,6 +10,8 @@ when it is found (see :mod:`frb.examples`).
 from __future__ import annotations
 
 from importlib import resources
+from os import PathLike
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +22,7 @@ from ..torques import constant_field
 from ._common import Experiment, Option, Result, Table, pyplot
 
 
-def example1_data() -> dict:
+def example1_data() -> dict[str, Any]:
     """The packaged input of example 1 as named arrays."""
     with resources.as_file(packaged_input(1)) as path:
         v = read_dat(path)
@@ -28,7 +30,7 @@ def example1_data() -> dict:
             "m0": v[17:20], "Q0": v[20:29].reshape(3, 3).T, "inertia": v[29:32], "u0": v[32:35]}
 
 
-def run(t_final=5.0e4, h=None) -> Result:
+def run(t_final: float = 5.0e4, h: float | None = None) -> Result:
     d = example1_data()
     h = d["h"] if h is None else float(h)
     nsteps = int(round(t_final / h))
@@ -38,7 +40,7 @@ def run(t_final=5.0e4, h=None) -> Result:
     m = tr.m
     H = tr.energy
     vert = tr.spatial_momentum @ d["u0"]
-    rows = [["|m| - 1", float(np.abs(np.linalg.norm(m, axis=1) - 1).max())],
+    rows: list[list[Any]] = [["|m| - 1", float(np.abs(np.linalg.norm(m, axis=1) - 1).max())],
             ["H - H0 (H = T + u0 . Q e3)", float(np.abs(H - H[0]).max())],
             ["u0 . Q m (vertical momentum) change", float(np.abs(vert - vert[0]).max())],
             ["range of m3", float(m[:, 2].max() - m[:, 2].min())]]
@@ -68,7 +70,7 @@ def run(t_final=5.0e4, h=None) -> Result:
         numbers, data={"m": m, "t": tr.t}, notes=notes)
 
 
-def plot(result: Result, path) -> None:
+def plot(result: Result, path: str | PathLike[str]) -> None:
     plt = pyplot()
     m = result.data["m"]
     fig = plt.figure(figsize=(11, 5))
@@ -97,7 +99,7 @@ def plot(result: Result, path) -> None:
     plt.close(fig)
 
 
-EXPERIMENT = Experiment(
+EXPERIMENT: Experiment = Experiment(
     name="torus",
     seed="004 (Celledoni-Zanna), section 4.3, Fig. 7",
     summary="example 1 over [0, 5e4]: the momentum on the sphere and the close-up of the torus",

@@ -7,6 +7,8 @@ are not in the seed (METHODS V-9); frb's highest order is 8 (DMV8).
 """
 from __future__ import annotations
 
+from os import PathLike
+
 import numpy as np
 
 from .. import integrate
@@ -16,7 +18,7 @@ INERTIA = (0.376, 0.627, 1.0)
 Y0 = (0.0, 0.6, -0.8)
 
 
-def run(h=0.01, t_final=40.0, method="DMV8") -> Result:
+def run(h: float = 0.01, t_final: float = 40.0, method: str = "DMV8") -> Result:
     nsteps = int(round(t_final / h))
     dmv = integrate(Y0, np.eye(3), INERTIA, h, nsteps, method=method)
     exact = integrate(Y0, np.eye(3), INERTIA, h, nsteps, method="EXACT")
@@ -56,7 +58,7 @@ def run(h=0.01, t_final=40.0, method="DMV8") -> Result:
                f"{axes_diff.max():.3e}"])
 
 
-def plot(result: Result, path) -> None:
+def plot(result: Result, path: str | PathLike[str]) -> None:
     plt = pyplot()
     d = result.data
     fig = plt.figure(figsize=(10, 4.6))
@@ -80,7 +82,7 @@ def plot(result: Result, path) -> None:
     plt.close(fig)
 
 
-EXPERIMENT = Experiment(
+EXPERIMENT: Experiment = Experiment(
     name="vilmart-book",
     seed="000 (Vilmart), Fig. 1",
     summary="paths of the body axes of the nearly flat book, DMV8 against the exact flow",
