@@ -24,7 +24,8 @@ def engine_integrate(family: int, variant: int, quadrature: int, kinds: ArrayLik
                      chunk: int, threads: int, b_first: int, b_last: int, k_first: int,
                      k_last: int, h: float, t0: float, m0: ArrayLike, q0: ArrayLike, m: _F64,
                      q: _F64, ws: _F64, inertia: ArrayLike, m_out: _F64, q_out: _F64,
-                     cb: _UserTorque, cb_extra_args: tuple[Any, ...] = ...) -> tuple[int, int, int]: ...
+                     cb: _UserTorque,
+                     cb_extra_args: tuple[Any, ...] = ...) -> tuple[int, int, int]: ...
 def engine_integrate_gil(family: int, variant: int, quadrature: int, kinds: ArrayLike,
                          frac: ArrayLike, tkind: int, tpar: ArrayLike, nsteps: int,
                          save_every: int, chunk: int, threads: int, b_first: int, b_last: int,

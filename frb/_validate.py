@@ -61,7 +61,8 @@ class IntegrationError(RuntimeError):
         self.step = step
         self.body = body
 
-    def __reduce__(self) -> tuple[type[IntegrationError], tuple[str, str, int, int]]:   # pickles with its attributes (errors travel from dask workers)
+    # pickles with its attributes (errors travel from dask workers)
+    def __reduce__(self) -> tuple[type[IntegrationError], tuple[str, str, int, int]]:
         return type(self), (str(self), self.method, self.step, self.body)
 
 

@@ -83,7 +83,8 @@ def _lean_scales(m: NDArray[np.float64], inertia: NDArray[np.float64], order: in
 
 
 def _rescaled(m2: NDArray[np.float64], h1: NDArray[np.float64], inertia2: NDArray[np.float64]
-              ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[Any]] | None:
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+                         NDArray[Any]] | None:
     """The same bodies rescaled by powers of two, m -> a m, I -> b I, h -> h b / a (the method
     is covariant under this scaling, and powers of two scale every operation exactly), when a
     body's |m| or moments lie outside 2^-200..2^200; returns (m, h, inertia, log2 a) or None.
@@ -109,7 +110,8 @@ def _rescaled(m2: NDArray[np.float64], h1: NDArray[np.float64], inertia2: NDArra
 
 
 def _run(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order: int, nsteps: int,
-         threads: int | None = None, progress: bool = False) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+         threads: int | None = None, progress: bool = False
+         ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Validate the shapes here and the values in the compiled loop (as frb.quat_step does),
     then take nsteps DMV steps: in one compiled call for a short run, else in segments of
     steps (frb._segments) with the same results bit for bit."""
@@ -178,8 +180,9 @@ _SINGLE_CALL_WORK = 1 << 21
 _DMV_ALIGN = 64
 
 
-def _run_segments(m2: NDArray[np.float64], q2: NDArray[np.float64], h1: NDArray[np.float64], inertia2: NDArray[np.float64], order: int, nsteps: int,
-                  threads: int, progress: bool, single: bool, given: tuple[Any, ...] | None = None
+def _run_segments(m2: NDArray[np.float64], q2: NDArray[np.float64], h1: NDArray[np.float64],
+                  inertia2: NDArray[np.float64], order: int, nsteps: int, threads: int,
+                  progress: bool, single: bool, given: tuple[Any, ...] | None = None
                   ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """A long run in segments: input checks, the modified moments of inertia from the initial
     state (as dmv_integrate_many computes them), then the steps with the state carried.

@@ -178,7 +178,8 @@ def _check_options(args: argparse.Namespace) -> str | None:
     return None
 
 
-def run_driver(n: int, default_input: str | PathLike[str], argv: Sequence[str] | None = None) -> int:
+def run_driver(n: int, default_input: str | PathLike[str], argv: Sequence[str] | None = None
+               ) -> int:
     """Entry for ``drivers/exampleN.py``: ``frb-example n --input default_input`` plus ``argv``.
 
     Options in ``argv`` (default ``sys.argv[1:]``) override the default input.

@@ -104,10 +104,11 @@ def _unpack(block: NDArray[np.float64], widths: Sequence[int]) -> list[NDArray[n
     return out
 
 
-def _step_block(block: NDArray[np.float64], *, step: Callable[..., tuple[NDArray[np.float64], NDArray[np.float64]]],
+def _step_block(block: NDArray[np.float64], *,
+                step: Callable[..., tuple[NDArray[np.float64], NDArray[np.float64]]],
                 attitude_shape: tuple[int, ...], h: Any, inertia: Any, per_body: Sequence[str],
-                quadrature: int, threads: int | None,
-                block_info: dict[Any, Any] | None = None) -> NDArray[np.float64]:
+                quadrature: int, threads: int | None, block_info: dict[Any, Any] | None = None
+                ) -> NDArray[np.float64]:
     start, stop = _where(block_info)
     widths = [3, int(np.prod(attitude_shape))] + [1 if k == "h" else 3 for k in per_body]
     parts = _unpack(block, widths)
@@ -281,7 +282,8 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
     attitude_shape = (3, 3) if att.ndim == 3 else (4,)
     att = _body_array(att, "attitude0", n, chunks, attitude_shape)
     i_shared, i_body = _shared_or_per_body(inertia, "inertia", n, chunks, (3,))
-    kwargs: dict[str, Any] = dict(h=h, nsteps=nsteps, method=method, torque=torque, save_every=save_every,
+    kwargs: dict[str, Any] = dict(h=h, nsteps=nsteps, method=method, torque=torque,
+                                  save_every=save_every,
                   coefficients=coefficients, quadrature=quadrature, threads=threads)
     # the scalar arguments are checked now, and the kept times found, on an empty batch
     empty = _engine.integrate(np.empty((0, 3)), np.empty((0,) + attitude_shape),

@@ -166,8 +166,9 @@ class Trajectory:
     inertia: NDArray[np.float64]
     torque: Torque | None
 
-    def __init__(self, t: NDArray[np.float64], m: NDArray[np.float64], q: NDArray[np.float64], form: str,
-                 method: str, inertia: NDArray[np.float64], torque: Torque | None) -> None:
+    def __init__(self, t: NDArray[np.float64], m: NDArray[np.float64], q: NDArray[np.float64],
+                 form: str, method: str, inertia: NDArray[np.float64], torque: Torque | None
+                 ) -> None:
         self.t = t
         self.m = m
         self._q = q
@@ -204,7 +205,8 @@ class Trajectory:
             return np.zeros(self.t.shape + self.m.shape[1:-1])
         if not hasattr(self.torque, "potential"):
             raise AttributeError(f"the torque {self.torque!r} has no potential energy")
-        return self.torque.potential(self.Q)  # type: ignore[union-attr, return-value]  # (hasattr above; an array for the stack Q)
+        # (hasattr above; an array for the stack Q)
+        return self.torque.potential(self.Q)  # type: ignore[union-attr, return-value]
 
     @property
     def energy(self) -> NDArray[np.float64]:
@@ -260,7 +262,8 @@ _NO_TORQUE_PARAMETERS = _read_only(np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0])
 
 
 def _torque(torque: Torque | None
-            ) -> tuple[int, NDArray[np.float64], Callable[[float, NDArray[np.float64]], ArrayLike] | None]:
+            ) -> tuple[int, NDArray[np.float64],
+                       Callable[[float, NDArray[np.float64]], ArrayLike] | None]:
     """(kind, tpar, user callable or None) of the torque."""
     if torque is None:
         return _T_NONE, _NO_TORQUE_PARAMETERS, None
@@ -289,7 +292,8 @@ class _UserTorque:
     (a non-finite state); integrate then raises the kept exception. (Raising through the
     call-back would make f2py unwind the Fortran frames and print to stderr.)"""
 
-    def __init__(self, torque: Callable[[float, NDArray[np.float64]], ArrayLike], method: str) -> None:
+    def __init__(self, torque: Callable[[float, NDArray[np.float64]], ArrayLike], method: str
+                 ) -> None:
         self.torque = torque
         self.method = method
         self.label = getattr(torque, "__name__", None) or repr(torque)
@@ -298,7 +302,8 @@ class _UserTorque:
         self.time_exp: int | None = None
         self.torque_exp: int | None = None
 
-    def __call__(self, nb: int, t: float, step: int, qt: NDArray[np.float64], tb: NDArray[np.float64]) -> NDArray[np.float64]:
+    def __call__(self, nb: int, t: float, step: int, qt: NDArray[np.float64],
+                 tb: NDArray[np.float64]) -> NDArray[np.float64]:
         if self.error is None:
             try:
                 tb.T[...] = self._evaluate(nb, t, step, qt)
@@ -308,7 +313,8 @@ class _UserTorque:
         tb[...] = np.nan
         return tb
 
-    def _evaluate(self, nb: int, t: float, step: int, qt: NDArray[np.float64]) -> NDArray[np.float64]:
+    def _evaluate(self, nb: int, t: float, step: int, qt: NDArray[np.float64]
+                  ) -> NDArray[np.float64]:
         torque, method, label = self.torque, self.method, self.label
         Q = qt.T  # (n, 3, 3), Q[j] the attitude of body j
         Q.flags.writeable = False
@@ -346,7 +352,8 @@ class _UserTorque:
         return arr
 
 
-def _no_torque(nb: int, t: float, step: int, qt: NDArray[np.float64], tb: NDArray[np.float64]) -> NDArray[np.float64]:  # pragma: no cover - never called for built-in torques
+def _no_torque(nb: int, t: float, step: int, qt: NDArray[np.float64], tb: NDArray[np.float64]
+               ) -> NDArray[np.float64]:  # pragma: no cover - never called for built-in torques
     return tb
 
 
@@ -382,7 +389,8 @@ def _attitude(attitude0: ArrayLike, single: bool, n: int
 _FLOAT64 = np.dtype(np.float64)
 
 
-def _as_shape(x: ArrayLike, name: str, shapes: tuple[tuple[int, ...], ...]) -> NDArray[np.float64] | None:
+def _as_shape(x: ArrayLike, name: str, shapes: tuple[tuple[int, ...], ...]
+              ) -> NDArray[np.float64] | None:
     """x as a float64 array if its shape is one of shapes, else None. A float64 ndarray is
     taken as it is (its values are checked by _one_body); anything else goes through
     _real_array (the type rules and finiteness check of the general path)."""
@@ -565,7 +573,8 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
         if tkind == _T_NONE:
             variant = 0
         else:
-            sched = _splitting._schedule(*coef)  # type: ignore[misc]  # (set for every method of this family)
+            # (coef is set for every method of this family)
+            sched = _splitting._schedule(*coef)  # type: ignore[misc]
             kinds = np.array([0 if k == "A" else 1 for k, _ in sched], dtype=np.intc)
             frac = np.array([c for _, c in sched])
             if len(frac) > 64:
@@ -611,10 +620,12 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
 
 
 def _run_engine(name: str, family: int, variant: int, quadrature: int, kinds: NDArray[np.intc],
-                frac: NDArray[np.float64], tkind: int, tpar: NDArray[np.float64], nsteps: int, save_every: int, h: float,
-                m2: NDArray[np.float64], q2: NDArray[np.float64], I2: NDArray[np.float64], m_out: NDArray[np.float64], q_out: NDArray[np.float64],
-                cb: Callable[[int, float, int, NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]], user: bool, threads: int,
-                progress: bool) -> tuple[int, int, int] | None:
+                frac: NDArray[np.float64], tkind: int, tpar: NDArray[np.float64], nsteps: int,
+                save_every: int, h: float, m2: NDArray[np.float64], q2: NDArray[np.float64],
+                I2: NDArray[np.float64], m_out: NDArray[np.float64], q_out: NDArray[np.float64],
+                cb: Callable[[int, float, int, NDArray[np.float64], NDArray[np.float64]],
+                             NDArray[np.float64]],
+                user: bool, threads: int, progress: bool) -> tuple[int, int, int] | None:
     """The compiled loop over the whole run, entered in segments (frb._segments.run) from the
     initial state m2, q2: the state (m, q, the per-body workspace) is carried between them and
     the kept states written into m_out, q_out in place. Returns None, or (step, body 1-based, status) of the earliest
@@ -632,7 +643,8 @@ def _run_engine(name: str, family: int, variant: int, quadrature: int, kinds: ND
     args_m0, args_q0, args_m, args_q, args_ws = m2.T, q2.T, m.T, q.T, ws.T
     args_i, out_m, out_q = I2.T, m_out.T, q_out.T
 
-    def advance(b_first: int, b_last: int, k_first: int, k_last: int) -> tuple[int, int, int] | None:
+    def advance(b_first: int, b_last: int, k_first: int, k_last: int
+                ) -> tuple[int, int, int] | None:
         status, fail_step, fail_body = compiled(
             family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every, chunk,
             threads, b_first + 1, b_last, k_first, k_last, h, 0.0, args_m0, args_q0, args_m,
@@ -670,7 +682,8 @@ def _scale_of(big_m: float, i_min: float, i_max: float, h: float) -> tuple[int, 
     return ka, kb
 
 
-def _check_common_scale(m2: NDArray[np.float64], I2: NDArray[np.float64], scale: tuple[int, int]) -> None:
+def _check_common_scale(m2: NDArray[np.float64], I2: NDArray[np.float64], scale: tuple[int, int]
+                        ) -> None:
     """Raise ValueError if one scale for the whole batch would push a body out of the safe range
     (a batch spanning more than 2^400 in |m| or in the moments: no common scale keeps every body
     exact; split it into batches of similar scale)."""

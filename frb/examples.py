@@ -176,7 +176,8 @@ def _from_columns(v: ArrayLike) -> NDArray[np.float64]:
     return np.asarray(v, dtype=np.float64).reshape(3, 3).T.copy()
 
 
-def _free_invariants(m: NDArray[np.float64], Q: NDArray[np.float64], inertia: NDArray[np.float64], m0: NDArray[np.float64], Q0: NDArray[np.float64]) -> dict[str, float]:
+def _free_invariants(m: NDArray[np.float64], Q: NDArray[np.float64], inertia: NDArray[np.float64],
+                     m0: NDArray[np.float64], Q0: NDArray[np.float64]) -> dict[str, float]:
     """Max drift over a trajectory of the free rigid body invariants."""
     m = np.atleast_2d(m)
     Q = np.asarray(Q).reshape(-1, 3, 3)

@@ -126,7 +126,9 @@ def _quadrature(quadrature: int) -> int:
 
 
 def _common(m: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int,
-            check_finite: bool = True) -> tuple[bool, int, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], int]:
+            check_finite: bool = True
+            ) -> tuple[bool, int, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+                       int]:
     """Validate m (3,) or (n,3), h scalar or (n,), inertia (3,) or (n,3); return Fortran views.
 
     With check_finite=False the values are left to the compiled loop, which checks them."""

@@ -89,7 +89,8 @@ def _range_error(token: str, value: float) -> str | None:
     if math.isinf(value) and not _SPECIAL.fullmatch(token):
         return f"{token!r} is too large for a float64 (it would become infinity)"
     if value == 0.0:
-        digits = _MANTISSA.match(token).group(1)  # type: ignore[union-attr]  # (a number token starts with its mantissa)
+        # (a number token starts with its mantissa: the match is never None)
+        digits = _MANTISSA.match(token).group(1)  # type: ignore[union-attr]
         if any(c in "123456789" for c in digits):
             return (f"{token!r} is too small for a float64 (it would become zero; the "
                     "smallest positive float64 is about 4.9e-324)")
@@ -123,7 +124,8 @@ def _fast_line(line: str) -> tuple[list[str], list[float]] | None:
     return tokens, values
 
 
-def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES) -> NDArray[np.float64]:
+def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
+             ) -> NDArray[np.float64]:
     """Read every number of a Fortran list-directed numeric file.
 
     Parameters

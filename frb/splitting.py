@@ -92,13 +92,15 @@ RKN6_14: tuple[tuple[float, ...], tuple[float, ...]] = (
 #: Strang splitting ``A(h/2) B(h) A(h/2)`` (second order).
 STRANG: tuple[tuple[float, ...], tuple[float, ...]] = ((0.5, 0.0), (0.5,))
 #: Named methods accepted by :func:`integrate`.
-METHODS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {"RKN6_14": RKN6_14, "STRANG": STRANG}
+METHODS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {"RKN6_14": RKN6_14,
+                                                                   "STRANG": STRANG}
 
 _CONSISTENCY_TOL = 1e-10
 
 #: A torque flow of :func:`integrate`: ``flow(m, Q, t) -> (m_new, Q_new)``, the exact flow of
 #: the torque over time ``t`` from the state ``m`` (3,), ``Q`` (3, 3) (read-only).
-TorqueFlow = Callable[[NDArray[np.float64], NDArray[np.float64], float], Tuple[ArrayLike, ArrayLike]]
+TorqueFlow = Callable[[NDArray[np.float64], NDArray[np.float64], float],
+                      Tuple[ArrayLike, ArrayLike]]
 
 
 class ConstantField:
@@ -142,7 +144,8 @@ class ConstantField:
         v = Q[..., :, 2] @ self.u0
         return float(v) if v.ndim == 0 else v
 
-    def __call__(self, m: ArrayLike, Q: ArrayLike, t: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def __call__(self, m: ArrayLike, Q: ArrayLike, t: float
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Exact flow over time ``t``: returns ``(m_new, Q)`` (``Q`` itself, unchanged)."""
         x, y, z = self._u
         Qa = np.asarray(Q, dtype=np.float64)
@@ -247,7 +250,8 @@ def _schedule(a: Sequence[float], b: Sequence[float]) -> list[tuple[str, float]]
     return [(kind, c) for kind, c in out]
 
 
-def _vector(x: ArrayLike, name: str, shape: tuple[int, ...], check_finite: bool = True) -> NDArray[np.float64]:
+def _vector(x: ArrayLike, name: str, shape: tuple[int, ...], check_finite: bool = True
+            ) -> NDArray[np.float64]:
     a = np.array(_validate.real_array(x, name, finite=False), dtype=np.float64)
     if a.shape != shape:
         if name == "inertia" and a.shape == (1, 3):
@@ -259,7 +263,8 @@ def _vector(x: ArrayLike, name: str, shape: tuple[int, ...], check_finite: bool 
     return a
 
 
-def _check_initial_values(m: NDArray[np.float64], Q: NDArray[np.float64], I: NDArray[np.float64], Q0: ArrayLike | None = None) -> None:
+def _check_initial_values(m: NDArray[np.float64], Q: NDArray[np.float64], I: NDArray[np.float64],
+                          Q0: ArrayLike | None = None) -> None:
     """The value checks of integrate's m0, Q0 and inertia (float64 arrays of shapes (3,), (3, 3),
     (3,)) in one compiled call (frb_checks, as frb.flows.frb_step), raising in the order of the
     checks: m0 finite, Q0 finite, Q0 a rotation, inertia finite, inertia positive."""
@@ -276,7 +281,8 @@ def _check_initial_values(m: NDArray[np.float64], Q: NDArray[np.float64], I: NDA
         raise ValueError(f"inertia must be positive, got {I.tolist()}")
 
 
-def _check_torque_result(res: Any, name: str = "torque") -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def _check_torque_result(res: Any, name: str = "torque"
+                         ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     try:
         m_new, Q_new = res
     except (TypeError, ValueError) as exc:
@@ -310,8 +316,8 @@ def _torque_label(torque: object) -> str:
     return getattr(torque, "__name__", None) or repr(torque)
 
 
-def _torque_state(res: Any, Q_prev: NDArray[np.float64], label: str = "torque", step: int | None = None
-                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def _torque_state(res: Any, Q_prev: NDArray[np.float64], label: str = "torque",
+                  step: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Check a torque result; a new Q (not the object passed in) is checked as a rotation."""
     where = "" if step is None else f" (step {step})"
     m_new, Q_new = _check_torque_result(res, f"torque {label}{where}" if step is not None else "torque")
@@ -324,8 +330,8 @@ def _torque_state(res: Any, Q_prev: NDArray[np.float64], label: str = "torque", 
     return m_new, Q_new
 
 
-def _apply_torque(torque: TorqueFlow, m: NDArray[np.float64], Q: NDArray[np.float64], tau: float, step: int
-                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def _apply_torque(torque: TorqueFlow, m: NDArray[np.float64], Q: NDArray[np.float64], tau: float,
+                  step: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The torque flow over tau at step ``step``, with Q read-only (the torque must not modify it
     in place: a changed Q would escape the rotation check) and its result checked."""
     label = _torque_label(torque)
@@ -340,7 +346,8 @@ def _apply_torque(torque: TorqueFlow, m: NDArray[np.float64], Q: NDArray[np.floa
     return _torque_state(res, Q, label, step)
 
 
-def _free_flow(m: NDArray[np.float64], Q: NDArray[np.float64], tau: float, inertia_t: NDArray[np.float64], quadrature: int
+def _free_flow(m: NDArray[np.float64], Q: NDArray[np.float64], tau: float,
+               inertia_t: NDArray[np.float64], quadrature: int
                ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Exact free flow of one body over time tau through the batched core (inputs validated)."""
     mo, qto, info, _ = _core.frb_step_batch(m.reshape(1, 3).T, Q.reshape(1, 3, 3).T,
@@ -350,8 +357,8 @@ def _free_flow(m: NDArray[np.float64], Q: NDArray[np.float64], tau: float, inert
     return mo[:, 0], qto[:, :, 0].T
 
 
-def _nonfinite_step(m: NDArray[np.float64], qt: NDArray[np.float64], saved: NDArray[np.int64], m_out: NDArray[np.float64]
-                    ) -> IntegrationError | None:
+def _nonfinite_step(m: NDArray[np.float64], qt: NDArray[np.float64], saved: NDArray[np.int64],
+                    m_out: NDArray[np.float64]) -> IntegrationError | None:
     """IntegrationError if the compiled loop's final state (m, qt = Q^T) is non-finite, naming
     the first kept step whose state is (saved, m_out: the kept steps and momenta), else None.
     (NaN and infinities propagate through every operation of both flows: a state that became

@@ -42,7 +42,8 @@ DEFAULT_METHODS = ("EXACT", "RKN6_14", "STRANG", "DMV2", "DMV6", "DMV8", "NYSTRO
 DEFAULT_STEPS = (5, 10, 20, 40, 80, 160, 320, 640)
 
 
-def random_bodies(n: int, seed: int | None = 0) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+def random_bodies(n: int, seed: int | None = 0
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """``n`` random bodies: unit momenta, inertia moments in [0.5, 2], uniform attitudes
     (unit quaternions, scalar first). Returns ``(m0, q0, inertia)``, each ``(n, k)``."""
     rng = np.random.default_rng(seed)
@@ -79,7 +80,8 @@ class Row:
     def error(self) -> float | None:
         if self.error_m is None:
             return None
-        return max(self.error_m, self.error_attitude)  # type: ignore[type-var]  # (both set together)
+        # (error_m and error_attitude are set together)
+        return max(self.error_m, self.error_attitude)  # type: ignore[type-var]
 
 
 @dataclass

@@ -25,7 +25,8 @@ def format_value(x: Any) -> str:
     if isinstance(x, (float, np.floating)):
         if not math.isfinite(x):
             return "--"
-        if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e5):  # type: ignore[operator]  # (numpy's stubs: abs of float | np.floating is object)
+        # (numpy's stubs make abs() of float | np.floating an object)
+        if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e5):  # type: ignore[operator]
             return f"{x:.3e}"
         return f"{x:.6g}"
     return str(x)
@@ -163,7 +164,8 @@ def attitude_error(Q: ArrayLike, Q_ref: ArrayLike) -> NDArray[np.float64]:
     return np.linalg.norm(np.asarray(Q) - np.asarray(Q_ref), ord=2, axis=(-2, -1))
 
 
-def batch_error(m: NDArray[np.float64], Q: ArrayLike, m_ref: NDArray[np.float64], Q_ref: ArrayLike) -> tuple[float, float]:
+def batch_error(m: NDArray[np.float64], Q: ArrayLike, m_ref: NDArray[np.float64], Q_ref: ArrayLike
+                ) -> tuple[float, float]:
     """Largest over the bodies of ``|m - m_ref| / |m_ref|`` and of ``||Q - Q_ref||_2``."""
     em = np.linalg.norm(m - m_ref, axis=-1) / np.linalg.norm(m_ref, axis=-1)
     return float(em.max()), float(attitude_error(Q, Q_ref).max())

@@ -37,7 +37,8 @@ def rotation_exp(v: ArrayLike) -> NDArray[np.float64]:
 
 
 def analytic(t: ArrayLike, inertia: tuple[float, float, float] = INERTIA,
-             w0: tuple[float, float, float] = W0) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+             w0: tuple[float, float, float] = W0
+             ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Body angular velocity (K, 3) and attitude (K, 3, 3) of the symmetric top (I1 = I2)."""
     I1, _, I3 = inertia
     t = np.asarray(t, dtype=float)

@@ -46,7 +46,9 @@ PROBLEMS: dict[str, dict[str, Any]] = {
 REFERENCE_STEP = 1e-3
 
 
-def initial_state(name: str) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], HeavyTop | None]:
+def initial_state(name: str
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+                             HeavyTop | None]:
     """``(Pi0, R0, inertia, torque)`` of the problem ``name``."""
     p = PROBLEMS[name]
     I = np.array(p["inertia"])
