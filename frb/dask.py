@@ -173,7 +173,19 @@ def frb_step(m: da.Array, Q: da.Array, h: ArrayLike, inertia: ArrayLike, quadrat
 def quat_step(m: da.Array, q: da.Array, h: ArrayLike, inertia: ArrayLike, quadrature: int = 0,
               threads: int | None = None) -> tuple[da.Array, da.Array]:
     """:func:`frb.quat_step` of a batch of dask arrays, chunk by chunk; as :func:`frb_step`
-    with ``q`` of shape (n, 4), unit quaternions (scalar first). Returns ``m_out, q_out``."""
+    with ``q`` of shape (n, 4), unit quaternions (scalar first). Returns ``m_out, q_out``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dask.array as da
+    >>> import frb, frb.dask
+    >>> m = da.from_array(np.random.default_rng(0).normal(size=(1000, 3)), chunks=(250, 3))
+    >>> q = da.from_array(np.tile([1.0, 0.0, 0.0, 0.0], (1000, 1)), chunks=(250, 4))
+    >>> m1, q1 = frb.dask.quat_step(m, q, 0.1, [1.0, 2.0, 3.0])
+    >>> bool((q1.compute() == frb.quat_step(m.compute(), q.compute(), 0.1, [1.0, 2.0, 3.0])[1]).all())
+    True
+    """
     return _step(_flows.quat_step, "q", (4,), m, q, h, inertia, quadrature, threads)
 
 

@@ -510,6 +510,24 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
         An implicit step did not converge (within :data:`NEWTON_MAX_ITER` iterations to
         :data:`NEWTON_RTOL`), had no solution, or the state became non-finite; the message
         names the method, the step and the body.
+
+    Examples
+    --------
+    A heavy top by the sixth-order splitting RKN6_14, 1000 bodies, every 100th state kept:
+
+    >>> import numpy as np
+    >>> import frb
+    >>> from frb.torques import heavy_top
+    >>> m0 = np.random.default_rng(0).normal(size=(1000, 3))
+    >>> q0 = np.tile([1.0, 0.0, 0.0, 0.0], (1000, 1))
+    >>> tr = frb.integrate(m0, q0, [0.8, 1.1, 1.7], 0.05, 400, method="RKN6_14",
+    ...                    torque=heavy_top(1.0, [0.0, 0.0, 1.0]), save_every=100)
+    >>> tr.t
+    array([ 0.,  5., 10., 15., 20.])
+    >>> tr.m.shape, tr.Q.shape
+    ((5, 1000, 3), (5, 1000, 3, 3))
+    >>> bool(np.abs(tr.energy[-1] - tr.energy[0]).max() < 1e-6)
+    True
     """
     name, info, coef = _method(method, coefficients)
     one = _one_body(m0, attitude0, inertia)

@@ -150,6 +150,17 @@ def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
         ``path:line`` and the offending text.
     OSError
         If the file cannot be opened.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import frb
+    >>> path = os.path.join(tempfile.mkdtemp(), "init.dat")
+    >>> with open(path, "w") as f:
+    ...     print("1.0000000000D0  2*0.5", file=f)
+    ...     print(" -7.5e-1, 3", file=f)
+    >>> frb.read_dat(path)
+    array([ 1.  ,  0.5 ,  0.5 , -0.75,  3.  ])
     """
     name = os.fspath(path)
     if max_values is not None:
@@ -218,6 +229,18 @@ def write_dat(path: str | os.PathLike[str], values: ArrayLike) -> None:
     the original drivers do.  Each value is written as ``% .16e`` (17
     significant digits), e.g. `` -7.0989496528762700e-01``, which reads back as
     the identical float64.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import frb
+    >>> path = os.path.join(tempfile.mkdtemp(), "out.dat")
+    >>> frb.write_dat(path, [0.1, 1.0 / 3.0])
+    >>> print(open(path).read(), end="")
+     1.0000000000000001e-01
+     3.3333333333333331e-01
+    >>> bool((frb.read_dat(path) == [0.1, 1.0 / 3.0]).all())
+    True
     """
     a = _validate.real_array(values, "values", finite=False).ravel()
     with open(os.fspath(path), "w", encoding="ascii", newline="\n") as fh:

@@ -60,6 +60,15 @@ def hat(v: ArrayLike) -> NDArray[np.float64]:
         hat(v) = [[  0, -v3,  v2],
                   [ v3,   0, -v1],
                   [-v2,  v1,   0]]
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import frb
+    >>> frb.hat([1.0, 2.0, 3.0]) @ [4.0, 5.0, 6.0]
+    array([-3.,  6., -3.])
+    >>> np.cross([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])
+    array([-3.,  6., -3.])
     """
     v = _as_float_array(v, "v", (3,))
     out = np.zeros(v.shape[:-1] + (3, 3))
@@ -77,6 +86,12 @@ def quat_mul(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
     """Quaternion product ``p q`` (scalar first), broadcast over leading axes.
 
     ``(p0, p)(q0, q) = (p0 q0 - p.q, p0 q + q0 p + p x q)``.
+
+    Examples
+    --------
+    >>> import frb
+    >>> frb.quat_mul([0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0])     # i j = k
+    array([0., 0., 0., 1.])
     """
     p = _as_float_array(p, "p", (4,))
     q = _as_float_array(q, "q", (4,))
@@ -89,7 +104,17 @@ def quat_mul(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
 
 def quat_conj(q: ArrayLike) -> NDArray[np.float64]:
     """Conjugate quaternion ``(q0, -q1, -q2, -q3)``, scalar first (the inverse of a unit
-    quaternion)."""
+    quaternion).
+
+    Examples
+    --------
+    >>> import frb
+    >>> q = [0.5, 0.5, 0.5, 0.5]
+    >>> frb.quat_conj(q)
+    array([ 0.5, -0.5, -0.5, -0.5])
+    >>> frb.quat_mul(q, frb.quat_conj(q))
+    array([1., 0., 0., 0.])
+    """
     q = _as_float_array(q, "q", (4,))
     out = -q
     out[..., 0] = q[..., 0]
@@ -102,6 +127,16 @@ def quat_to_matrix(q: ArrayLike) -> NDArray[np.float64]:
     ``q`` has shape ``(..., 4)`` (scalar first), the result ``(..., 3, 3)``.
     The formula is applied as is: ``q`` is not normalised, so a non-unit
     quaternion gives a non-orthogonal matrix.
+
+    Examples
+    --------
+    A third of a turn about (1, 1, 1) permutes the axes:
+
+    >>> import frb
+    >>> frb.quat_to_matrix([0.5, 0.5, 0.5, 0.5])
+    array([[0., 0., 1.],
+           [1., 0., 0.],
+           [0., 1., 0.]])
     """
     q = _as_float_array(q, "q", (4,))
     q0 = q[..., 0]
@@ -122,6 +157,15 @@ def matrix_to_quat(Q: ArrayLike) -> NDArray[np.float64]:
     the others from the off-diagonal entries, which avoids the cancellation of
     the naive ``q0 = sqrt(1 + trace Q) / 2`` near half turns.  The result is
     normalised to unit length and its sign chosen with ``q0 >= 0``.
+
+    Examples
+    --------
+    A half turn about the x axis (where ``1 + trace Q = 0``):
+
+    >>> import numpy as np
+    >>> import frb
+    >>> frb.matrix_to_quat(np.diag([1.0, -1.0, -1.0]))
+    array([0., 1., 0., 0.])
     """
     Q = _as_float_array(Q, "Q", (3, 3))
     Q11, Q12, Q13 = Q[..., 0, 0], Q[..., 0, 1], Q[..., 0, 2]
@@ -164,6 +208,15 @@ def kinetic_energy(m: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
 
     ``m`` and ``inertia`` have shape ``(..., 3)`` and broadcast; the result has
     the broadcast leading shape (a numpy scalar for single vectors).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import frb
+    >>> print(frb.kinetic_energy([0.3, 0.5, 0.8], [1.0, 2.0, 3.0]))
+    0.21416666666666667
+    >>> frb.kinetic_energy(np.ones((2, 3)), [1.0, 2.0, 3.0])
+    array([0.916667, 0.916667])
     """
     m = _as_float_array(m, "m", (3,))
     inertia = _as_float_array(inertia, "inertia", (3,))
@@ -175,6 +228,13 @@ def spatial_momentum(m: ArrayLike, Q: ArrayLike) -> NDArray[np.float64]:
 
     ``m`` has shape ``(..., 3)`` and ``Q`` shape ``(..., 3, 3)``; leading axes
     broadcast.
+
+    Examples
+    --------
+    >>> import frb
+    >>> Q = frb.quat_to_matrix([0.5, 0.5, 0.5, 0.5])
+    >>> frb.spatial_momentum([1.0, 0.0, 0.0], Q)      # the body x axis is the fixed y axis
+    array([0., 1., 0.])
     """
     m = _as_float_array(m, "m", (3,))
     Q = _as_float_array(Q, "Q", (3, 3))
@@ -213,6 +273,17 @@ def to_rotation(attitude: ArrayLike) -> Rotation:
         scipy is not installed.
     TypeError, ValueError
         Not real numbers, another shape, or not a unit quaternion / rotation matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import frb
+    >>> q = [np.cos(0.25), 0.0, 0.0, np.sin(0.25)]            # 0.5 rad about z, scalar first
+    >>> rot = frb.to_rotation(q)
+    >>> rot.as_quat()                                          # scipy: scalar last
+    array([0.      , 0.      , 0.247404, 0.968912])
+    >>> bool(np.allclose(rot.as_matrix(), frb.quat_to_matrix(q)))
+    True
     """
     Rotation = _scipy_rotation()
     a = _validate.real_array(attitude, "attitude", item_ndim=1)
@@ -267,6 +338,13 @@ def from_rotation(rot: Rotation, form: Literal["quaternion", "matrix"] = "quater
         ``rot`` is not a scipy Rotation.
     ValueError
         ``form`` is neither "quaternion" nor "matrix".
+
+    Examples
+    --------
+    >>> from scipy.spatial.transform import Rotation
+    >>> import frb
+    >>> frb.from_rotation(Rotation.from_euler("z", 0.5))
+    array([0.968912, 0.      , 0.      , 0.247404])
     """
     Rotation = _scipy_rotation()
     if not isinstance(rot, Rotation):

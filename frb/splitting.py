@@ -457,6 +457,18 @@ def integrate(
     The compiled loop is entered in segments of about 0.1 s of work, the state carried
     between them: Ctrl-C stops a long run within a fraction of a second (KeyboardInterrupt),
     and the results are those of an uninterrupted loop bit for bit.
+
+    Examples
+    --------
+    Example 1 of Algorithm 903 in short: a body in a constant field, RKN6_14:
+
+    >>> import numpy as np
+    >>> import frb
+    >>> from frb.splitting import constant_field
+    >>> tr = frb.splitting.integrate([0.3, 0.5, 0.8], np.eye(3), [1.0, 2.0, 3.0], 0.5, 20,
+    ...                              torque=constant_field([0.0, 0.0, 1.0]))
+    >>> tr.t[-1], tr.m.shape, tr.Q.shape
+    (np.float64(10.0), (21, 3), (21, 3, 3))
     """
     m = _vector(m0, "m0", (3,), check_finite=False)
     Q = _vector(Q0, "Q0", (3, 3), check_finite=False)

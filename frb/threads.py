@@ -42,6 +42,14 @@ def set_num_threads(n: int | None) -> None:
     ------
     TypeError, ValueError
         ``n`` is not a positive integer or None.
+
+    Examples
+    --------
+    >>> import frb
+    >>> frb.set_num_threads(1)
+    >>> frb.get_num_threads()
+    1
+    >>> frb.set_num_threads(None)                  # back to OMP_NUM_THREADS / all cores
     """
     global _num_threads
     _num_threads = None if n is None else _check(n, "n")
@@ -49,7 +57,14 @@ def set_num_threads(n: int | None) -> None:
 
 def get_num_threads() -> int:
     """The thread count a compiled call uses without a ``threads=`` argument (1 in a build
-    without OpenMP)."""
+    without OpenMP).
+
+    Examples
+    --------
+    >>> import frb
+    >>> frb.get_num_threads() >= 1
+    True
+    """
     enabled, default = _core.openmp_info()
     if not enabled:
         return 1

@@ -103,11 +103,33 @@ class GravityGradient:
 
 def heavy_top(weight: float, center: ArrayLike) -> HeavyTop:
     """Heavy top with gravity ``weight`` along ``-z`` and centre of mass ``center`` (body frame);
-    see :class:`HeavyTop`."""
+    see :class:`HeavyTop`.
+
+    Examples
+    --------
+    A top of mass 1 kg in g = 9.81 m/s^2, centre of mass 0.1 m up its third axis:
+
+    >>> import frb
+    >>> top = frb.torques.heavy_top(9.81, [0.0, 0.0, 0.1])
+    >>> tr = frb.integrate([0.0, 0.0, 5.0], [1.0, 0.0, 0.0, 0.0], [0.02, 0.02, 0.01], 1e-3, 100,
+    ...                    method="RKN6_14", torque=top)
+    >>> print(f"{tr.energy[0]:.4f}")                 # kinetic 1250 J, potential 0.981 J
+    1250.9810
+    """
     return HeavyTop(weight, center)
 
 
 def gravity_gradient(n: float) -> GravityGradient:
-    """Gravity-gradient torque of a circular orbit of rate ``n``; see :class:`GravityGradient`."""
+    """Gravity-gradient torque of a circular orbit of rate ``n``; see :class:`GravityGradient`.
+
+    Examples
+    --------
+    >>> import frb
+    >>> gg = frb.torques.gravity_gradient(1.1e-3)          # orbital rate in rad/s (low Earth orbit)
+    >>> tr = frb.integrate([0.0, 0.0, 0.05], [1.0, 0.0, 0.0, 0.0], [10.0, 12.0, 15.0], 1.0, 600,
+    ...                    method="RKN6_14", torque=gg, save_every=None)
+    >>> tr.t
+    array([600.])
+    """
     return GravityGradient(n)
 

@@ -235,6 +235,15 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
     Comparison
         ``rows`` (method, n, h, errors, cost per body-step in ns, drifts of the invariants),
         ``reference`` and its accuracy; ``format()``, ``to_markdown()``, ``plot(path)``.
+
+    Examples
+    --------
+    >>> import frb
+    >>> table = frb.compare(["EXACT", "DMV6"], bodies=10, steps=(10, 20), t_final=2.0)
+    >>> [(r.method, r.nsteps) for r in table.rows]
+    [('EXACT', 10), ('EXACT', 20), ('DMV6', 10), ('DMV6', 20)]
+    >>> bool(max(r.error_m for r in table.rows if r.method == "EXACT") < 1e-13)
+    True
     """
     if torque is None:
         if problem not in PROBLEMS:

@@ -46,7 +46,15 @@ def get_experiment(name: str) -> Experiment:
 
 
 def run_experiment(name: str, **options: Any) -> Result:
-    """Run the experiment ``name`` with its defaults overridden by ``options``."""
+    """Run the experiment ``name`` with its defaults overridden by ``options``.
+
+    Examples
+    --------
+    >>> from frb.experiments import run_experiment
+    >>> result = run_experiment("ganapathi-symmetric", nsteps=30)
+    >>> print(f"{result.numbers['precession_rate']:.5f}")
+    4.12311
+    """
     exp = get_experiment(name)
     unknown = set(options) - set(exp.defaults())
     if unknown:
