@@ -97,6 +97,7 @@ class Comparison:
     rows: list[Row] = field(default_factory=list)
 
     def table(self) -> Table:
+        """The rows as a :class:`frb.experiments.Table` (what :meth:`format` prints)."""
         cols = ["method", "n", "h", "error m", "error Q", "ns/body-step"]
         cols += [f"drift {k}" for k in self.invariants]
         t = Table(f"{self.problem}: {self.bodies} bodies to t = {self.t_final:g}; error at the "
@@ -108,15 +109,18 @@ class Comparison:
         return t
 
     def format(self) -> str:
+        """The table as plain text, with the reference and its accuracy."""
         return (self.table().format() + f"\nreference: {self.reference} (accuracy "
                 f"{format_value(self.reference_accuracy)}); costs measured in this run")
 
     __str__ = format
 
     def to_markdown(self) -> str:
+        """The table in Markdown, for a report."""
         return self.table().to_markdown()
 
     def methods(self) -> list[str]:
+        """The methods compared, in the order of the rows."""
         return list(dict.fromkeys(r.method for r in self.rows))
 
     def best(self, tolerance: float) -> tuple[str, int, float] | None:
@@ -130,6 +134,8 @@ class Comparison:
         return r.method, r.nsteps, r.cost_ns * r.nsteps  # type: ignore[operator]
 
     def plot(self, path: str | PathLike[str]) -> None:
+        """Draw the error at ``t_final`` against the cost to reach it, one curve per method, to
+        ``path`` (matplotlib, the ``plot`` extra)."""
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(7.5, 5.5))
         markers = "os^vD<>phX*"
