@@ -33,7 +33,6 @@ extensions = [
     "numpydoc",
 ]
 
-templates_path = ["_templates"]
 exclude_patterns = ["_build", "gallery/*.txt"]
 root_doc = "index"
 language = "en"
