@@ -176,9 +176,13 @@ def _matrix_to_quat_few(Q: np.ndarray) -> np.ndarray:
     sqrt = math.sqrt
     for j, ((Q11, Q12, Q13), (Q21, Q22, Q23), (Q31, Q32, Q33)) in enumerate(Q.tolist()):
         tr = Q11 + Q22 + Q33
-        diag = (tr, Q11, Q22, Q33)
-        k = max(range(4), key=diag.__getitem__)   # the first largest, as np.argmax
-        d = diag[k]
+        k, d = 0, tr                  # the first largest of (tr, Q11, Q22, Q33), as np.argmax
+        if Q11 > d:
+            k, d = 1, Q11
+        if Q22 > d:
+            k, d = 2, Q22
+        if Q33 > d:
+            k, d = 3, Q33
         big = max(1.0 + d if k == 0 else 1.0 + 2.0 * d - tr, 0.0)
         r = 2.0 * sqrt(big)
         a1, a2, a3 = Q32 - Q23, Q13 - Q31, Q21 - Q12
