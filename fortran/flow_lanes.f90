@@ -91,6 +91,14 @@ contains
          end if
       end do
       call free_flow_lanes(nc, ml, tl, cl, quadrature, m1l, wl, ok)
+      if (all(ok(1:nc)) .and. all(fast(1:nc) > 0)) then
+         ! the usual chunk: every body in the lanes, none rescaled (the loop below, without branches)
+         do k = 1, nc
+            m_out(1, k) = m1l(k, 1) * gl(k); m_out(2, k) = m1l(k, 2) * gl(k); m_out(3, k) = m1l(k, 3) * gl(k)
+            w(1, k) = wl(k, 1); w(2, k) = wl(k, 2); w(3, k) = wl(k, 3); w(4, k) = wl(k, 4)
+         end do
+         return
+      end if
       do k = 1, nc
          if (.not. lane(k)) cycle
          if (ok(k)) then
