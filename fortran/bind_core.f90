@@ -9,7 +9,7 @@ subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, threads
    use frb_rigid_body, only: rotate_matrix_t
    use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use frb_checks, only: check_body_matrix, input_ok
-   use frb_parallel, only: thread_count, min_parallel_work
+   use frb_parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni), tol
@@ -22,7 +22,7 @@ subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, threads
    !f2py threadsafe
    integer, parameter :: nb = flow_lanes_width
    real(c_double) :: w(4, nb)
-   integer :: b, b0, nc, ic, first_bad
+   integer :: b, b0, nc, ic, first_bad, codes(nb)
    logical :: bad
 
    ! info: 0, or the code of frb_checks for the first invalid body, whose index (from 0) is where;
@@ -30,20 +30,16 @@ subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, threads
    ! chunks shared among the threads (a chunk with an invalid body is skipped)
    first_bad = n + 1
    !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
-   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, bad) reduction(min: first_bad) &
+   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, codes, bad) reduction(min: first_bad) &
    !$omp shared(n, ni, nh, m, qt, h, inertia, quadrature, tol, m_out, qt_out)
    do ic = 1, (n + nb - 1) / nb
       b0 = (ic - 1) * nb + 1
       nc = min(nb, n - b0 + 1)
-      bad = .false.
       do b = b0, b0 + nc - 1
-         if (check_body_matrix(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), qt(:, :, b), tol) &
-             /= input_ok) then
-            first_bad = min(first_bad, b)
-            bad = .true.
-            exit
-         end if
+         codes(b - b0 + 1) = check_body_matrix(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), &
+                                               qt(:, :, b), tol)
       end do
+      call note_invalid(codes(1:nc), b0, first_bad, bad)
       if (bad) cycle
       call free_flow_chunk(nc, b0, nh, ni, m(:, b0:b0 + nc - 1), h, inertia, quadrature, &
                            m_out(:, b0:b0 + nc - 1), w)
@@ -53,12 +49,10 @@ subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, threads
    end do
    !$omp end parallel do
    info = input_ok
-   where = -1
-   if (first_bad <= n) then
-      where = first_bad - 1
+   where = first_invalid(first_bad, n)
+   if (where >= 0) &
       info = check_body_matrix(m(:, first_bad), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
                                qt(:, :, first_bad), tol)
-   end if
 end subroutine frb_step_batch
 
 subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
@@ -67,7 +61,7 @@ subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, threads
    use frb_rigid_body, only: quat_mul
    use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use frb_checks, only: check_body_quat, input_ok
-   use frb_parallel, only: thread_count, min_parallel_work
+   use frb_parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni), tol
@@ -80,26 +74,21 @@ subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, threads
    !f2py threadsafe
    integer, parameter :: nb = flow_lanes_width
    real(c_double) :: w(4, nb)
-   integer :: b, b0, nc, ic, first_bad
+   integer :: b, b0, nc, ic, first_bad, codes(nb)
    logical :: bad
 
    ! as frb_step_batch
    first_bad = n + 1
    !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
-   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, bad) reduction(min: first_bad) &
+   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, codes, bad) reduction(min: first_bad) &
    !$omp shared(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out)
    do ic = 1, (n + nb - 1) / nb
       b0 = (ic - 1) * nb + 1
       nc = min(nb, n - b0 + 1)
-      bad = .false.
       do b = b0, b0 + nc - 1
-         if (check_body_quat(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), q(:, b), tol) &
-             /= input_ok) then
-            first_bad = min(first_bad, b)
-            bad = .true.
-            exit
-         end if
+         codes(b - b0 + 1) = check_body_quat(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), q(:, b), tol)
       end do
+      call note_invalid(codes(1:nc), b0, first_bad, bad)
       if (bad) cycle
       call free_flow_chunk(nc, b0, nh, ni, m(:, b0:b0 + nc - 1), h, inertia, quadrature, &
                            m_out(:, b0:b0 + nc - 1), w)
@@ -109,12 +98,10 @@ subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, threads
    end do
    !$omp end parallel do
    info = input_ok
-   where = -1
-   if (first_bad <= n) then
-      where = first_bad - 1
+   where = first_invalid(first_bad, n)
+   if (where >= 0) &
       info = check_body_quat(m(:, first_bad), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
                              q(:, first_bad), tol)
-   end if
 end subroutine quat_step_batch
 
 ! Elementwise elliptic functions over arrays of equal length n (for tests and users).
@@ -303,7 +290,7 @@ subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, threa
    use frb_rigid_body, only: rotate_matrix_t
    use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use frb_checks, only: check_body_matrix, input_ok
-   use frb_parallel, only: thread_count, min_parallel_work
+   use frb_parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(n, 3), qf(n, 3, 3), h(nh), inertia(3, ni), tol
@@ -316,26 +303,22 @@ subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, threa
    !f2py threadsafe
    integer, parameter :: nb = flow_lanes_width
    real(c_double) :: w(4, nb), mc(3, nb), mo(3, nb), qt(3, 3), qto(3, 3)
-   integer :: b, b0, nc, ic, first_bad
+   integer :: b, b0, nc, ic, first_bad, codes(nb)
    logical :: bad
 
    first_bad = n + 1
    !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
-   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, mc, mo, qt, qto, bad) &
+   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, mc, mo, qt, qto, codes, bad) &
    !$omp reduction(min: first_bad) shared(n, ni, nh, m, qf, h, inertia, quadrature, tol, m_out, qf_out)
    do ic = 1, (n + nb - 1) / nb
       b0 = (ic - 1) * nb + 1
       nc = min(nb, n - b0 + 1)
-      bad = .false.
       do b = b0, b0 + nc - 1
          mc(:, b - b0 + 1) = m(b, :)
-         if (check_body_matrix(mc(:, b - b0 + 1), h(min(b, nh)), inertia(:, min(b, ni)), &
-                               transpose(qf(b, :, :)), tol) /= input_ok) then
-            first_bad = min(first_bad, b)
-            bad = .true.
-            exit
-         end if
+         codes(b - b0 + 1) = check_body_matrix(mc(:, b - b0 + 1), h(min(b, nh)), inertia(:, min(b, ni)), &
+                                               transpose(qf(b, :, :)), tol)
       end do
+      call note_invalid(codes(1:nc), b0, first_bad, bad)
       if (bad) cycle
       call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, mo, w)
       do b = b0, b0 + nc - 1
@@ -347,12 +330,10 @@ subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, threa
    end do
    !$omp end parallel do
    info = input_ok
-   where = -1
-   if (first_bad <= n) then
-      where = first_bad - 1
+   where = first_invalid(first_bad, n)
+   if (where >= 0) &
       info = check_body_matrix(m(first_bad, :), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
                                transpose(qf(first_bad, :, :)), tol)
-   end if
 end subroutine frb_step_batch_f
 
 subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
@@ -361,7 +342,7 @@ subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, threa
    use frb_rigid_body, only: quat_mul
    use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use frb_checks, only: check_body_quat, input_ok
-   use frb_parallel, only: thread_count, min_parallel_work
+   use frb_parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(n, 3), q(n, 4), h(nh), inertia(3, ni), tol
@@ -374,26 +355,22 @@ subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, threa
    !f2py threadsafe
    integer, parameter :: nb = flow_lanes_width
    real(c_double) :: w(4, nb), mc(3, nb), mo(3, nb)
-   integer :: b, b0, nc, ic, first_bad
+   integer :: b, b0, nc, ic, first_bad, codes(nb)
    logical :: bad
 
    first_bad = n + 1
    !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
-   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, mc, mo, bad) &
+   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, mc, mo, codes, bad) &
    !$omp reduction(min: first_bad) shared(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out)
    do ic = 1, (n + nb - 1) / nb
       b0 = (ic - 1) * nb + 1
       nc = min(nb, n - b0 + 1)
-      bad = .false.
       do b = b0, b0 + nc - 1
          mc(:, b - b0 + 1) = m(b, :)
-         if (check_body_quat(mc(:, b - b0 + 1), h(min(b, nh)), inertia(:, min(b, ni)), q(b, :), tol) &
-             /= input_ok) then
-            first_bad = min(first_bad, b)
-            bad = .true.
-            exit
-         end if
+         codes(b - b0 + 1) = check_body_quat(mc(:, b - b0 + 1), h(min(b, nh)), inertia(:, min(b, ni)), &
+                                             q(b, :), tol)
       end do
+      call note_invalid(codes(1:nc), b0, first_bad, bad)
       if (bad) cycle
       call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, mo, w)
       do b = b0, b0 + nc - 1
@@ -403,12 +380,10 @@ subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, threa
    end do
    !$omp end parallel do
    info = input_ok
-   where = -1
-   if (first_bad <= n) then
-      where = first_bad - 1
+   where = first_invalid(first_bad, n)
+   if (where >= 0) &
       info = check_body_quat(m(first_bad, :), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
                              q(first_bad, :), tol)
-   end if
 end subroutine quat_step_batch_f
 
 ! One body: the lean path of frb.frb_step / frb.quat_step for shapes (3,), (3, 3) and (4,) (no

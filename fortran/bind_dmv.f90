@@ -126,7 +126,7 @@ end subroutine dmv_integrate_single
 subroutine dmv_check_batch(n, ni, nh, m, q, h, inertia, tol, threads, info, where)
    use iso_c_binding, only: c_double, c_int
    use frb_checks, only: check_body_quat, input_ok
-   use frb_parallel, only: thread_count, min_parallel_work
+   use frb_parallel, only: thread_count, min_parallel_work, first_invalid
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni), tol
@@ -147,12 +147,10 @@ subroutine dmv_check_batch(n, ni, nh, m, q, h, inertia, tol, threads, info, wher
    end do
    !$omp end parallel do
    info = input_ok
-   where = -1
-   if (first_bad <= n) then
-      where = first_bad - 1
+   where = first_invalid(first_bad, n)
+   if (where >= 0) &
       info = check_body_quat(m(:, first_bad), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
                              q(:, first_bad), tol)
-   end if
 end subroutine dmv_check_batch
 
 !> The modified inverse moments of inertia w(:, b) of every body, as dmv_integrate_many

@@ -12,7 +12,7 @@
 ! bodies with the branches of free_flow_unit replaced by merges, so the compiler vectorises across
 ! bodies and the division and square-root chains of different bodies overlap. Every lane performs
 ! the SAME floating-point operations, in the same order, as free_flow_unit, jacobi_series,
-! jacobi_add, angle_increment, carlson_rj, atan_ratio, atan2_ratio, cos_sin, jint_gauss and
+! jacobi_add, angle_increment, carlson_rj, atan_ratio, atan2_ratio, amplitude_step, cos_sin, jint_gauss and
 ! attitude_from_angle do for that body (the tests compare the batched and the single-body paths
 ! bit for bit): a change to one of those routines must be made here too.
 ! A body that needs another path (near an axis or the separatrix, |v| beyond the series, small
@@ -91,6 +91,14 @@ contains
          end if
       end do
       call free_flow_lanes(nc, ml, tl, cl, quadrature, m1l, wl, ok)
+      if (all(ok(1:nc)) .and. all(fast(1:nc) > 0)) then
+         ! the usual chunk: every body in the lanes, none rescaled (the loop below, without branches)
+         do k = 1, nc
+            m_out(1, k) = m1l(k, 1) * gl(k); m_out(2, k) = m1l(k, 2) * gl(k); m_out(3, k) = m1l(k, 3) * gl(k)
+            w(1, k) = wl(k, 1); w(2, k) = wl(k, 2); w(3, k) = wl(k, 3); w(4, k) = wl(k, 4)
+         end do
+         return
+      end if
       do k = 1, nc
          if (.not. lane(k)) cycle
          if (ok(k)) then
@@ -152,10 +160,42 @@ contains
       end do
    end subroutine atan2_ratio_lanes
 
+   !> amplitude_step(y(k), x(k)) for the lanes k = 1..nl: atan_ratio(1, y / x) by its series in
+   !> lock-step (the operations of atan_ratio_lanes with w = 1, written out: calling it from here
+   !> changes how the compiler lays out the exact angle, 2% more instructions there), the library
+   !> atan2 (lane by lane) for the lanes beyond it or with x <= 0.
+   pure subroutine amplitude_step_lanes(nl, y, x, val)
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: y(flow_lanes_width), x(flow_lanes_width)
+      real(dp), intent(out) :: val(flow_lanes_width)
+      real(dp) :: t, t2, t4, v6, v8, far(flow_lanes_width)
+      integer :: k
+
+      do k = 1, nl
+         t = y(k) / x(k)
+         t2 = t * t
+         t4 = t2 * t2
+         v6 = t * ((1 - t2 * (1 / 3.0_dp)) + t4 * ((1 / 5.0_dp - t2 * (1 / 7.0_dp)) &
+              + t4 * (1 / 9.0_dp - t2 * (1 / 11.0_dp))))
+         v8 = t * (((1 - t2 * (1 / 3.0_dp)) + t4 * (1 / 5.0_dp - t2 * (1 / 7.0_dp))) &
+              + (t4 * t4) * ((1 / 9.0_dp - t2 * (1 / 11.0_dp)) + t4 * (1 / 13.0_dp - t2 * (1 / 15.0_dp))))
+         val(k) = merge(v6, v8, abs(t) <= 0.05_dp * short_series_max)
+         far(k) = merge(0.0_dp, 1.0_dp, x(k) > 0 .and. abs(t) <= 0.1_dp * short_series_max)
+      end do
+      if (any(far(1:nl) > 0)) then
+         ! the scalar library atan2 (a vectorised loop would call libmvec's, see semi_exact_angle)
+         !GCC$ novector
+         do k = 1, nl
+            if (far(k) > 0) val(k) = atan2(y(k), x(k))
+         end do
+      end if
+   end subroutine amplitude_step_lanes
+
    !> The angle psi of the semi-exact short step of free_flow_unit (quadrature = np nodes) for the
-   !> lanes k = 1..nl, from the stages of free_flow_lanes: dphi = atan2 of the amplitude difference
-   !> (the library atan2, lane by lane), then jint_gauss's sum over the nodes in lock-step (cos_sin
-   !> of each node by its series; a lane with a node beyond the series is redone by jint_gauss).
+   !> lanes k = 1..nl, from the stages of free_flow_lanes: dphi = amplitude_step of the amplitude
+   !> difference (amplitude_step_lanes), then jint_gauss's sum over the midpoint and the pairs of
+   !> nodes in lock-step (cos_sin by its series; a lane with an argument beyond it is redone by
+   !> jint_gauss).
    !> psi = tau / I_a + D_a / (sigma lambda) jint, the operations of free_flow_unit.
    pure subroutine semi_exact_angle(nl, np, sn0, cn0, s1, cc1, bab, kp2n, kp2d, tau, cia, dcoef, &
                                     sigma, lam, psi)
@@ -163,8 +203,8 @@ contains
       real(dp), dimension(flow_lanes_width), intent(in) :: sn0, cn0, s1, cc1, bab, kp2n, kp2d, tau, &
                                                            cia, dcoef, sigma, lam
       real(dp), intent(out) :: psi(flow_lanes_width)
-      real(dp), dimension(flow_lanes_width) :: dphi, kp, val, far, ay, ax
-      real(dp) :: x, y, y2, cd, sd, s, c, d, node, weight
+      real(dp), dimension(flow_lanes_width) :: dphi, kp, val, far, ay, ax, sm, cm
+      real(dp) :: x, y, y2, cd, sd, s, c, d, dd, ps, qs, pc, qc, offset, weight, middle
       integer :: k, i
 
       do k = 1, nl
@@ -172,22 +212,34 @@ contains
          ax(k) = cc1(k) * cn0(k) + s1(k) * sn0(k)
          kp(k) = sqrt(kp2n(k) / kp2d(k))
       end do
-      ! |dphi| < pi as |v| <= K. The scalar library atan2, lane by lane: a vectorised loop would call
-      ! libmvec's atan2 (glibc's vector math for gfortran), whose results differ in the last bit.
-      !GCC$ novector
+      ! |dphi| < pi as |v| <= K: amplitude_step (the library atan2 only beyond its series, lane by
+      ! lane: a vectorised loop would call libmvec's atan2, glibc's vector math for gfortran, whose
+      ! results differ in the last bit)
+      call amplitude_step_lanes(nl, ay, ax, dphi)
+      ! the midpoint phi_m = phi0 + dphi/2 (cos_sin(dphi/2) by its series; far: beyond it) and, for
+      ! odd np, its node (for even np, middle = 0 and so val = +0, jint_gauss's start)
+      middle = merge(gl_weight((np + 1) / 2, np), 0.0_dp, mod(np, 2) == 1)
       do k = 1, nl
-         dphi(k) = atan2(ay(k), ax(k))
+         x = dphi(k) / 2
+         y = x * x
+         y2 = y * y
+         cd = (1 - y * (1 / 2.0_dp)) + y2 * ((1 / 24.0_dp - y * (1 / 720.0_dp)) &
+              + y2 * (1 / 40320.0_dp - y * (1 / 3628800.0_dp)))
+         sd = x * ((1 - y * (1 / 6.0_dp)) + y2 * ((1 / 120.0_dp - y * (1 / 5040.0_dp)) &
+              + y2 * (1 / 362880.0_dp - y * (1 / 39916800.0_dp))))
+         far(k) = merge(0.0_dp, 1.0_dp, abs(x) <= 0.2_dp * short_series_max)
+         sm(k) = sn0(k) * cd + cn0(k) * sd
+         cm(k) = cn0(k) * cd - sn0(k) * sd
+         d = sqrt(cm(k) * cm(k) + kp(k) * kp(k) * sm(k) * sm(k))
+         val(k) = middle / (d * (1 + bab(k) * d))
       end do
-      do k = 1, nl
-         val(k) = 0
-         far(k) = 0
-      end do
-      do i = 1, np
-         node = gl_node(i, np)
+      ! the pairs of nodes phi_m -+ e_i dphi
+      do i = 1, np / 2
+         offset = 0.5_dp - gl_node(i, np)
          weight = gl_weight(i, np)
          do k = 1, nl
-            ! cos_sin(node dphi) by its series (far: beyond it)
-            x = node * dphi(k)
+            ! cos_sin(e_i dphi) by its series
+            x = offset * dphi(k)
             y = x * x
             y2 = y * y
             cd = (1 - y * (1 / 2.0_dp)) + y2 * ((1 / 24.0_dp - y * (1 / 720.0_dp)) &
@@ -195,10 +247,13 @@ contains
             sd = x * ((1 - y * (1 / 6.0_dp)) + y2 * ((1 / 120.0_dp - y * (1 / 5040.0_dp)) &
                  + y2 * (1 / 362880.0_dp - y * (1 / 39916800.0_dp))))
             far(k) = max(far(k), merge(0.0_dp, 1.0_dp, abs(x) <= 0.2_dp * short_series_max))
-            s = sn0(k) * cd + cn0(k) * sd
-            c = cn0(k) * cd - sn0(k) * sd
+            ps = sm(k) * cd; qs = cm(k) * sd
+            pc = cm(k) * cd; qc = sm(k) * sd
+            s = ps - qs; c = pc + qc
             d = sqrt(c * c + kp(k) * kp(k) * s * s)
-            val(k) = val(k) + weight / (d * (1 + bab(k) * d))
+            s = ps + qs; c = pc - qc
+            dd = sqrt(c * c + kp(k) * kp(k) * s * s)
+            val(k) = val(k) + (weight / (d * (1 + bab(k) * d)) + weight / (dd * (1 + bab(k) * dd)))
          end do
       end do
       do k = 1, nl

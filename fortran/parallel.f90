@@ -14,7 +14,7 @@ module frb_parallel
    implicit none
    private
 
-   public :: thread_count, openmp_enabled, save_slot
+   public :: thread_count, openmp_enabled, save_slot, note_invalid, first_invalid
 
    !> Fewest body-steps worth starting the threads for (below, the loop runs on the calling
    !> thread): about 50 microseconds of exact flows.
@@ -37,6 +37,35 @@ contains
       enabled = .false.
       !$ enabled = .true.
    end function openmp_enabled
+
+   !> The checks of a chunk of bodies b0 .. b0 + size(codes) - 1 in a batched loop, codes(i) that of
+   !> body b0 + i - 1 (0: valid): bad when one is invalid (the chunk is then skipped), and the
+   !> index of the first invalid one into first_bad when smaller. With first_bad an OpenMP min
+   !> reduction over the chunks, the batch reports its smallest invalid index whatever the threads.
+   pure subroutine note_invalid(codes, b0, first_bad, bad)
+      integer, intent(in) :: codes(:), b0
+      integer, intent(inout) :: first_bad
+      logical, intent(out) :: bad
+      integer :: i
+
+      bad = .false.
+      do i = 1, size(codes)
+         if (codes(i) /= 0) then
+            first_bad = min(first_bad, b0 + i - 1)
+            bad = .true.
+            return
+         end if
+      end do
+   end subroutine note_invalid
+
+   !> where (from 0) of the first invalid body of a batch of n from first_bad (n + 1 when all are
+   !> valid, see note_invalid): first_bad - 1, or -1 when all are valid.
+   pure integer function first_invalid(first_bad, n) result(where)
+      integer, intent(in) :: first_bad, n
+
+      where = -1
+      if (first_bad <= n) where = first_bad - 1
+   end function first_invalid
 
    !> Slot (1-based) of the state after step k of a run of nsteps steps among the kept states,
    !> or 0 when that state is not kept. save_every >= 1 keeps the steps 0, save_every,

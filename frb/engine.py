@@ -27,7 +27,7 @@ from . import _validate
 from ._validate import IntegrationError
 from .threads import _resolve as _resolve_threads, get_num_threads
 from .flows import ORTHOGONALITY_TOLERANCE, _is_rotation
-from .rotations import matrix_to_quat, quat_to_matrix
+from .rotations import _matrix_to_quat_few, matrix_to_quat, quat_to_matrix
 from .torques import ConstantField, GravityGradient, HeavyTop
 
 __all__ = ["integrate", "Trajectory", "IntegrationError", "METHODS", "MethodInfo"]
@@ -442,7 +442,7 @@ def _one_body(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike
             q2 = np.ascontiguousarray(q2)
         form = "quaternion"
     else:
-        form, q2 = "matrix", np.ascontiguousarray(matrix_to_quat(a.reshape(1, 3, 3)))
+        form, q2 = "matrix", _matrix_to_quat_few(a.reshape(1, 3, 3))   # (checked above)
     return m2, form, q2, np.ascontiguousarray(I.reshape(1, 3))
 
 
