@@ -50,6 +50,8 @@ def saved_steps(nsteps: int, save_every: int) -> NDArray[np.int64]:
 def save_every_arg(save_every: int | str | None, int_arg: Callable[[Any, str, int], int]) -> int:
     """``save_every`` as the compiled loops take it: an integer >= 1, or 0 for ``None`` /
     ``"final"`` (keep the final state only)."""
+    if type(save_every) is int and save_every >= 1:      # (the usual call, at once)
+        return save_every
     if save_every is None or (isinstance(save_every, str) and save_every == "final"):
         return 0
     if isinstance(save_every, str):
@@ -136,6 +138,9 @@ def run(advance: Advance, nsteps: int, n: int, *, align: int = 1, split_bodies: 
     at step s the later blocks run up to step s - 1 only (a failure there would come earlier),
     so the failure returned is the earliest (smallest step, then smallest body), whatever the
     blocks and calls; None when every body ran through."""
+    if not progress and 0 < n * nsteps <= FIRST_WORK:
+        # a short run is one call (what the loop below makes of it, without its bookkeeping)
+        return advance(0, n, 0, nsteps)
     bar = Progress(progress, nsteps, n, label)
     try:
         work = float(FIRST_WORK)     # body-steps of the next call

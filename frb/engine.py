@@ -592,9 +592,7 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
             variant = 0
         else:
             # (coef is set for every method of this family)
-            sched = _splitting._schedule(*coef)  # type: ignore[misc]
-            kinds = np.array([0 if k == "A" else 1 for k, _ in sched], dtype=np.intc)
-            frac = np.array([c for _, c in sched])
+            kinds, frac, _ = _splitting._plan(*coef)  # type: ignore[misc]
             if len(frac) > 64:
                 raise ValueError("coefficients: at most 64 flows a step")
 

@@ -41,6 +41,7 @@ once; the torque's results are checked after each call).
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import dataclass
@@ -232,6 +233,23 @@ def _coefficients(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] 
     return a, b
 
 
+@functools.lru_cache(maxsize=64)
+def _plan(a: tuple[float, ...], b: tuple[float, ...]
+          ) -> tuple[NDArray[np.intc], NDArray[np.float64], float]:
+    """The flows of one step of the method (a, b) as the compiled loop takes them: kinds (0 = A,
+    1 = B) and fractions of h (read-only arrays), and the largest |fraction| of a free flow."""
+    schedule = _schedule(a, b)
+    kinds = np.array([0 if kind == "A" else 1 for kind, _ in schedule], dtype=np.intc)
+    fractions = np.array([c for _, c in schedule], dtype=np.float64)
+    kinds.flags.writeable = fractions.flags.writeable = False
+    return kinds, fractions, max(abs(c) for kind, c in schedule if kind == "A")
+
+
+#: The plan of a free body: one exact flow A(h) a step.
+_FREE_PLAN = (np.zeros(1, dtype=np.intc), np.ones(1), 1.0)
+_FREE_PLAN[0].flags.writeable = _FREE_PLAN[1].flags.writeable = False
+
+
 def _schedule(a: Sequence[float], b: Sequence[float]) -> list[tuple[str, float]]:
     """Flat list of (kind, fraction of h) for one symmetric step, zeros removed."""
     half = []
@@ -252,7 +270,10 @@ def _schedule(a: Sequence[float], b: Sequence[float]) -> list[tuple[str, float]]
 
 def _vector(x: ArrayLike, name: str, shape: tuple[int, ...], check_finite: bool = True
             ) -> NDArray[np.float64]:
-    a = np.array(_validate.real_array(x, name, finite=False), dtype=np.float64)
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.shape == shape:
+        a = x.copy()      # (a plain float64 array of the right shape: nothing to convert)
+    else:
+        a = np.array(_validate.real_array(x, name, finite=False), dtype=np.float64)
     if a.shape != shape:
         if name == "inertia" and a.shape == (1, 3):
             raise ValueError("inertia must have shape (3,) (splitting.integrate takes one body), "
@@ -490,14 +511,11 @@ def integrate(
             f"got {type(torque).__name__}"
         )
 
-    if torque is None:
-        schedule = [("A", h)]
-    else:
-        schedule = [(kind, c * h) for kind, c in _schedule(a, b)]
-    tau_a = max(abs(tau) for kind, tau in schedule if kind == "A")
+    kinds, fractions, c = _FREE_PLAN if torque is None else _plan(tuple(a), tuple(b))
+    # |c h| = |c| |h| exactly, so this is the longest free flow of a step
+    tau_a = c * abs(h)
     phase = _validate.phase_scalar(tau_a, math.hypot(*m.tolist()), min(I.tolist()))
     if phase > _validate.PHASE_LIMIT:
-        c = max(abs(c) for kind, c in _schedule(a, b) if kind == "A") if torque is not None else 1.0
         raise ValueError(_validate.phase_message("h" if c == 1.0 else
                                                  f"h (the longest free flow of a step is {c:.4g} h)",
                                                  phase))
@@ -514,8 +532,7 @@ def integrate(
     if torque is None or type(torque) is ConstantField:
         # the whole loop in Fortran, entered in segments of steps with the state (m, Q^T)
         # carried; the kept states are written in place (seen through .T: C-ordered, no copies)
-        kinds = np.array([0 if kind == "A" else 1 for kind, _ in schedule], dtype=np.intc)
-        taus = np.array([tau for _, tau in schedule], dtype=np.float64)
+        taus = fractions * h        # (the products c h of the Python loop below)
         u0 = np.zeros(3) if torque is None else torque.u0
         qt = np.array(Q.T, order="F")
         out_m, out_qt = m_out.T, Q_out.T
@@ -530,6 +547,7 @@ def integrate(
             raise failure
         return Trajectory(t=t_out, m=m_out, Q=Q_out)
 
+    schedule = [(kind, frac * h) for kind, frac in _schedule(a, b)]
     inertia_t = I.reshape(1, 3).T
     bar = _segments.Progress(progress, nsteps, 1, label)
     try:
