@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import runpy
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -141,7 +142,14 @@ def test_mypy_passes_on_package_and_user_code_and_catches_mistakes(tmp_path):
     each of which must be reported on its own line (and nothing else)."""
     mistakes = tmp_path / "mistakes.py"
     mistakes.write_text(MISTAKES)
-    status, output = _run_mypy([PACKAGE, USER_CODE, mistakes], tmp_path / "cache")
+    # mypy checks a copy of the installed package's sources (py, pyi, py.typed): given the
+    # package inside site-packages, it would take site-packages as a source root and report
+    # the modules there (mypy_extensions.py "shadows library module")
+    package = tmp_path / "src" / "frb"
+    shutil.copytree(PACKAGE, package, ignore=lambda d, names: [
+        n for n in names if not (n.endswith((".py", ".pyi")) or n == "py.typed"
+                                 or (Path(d) / n).is_dir() and n != "__pycache__")])
+    status, output = _run_mypy([package, USER_CODE, mistakes], tmp_path / "cache")
     lines = [ln for ln in output.splitlines() if ": error:" in ln]
     elsewhere = [ln for ln in lines if not ln.startswith(str(mistakes))]
     assert not elsewhere, "mypy fails on frb or on the user code:\n" + output
