@@ -1,15 +1,17 @@
 """Sphinx configuration of the frb manual.
 
-Build (from the repository root, with frb installed: ``pip install '.[docs]'``)::
+Build from docs/ (not the repository root, whose frb/ has no extension), with frb installed
+(``pip install '.[docs]'``)::
 
-    python -m sphinx -W -b html docs docs/_build/html      # the manual
-    python -m sphinx -W -b doctest docs docs/_build/doctest # run every example in it
+    python -m sphinx -W -b html . _build/html         # the manual
+    python -m sphinx -W -b doctest . _build/doctest   # run every example in it
 
 ``bash .ci/run --docs`` does both on a fresh machine. The manual documents the INSTALLED
 package (``import frb`` must find the compiled extension), never the source folder.
 """
 from __future__ import annotations
 
+import doctest
 import sys
 
 import frb
@@ -54,8 +56,7 @@ import numpy as np
 import frb
 np.set_printoptions(precision=6, suppress=True)
 """
-doctest_default_flags = (__import__("doctest").ELLIPSIS
-                         | __import__("doctest").NORMALIZE_WHITESPACE)
+doctest_default_flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 doctest_test_doctest_blocks = "default"
 
 # --- HTML ----------------------------------------------------------------------------------------

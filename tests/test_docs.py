@@ -29,11 +29,8 @@ OPTIONAL = {"frb.dask": "dask"}          # module -> the optional package it nee
 
 
 def _modules():
-    names = ["frb"]
-    for info in pkgutil.walk_packages(frb.__path__, "frb."):
-        if not info.name.split(".")[-1].startswith("_") or info.name.endswith("__init__"):
-            names.append(info.name)
-    return sorted(set(names))
+    return ["frb"] + sorted(info.name for info in pkgutil.walk_packages(frb.__path__, "frb.")
+                            if not info.name.split(".")[-1].startswith("_"))
 
 
 @pytest.mark.parametrize("name", _modules())
@@ -59,18 +56,13 @@ def test_docstring_examples_run(name):
 
 
 def test_every_public_function_has_an_example():
-    missing = []
-    for name in frb.__all__:
-        obj = getattr(frb, name)
-        if inspect.isfunction(obj) and ">>>" not in (obj.__doc__ or ""):
-            missing.append(name)
-    for module in (frb.splitting, frb.torques, frb.experiments):
-        for name in module.__all__:
-            obj = getattr(module, name)
-            if inspect.isfunction(obj) and obj.__module__ == module.__name__ \
-                    and name in ("integrate", "heavy_top", "gravity_gradient", "run_experiment") \
-                    and ">>>" not in (obj.__doc__ or ""):
-                missing.append(f"{module.__name__}.{name}")
+    functions = {name: getattr(frb, name) for name in frb.__all__
+                 if inspect.isfunction(getattr(frb, name))}
+    functions.update({"splitting.integrate": frb.splitting.integrate,
+                      "torques.heavy_top": frb.torques.heavy_top,
+                      "torques.gravity_gradient": frb.torques.gravity_gradient,
+                      "experiments.run_experiment": frb.experiments.run_experiment})
+    missing = [name for name, f in functions.items() if ">>>" not in (f.__doc__ or "")]
     assert not missing, f"public functions without an example in their docstring: {missing}"
 
 
