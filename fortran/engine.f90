@@ -49,7 +49,8 @@ contains
    !> bodies b_first .. b_last (1-based) of a batch of n, from the initial state m0, q0 when
    !> k_first = 0, else from the state m, q, ws left by the previous segment; the state is
    !> written back to m, q, ws only when k_last < nsteps (so that a run in one segment never
-   !> touches those arrays). The state after step k goes to
+   !> touches those arrays). The state after step k (k = 0: the initial state, written by the
+   !> segment with k_first = 0) goes to
    !> m_out(:, b, j), q_out(:, b, j) with j = save_slot(k, nsteps, save_every) (frb_parallel),
    !> when j > 0. The bodies are stepped in chunks of chunk bodies (from b_first), shared among
    !> threads threads (0: the OpenMP default); a chunk runs all its steps before the next.
@@ -124,6 +125,11 @@ contains
          mc = m0(:, b0:b1)
          qc = q0(:, b0:b1)
          wc = 0.0_dp
+         slot = save_slot(0, nsteps, save_every)
+         if (slot > 0) then
+            m_out(:, b0:b1, slot) = mc
+            q_out(:, b0:b1, slot) = qc
+         end if
       else
          mc = m(:, b0:b1)
          qc = q(:, b0:b1)

@@ -10,6 +10,7 @@ run in one call bit for bit.
 """
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from typing import Any, Callable, Optional, Tuple
@@ -44,6 +45,15 @@ def saved_steps(nsteps: int, save_every: int) -> NDArray[np.int64]:
     ks = np.arange(0, nsteps + 1, save_every, dtype=np.int64)
     if nsteps % save_every:
         ks = np.append(ks, nsteps)
+    return ks
+
+
+@functools.lru_cache(maxsize=256)
+def kept_steps(nsteps: int, save_every: int) -> NDArray[np.float64]:
+    """:func:`saved_steps` as float64, read-only and cached (the usual calls repeat a few
+    (nsteps, save_every) pairs)."""
+    ks = saved_steps(nsteps, save_every).astype(np.float64)
+    ks.flags.writeable = False
     return ks
 
 

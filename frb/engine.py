@@ -14,6 +14,7 @@ and the trajectory converted back on demand (``Trajectory.Q``).
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, NoReturn, Union
@@ -42,6 +43,8 @@ _INFO_NO_CONVERGENCE, _INFO_NON_FINITE, _INFO_NO_SOLUTION, _INFO_NOT_IMPLEMENTED
 #: Bodies stepped together by the compiled loop when the torque is built in (a user torque
 #: runs the whole batch together, so that it is called once per stage).
 CHUNK = 64
+# the per-body workspace of the compiled loop (reals)
+_WORKSPACE = int(_engine.engine_workspace())
 #: Newton tolerance of the implicit methods (fortran/step_interface.f90): the iteration stops
 #: when the update is at most this times the size of the unknown.
 NEWTON_RTOL = 4.0 * np.finfo(np.float64).eps
@@ -236,6 +239,11 @@ def _int_arg(x: Any, name: str, low: int, high: int = 2**31 - 1) -> int:
 
 def _method(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] | None
             ) -> tuple[str, MethodInfo, tuple[tuple[float, ...], tuple[float, ...]] | None]:
+    if coefficients is None and isinstance(method, str):
+        try:
+            return _named_method(method)
+        except KeyError:
+            pass        # reported below
     if coefficients is not None:
         a, b = _splitting._coefficients(None, coefficients)
         return "SPLITTING", MethodInfo("SPLITTING", _CZ, 1, "004 Celledoni-Zanna, appendix",
@@ -243,11 +251,15 @@ def _method(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] | None
     if method is None:
         raise TypeError("integrate() needs method= (one of " + ", ".join(METHODS)
                         + ") or coefficients=(a, b)")
-    if not isinstance(method, str) or method.upper() not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+
+
+@functools.lru_cache(maxsize=64)
+def _named_method(method: str
+                  ) -> tuple[str, MethodInfo, tuple[tuple[float, ...], tuple[float, ...]] | None]:
+    """_method of a valid name (cached: a call of integrate looks it up once)."""
     name = method.upper()
-    coef = _splitting.METHODS.get(name)
-    return name, METHODS[name], coef
+    return name, METHODS[name], _splitting.METHODS.get(name)
 
 
 def _read_only(a: NDArray[Any]) -> NDArray[Any]:
@@ -433,17 +445,12 @@ def _one_body(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike
         if code == 3:
             raise ValueError("inertia contains non-finite values (NaN or infinity)")
         raise ValueError("inertia must contain strictly positive moments of inertia")
-    m2 = m.reshape(1, 3)
-    if not m2.flags.c_contiguous:
-        m2 = np.ascontiguousarray(m2)
+    # (1, 3) and (1, 4) views: the compiled loop copies an input that is not contiguous
     if quaternion:
-        q2 = a.reshape(1, 4)
-        if not q2.flags.c_contiguous:
-            q2 = np.ascontiguousarray(q2)
-        form = "quaternion"
+        form, q2 = "quaternion", a[None]
     else:
-        form, q2 = "matrix", _matrix_to_quat_few(a.reshape(1, 3, 3))   # (checked above)
-    return m2, form, q2, np.ascontiguousarray(I.reshape(1, 3))
+        form, q2 = "matrix", _matrix_to_quat_few(a[None])   # (checked above)
+    return m[None], form, q2, I[None]
 
 
 def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float, nsteps: int, *,
@@ -596,8 +603,10 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
             if len(frac) > 64:
                 raise ValueError("coefficients: at most 64 flows a step")
 
-    saved = _segments.saved_steps(nsteps, save_every)
-    t_out = 0.0 + saved.astype(np.float64) * h      # t0 + k h, t0 = 0, as the compiled loop
+    saved = _segments.kept_steps(nsteps, save_every)
+    t_out = saved * h          # t0 + k h, t0 = 0, as the compiled loop
+    if not h > 0:
+        t_out += 0.0           # (0 h = -0.0 for h < 0; the loop's 0.0 + 0 h is +0.0)
     scale = _scale_of(big_m, i_min, i_max, h) if n else None
     if scale is not None and n > 1:
         _check_common_scale(m2, I2, scale)
@@ -609,11 +618,10 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
         tpar = np.array(tpar)
         tpar[0:3] = np.ldexp(tpar[0:3], 2 * ka - kb)
         tpar[6] = math.ldexp(tpar[6], ka - kb)
+    # the kept states, the initial one included, are written by the compiled loop
     m_out = np.empty((len(saved), n, 3))
     q_out = np.empty((len(saved), n, 4))
-    if saved[0] == 0:
-        m_out[0], q_out[0] = m_run, q2
-    if n and nsteps:
+    if n:
         cb: Any = _UserTorque(user, name) if user is not None else _no_torque
         if scale is not None and user is not None:
             cb.time_exp, cb.torque_exp = ka - kb, 2 * ka - kb
@@ -644,16 +652,24 @@ def _run_engine(name: str, family: int, variant: int, quadrature: int, kinds: ND
                 user: bool, threads: int, progress: bool) -> tuple[int, int, int] | None:
     """The compiled loop over the whole run, entered in segments (frb._segments.run) from the
     initial state m2, q2: the state (m, q, the per-body workspace) is carried between them and
-    the kept states written into m_out, q_out in place. Returns None, or (step, body 1-based, status) of the earliest
-    failure."""
+    the kept states written into m_out, q_out in place (n >= 1 bodies). Returns None, or (step, body 1-based,
+    status) of the earliest failure."""
     n = m2.shape[0]
+    threads = 1 if user else (threads or get_num_threads())
+    if nsteps == 0 or not (user or progress) and n * nsteps <= _segments.FIRST_WORK:
+        # a short run is one call (what _segments.run would make of it); also a run of no step,
+        # whose call writes the initial state (the call-back, never called then, may be a user's)
+        status, fail_step, fail_body = _engine.engine_integrate_once(
+            family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every, CHUNK,
+            threads, h, m2.T, q2.T, I2.T, m_out.T, q_out.T, cb)
+        return (fail_step, fail_body, status) if status else None
     # the state between segments (not touched by a run in one segment: no page faults)
     m = np.empty_like(m2)
     q = np.empty_like(q2)
-    ws = np.empty((n, _engine.engine_workspace()))
+    ws = np.empty((n, _WORKSPACE))
     if user:
         # the callable needs the GIL and is called once per stage for the whole batch
-        compiled, chunk, threads, split = _engine.engine_integrate_gil, n, 1, False
+        compiled, chunk, split = _engine.engine_integrate_gil, n, False
     else:
         compiled, chunk, split = _engine.engine_integrate, CHUNK, True
     args_m0, args_q0, args_m, args_q, args_ws = m2.T, q2.T, m.T, q.T, ws.T
@@ -667,9 +683,8 @@ def _run_engine(name: str, family: int, variant: int, quadrature: int, kinds: ND
             args_q, args_ws, args_i, out_m, out_q, cb)
         return (fail_step, fail_body, status) if status else None
 
-    return _segments.run(advance, nsteps, n, align=chunk, split_bodies=split,
-                         threads=threads or get_num_threads(), progress=progress,
-                         label=f"frb.integrate {name}")
+    return _segments.run(advance, nsteps, n, align=chunk, split_bodies=split, threads=threads,
+                         progress=progress, label=f"frb.integrate {name}")
 
 
 #: |m| and the moments outside 2^-SAFE_EXPONENT .. 2^SAFE_EXPONENT: the run is rescaled.

@@ -150,6 +150,16 @@ def test_save_every_and_shapes():
     assert np.array_equal(tr.m, full.m[[0, 4, 8, 10]])
     one = frb.integrate(m[0], frb.quat_to_matrix(q[0]), inertia[0], 0.25, 0, method="exact")
     assert one.m.shape == (1, 3) and one.Q.shape == (1, 3, 3) and one.attitude.shape == (1, 3, 3)
+    # the kept initial state (written by the compiled loop) is the input, for every kind of run
+    assert np.array_equal(one.m[0], m[0]) and np.allclose(one.q[0] * np.sign(one.q[0, 0]),
+                                                          q[0] * np.sign(q[0, 0]), atol=1e-15)
+    for kw in (dict(nsteps=0), dict(nsteps=3), dict(nsteps=3, save_every=None),
+               dict(nsteps=3, method="RK4", torque=lambda t, Q: 0.1 * Q[:, 2])):
+        kw = dict(dict(method="STRANG", torque=heavy_top(1, [0, 0, 1])), **kw)
+        tr = frb.integrate(m, q, inertia, 0.25, **kw)
+        kept = 0 if kw.get("save_every", 1) else kw["nsteps"]
+        assert np.array_equal(tr.m[0], m) == (kept == 0) and np.array_equal(tr.q[0], q) == (kept == 0)
+        assert np.array_equal(tr.t, [0.25 * kept] if kept else 0.25 * np.arange(kw["nsteps"] + 1))
     assert "1 body" in repr(one) and len(repr(tr)) < 200
 
 
