@@ -378,7 +378,7 @@ def _free_flow(m: NDArray[np.float64], Q: NDArray[np.float64], tau: float,
     return mo[:, 0], qto[:, :, 0].T
 
 
-def _nonfinite_step(m: NDArray[np.float64], qt: NDArray[np.float64], saved: NDArray[np.int64],
+def _nonfinite_step(m: NDArray[np.float64], qt: NDArray[np.float64], saved: NDArray[np.float64],
                     m_out: NDArray[np.float64]) -> IntegrationError | None:
     """IntegrationError if the compiled loop's final state (m, qt = Q^T) is non-finite, naming
     the first kept step whose state is (saved, m_out: the kept steps and momenta), else None.
@@ -520,8 +520,8 @@ def integrate(
                                                  f"h (the longest free flow of a step is {c:.4g} h)",
                                                  phase))
 
-    saved = _segments.saved_steps(nsteps, save_every)
-    t_out = h * saved.astype(np.float64)
+    saved = _segments.kept_steps(nsteps, save_every)      # (float64, read-only)
+    t_out = h * saved
     m_out = np.empty((len(saved), 3))
     Q_out = np.empty((len(saved), 3, 3))
     if saved[0] == 0:
