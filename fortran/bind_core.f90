@@ -464,6 +464,24 @@ subroutine check_single_matrix(m, qq, inertia, tol, code)
    if (code == input_ok) code = check_state(zero, 0.0_c_double, inertia)
 end subroutine check_single_matrix
 
+!> check_single_matrix, and where the values pass (code 0) the unit quaternion of Q
+!> (frb.rotations.matrix_to_quat, bit for bit; zero otherwise): the one-body set-up of
+!> frb.integrate from a matrix in one call.
+subroutine check_single_matrix_quat(m, qq, inertia, tol, code, q)
+   use iso_c_binding, only: c_double, c_int
+   use frb_checks, only: input_ok
+   use frb_lie, only: matrix_quat_t
+   implicit none
+   real(c_double), intent(in) :: m(3), qq(3, 3), inertia(3), tol
+   integer(c_int), intent(out) :: code
+   real(c_double), intent(out) :: q(4)
+   !f2py intent(c) qq
+
+   call check_single_matrix(m, qq, inertia, tol, code)
+   q = 0
+   if (code == input_ok) q = matrix_quat_t(qq)
+end subroutine check_single_matrix_quat
+
 !> Whether this build runs the batched loops on several threads (OpenMP), and the default
 !> thread count of a parallel loop (OMP_NUM_THREADS, or one per core; 1 without OpenMP).
 subroutine openmp_info(enabled, max_threads)

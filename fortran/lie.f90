@@ -7,7 +7,7 @@ module frb_lie
    implicit none
    private
 
-   public :: cross, hat, solve3, qmul, qconj, qrotate, qrotate_t, quat_matrix, quat_matrix_t
+   public :: cross, hat, solve3, qmul, qconj, qrotate, qrotate_t, quat_matrix, quat_matrix_t, matrix_quat_t
    public :: quat_exp, rot_exp_apply, quat_cayley, dexpinv_apply, dexp_apply, dexp_coefficients, quat_normalize
 
 contains
@@ -105,6 +105,56 @@ contains
       real(dp) :: e(3, 3)
       e = transpose(quat_matrix(q))
    end function quat_matrix_t
+
+   !> The unit quaternion q (q0 >= 0) with E(q) = Q, from qt = Q^T: the operations of
+   !> frb.rotations.matrix_to_quat in its order, so its results bit for bit. Shepperd's choice:
+   !> the component of largest modulus from the largest of (trace Q, Q11, Q22, Q33) (the first
+   !> one on a tie), the others from the off-diagonal entries over 4 times it, then normalised.
+   !> Q must be a rotation (checked before: then 4 |q_k| >= 2).
+   pure function matrix_quat_t(qt) result(q)
+      real(dp), intent(in) :: qt(3, 3)
+      real(dp) :: q(4)
+      real(dp) :: tr, d, big, r, a1, a2, a3, s12, s13, s23, norm
+      integer :: k
+
+      tr = qt(1, 1) + qt(2, 2) + qt(3, 3)
+      k = 0
+      d = tr
+      if (qt(1, 1) > d) then
+         k = 1; d = qt(1, 1)
+      end if
+      if (qt(2, 2) > d) then
+         k = 2; d = qt(2, 2)
+      end if
+      if (qt(3, 3) > d) then
+         k = 3; d = qt(3, 3)
+      end if
+      ! 4 q_k^2: 1 + trace Q, or 1 + 2 Q_kk - trace Q
+      if (k == 0) then
+         big = 1 + d
+      else
+         big = 1 + 2 * d - tr
+      end if
+      big = max(big, 0.0_dp)
+      r = 2 * sqrt(big)
+      ! Q(i, j) = qt(j, i): 4 q0 q1 = Q32 - Q23, ..., 4 q1 q2 = Q12 + Q21, ...
+      a1 = qt(2, 3) - qt(3, 2); a2 = qt(3, 1) - qt(1, 3); a3 = qt(1, 2) - qt(2, 1)
+      s12 = qt(2, 1) + qt(1, 2); s13 = qt(3, 1) + qt(1, 3); s23 = qt(3, 2) + qt(2, 3)
+      select case (k)
+      case (0)
+         q = [big, a1, a2, a3]
+      case (1)
+         q = [a1, big, s12, s13]
+      case (2)
+         q = [a2, s12, big, s23]
+      case default
+         q = [a3, s13, s23, big]
+      end select
+      q = q / r
+      norm = sqrt(q(1) * q(1) + q(2) * q(2) + q(3) * q(3) + q(4) * q(4))
+      q = q / norm
+      if (q(1) < 0) q = -q
+   end function matrix_quat_t
 
    !> The unit quaternion of exp(hat psi) (rotation by |psi| about psi):
    !> (cos(a/2), sin(a/2) psi / a), a = |psi|, with Maclaurin series for small a.

@@ -28,7 +28,7 @@ from . import _validate
 from ._validate import IntegrationError
 from .threads import _resolve as _resolve_threads, get_num_threads
 from .flows import ORTHOGONALITY_TOLERANCE, _is_rotation
-from .rotations import _matrix_to_quat_few, matrix_to_quat, quat_to_matrix
+from .rotations import matrix_to_quat, quat_to_matrix
 from .torques import ConstantField, GravityGradient, HeavyTop
 
 __all__ = ["integrate", "Trajectory", "IntegrationError", "METHODS", "MethodInfo"]
@@ -428,8 +428,10 @@ def _one_body(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike
     if I is None:
         return None
     quaternion = a.shape == (4,)
-    check = _core.check_single_quat if quaternion else _core.check_single_matrix
-    code = check(m, a, I, ORTHOGONALITY_TOLERANCE)
+    if quaternion:
+        code = _core.check_single_quat(m, a, I, ORTHOGONALITY_TOLERANCE)
+    else:   # (and the quaternion of the matrix, that of matrix_to_quat bit for bit)
+        code, q = _core.check_single_matrix_quat(m, a, I, ORTHOGONALITY_TOLERANCE)
     if code:
         if code == 1:
             raise ValueError("m0 contains non-finite values (NaN or infinity)")
@@ -447,10 +449,8 @@ def _one_body(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike
         raise ValueError("inertia must contain strictly positive moments of inertia")
     # (1, 3) and (1, 4) views: the compiled loop copies an input that is not contiguous
     if quaternion:
-        form, q2 = "quaternion", a[None]
-    else:
-        form, q2 = "matrix", _matrix_to_quat_few(a[None])   # (checked above)
-    return m[None], form, q2, I[None]
+        return m[None], "quaternion", a[None], I[None]
+    return m[None], "matrix", q[None], I[None]
 
 
 def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float, nsteps: int, *,

@@ -1,5 +1,6 @@
-"""matrix_to_quat of a few matrices (the Python-float path, rotations._matrix_to_quat_few) gives
-the numpy path's results bit for bit, and frb.integrate with a matrix attitude starts from them."""
+"""matrix_to_quat of a few matrices (the Python-float path, rotations._matrix_to_quat_few) and the
+compiled conversion of frb.integrate's one-body set-up (check_single_matrix_quat) give the numpy
+path's results bit for bit, and frb.integrate with a matrix attitude starts from them."""
 import numpy as np
 import pytest
 
@@ -31,6 +32,32 @@ def test_few_matrices_equal_the_numpy_path_bit_for_bit():
     for k in range(50):
         one = rotations.matrix_to_quat(Q[k])
         assert one.shape == (4,) and np.array_equal(one, big[k]), k
+
+
+def test_compiled_conversion_equals_the_numpy_path_bit_for_bit():
+    Q = awkward_rotations(4000, 4)
+    big = rotations.matrix_to_quat(Q)       # the numpy path
+    m, inertia = np.array([0.3, 0.1, -2.0]), np.array([1.0, 2.0, 3.0])
+    rotations_seen = 0
+    for k in range(4000):
+        # (awkward_rotations scales components after normalising: not all are rotations)
+        code, q = frb._core.check_single_matrix_quat(m, Q[k], inertia, 1e-10)
+        if code == 0:
+            rotations_seen += 1
+            assert np.array_equal(q, big[k]), k
+    assert rotations_seen > 1000
+    # near half turns and about an axis, as rotations within the tolerance
+    q = np.random.default_rng(5).normal(size=(2000, 4))
+    q[:1000, 0] *= 1e-9
+    q[500:1500, 2:] *= np.array([0.0, 1e-9])
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    Q = frb.quat_to_matrix(q)
+    big = rotations.matrix_to_quat(Q)
+    for k in range(2000):
+        code, qk = frb._core.check_single_matrix_quat(m, Q[k], inertia, 1e-10)
+        assert code == 0 and np.array_equal(qk, big[k]), k
+    code, q = frb._core.check_single_matrix_quat(m, 2 * Q[0], inertia, 1e-10)   # not a rotation
+    assert code != 0 and not q.any()
 
 
 @pytest.mark.parametrize("Q", [np.zeros((3, 3)), -5 * np.eye(3), np.full((3, 3), 1e300)])
