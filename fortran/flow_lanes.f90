@@ -160,27 +160,22 @@ contains
       end do
    end subroutine atan2_ratio_lanes
 
-   !> amplitude_step(y(k), x(k)) for the lanes k = 1..nl: atan_ratio(1, y / x) by its series in
-   !> lock-step (the operations of atan_ratio_lanes with w = 1, written out: calling it from here
-   !> changes how the compiler lays out the exact angle, 2% more instructions there), the library
-   !> atan2 (lane by lane) for the lanes beyond it or with x <= 0.
+   !> amplitude_step(y(k), x(k)) for the lanes k = 1..nl: the series of atan at y / x in lock-step,
+   !> the library atan2 (lane by lane) for the lanes beyond it or with x <= 0.
    pure subroutine amplitude_step_lanes(nl, y, x, val)
       integer, intent(in) :: nl
       real(dp), intent(in) :: y(flow_lanes_width), x(flow_lanes_width)
       real(dp), intent(out) :: val(flow_lanes_width)
-      real(dp) :: t, t2, t4, v6, v8, far(flow_lanes_width)
+      real(dp) :: z, z2, z4, far(flow_lanes_width)
       integer :: k
 
       do k = 1, nl
-         t = y(k) / x(k)
-         t2 = t * t
-         t4 = t2 * t2
-         v6 = t * ((1 - t2 * (1 / 3.0_dp)) + t4 * ((1 / 5.0_dp - t2 * (1 / 7.0_dp)) &
-              + t4 * (1 / 9.0_dp - t2 * (1 / 11.0_dp))))
-         v8 = t * (((1 - t2 * (1 / 3.0_dp)) + t4 * (1 / 5.0_dp - t2 * (1 / 7.0_dp))) &
-              + (t4 * t4) * ((1 / 9.0_dp - t2 * (1 / 11.0_dp)) + t4 * (1 / 13.0_dp - t2 * (1 / 15.0_dp))))
-         val(k) = merge(v6, v8, abs(t) <= 0.05_dp * short_series_max)
-         far(k) = merge(0.0_dp, 1.0_dp, x(k) > 0 .and. abs(t) <= 0.1_dp * short_series_max)
+         z = y(k) / x(k)
+         z2 = z * z
+         z4 = z2 * z2
+         val(k) = z * (((1 - z2 * (1 / 3.0_dp)) + z4 * (1 / 5.0_dp - z2 * (1 / 7.0_dp))) &
+                  + (z4 * z4) * ((1 / 9.0_dp - z2 * (1 / 11.0_dp)) + z4 * (1 / 13.0_dp - z2 * (1 / 15.0_dp))))
+         far(k) = merge(0.0_dp, 1.0_dp, x(k) > 0 .and. abs(z) <= 0.1_dp * short_series_max)
       end do
       if (any(far(1:nl) > 0)) then
          ! the scalar library atan2 (a vectorised loop would call libmvec's, see semi_exact_angle)
@@ -203,14 +198,14 @@ contains
       real(dp), dimension(flow_lanes_width), intent(in) :: sn0, cn0, s1, cc1, bab, kp2n, kp2d, tau, &
                                                            cia, dcoef, sigma, lam
       real(dp), intent(out) :: psi(flow_lanes_width)
-      real(dp), dimension(flow_lanes_width) :: dphi, kp, val, far, ay, ax, sm, cm
+      real(dp), dimension(flow_lanes_width) :: dphi, kp2, val, far, ay, ax, sm, cm
       real(dp) :: x, y, y2, cd, sd, s, c, d, dd, ps, qs, pc, qc, offset, weight, middle
       integer :: k, i
 
       do k = 1, nl
          ay(k) = s1(k) * cn0(k) - cc1(k) * sn0(k)
          ax(k) = cc1(k) * cn0(k) + s1(k) * sn0(k)
-         kp(k) = sqrt(kp2n(k) / kp2d(k))
+         kp2(k) = kp2n(k) / kp2d(k)
       end do
       ! |dphi| < pi as |v| <= K: amplitude_step (the library atan2 only beyond its series, lane by
       ! lane: a vectorised loop would call libmvec's atan2, glibc's vector math for gfortran, whose
@@ -230,7 +225,7 @@ contains
          far(k) = merge(0.0_dp, 1.0_dp, abs(x) <= 0.2_dp * short_series_max)
          sm(k) = sn0(k) * cd + cn0(k) * sd
          cm(k) = cn0(k) * cd - sn0(k) * sd
-         d = sqrt(cm(k) * cm(k) + kp(k) * kp(k) * sm(k) * sm(k))
+         d = sqrt(cm(k) * cm(k) + kp2(k) * sm(k) * sm(k))
          val(k) = middle / (d * (1 + bab(k) * d))
       end do
       ! the pairs of nodes phi_m -+ e_i dphi
@@ -250,9 +245,9 @@ contains
             ps = sm(k) * cd; qs = cm(k) * sd
             pc = cm(k) * cd; qc = sm(k) * sd
             s = ps - qs; c = pc + qc
-            d = sqrt(c * c + kp(k) * kp(k) * s * s)
+            d = sqrt(c * c + kp2(k) * s * s)
             s = ps + qs; c = pc - qc
-            dd = sqrt(c * c + kp(k) * kp(k) * s * s)
+            dd = sqrt(c * c + kp2(k) * s * s)
             val(k) = val(k) + (weight / (d * (1 + bab(k) * d)) + weight / (dd * (1 + bab(k) * dd)))
          end do
       end do
@@ -262,7 +257,7 @@ contains
       end do
       if (any(far(1:nl) > 0)) then
          do k = 1, nl
-            if (far(k) > 0) val(k) = jint_gauss(sn0(k), cn0(k), dphi(k), bab(k), kp(k), np)
+            if (far(k) > 0) val(k) = jint_gauss(sn0(k), cn0(k), dphi(k), bab(k), kp2(k), np)
          end do
       end if
       do k = 1, nl
