@@ -36,23 +36,18 @@ PLAIN_INTERVAL = 0.5
 Advance = Callable[[int, int, int, int], Optional[Tuple[Any, ...]]]
 
 
-def saved_steps(nsteps: int, save_every: int) -> NDArray[np.int64]:
-    """The step numbers whose states are kept (the numbering of ``save_slot`` in
-    ``fortran/parallel.f90``): ``0, save_every, 2 save_every, ...`` and always ``nsteps``;
-    only ``nsteps`` for ``save_every = 0``."""
-    if save_every == 0:
-        return np.array([nsteps], dtype=np.int64)
-    ks = np.arange(0, nsteps + 1, save_every, dtype=np.int64)
-    if nsteps % save_every:
-        ks = np.append(ks, nsteps)
-    return ks
-
-
 @functools.lru_cache(maxsize=256)
 def kept_steps(nsteps: int, save_every: int) -> NDArray[np.float64]:
-    """:func:`saved_steps` as float64, read-only and cached (the usual calls repeat a few
-    (nsteps, save_every) pairs)."""
-    ks = saved_steps(nsteps, save_every).astype(np.float64)
+    """The step numbers whose states are kept (the numbering of ``save_slot`` in
+    ``fortran/parallel.f90``): ``0, save_every, 2 save_every, ...`` and always ``nsteps``;
+    only ``nsteps`` for ``save_every = 0``. As float64, read-only and cached (the usual calls
+    repeat a few (nsteps, save_every) pairs)."""
+    if save_every == 0:
+        ks = np.array([nsteps], dtype=np.float64)
+    else:
+        ks = np.arange(0, nsteps + 1, save_every, dtype=np.int64).astype(np.float64)
+        if nsteps % save_every:
+            ks = np.append(ks, float(nsteps))
     ks.flags.writeable = False
     return ks
 
