@@ -6,7 +6,7 @@
 ! bodies. The step is written out for one body in scalars (bodies outer, steps inner), with the
 ! same floating-point operations as fortran/dmv.f90, so the final states must equal frb's bit for
 ! bit. Only the one-time set-up of a body, its modified inverse moments of inertia (Algorithm 4,
-! Table 1), comes from frb's module frb_dmv (dmv_setup, dmv_modified_inverse), outside the timing.
+! Table 1), comes from frb's module moser_veselov (dmv_setup, dmv_modified_inverse), outside the timing.
 ! Build (the flags of meson.build, no LTO):
 !   gfortran -O3 -funroll-loops ../fortran/kinds.f90 ../fortran/dmv.f90 dmv_harness.f90
 ! Run:   ./a.out <input> <output>
@@ -17,8 +17,8 @@
 ! prints the ratio (the target: frb within 1.2x of this loop).
 ! ---------------------------------------------------------------------------------------------
 program dmv_harness
-   use frb_kinds, only: dp
-   use frb_dmv, only: dmv_coef_t, dmv_setup, dmv_modified_inverse
+   use kinds, only: dp
+   use moser_veselov, only: dmv_coef_t, dmv_setup, dmv_modified_inverse
    implicit none
    integer :: n, nsteps, order, j, s, irep, unit_in, unit_out
    real(dp) :: h, best, el

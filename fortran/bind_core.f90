@@ -6,10 +6,10 @@
 subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, threads, m_out, qt_out, &
                           info, where)
    use iso_c_binding, only: c_double, c_int
-   use frb_rigid_body, only: rotate_matrix_t
-   use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use frb_checks, only: check_body_matrix, input_ok
-   use frb_parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
+   use exact_flow, only: rotate_matrix_t
+   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
+   use checks, only: check_body_matrix, input_ok
+   use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni), tol
@@ -25,7 +25,7 @@ subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, threads
    integer :: b, b0, nc, ic, first_bad, codes(nb)
    logical :: bad
 
-   ! info: 0, or the code of frb_checks for the first invalid body, whose index (from 0) is where;
+   ! info: 0, or the code of checks for the first invalid body, whose index (from 0) is where;
    ! the bodies are stepped in chunks of nb (free_flow_chunk), each chunk checked first, the
    ! chunks shared among the threads (a chunk with an invalid body is skipped)
    first_bad = n + 1
@@ -58,10 +58,10 @@ end subroutine frb_step_batch
 subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
                            info, where)
    use iso_c_binding, only: c_double, c_int
-   use frb_rigid_body, only: quat_mul
-   use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use frb_checks, only: check_body_quat, input_ok
-   use frb_parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
+   use exact_flow, only: quat_mul
+   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
+   use checks, only: check_body_quat, input_ok
+   use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni), tol
@@ -108,7 +108,7 @@ end subroutine quat_step_batch
 
 subroutine ell_jacobi(n, u, k, kp, sn, cn, dn, am)
    use iso_c_binding, only: c_double, c_int
-   use frb_elliptic, only: agm_t, agm_setup, jacobi_sncndn, jacobi_am
+   use elliptic_functions, only: agm_t, agm_setup, jacobi_sncndn, jacobi_am
    implicit none
    integer(c_int), intent(in) :: n
    real(c_double), intent(in) :: u(n), k(n), kp(n)
@@ -134,7 +134,7 @@ end subroutine ell_jacobi
 subroutine ell_jacobi_series(n, v, m, sn, cn, dn, vmax)
    use iso_c_binding, only: c_double, c_int
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
-   use frb_elliptic, only: jacobi_series, jacobi_series_max
+   use elliptic_functions, only: jacobi_series, jacobi_series_max
    implicit none
    integer(c_int), intent(in) :: n
    real(c_double), intent(in) :: v(n), m(n)
@@ -154,7 +154,7 @@ end subroutine ell_jacobi_series
 
 subroutine ell_first_kind(n, phi, k, kp, f_landen, kc)
    use iso_c_binding, only: c_double, c_int
-   use frb_elliptic, only: ellf_landen, ellk
+   use elliptic_functions, only: ellf_landen, ellk
    implicit none
    integer(c_int), intent(in) :: n
    real(c_double), intent(in) :: phi(n), k(n), kp(n)
@@ -167,7 +167,7 @@ end subroutine ell_first_kind
 
 subroutine ell_carlson(n, x, y, z, p, rf, rj, rc)
    use iso_c_binding, only: c_double, c_int
-   use frb_elliptic, only: carlson_rf, carlson_rj, carlson_rc
+   use elliptic_functions, only: carlson_rf, carlson_rj, carlson_rc
    implicit none
    integer(c_int), intent(in) :: n
    real(c_double), intent(in) :: x(n), y(n), z(n), p(n)
@@ -181,7 +181,7 @@ end subroutine ell_carlson
 
 subroutine ell_third_kind(n, phi1, phi2, nn, k, kp, np, pi1, pi2, pi12, pi_gauss)
    use iso_c_binding, only: c_double, c_int
-   use frb_elliptic, only: ellpi, ellint_pi, eint_gauss
+   use elliptic_functions, only: ellpi, ellint_pi, eint_gauss
    implicit none
    integer(c_int), intent(in) :: n, np
    real(c_double), intent(in) :: phi1(n), phi2(n), nn(n), k(n), kp(n)
@@ -203,9 +203,9 @@ end subroutine ell_third_kind
 
 subroutine frb_integrate_batch(n, ni, nh, m, qt, h, inertia, quadrature, nsteps, threads, m_out, qt_out)
    use iso_c_binding, only: c_double, c_int
-   use frb_rigid_body, only: rotate_matrix_t
-   use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use frb_parallel, only: thread_count, min_parallel_work
+   use exact_flow, only: rotate_matrix_t
+   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
+   use parallel, only: thread_count, min_parallel_work
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps, threads
    real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni)
@@ -244,9 +244,9 @@ end subroutine frb_integrate_batch
 
 subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps, threads, m_out, q_out)
    use iso_c_binding, only: c_double, c_int
-   use frb_rigid_body, only: quat_mul
-   use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use frb_parallel, only: thread_count, min_parallel_work
+   use exact_flow, only: quat_mul
+   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
+   use parallel, only: thread_count, min_parallel_work
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
@@ -287,10 +287,10 @@ end subroutine quat_integrate_batch
 subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, threads, m_out, qf_out, &
                             info, where)
    use iso_c_binding, only: c_double, c_int
-   use frb_rigid_body, only: rotate_matrix_t
-   use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use frb_checks, only: check_body_matrix, input_ok
-   use frb_parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
+   use exact_flow, only: rotate_matrix_t
+   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
+   use checks, only: check_body_matrix, input_ok
+   use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(n, 3), qf(n, 3, 3), h(nh), inertia(3, ni), tol
@@ -339,10 +339,10 @@ end subroutine frb_step_batch_f
 subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
                              info, where)
    use iso_c_binding, only: c_double, c_int
-   use frb_rigid_body, only: quat_mul
-   use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use frb_checks, only: check_body_quat, input_ok
-   use frb_parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
+   use exact_flow, only: quat_mul
+   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
+   use checks, only: check_body_quat, input_ok
+   use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(n, 3), q(n, 4), h(nh), inertia(3, ni), tol
@@ -387,7 +387,7 @@ subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, threa
 end subroutine quat_step_batch_f
 
 ! One body: the lean path of frb.frb_step / frb.quat_step for shapes (3,), (3, 3) and (4,) (no
-! batch dimension, h a scalar). The checks of the batched bindings (frb_checks, the same codes
+! batch dimension, h a scalar). The checks of the batched bindings (checks, the same codes
 ! in info), then the step those bindings take for a batch of one (free_flow, whose results the
 ! lanes of larger batches give bit for bit). qt and qt_out are intent(c): f2py passes the C-ordered
 ! (3, 3) numpy array as it is, seen here as its transpose, Q^T (the layout of frb_step_batch), and
@@ -396,8 +396,8 @@ end subroutine quat_step_batch_f
 
 subroutine frb_step_single(m, qt, h, inertia, quadrature, tol, m_out, qt_out, info)
    use iso_c_binding, only: c_double, c_int
-   use frb_rigid_body, only: frb_step_one
-   use frb_checks, only: check_body_matrix, input_ok
+   use exact_flow, only: frb_step_one
+   use checks, only: check_body_matrix, input_ok
    implicit none
    integer(c_int), intent(in) :: quadrature
    real(c_double), intent(in) :: m(3), qt(3, 3), h, inertia(3), tol
@@ -416,8 +416,8 @@ end subroutine frb_step_single
 
 subroutine quat_step_single(m, q, h, inertia, quadrature, tol, m_out, q_out, info)
    use iso_c_binding, only: c_double, c_int
-   use frb_rigid_body, only: quat_step_one
-   use frb_checks, only: check_body_quat, input_ok
+   use exact_flow, only: quat_step_one
+   use checks, only: check_body_quat, input_ok
    implicit none
    integer(c_int), intent(in) :: quadrature
    real(c_double), intent(in) :: m(3), q(4), h, inertia(3), tol
@@ -433,13 +433,13 @@ subroutine quat_step_single(m, q, h, inertia, quadrature, tol, m_out, q_out, inf
 end subroutine quat_step_single
 
 ! Value checks of one body for the set-up of frb.integrate and frb.splitting.integrate (shapes and
-! types are checked in Python): code 0, or the frb_checks code of the first problem in the order
+! types are checked in Python): code 0, or the checks code of the first problem in the order
 ! m, attitude (finite, then unit norm / rotation), inertia (finite, then positive). qq is the
 ! C-ordered (3, 3) matrix Q as it is (intent(c): seen here as Q^T, the layout of check_rotation_t).
 
 subroutine check_single_quat(m, q, inertia, tol, code)
    use iso_c_binding, only: c_double, c_int
-   use frb_checks, only: check_state, check_unit_quaternion, input_ok
+   use checks, only: check_state, check_unit_quaternion, input_ok
    implicit none
    real(c_double), intent(in) :: m(3), q(4), inertia(3), tol
    integer(c_int), intent(out) :: code
@@ -452,7 +452,7 @@ end subroutine check_single_quat
 
 subroutine check_single_matrix(m, qq, inertia, tol, code)
    use iso_c_binding, only: c_double, c_int
-   use frb_checks, only: check_state, check_rotation_t, input_ok
+   use checks, only: check_state, check_rotation_t, input_ok
    implicit none
    real(c_double), intent(in) :: m(3), qq(3, 3), inertia(3), tol
    integer(c_int), intent(out) :: code
@@ -469,8 +469,8 @@ end subroutine check_single_matrix
 !> frb.integrate from a matrix in one call.
 subroutine check_single_matrix_quat(m, qq, inertia, tol, code, q)
    use iso_c_binding, only: c_double, c_int
-   use frb_checks, only: input_ok
-   use frb_lie, only: matrix_quat_t
+   use checks, only: input_ok
+   use rotations, only: matrix_quat_t
    implicit none
    real(c_double), intent(in) :: m(3), qq(3, 3), inertia(3), tol
    integer(c_int), intent(out) :: code
@@ -486,7 +486,7 @@ end subroutine check_single_matrix_quat
 !> thread count of a parallel loop (OMP_NUM_THREADS, or one per core; 1 without OpenMP).
 subroutine openmp_info(enabled, max_threads)
    use iso_c_binding, only: c_int
-   use frb_parallel, only: thread_count, openmp_enabled
+   use parallel, only: thread_count, openmp_enabled
    implicit none
    integer(c_int), intent(out) :: enabled, max_threads
 

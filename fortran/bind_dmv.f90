@@ -1,4 +1,4 @@
-! f2py bindings of the preprocessed discrete Moser-Veselov method (module frb_dmv).
+! f2py bindings of the preprocessed discrete Moser-Veselov method (module moser_veselov).
 ! Same batched layout as quat_step_batch (bind_core.f90): m (3, n), q (4, n), h (nh),
 ! inertia (3, ni), with ni, nh either 1 (shared by all bodies) or n.
 ! An order other than 2, 4, 6, 8, or a step with no solution of the DMV equation, gives NaN.
@@ -23,8 +23,8 @@ end subroutine dmv_step_batch
 !> 1, 1 + dmv_lanes_width, ...), so the results do not depend on the thread count.
 subroutine dmv_integrate_batch(n, ni, nh, m, q, h, inertia, order, nsteps, threads, m_out, q_out)
    use iso_c_binding, only: c_double, c_int
-   use frb_dmv, only: dmv_integrate_many, dmv_lanes_width
-   use frb_parallel, only: thread_count, min_parallel_work
+   use moser_veselov, only: dmv_integrate_many, dmv_lanes_width
+   use parallel, only: thread_count, min_parallel_work
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, order, nsteps, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
@@ -54,7 +54,7 @@ end subroutine dmv_integrate_batch
 subroutine dmv_step_single(m, q, h, inertia, order, m_out, q_out)
    ! One body through the scalar per-body step dmv_step_one (for tests).
    use iso_c_binding, only: c_double, c_int
-   use frb_dmv, only: dmv_step_one
+   use moser_veselov, only: dmv_step_one
    implicit none
    integer(c_int), intent(in) :: order
    real(c_double), intent(in) :: m(3), q(4), h, inertia(3)
@@ -64,13 +64,13 @@ subroutine dmv_step_single(m, q, h, inertia, order, m_out, q_out)
 end subroutine dmv_step_single
 
 !> The public path of frb.dmv_step / frb.dmv_integrate: the input checks of quat_step_batch
-!> (frb_checks; info, where as there) in the compiled loop, then the steps; nfail counts the
+!> (checks; info, where as there) in the compiled loop, then the steps; nfail counts the
 !> bodies whose DMV equation had no solution (NaN results).
 subroutine dmv_integrate_checked(n, ni, nh, m, q, h, inertia, order, nsteps, tol, threads, &
                                  m_out, q_out, info, where, nfail)
    use iso_c_binding, only: c_double, c_int
    use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
-   use frb_checks, only: input_ok
+   use checks, only: input_ok
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, order, nsteps, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni), tol
@@ -101,8 +101,8 @@ end subroutine dmv_integrate_checked
 subroutine dmv_integrate_single(m, q, h, inertia, order, nsteps, tol, m_out, q_out, info, nfail)
    use iso_c_binding, only: c_double, c_int
    use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
-   use frb_dmv, only: dmv_integrate_many
-   use frb_checks, only: check_body_quat, input_ok
+   use moser_veselov, only: dmv_integrate_many
+   use checks, only: check_body_quat, input_ok
    implicit none
    integer(c_int), intent(in) :: order, nsteps
    real(c_double), intent(in) :: m(3), q(4), h, inertia(3), tol
@@ -121,12 +121,12 @@ subroutine dmv_integrate_single(m, q, h, inertia, order, nsteps, tol, m_out, q_o
    if (.not. (all(ieee_is_finite(m_out)) .and. all(ieee_is_finite(q_out)))) nfail = 1
 end subroutine dmv_integrate_single
 
-!> The input checks of quat_step_batch (frb_checks) for every body: info = 0, or the code of
+!> The input checks of quat_step_batch (checks) for every body: info = 0, or the code of
 !> the first invalid body, whose index (from 0) is where (-1 when all are valid).
 subroutine dmv_check_batch(n, ni, nh, m, q, h, inertia, tol, threads, info, where)
    use iso_c_binding, only: c_double, c_int
-   use frb_checks, only: check_body_quat, input_ok
-   use frb_parallel, only: thread_count, min_parallel_work, first_invalid
+   use checks, only: check_body_quat, input_ok
+   use parallel, only: thread_count, min_parallel_work, first_invalid
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni), tol
@@ -158,8 +158,8 @@ end subroutine dmv_check_batch
 !> dmv_advance_batch; the order must be 2, 4, 6 or 8).
 subroutine dmv_prepare_batch(n, ni, nh, m, h, inertia, order, threads, w)
    use iso_c_binding, only: c_double, c_int
-   use frb_dmv, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_lanes_inverse, dmv_lanes_width
-   use frb_parallel, only: thread_count, min_parallel_work
+   use moser_veselov, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_lanes_inverse, dmv_lanes_width
+   use parallel, only: thread_count, min_parallel_work
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, order, threads
    real(c_double), intent(in) :: m(3, n), h(nh), inertia(3, ni)
@@ -211,8 +211,8 @@ end subroutine dmv_prepare_batch
 !> steps gives the states of one dmv_integrate_many call bit for bit.
 subroutine dmv_advance_batch(n, nh, m, q, h, w, nsteps, b_first, b_last, threads)
    use iso_c_binding, only: c_double, c_int
-   use frb_dmv, only: dmv_lanes, dmv_lanes_width
-   use frb_parallel, only: thread_count, min_parallel_work
+   use moser_veselov, only: dmv_lanes, dmv_lanes_width
+   use parallel, only: thread_count, min_parallel_work
    implicit none
    integer(c_int), intent(in) :: n, nh, nsteps, b_first, b_last, threads
    real(c_double), intent(inout) :: m(3, n), q(4, n)

@@ -1,4 +1,4 @@
-! f2py binding of the time loop of frb.integrate (module frb_engine), extension frb._engine.
+! f2py binding of the time loop of frb.integrate (module engine), extension frb._engine.
 ! Its signature file is fortran/engine.pyf (hand-written: f2py reads call-back signatures
 ! reliably only from a signature file). Layout: numpy C-ordered (n, 3), (n, 4), (n, nws) arrays
 ! travel as their .T views (Fortran (3, n), (4, n), (nws, n)); the kept states (3, n, nk),
@@ -9,10 +9,10 @@ subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, tkind,
                             n, nsteps, save_every, chunk, threads, b_first, b_last, k_first, k_last, &
                             nk, h, t0, m0, q0, m, q, ws, inertia, m_out, q_out, status, fail_step, &
                             fail_body, cb)
-   use frb_kinds, only: dp
-   use frb_step_interface, only: method_t, max_flows, nws
-   use frb_torques, only: torque_t
-   use frb_engine, only: engine_run
+   use kinds, only: dp
+   use step_interface, only: method_t, max_flows, nws
+   use torques, only: torque_t
+   use engine, only: engine_run
    implicit none
    integer, intent(in) :: family, variant, quadrature, nf, tkind
    integer, intent(in) :: kinds(nf)
@@ -43,7 +43,7 @@ end subroutine engine_integrate
 
 !> The size nws of the per-body workspace ws of engine_integrate.
 subroutine engine_workspace(nws_out)
-   use frb_step_interface, only: nws
+   use step_interface, only: nws
    implicit none
    integer, intent(out) :: nws_out
 

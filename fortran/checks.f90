@@ -1,8 +1,8 @@
 ! Input checks of the batched bindings, done in the compiled loop (no numpy temporaries).
 ! Each function returns 0 for valid input or the code of the first problem found.
-module frb_checks
+module checks
    use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
-   use frb_kinds, only: dp
+   use kinds, only: dp
    implicit none
    private
 
@@ -121,4 +121,4 @@ contains
       if (code == input_ok) code = check_rotation_t(qt, tol)
    end function check_body_matrix
 
-end module frb_checks
+end module checks

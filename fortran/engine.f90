@@ -1,5 +1,5 @@
 ! The one time loop of frb.integrate: every method family plugs into it through the step
-! interface of frb_step_interface (one <family>_step routine per module).
+! interface of step_interface (one <family>_step routine per module).
 !
 ! Bodies are stepped in chunks: a chunk runs all its steps before the next chunk starts (the
 ! state of a chunk stays in cache), and the chunks are shared among OpenMP threads. The Python
@@ -8,16 +8,16 @@
 ! arithmetic depends on the chunk it is in or on the other bodies, so results do not depend on
 ! the chunk size or the thread count (bit for bit). The run is entered in segments of steps (and
 ! of bodies) from Python: the state (m, q and the workspace ws) is carried between segments.
-module frb_engine
-   use frb_kinds, only: dp
-   use frb_step_interface
-   use frb_torques, only: torque_t, user_torque_cb
-   use frb_celledoni_zanna, only: celledoni_zanna_step
-   use frb_vilmart, only: vilmart_step
-   use frb_ganapathi, only: ganapathi_step
-   use frb_terze, only: terze_step
-   use frb_krysl, only: krysl_step
-   use frb_parallel, only: thread_count, save_slot, min_parallel_work
+module engine
+   use kinds, only: dp
+   use step_interface
+   use torques, only: torque_t, user_torque_cb
+   use exact_splittings, only: exact_splitting_step
+   use approximate_free_flows, only: approximate_flow_step
+   use runge_kutta, only: runge_kutta_step
+   use lie_stormer_verlet, only: lie_stormer_verlet_step
+   use midpoint_trapezoid, only: midpoint_trapezoid_step
+   use parallel, only: thread_count, save_slot, min_parallel_work
    implicit none
    private
 
@@ -30,16 +30,16 @@ contains
       include 'step_dummies.inc'
 
       select case (meth%family)
-      case (family_celledoni_zanna)
-         call celledoni_zanna_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
-      case (family_vilmart)
-         call vilmart_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
-      case (family_ganapathi)
-         call ganapathi_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
-      case (family_terze)
-         call terze_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
-      case (family_krysl)
-         call krysl_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+      case (family_exact_splittings)
+         call exact_splitting_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+      case (family_approximate_free_flows)
+         call approximate_flow_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+      case (family_runge_kutta)
+         call runge_kutta_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+      case (family_lie_stormer_verlet)
+         call lie_stormer_verlet_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+      case (family_midpoint_trapezoid)
+         call midpoint_trapezoid_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
       case default
          info = info_not_implemented
       end select
@@ -51,7 +51,7 @@ contains
    !> written back to m, q, ws only when k_last < nsteps (so that a run in one segment never
    !> touches those arrays). The state after step k (k = 0: the initial state, written by the
    !> segment with k_first = 0) goes to
-   !> m_out(:, b, j), q_out(:, b, j) with j = save_slot(k, nsteps, save_every) (frb_parallel),
+   !> m_out(:, b, j), q_out(:, b, j) with j = save_slot(k, nsteps, save_every) (parallel),
    !> when j > 0. The bodies are stepped in chunks of chunk bodies (from b_first), shared among
    !> threads threads (0: the OpenMP default); a chunk runs all its steps before the next.
    !> On failure (a body whose step sets info, or whose state is not finite) that body's chunk
@@ -163,4 +163,4 @@ contains
       end if
    end subroutine run_chunk
 
-end module frb_engine
+end module engine

@@ -1,5 +1,5 @@
 ! Real kinds and constants shared by every numerics module of frb.
-module frb_kinds
+module kinds
    implicit none
    private
 
@@ -8,4 +8,4 @@ module frb_kinds
    integer, parameter, public :: qp = selected_real_kind(33, 4931)
    real(dp), parameter, public :: pi = 3.141592653589793238462643383279502884_dp
    real(dp), parameter, public :: half_pi = 1.570796326794896619231321691639751442_dp
-end module frb_kinds
+end module kinds

@@ -9,7 +9,7 @@
 ! honour Ctrl-C and show progress between them); the states to keep are numbered by save_slot
 ! from the step numbers of the whole run, so that a run in segments fills the same slots as a
 ! run in one go.
-module frb_parallel
+module parallel
    !$ use omp_lib, only: omp_get_max_threads
    implicit none
    private
@@ -86,4 +86,4 @@ contains
       end if
    end function save_slot
 
-end module frb_parallel
+end module parallel

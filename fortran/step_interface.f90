@@ -1,5 +1,5 @@
 ! The step interface shared by every method family of frb.integrate and its one time loop
-! (frb_engine). Every family module (named after its seed's authors) exposes one routine, its
+! (engine). Every family module (named after its seed's authors) exposes one routine, its
 ! dummy arguments declared by include 'step_dummies.inc':
 !
 !   subroutine <family>_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
@@ -10,7 +10,7 @@
 !      real(dp), intent(inout) :: q(4, n)         ! unit quaternion (scalar first), Q = E(q)
 !      real(dp), intent(in) :: inertia(3, n)      ! principal moments, positive, any order
 !      real(dp), intent(inout) :: ws(nws, n)      ! per-body workspace kept across steps (zero at k = 1)
-!      type(torque_t), intent(in) :: tq           ! the torque (frb_torques)
+!      type(torque_t), intent(in) :: tq           ! the torque (torques)
 !      procedure(user_torque_cb) :: cb            ! the user torque (called by torque_batch only)
 !      integer, intent(inout) :: info(n)          ! set info(j) > 0 (info_*) when body j fails
 !
@@ -19,8 +19,8 @@
 ! step is written stage by stage, each stage a loop over the bodies. Each body's arithmetic must
 ! not depend on the other bodies (batched results equal single-body results bit for bit); an
 ! implicit solve iterates every body until its own stopping test holds, then leaves it alone.
-module frb_step_interface
-   use frb_kinds, only: dp
+module step_interface
+   use kinds, only: dp
    implicit none
    private
 
@@ -28,8 +28,8 @@ module frb_step_interface
    integer, parameter, public :: nws = 8
 
    !> Method families (one module each).
-   integer, parameter, public :: family_celledoni_zanna = 1, family_vilmart = 2, &
-                                 family_ganapathi = 3, family_terze = 4, family_krysl = 5
+   integer, parameter, public :: family_exact_splittings = 1, family_approximate_free_flows = 2, &
+                                 family_runge_kutta = 3, family_lie_stormer_verlet = 4, family_midpoint_trapezoid = 5
 
    !> info codes of a body (the engine stops after the step where one is set).
    integer, parameter, public :: info_ok = 0, info_no_convergence = 1, info_non_finite = 2, &
@@ -43,7 +43,7 @@ module frb_step_interface
    type, public :: method_t
       integer :: family = 0
       integer :: variant = 0
-      !> exact-flow splittings (frb_celledoni_zanna): quadrature nodes of the free flows (0 exact)
+      !> exact-flow splittings (exact_splittings): quadrature nodes of the free flows (0 exact)
       integer :: quadrature = 0
       !> exact-flow splittings: the flows of one step in order, kinds(j) = 0 free flow A,
       !> 1 torque kick B, over the time frac(j) h
@@ -52,4 +52,4 @@ module frb_step_interface
       real(dp) :: frac(max_flows) = 0.0_dp
    end type method_t
 
-end module frb_step_interface
+end module step_interface

@@ -10,9 +10,9 @@
 !   r(t) = (cos nt, sin nt, 0) the direction to the planet, c = Q^T r, T_b = 3 n^2 c x (I c).
 ! * torque_user: a Python callable, called once per stage for the whole batch through the f2py
 !   call-back user_torque_cb (fortran/engine.pyf).
-module frb_torques
-   use frb_kinds, only: dp
-   use frb_lie, only: cross, qrotate, qrotate_t, quat_matrix_t
+module torques
+   use kinds, only: dp
+   use rotations, only: cross, qrotate, qrotate_t, quat_matrix_t
    implicit none
    private
 
@@ -52,7 +52,7 @@ contains
       case (torque_field)
          u = qrotate_t(q, tq%u0)
          if (tq%c(1) == 0.0_dp .and. tq%c(2) == 0.0_dp .and. tq%c(3) == 1.0_dp) then
-            tb = [u(2), -u(1), 0.0_dp]   ! u x e3, as in frb_splitting.field_flow
+            tb = [u(2), -u(1), 0.0_dp]   ! u x e3, as in field_splitting.field_flow
          else
             tb = cross(u, tq%c)
          end if
@@ -106,4 +106,4 @@ contains
       tv = cross(u, 2.0_dp * cross(tq%c, cross(u, tq%c) / inertia))
    end function field_v_torque
 
-end module frb_torques
+end module torques

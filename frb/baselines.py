@@ -13,7 +13,7 @@ Conventions are those of :func:`frb.quat_step`: ``m' = m x I^-1 m`` and
 ``E(q) m`` and ``|q|``, and are symmetric (a step of ``-h`` undoes a step of ``h``).
 
 Each step solves the implicit DMV equation to machine precision (reduced exactly to one
-scalar quartic, solved by Newton's method; see ``fortran/dmv.f90``). That equation has a
+scalar quartic, solved by Newton's method; see ``fortran/moser_veselov.f90``). That equation has a
 solution only for steps of at most about a quarter turn: ``|h| |W m|`` below about 1, where
 ``W`` is the diagonal of (modified) inverse moments of inertia (``W = 1/I`` for order 2; the
 corrections of orders 4 to 8 move the limit). For larger steps :class:`RuntimeError` is raised.
@@ -176,7 +176,7 @@ def _run(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order: in
 _SINGLE_CALL_WORK = 1 << 21
 
 #: Bodies of a segment of a long DMV run are whole blocks of this many bodies (a multiple of
-#: the lanes of fortran/dmv.f90, dmv_lanes_width = 16, so that the lanes hold the same bodies).
+#: the lanes of fortran/moser_veselov.f90, dmv_lanes_width = 16, so that the lanes hold the same bodies).
 _DMV_ALIGN = 64
 
 

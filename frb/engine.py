@@ -1,8 +1,8 @@
 """One compiled, batched entry point for every integrator of the seed documents.
 
 :func:`integrate` validates the input, picks the method's family (one Fortran module per
-seed: ``fortran/celledoni_zanna.f90``, ``vilmart.f90``, ``ganapathi.f90``, ``terze.f90``,
-``krysl.f90``) and runs the one compiled time loop (``fortran/engine.f90``) over the whole batch.
+seed: ``fortran/exact_splittings.f90``, ``approximate_free_flows.f90``, ``runge_kutta.f90``, ``lie_stormer_verlet.f90``,
+``midpoint_trapezoid.f90``) and runs the one compiled time loop (``fortran/engine.f90``) over the whole batch.
 
 Equations: ``m' = m x I^-1 m + T_b(t, Q)``, ``Q' = Q hat(I^-1 m)``; ``m`` the body angular
 momentum, ``I`` the principal moments, ``Q`` the attitude (columns = body axes in the fixed
@@ -415,7 +415,7 @@ def _one_body(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike
               ) -> tuple[NDArray[np.float64], str, NDArray[np.float64], NDArray[np.float64]] | None:
     """(m2, form, q2, I2) of integrate for one body (m0 (3,), attitude0 (4,) or (3, 3), inertia
     (3,)): the set-up of the general path, with the value checks in one compiled call
-    (frb_checks, those of frb.quat_step / frb.frb_step) instead of numpy passes over tiny
+    (checks, those of frb.quat_step / frb.frb_step) instead of numpy passes over tiny
     arrays; None for anything else (the general path then validates and reports). Raises the
     general path's messages, in its order (m0, attitude0, inertia)."""
     m = _as_shape(m0, "m0", ((3,),))

@@ -30,7 +30,7 @@ def _as_float_array(value: ArrayLike, name: str, check_finite: bool = True) -> N
 def _raise_for(info: int, where: int, attitude: str, m: ArrayLike | None = None,
                h: ArrayLike | None = None, inertia: ArrayLike | None = None,
                original: ArrayLike | None = None) -> None:
-    """Raise the ValueError for a check code of the compiled loop (frb_checks), if any.
+    """Raise the ValueError for a check code of the compiled loop (checks), if any.
 
     ``m`` (n, 3), ``h`` (nh,), ``inertia`` (ni, 3) give the phase of a step beyond the limit
     (code 8); ``original`` the attitude as given, for a hint when it was rounded to float32."""

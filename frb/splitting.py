@@ -287,7 +287,7 @@ def _vector(x: ArrayLike, name: str, shape: tuple[int, ...], check_finite: bool 
 def _check_initial_values(m: NDArray[np.float64], Q: NDArray[np.float64], I: NDArray[np.float64],
                           Q0: ArrayLike | None = None) -> None:
     """The value checks of integrate's m0, Q0 and inertia (float64 arrays of shapes (3,), (3, 3),
-    (3,)) in one compiled call (frb_checks, as frb.flows.frb_step), raising in the order of the
+    (3,)) in one compiled call (checks, as frb.flows.frb_step), raising in the order of the
     checks: m0 finite, Q0 finite, Q0 a rotation, inertia finite, inertia positive."""
     code = _core.check_single_matrix(m, Q, I, _flows.ORTHOGONALITY_TOLERANCE)
     if code == 1:
@@ -324,7 +324,7 @@ _ONES3 = np.ones(3)
 
 def _rotation(Q: NDArray[np.float64], name: str, original: ArrayLike | None = None) -> None:
     """Raise unless Q (a float64 array of shape (3, 3)) is a rotation matrix: the compiled check
-    of frb.flows.frb_step (frb_checks.check_rotation_t, tolerance ORTHOGONALITY_TOLERANCE), about
+    of frb.flows.frb_step (checks.check_rotation_t, tolerance ORTHOGONALITY_TOLERANCE), about
     1 us where numpy's takes 15. ``original``: the matrix as given, for the float32 hint."""
     tol = _flows.ORTHOGONALITY_TOLERANCE
     if _core.check_single_matrix(_ZEROS3, Q, _ONES3, tol):

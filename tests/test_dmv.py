@@ -1,4 +1,4 @@
-"""Tests of the preprocessed discrete Moser-Veselov method (frb.baselines, fortran/dmv.f90).
+"""Tests of the preprocessed discrete Moser-Veselov method (frb.baselines, fortran/moser_veselov.f90).
 
 * convergence at orders 2, 4, 6, 8 against the exact flow ``frb.quat_step``;
 * agreement with a literal numpy transcription of Algorithms 3 and 4 of the seed

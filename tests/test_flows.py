@@ -349,7 +349,7 @@ def test_bad_quaternion_and_types():
 
 
 def _lockstep_population(rng, n):
-    """Short steps across every regime of the lock-step batch path (frb_flow_lanes): generic
+    """Short steps across every regime of the lock-step batch path (exact_flow_lanes): generic
     momenta, momenta within 1e-13..1e-2 of an axis and of the separatrix (both sides), zero
     components, symmetric and unsorted moments, |m| from 1e-3 to 1e3, and lambda h spanning
     the number of terms of the sn series and its limit, both signs."""
@@ -389,7 +389,7 @@ def _lockstep_population(rng, n):
 
 def test_lockstep_batches_equal_single_body_calls_bit_for_bit():
     """The batched flows advance the common short steps of 8 bodies in lock-step (vectorised,
-    fortran/flow_lanes.f90) with the same floating-point operations as the single-body flow:
+    fortran/exact_flow_lanes.f90) with the same floating-point operations as the single-body flow:
     every output must be identical, bit for bit, in both layouts and both forms."""
     rng = np.random.default_rng(2026)
     n = 2500
@@ -436,7 +436,7 @@ def test_compiled_integration_loops_equal_repeated_steps_bit_for_bit():
 
 def test_semi_exact_lanes_equal_single_body_calls_bit_for_bit():
     """Semi-exact steps (quadrature 1..10) run in the lock-step lanes too (free_flow_lanes with
-    jint_gauss's node sum, fortran/flow_lanes.f90): the batched results must equal the
+    jint_gauss's node sum, fortran/exact_flow_lanes.f90): the batched results must equal the
     single-body flow (free_flow, through a batch of one and through the single-body binding)
     bit for bit, in both forms and layouts, across every regime of the population."""
     rng = np.random.default_rng(2027)
@@ -504,7 +504,7 @@ def test_single_body_lean_path_equals_a_batch_of_one(quadrature):
     dict(Q=np.full((3, 3), np.nan)), dict(q=[1.0 + 2e-10, 0.0, 0.0, 0.0]), dict(q=[np.inf, 0, 0, 0]),
 ])
 def test_single_body_lean_path_keeps_every_check(change):
-    """Every value check of the batched path (frb_checks) holds on the single-body path, with
+    """Every value check of the batched path (checks) holds on the single-body path, with
     the same message as a batch of one (which also names the body)."""
     args = dict(m=[0.3, -0.2, 0.9], Q=np.eye(3), q=[1.0, 0.0, 0.0, 0.0], h=0.5,
                 inertia=[1.0, 2.0, 3.0])

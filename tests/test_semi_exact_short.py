@@ -1,5 +1,5 @@
-"""The semi-exact short step (jint_gauss, fortran/rigid_body_body.inc, and its lanes in
-fortran/flow_lanes.f90) against an mpmath reference of the same Gauss-Legendre sum.
+"""The semi-exact short step (jint_gauss, fortran/exact_flow_generic.inc, and its lanes in
+fortran/exact_flow_lanes.f90) against an mpmath reference of the same Gauss-Legendre sum.
 
 The semi-exact and the exact steps share the momentum m1 and the frames of m0 and m1, so their
 quaternions differ by a rotation about m1 by delta = psi_np - psi_exact, where

@@ -1,4 +1,4 @@
-"""Tests of the seed-000 (Vilmart) family of frb.integrate (fortran/vilmart.f90).
+"""Tests of the seed-000 (Vilmart) family of frb.integrate (fortran/approximate_free_flows.f90).
 
 DMV2, DMV4, DMV6, DMV8, SPLIT3, SYMROT, MIDPOINT (free-body methods; with a torque the free part
 of the Strang splitting eq. (16)) and NYSTROM4 (the fourth-order Nystrom splitting with the

@@ -9,20 +9,12 @@
 ! B. C. Carlson, Numer. Algorithms 10 (1995) 13-26, with r the unit roundoff of the kind.
 !
 ! The routines are written once (elliptic_body.inc) for a real kind wp and instantiated twice:
-! frb_elliptic in double precision (the flows) and frb_elliptic_qp in quadruple precision
+! elliptic_functions in double precision (the flows) and elliptic_functions_qp in quadruple precision
 ! (the secular parts of very long steps, see rigid_body.f90).
-module frb_elliptic
+module elliptic_functions
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
-   use frb_kinds, only: dp, wp => dp
+   use kinds, only: dp, wp => dp
    implicit none
    private
-   include 'elliptic_body.inc'
-end module frb_elliptic
-
-module frb_elliptic_qp
-   use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
-   use frb_kinds, only: dp, wp => qp
-   implicit none
-   private
-   include 'elliptic_body.inc'
-end module frb_elliptic_qp
+   include 'elliptic_functions_generic.inc'
+end module elliptic_functions

@@ -1,6 +1,6 @@
 ! Splitting methods for a rigid body in a constant spatial field, with the whole time loop compiled.
 !
-! The vector field is split into the free rigid body A (exact flow free_flow of frb_rigid_body) and
+! The vector field is split into the free rigid body A (exact flow free_flow of exact_flow) and
 ! the torque of a constant spatial field u0, B: with u = Q^T u0 (constant along B, since Q is),
 !     m1 <- m1 + t u2,   m2 <- m2 - t u1,   m3, Q unchanged       (torque u x e3).
 ! One step is a fixed sequence of flows (kind(j), tau(j)), j = 1..nf, kind 0 = A, 1 = B, with the
@@ -10,10 +10,10 @@
 ! loops perform the same floating-point operations.
 !
 ! Layout: the attitude is held TRANSPOSED, qt = Q^T (a C-ordered numpy matrix seen from Fortran).
-module frb_splitting
-   use frb_kinds, only: dp
-   use frb_rigid_body, only: free_flow, quat_to_matrix
-   use frb_parallel, only: save_slot
+module field_splitting
+   use kinds, only: dp
+   use exact_flow, only: free_flow, quat_to_matrix
+   use parallel, only: save_slot
    implicit none
    private
 
@@ -59,7 +59,7 @@ contains
 
    !> Steps k_first+1 .. k_last of a run of nsteps steps, in place (m, qt the current state);
    !> the state after step k goes to m_out(:, j), qt_out(:, :, j) when
-   !> j = save_slot(k, nsteps, save_every) > 0 (frb_parallel). Python enters a long run in
+   !> j = save_slot(k, nsteps, save_every) > 0 (parallel). Python enters a long run in
    !> segments of steps (Ctrl-C, progress) with the same states as one call.
    pure subroutine split_segment(m, qt, inertia, u0, kinds, tau, quadrature, nsteps, save_every, &
                                  k_first, k_last, m_out, qt_out)
@@ -78,4 +78,4 @@ contains
       end do
    end subroutine split_segment
 
-end module frb_splitting
+end module field_splitting

@@ -23,26 +23,16 @@
 !   rounding (near the separatrix), use the phase u0 = F(phi0) and both ends.
 ! All invariants (Delta_j, 1 - k^2, ...) are formed without cancellation (NUMERICS.md).
 ! * Very long steps (|h| |m| / I_min > long_step_threshold) are computed in quadruple precision
-!   (frb_rigid_body_qp, the same code instantiated for kind qp): the phase lambda t and the
+!   (exact_flow_qp, the same code instantiated for kind qp): the phase lambda t and the
 !   angle psi grow linearly with t, so double precision would lose |h| |m| / I_min ulps.
-module frb_rigid_body_qp
-   use frb_kinds, only: wp => qp
-   use frb_elliptic_qp, only: agm_t, agm_setup, jacobi_reduced, jacobi_series, jacobi_series_max, &
-                              ellf_sc, carlson_rj, &
-                              gl_node, gl_weight
-   implicit none
-   private
-   include 'rigid_body_body.inc'
-end module frb_rigid_body_qp
-
-module frb_rigid_body
-   use frb_kinds, only: dp, qp, wp => dp
+module exact_flow
+   use kinds, only: dp, qp, wp => dp
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
-   use frb_checks, only: phase_limit, phase_over
-   use frb_elliptic, only: agm_t, agm_setup, jacobi_reduced, jacobi_series, jacobi_series_max, &
+   use checks, only: phase_limit, phase_over
+   use elliptic_functions, only: agm_t, agm_setup, jacobi_reduced, jacobi_series, jacobi_series_max, &
                            ellf_sc, carlson_rj, &
                            gl_node, gl_weight
-   use frb_rigid_body_qp, only: free_flow_unit_qp => free_flow_unit
+   use exact_flow_qp, only: free_flow_unit_qp => free_flow_unit
    implicit none
    private
 
@@ -55,7 +45,7 @@ module frb_rigid_body
    !> the product of the scaled moments, down to (I_min / I_max)^2, would underflow).
    real(dp), parameter, public :: ratio_threshold = 1.0e150_dp
    !> Steps with |h| |m| / I_min above this give NaN (path_refused): no digit of the angle would be
-   !> right. The public entry points refuse beyond frb_checks' phase_limit (half of it) with an
+   !> right. The public entry points refuse beyond checks' phase_limit (half of it) with an
    !> error first; the loops that meet such a step later report the non-finite state.
    real(dp), parameter :: refuse_threshold = 2 * phase_limit
    !> split_norm takes |v| = sqrt(v . v) directly where v . v lies in this range (no square that
@@ -73,7 +63,7 @@ module frb_rigid_body
       real(dp) :: cs(3)          ! sorted moments / I_max
    end type flow_prep_t
 
-   include 'rigid_body_body.inc'
+   include 'exact_flow_generic.inc'
 
    !> Free flow for any momentum and any order of positive inertia moments.
    !> Rescales m -> m/|m|, t -> |m| t / I_max (seed 004, section 3.1), and sorts the moments
@@ -105,7 +95,7 @@ module frb_rigid_body
       call flow_finish(p, m1s, ws, m_out, w)
    end subroutine free_flow
 
-   !> The scaling and sorting of free_flow (also used by the batched flows, frb_flow_lanes): the
+   !> The scaling and sorting of free_flow (also used by the batched flows, exact_flow_lanes): the
    !> unit momentum p%ms, time p%tau and moments p%cs of the unit-norm step (path_unit), or path_trivial (m = 0 or h = 0: nothing moves), or
    !> path_long (quadruple precision, long_step: long steps, extreme ratios of the moments, and
    !> scales where the double-precision scaling would leave the normal range), or path_refused.
@@ -252,4 +242,4 @@ module frb_rigid_body
       q_out = quat_mul(q, w)
    end subroutine quat_step_one
 
-end module frb_rigid_body
+end module exact_flow

@@ -42,9 +42,9 @@
 ! so that the compiler vectorises across bodies and their dependency chains overlap; a shorter
 ! last chunk runs only its own lanes, and a body alone runs the scalar kernel dmv_step_scalar (the
 ! same operations: the results are those of the lanes bit for bit).
-module frb_dmv
+module moser_veselov
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
-   use frb_kinds, only: dp
+   use kinds, only: dp
    implicit none
    private
 
@@ -547,4 +547,4 @@ contains
       end do
    end subroutine dmv_integrate_many
 
-end module frb_dmv
+end module moser_veselov

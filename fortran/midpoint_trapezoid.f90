@@ -47,15 +47,15 @@
 !                            + 2 c2'(|psi|^2) (psi x (psi x v)) psi^T,
 !   c2(s) = (1 - (a/2) cot(a/2)) / a^2, s = a^2.
 ! Torque-free bodies (tq%kind == torque_none) iterate body by body with no torque evaluation.
-module frb_krysl
-   use frb_kinds, only: dp
-   use frb_step_interface
-   use frb_torques, only: torque_t, user_torque_cb, torque_batch, torque_none
-   use frb_lie, only: cross, hat, solve3, qmul, qrotate, qrotate_t, quat_exp, quat_cayley, dexp_coefficients
+module midpoint_trapezoid
+   use kinds, only: dp
+   use step_interface
+   use torques, only: torque_t, user_torque_cb, torque_batch, torque_none
+   use rotations, only: cross, hat, solve3, qmul, qrotate, qrotate_t, quat_exp, quat_cayley, dexp_coefficients
    implicit none
    private
 
-   public :: krysl_step
+   public :: midpoint_trapezoid_step
 
    !> Variants (frb/engine.py METHODS).
    integer, parameter, public :: krysl_trap = 1, krysl_imid = 2, krysl_trapm = 3, &
@@ -325,7 +325,7 @@ contains
       end select
    end subroutine finish
 
-   subroutine krysl_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+   subroutine midpoint_trapezoid_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
       include 'step_dummies.inc'
       integer, parameter :: active = 0, done = 1, failed_solve = 2, failed_finite = 3
       type(body_t) :: bd
@@ -404,6 +404,6 @@ contains
             info(j) = info_no_convergence
          end select
       end do
-   end subroutine krysl_step
+   end subroutine midpoint_trapezoid_step
 
-end module frb_krysl
+end module midpoint_trapezoid

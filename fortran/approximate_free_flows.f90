@@ -6,7 +6,7 @@
 ! * DMV2, DMV4, DMV6, DMV8 (variants 2, 4, 6, 8): the preprocessed discrete Moser-Veselov method
 !   of order 2p, Algorithm 3 (eqs. (12)-(15)) with the modified moments of Algorithm 4 and
 !   Table 1 (METHODS V5, V7), corrections V-6 (Cayley transform) and V-8 (the powers h^2, h^4,
-!   h^6 of the corrections); computed by module frb_dmv (fortran/dmv.f90: dmv_setup,
+!   h^6 of the corrections); computed by module moser_veselov (fortran/dmv.f90: dmv_setup,
 !   dmv_modified_inverse, dmv_step_inv), whose solver reduces (14) exactly to a scalar quartic
 !   solved by Newton's method (its own stopping rule, header of dmv.f90, instead of the "few
 !   fixed-point iterations" of the seed, V-15). A NaN result of dmv_step_inv means that (14) has
@@ -31,13 +31,13 @@
 !   Y = y + (h/2) Y x (w Y) solved by Newton's method (exact 3x3 Jacobian
 !   1 + (h/2) hat(w Y) - (h/2) hat(Y) diag(w), predictor Y0 = y + (h/2) y x (w y)),
 !   y+ = 2 Y - y, q+ = q rho with rho the Cayley quaternion (1, e) / sqrt(1 + |e|^2) of
-!   e = h w Y / 2, i.e. rho = quat_cayley(h w Y) (frb_lie: quat_cayley(a) has a/2 in it).
+!   e = h w Y / 2, i.e. rho = quat_cayley(h w Y) (rotations: quat_cayley(a) has a/2 in it).
 !   Newton stops when |dY| <= newton_rtol |Y| (or Y = 0); after newton_max_iter iterations (or a
 !   non-finite iterate) the body gets info_no_convergence. newton_rtol = 4 eps,
-!   newton_max_iter = 50 (frb_step_interface).
+!   newton_max_iter = 50 (step_interface).
 ! * NYSTROM4 (variant 13): the fourth-order Nystrom splitting of METHODS V9,
 !   U(h/6) T(h/2) U(2h/3) V(-h^3/72) T(h/2) U(h/6), with T the EXACT free flow (exact_free_flows of
-!   frb_celledoni_zanna: free_flow of frb_rigid_body, 8 bodies in lock-step), U the kick m += tau T_b(t, Q) of the field torque
+!   exact_splittings: free_flow of exact_flow, 8 bodies in lock-step), U the kick m += tau T_b(t, Q) of the field torque
 !   and V the kick m += tau field_v_torque(Q) of the modified potential V = {U, {U, T}} (the
 !   corrected V-flow of V-10; the property used is {U, {U, {U, T}}} = 0, V-11). U(2h/3) and V
 !   commute (both keep Q fixed). The Python layer admits only torque None (then the step is one
@@ -51,18 +51,18 @@
 !
 ! Every stage is a loop over the bodies; torques come from one torque_batch call per stage. No
 ! body's arithmetic depends on another body.
-module frb_vilmart
+module approximate_free_flows
    use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
-   use frb_kinds, only: dp
-   use frb_step_interface
-   use frb_torques, only: torque_t, user_torque_cb, torque_batch, torque_none, field_v_torque
-   use frb_lie, only: cross, qmul, quat_exp, quat_cayley, solve3
-   use frb_dmv, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_step_inv
-   use frb_celledoni_zanna, only: exact_free_flows
+   use kinds, only: dp
+   use step_interface
+   use torques, only: torque_t, user_torque_cb, torque_batch, torque_none, field_v_torque
+   use rotations, only: cross, qmul, quat_exp, quat_cayley, solve3
+   use moser_veselov, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_step_inv
+   use exact_splittings, only: exact_free_flows
    implicit none
    private
 
-   public :: vilmart_step
+   public :: approximate_flow_step
 
    !> Variants (frb/engine.py METHODS).
    integer, parameter, public :: vm_dmv2 = 2, vm_dmv4 = 4, vm_dmv6 = 6, vm_dmv8 = 8, &
@@ -71,7 +71,7 @@ module frb_vilmart
 
 contains
 
-   subroutine vilmart_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+   subroutine approximate_flow_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
       include 'step_dummies.inc'
       real(dp), allocatable :: tb(:, :)
       logical :: torqued
@@ -98,7 +98,7 @@ contains
       case default
          info = info_not_implemented
       end select
-   end subroutine vilmart_step
+   end subroutine approximate_flow_step
 
    !> The free method of the variant over h for all bodies (one stage).
    subroutine free_step(variant, n, k, h, m, q, inertia, ws, torqued, info)
@@ -271,4 +271,4 @@ contains
       m = m + (h / 6) * tb
    end subroutine nystrom4_step
 
-end module frb_vilmart
+end module approximate_free_flows

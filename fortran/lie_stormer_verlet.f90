@@ -25,15 +25,15 @@
 ! Properties (METHODS T1, verified): explicit, order 2, spatial momentum Qm exact torque-free
 ! (hence |m|, a function of Qm), NOT symmetric (reversibility defect ~2.5e-4 at h = 0.5 on EK1),
 ! energy not conserved (drifts).
-module frb_terze
-   use frb_kinds, only: dp
-   use frb_step_interface
-   use frb_torques, only: torque_t, user_torque_cb, torque_batch, torque_none
-   use frb_lie, only: qmul, qrotate_t, quat_exp
+module lie_stormer_verlet
+   use kinds, only: dp
+   use step_interface
+   use torques, only: torque_t, user_torque_cb, torque_batch, torque_none
+   use rotations, only: qmul, qrotate_t, quat_exp
    implicit none
    private
 
-   public :: terze_step
+   public :: lie_stormer_verlet_step
 
    !> Variant of "TERZE".
    integer, parameter, public :: terze_explicit = 1
@@ -64,7 +64,7 @@ contains
       m = qrotate_t(p, a)
    end subroutine terze_free_body
 
-   subroutine terze_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+   subroutine lie_stormer_verlet_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
       include 'step_dummies.inc'
       real(dp), allocatable :: tb(:, :), a(:, :), p(:, :)
       real(dp) :: hh
@@ -100,6 +100,6 @@ contains
          ws(1:3, j) = tb(:, j)
          ws(4, j) = 1.0_dp
       end do
-   end subroutine terze_step
+   end subroutine lie_stormer_verlet_step
 
-end module frb_terze
+end module lie_stormer_verlet

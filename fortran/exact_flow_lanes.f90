@@ -2,7 +2,7 @@
 !
 ! This module is compiled with -fno-trapping-math (meson.build): it changes no computed value, but
 ! lets the compiler evaluate both sides of a merge, which it must to vectorise the lanes. The
-! scalar flows (frb_rigid_body) keep the default, under which their well-predicted branches are
+! scalar flows (exact_flow) keep the default, under which their well-predicted branches are
 ! cheaper than selects.
 !
 ! free_flow_lanes advances up to flow_lanes_width bodies together through the path that almost every
@@ -17,10 +17,10 @@
 ! bit for bit): a change to one of those routines must be made here too.
 ! A body that needs another path (near an axis or the separatrix, |v| beyond the series, small
 ! den, RJ duplications) is flagged and stepped by free_flow_unit instead (free_flow_chunk).
-module frb_flow_lanes
-   use frb_kinds, only: dp, wp => dp
-   use frb_elliptic, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q, gl_node, gl_weight
-   use frb_rigid_body, only: flow_prep_t, flow_prepare, flow_finish, path_unit, free_flow, free_flow_unit, &
+module exact_flow_lanes
+   use kinds, only: dp, wp => dp
+   use elliptic_functions, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q, gl_node, gl_weight
+   use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_unit, free_flow, free_flow_unit, &
                              long_step_threshold, ratio_threshold, norm_sq_min, norm_sq_max, &
                              atan_ratio, atan2_ratio, cos_sin, jint_gauss, invariant_floor, &
                              addition_min_den, short_series_max
@@ -473,4 +473,4 @@ contains
       end do
    end subroutine free_flow_lanes
 
-end module frb_flow_lanes
+end module exact_flow_lanes

@@ -23,15 +23,15 @@
 ! Properties: explicit, order 4, no invariant exact (|m|, E, Qm drift; |q| = 1 only by the
 ! projection), not symmetric, not symplectic. Cost: 4 torque evaluations a step (one torque_batch
 ! per stage); the torque-free path does the whole step body by body.
-module frb_ganapathi
-   use frb_kinds, only: dp
-   use frb_step_interface
-   use frb_torques, only: torque_t, user_torque_cb, torque_batch, torque_none
-   use frb_lie, only: cross, quat_normalize
+module runge_kutta
+   use kinds, only: dp
+   use step_interface
+   use torques, only: torque_t, user_torque_cb, torque_batch, torque_none
+   use rotations, only: cross, quat_normalize
    implicit none
    private
 
-   public :: ganapathi_step
+   public :: runge_kutta_step
 
    !> Variant of "RK4".
    integer, parameter, public :: ganapathi_rk4 = 1
@@ -73,7 +73,7 @@ contains
       m = inertia * (w + aw / 6.0_dp)
    end subroutine rk4_free_body
 
-   subroutine ganapathi_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+   subroutine runge_kutta_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
       include 'step_dummies.inc'
       real(dp), allocatable :: qs(:, :), qn(:, :), wst(:, :), aq(:, :), aw(:, :), tb(:, :)
       real(dp) :: w(3), kq(4), kw(3), th
@@ -128,6 +128,6 @@ contains
          q(:, j) = quat_normalize(q(:, j) + (aq(:, j) + kq) / 6.0_dp)
          m(:, j) = inertia(:, j) * (w + (aw(:, j) + kw) / 6.0_dp)
       end do
-   end subroutine ganapathi_step
+   end subroutine runge_kutta_step
 
-end module frb_ganapathi
+end module runge_kutta

@@ -2,8 +2,8 @@
 ! frb.integrate (seeds 000-003). Conventions (CONTRACT.md): quaternions scalar first,
 ! (p0, p)(q0, q) = (p0 q0 - p.q, p0 q + q0 p + p x q), E(q) = 1 + 2 q0 hat(v) + 2 hat(v)^2,
 ! hat(a) b = a x b; the attitude Q = E(q) maps body to fixed coordinates.
-module frb_lie
-   use frb_kinds, only: dp
+module rotations
+   use kinds, only: dp
    implicit none
    private
 
@@ -241,4 +241,4 @@ contains
       r = q / sqrt(q(1)**2 + q(2)**2 + q(3)**2 + q(4)**2)
    end function quat_normalize
 
-end module frb_lie
+end module rotations

@@ -6,23 +6,23 @@
 ! coefficients). The time of a torqued body advances with the A flows: a kick B between the
 ! A flows of total length s h (from the start of the step) uses T_b(t + s h, Q), which keeps a
 ! symmetric method symmetric for time-dependent torques.
-module frb_celledoni_zanna
-   use frb_kinds, only: dp
-   use frb_step_interface
-   use frb_torques, only: torque_t, user_torque_cb, torque_batch
-   use frb_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use frb_lie, only: qmul
+module exact_splittings
+   use kinds, only: dp
+   use step_interface
+   use torques, only: torque_t, user_torque_cb, torque_batch
+   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
+   use rotations, only: qmul
    implicit none
    private
 
-   public :: celledoni_zanna_step, exact_free_flows
+   public :: exact_splitting_step, exact_free_flows
 
    !> Variants: one free flow per step / the splitting of meth%kinds, meth%frac.
    integer, parameter, public :: cz_exact = 0, cz_splitting = 1
 
 contains
 
-   subroutine celledoni_zanna_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+   subroutine exact_splitting_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
       include 'step_dummies.inc'
       real(dp), allocatable :: tb(:, :)
       real(dp) :: ta, tau
@@ -44,7 +44,7 @@ contains
             m = m + tau * tb
          end if
       end do
-   end subroutine celledoni_zanna_step
+   end subroutine exact_splitting_step
 
    !> The exact (quadrature = 0) or semi-exact free flow over time tf of the n bodies,
    !> flow_lanes_width bodies in lock-step (free_flow_chunk: the results of free_flow bit for bit).
@@ -66,4 +66,4 @@ contains
       end do
    end subroutine exact_free_flows
 
-end module frb_celledoni_zanna
+end module exact_splittings

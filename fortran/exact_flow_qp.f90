@@ -1,0 +1,11 @@
+! Quadruple-precision instance of the exact free flow (the kind-generic code of
+! exact_flow_generic.inc with wp = qp), for very long steps: see module exact_flow.
+module exact_flow_qp
+   use kinds, only: wp => qp
+   use elliptic_functions_qp, only: agm_t, agm_setup, jacobi_reduced, jacobi_series, jacobi_series_max, &
+                              ellf_sc, carlson_rj, &
+                              gl_node, gl_weight
+   implicit none
+   private
+   include 'exact_flow_generic.inc'
+end module exact_flow_qp
