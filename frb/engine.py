@@ -1,8 +1,10 @@
-"""One compiled, batched entry point for every integrator of the seed documents.
+"""One compiled, batched entry point for every integrator of the field.
 
 :func:`integrate` validates the input, picks the method's family (one Fortran module per
-seed: ``fortran/exact_splittings.f90``, ``approximate_free_flows.f90``, ``runge_kutta.f90``, ``lie_stormer_verlet.f90``,
-``midpoint_trapezoid.f90``) and runs the one compiled time loop (``fortran/engine.f90``) over the whole batch.
+method family: ``fortran/exact_splittings.f90``, ``approximate_free_flows.f90``,
+``runge_kutta.f90``, ``lie_stormer_verlet.f90``, ``midpoint_trapezoid.f90``) and runs the one
+compiled time loop (``fortran/engine.f90``) over the whole batch. :func:`frb.splitting.integrate`,
+:func:`frb.dmv_step` and :func:`frb.dmv_integrate` are thin wrappers over the same loop.
 
 Equations: ``m' = m x I^-1 m + T_b(t, Q)``, ``Q' = Q hat(I^-1 m)``; ``m`` the body angular
 momentum, ``I`` the principal moments, ``Q`` the attitude (columns = body axes in the fixed
@@ -23,13 +25,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _core, _engine, _segments
-from . import splitting as _splitting
+from . import schedules
 from . import _validate
 from ._validate import IntegrationError
 from .threads import _resolve as _resolve_threads, get_num_threads
 from .flows import ORTHOGONALITY_TOLERANCE, _is_rotation
 from .rotations import matrix_to_quat, quat_to_matrix
-from .torques import ConstantField, GravityGradient, HeavyTop
+from .torques import ConstantField, Torque, UserTorque, as_torque
 
 __all__ = ["integrate", "Trajectory", "IntegrationError", "METHODS", "MethodInfo"]
 
@@ -51,96 +53,128 @@ NEWTON_RTOL = 4.0 * np.finfo(np.float64).eps
 #: Iteration cap of the implicit methods.
 NEWTON_MAX_ITER = 50
 
-#: A torque of :func:`integrate`: a built-in torque of :mod:`frb.torques`, or a vectorised
-#: callable ``torque(t, Q) -> T_b`` (``Q`` of shape (N, 3, 3), ``T_b`` of shape (N, 3)).
-Torque = Union[ConstantField, HeavyTop, GravityGradient,
-               Callable[[float, NDArray[np.float64]], ArrayLike]]
+#: A torque of :func:`integrate`: a :class:`frb.torques.Torque` (built in, or made by
+#: :func:`frb.torques.as_torque`), or a vectorised callable ``torque(t, Q) -> T_b`` (``Q`` of
+#: shape (N, 3, 3), ``T_b`` of shape (N, 3)), wrapped into one.
+TorqueLike = Union[Torque, Callable[..., ArrayLike]]
+
+#: The torque classes of a method that takes any torque, of NYSTROM4 (the flow of the modified
+#: potential {U, {U, T}} is known for the field torques only), and of the free flow EXACT.
+ANY_TORQUE: tuple[type, ...] = (Torque,)
+FIELD_TORQUES: tuple[type, ...] = (ConstantField,)
+NO_TORQUE: tuple[type, ...] = ()
 
 
 @dataclass(frozen=True)
 class MethodInfo:
-    """What :func:`integrate` knows of a method: its seed, order and properties."""
+    """What :func:`integrate` knows of a method: its reference, order and properties.
+
+    ``torques`` lists the torque classes the method takes (``()``: torque-free only);
+    :meth:`accepts` tells whether a given torque is one of them."""
 
     name: str
     family: int
     variant: int
-    seed: str
+    reference: str
     order: int | None
     implicit: bool
     conserves: str
     description: str
+    torques: tuple[type, ...] = ANY_TORQUE
+    #: why the method takes only the torques above (the end of its refusal message)
+    torque_note: str = ""
+
+    def accepts(self, torque: Any) -> bool:
+        """True when the method takes ``torque`` (None, a Torque or a plain callable)."""
+        return torque is None or isinstance(as_torque(torque), self.torques)
 
 
-def _m(name: str, family: int, variant: int, seed: str, order: int | None, implicit: bool,
-       conserves: str, description: str) -> tuple[str, MethodInfo]:
-    return name, MethodInfo(name, family, variant, seed, order, implicit, conserves, description)
+def _m(name: str, family: int, variant: int, reference: str, order: int | None, implicit: bool,
+       conserves: str, description: str, torques: tuple[type, ...] = ANY_TORQUE,
+       torque_note: str = "") -> tuple[str, MethodInfo]:
+    return name, MethodInfo(name, family, variant, reference, order, implicit, conserves,
+                            description, torques, torque_note)
 
 
+_CZ2010 = "Celledoni and Zanna 2010 (ACM TOMS Algorithm 903)"
+_V2013 = "Vilmart 2013, Rigid body dynamics"
+_K2008 = "Krysl 2008"
 #: The methods of :func:`integrate` (case-insensitive names).
 METHODS: dict[str, MethodInfo] = dict([
-    _m("EXACT", _CZ, 0, "004 Celledoni-Zanna, Alg. 1-2", None, False, "|m|, E, Qm (exact flow)",
-       "one exact free flow a step (torque-free bodies only)"),
-    _m("STRANG", _CZ, 1, "004 Celledoni-Zanna, appendix", 2, False, "|m|, Qm (torque-free: exact)",
+    _m("EXACT", _CZ, 0, _CZ2010 + ", the exact flow", None, False, "|m|, E, Qm (exact flow)",
+       "one exact free flow a step (torque-free bodies only)", NO_TORQUE,
+       "is the free flow: it takes no torque (use STRANG, RKN6_14 or another method for a "
+       "torqued body)"),
+    _m("STRANG", _CZ, 1, _CZ2010 + ", splitting with the exact free flow", 2, False,
+       "|m|, Qm (torque-free: exact)",
        "A(h/2) B(h) A(h/2), A the exact free flow, B the torque kick"),
-    _m("RKN6_14", _CZ, 1, "004 Celledoni-Zanna, eq. (23) (Blanes-Moan)", 6, False,
-       "|m|, Qm (torque-free: exact)", "14-stage sixth-order splitting, A exact free flow"),
-    _m("DMV2", _VILMART, 2, "000 Vilmart, Alg. 3 (+ eq. (16) with a torque)", 2, True,
-       "|m|, E, Qm (torque-free); vertical Qm (heavy top)",
+    _m("RKN6_14", _CZ, 1, "Blanes and Moan 2002, RKN6 of 14 stages; " + _CZ2010 + ", eq. (23)",
+       6, False, "|m|, Qm (torque-free: exact)",
+       "14-stage sixth-order splitting, A exact free flow"),
+    _m("DMV2", _VILMART, 2, "Moser and Veselov 1991; " + _V2013 + ", Algorithm 3 (eq. (16) with "
+       "a torque)", 2, True, "|m|, E, Qm (torque-free); vertical Qm (heavy top)",
        "discrete Moser-Veselov; with a torque the free part of Strang eq. (16)"),
-    _m("DMV4", _VILMART, 4, "000 Vilmart, Alg. 4, Table 1 (METHODS V-8)", 4, True,
-       "|m|, E, Qm (torque-free); vertical Qm (heavy top)",
+    _m("DMV4", _VILMART, 4, "Hairer and Vilmart 2006; " + _V2013 + ", Algorithm 4, Table 1", 4,
+       True, "|m|, E, Qm (torque-free); vertical Qm (heavy top)",
        "preprocessed DMV of order 4 (order 2 with a torque: free part of Strang eq. (16))"),
-    _m("DMV6", _VILMART, 6, "000 Vilmart, Alg. 4, Table 1 (METHODS V-8)", 6, True,
-       "|m|, E, Qm (torque-free); vertical Qm (heavy top)",
+    _m("DMV6", _VILMART, 6, "Hairer and Vilmart 2006; " + _V2013 + ", Algorithm 4, Table 1", 6,
+       True, "|m|, E, Qm (torque-free); vertical Qm (heavy top)",
        "preprocessed DMV of order 6 (order 2 with a torque: free part of Strang eq. (16))"),
-    _m("DMV8", _VILMART, 8, "000 Vilmart, Alg. 4, Table 1 (METHODS V-8)", 8, True,
-       "|m|, E, Qm (torque-free); vertical Qm (heavy top)",
+    _m("DMV8", _VILMART, 8, "Hairer and Vilmart 2006; " + _V2013 + ", Algorithm 4, Table 1", 8,
+       True, "|m|, E, Qm (torque-free); vertical Qm (heavy top)",
        "preprocessed DMV of order 8 (order 2 with a torque: free part of Strang eq. (16))"),
-    _m("SPLIT3", _VILMART, 10, "000 Vilmart, three-rotation splitting (corrected, METHODS V-13)",
-       2, False, "|m|, Qm (torque-free; not E); vertical Qm (heavy top)",
+    _m("SPLIT3", _VILMART, 10, _V2013 + ", splitting into three rotations (symmetric "
+       "composition)", 2, False, "|m|, Qm (torque-free; not E); vertical Qm (heavy top)",
        "R3(h/2) R2(h/2) R1(h) R2(h/2) R3(h/2); with a torque the free part of Strang eq. (16)"),
-    _m("SYMROT", _VILMART, 11, "000 Vilmart, Alg. 2 (corrected alpha, beta, METHODS V-5)", 2,
-       False, "|m|, Qm (torque-free; not E); exact for I1 = I2 or I2 = I3, not I1 = I3 (V-7)",
+    _m("SYMROT", _VILMART, 11, _V2013 + ", Algorithm 2 (with alpha, beta corrected)", 2,
+       False, "|m|, Qm (torque-free; not E); exact for I1 = I2 or I2 = I3, not I1 = I3",
        "symmetric + rotation splitting R(h/2) S(h) R(h/2) (axis 3 the symmetric axis); with a "
        "torque the free part of Strang eq. (16)"),
-    _m("MIDPOINT", _VILMART, 12, "000 Vilmart, Remark 4", 2, True,
+    _m("MIDPOINT", _VILMART, 12, _V2013 + ", Remark 4", 2, True,
        "all quadratic invariants: |m|, E, Qm, Q^T Q (torque-free)",
        "implicit midpoint rule (Newton); with a torque the free part of Strang eq. (16)"),
-    _m("NYSTROM4", _VILMART, 13, "000 Vilmart, 4th-order Nystrom splitting (corrected V-flow, "
-       "METHODS V-10)", 4, False, "|m| of the free part; Qm (vertical) for the heavy top",
-       "U(h/6) T(h/2) U(2h/3) V(-h^3/72) T(h/2) U(h/6), T the exact free flow"),
-    _m("RK4", _GANAPATHI, 1, "001 Ganapathi, sections 3.1-3.4, 7 (with the 1/2 of METHODS G-2, "
-       "torque at every stage, G-3)", 4, False,
+    _m("NYSTROM4", _VILMART, 13, _V2013 + ", fourth-order Nystrom splitting (flow of the "
+       "modified potential corrected)", 4, False,
+       "|m| of the free part; Qm (vertical) for the heavy top",
+       "U(h/6) T(h/2) U(2h/3) V(-h^3/72) T(h/2) U(h/6), T the exact free flow", FIELD_TORQUES,
+       "needs the flow of the modified potential {U,{U,T}}: it supports torque=None, "
+       "constant_field and heavy_top only"),
+    _m("RK4", _GANAPATHI, 1, "Ganapathi 2005, sections 3.1-3.4 and 7 (q' = q (0, omega) / 2; the "
+       "torque at every stage)", 4, False,
        "|q| = 1 by renormalisation only (no invariant exact; not symmetric)",
        "classical RK4 on (q, omega); the torque at the normalised stage quaternion"),
-    _m("TERZE", _TERZE, 1, "002 Terze-Mueller-Zlatar (explicit Lie-group scheme, METHODS T1)", 2,
-       False, "Qm, |m| (torque-free); (Qm)_z for the heavy top; not E; not symmetric",
-       "explicit Lie-group Stormer-Verlet type scheme (one torque evaluation a step)"),
-    _m("TRAP", _KRYSL, 1, "003 Krysl, eq. (14)", 2, True,
-       "'midpoint' energy E(m - h/2 w x m) (torque-free, METHODS K-10)",
+    _m("TERZE", _TERZE, 1, "Terze, Mueller and Zlatar 2015 (explicit Lie-group Stormer-Verlet "
+       "scheme)", 2, False, "Qm, |m| (torque-free); (Qm)_z for the heavy top; not E; not "
+       "symmetric", "explicit Lie-group Stormer-Verlet type scheme (one torque evaluation a step)"),
+    _m("TRAP", _KRYSL, 1, _K2008 + ", eq. (14)", 2, True,
+       "the 'midpoint' energy E(m - h/2 w x m) (torque-free)",
        "trapezoidal: fE(h/2) then bE(h/2)"),
-    _m("IMID", _KRYSL, 2, "003 Krysl, Algorithm IMID (torque at t + h/2, K-3)", 2, True,
+    _m("IMID", _KRYSL, 2, _K2008 + ", algorithm IMID (torque at t + h/2)", 2, True,
        "E, |m| (torque-free)",
        "midpoint: bE(h/2) then fE(h/2)"),
-    _m("TRAPM", _KRYSL, 3, "003 Krysl, eq. (20)", 2, True,
+    _m("TRAPM", _KRYSL, 3, _K2008 + ", eq. (20)", 2, True,
        "Qm (torque-free); vertical Qm (heavy top)",
        "momentum trapezoidal: (18)(h/2) then (19)(h/2)"),
-    _m("IMIDM", _KRYSL, 4, "003 Krysl, Algorithm IMIDM (K-3, K-4)", 2, True,
+    _m("IMIDM", _KRYSL, 4, _K2008 + ", algorithm IMIDM", 2, True,
        "Qm (torque-free); vertical Qm (heavy top)",
        "momentum midpoint: (19)(h/2) then (18)(h/2)"),
-    _m("SWC1", _KRYSL, 5, "003 Krysl, SWC1 (Simo-Wong ALGO_C1)", 2, True,
+    _m("SWC1", _KRYSL, 5, _K2008 + ", SWC1 (Simo and Wong 1991, ALGO_C1)", 2, True,
        "E, Qm (torque-free); vertical Qm (heavy top)",
-       "Simo-Wong energy-momentum; T_{n-1/2} = T(t + h/2, R exp[Psi/2]) (choice, K-5)"),
-    _m("AKW", _KRYSL, 6, "003 Krysl, AKW (Cayley map with 1/2, METHODS K-6)", 2, True,
-       "E, Qm (torque-free); E and vertical Qm (heavy top)",
+       "Simo-Wong energy-momentum; T_{n-1/2} = T(t + h/2, R exp[Psi/2]) (frb's choice)"),
+    _m("AKW", _KRYSL, 6, _K2008 + ", AKW (Austin, Krishnaprasad and Wang 1993; Cayley map of "
+       "h omega / 2)", 2, True, "E, Qm (torque-free); E and vertical Qm (heavy top)",
        "Austin-Krishnaprasad-Wang implicit midpoint"),
-    _m("BBTRAP", _KRYSL, 7, "003 Krysl, BBTRAP", 2, True,
+    _m("BBTRAP", _KRYSL, 7, _K2008 + ", BBTRAP (Bottasso and Borri 1998)", 2, True,
        "E, Qm (torque-free); vertical Qm (heavy top)",
        "Bottasso-Borri trapezoidal, dexp^-1 ~ 1"),
-    _m("BBTRAPWD", _KRYSL, 8, "003 Krysl, BBTRAPWD", 2, True,
+    _m("BBTRAPWD", _KRYSL, 8, _K2008 + ", BBTRAPWD (Bottasso and Borri 1998)", 2, True,
        "Qm (torque-free); vertical Qm (heavy top); not symmetric",
        "Bottasso-Borri trapezoidal with dexp^-1"),
 ])
+
+#: A splitting of the exact free flow with the user's coefficients (``coefficients=(a, b)``).
+SPLITTING = MethodInfo("SPLITTING", _CZ, 1, _CZ2010 + ", splitting with the exact free flow",
+                       None, False, "", "user splitting coefficients")
 
 
 class Trajectory:
@@ -167,10 +201,10 @@ class Trajectory:
     form: str
     method: str
     inertia: NDArray[np.float64]
-    torque: Torque | None
+    torque: TorqueLike | None
 
     def __init__(self, t: NDArray[np.float64], m: NDArray[np.float64], q: NDArray[np.float64],
-                 form: str, method: str, inertia: NDArray[np.float64], torque: Torque | None
+                 form: str, method: str, inertia: NDArray[np.float64], torque: TorqueLike | None
                  ) -> None:
         self.t = t
         self.m = m
@@ -209,7 +243,7 @@ class Trajectory:
         if not hasattr(self.torque, "potential"):
             raise AttributeError(f"the torque {self.torque!r} has no potential energy")
         # (hasattr above; an array for the stack Q)
-        return self.torque.potential(self.Q)  # type: ignore[union-attr, return-value]
+        return self.torque.potential(self.Q)  # type: ignore[union-attr]
 
     @property
     def energy(self) -> NDArray[np.float64]:
@@ -245,9 +279,8 @@ def _method(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] | None
         except KeyError:
             pass        # reported below
     if coefficients is not None:
-        a, b = _splitting._coefficients(None, coefficients)
-        return "SPLITTING", MethodInfo("SPLITTING", _CZ, 1, "004 Celledoni-Zanna, appendix",
-                                       None, False, "", "user splitting coefficients"), (a, b)
+        a, b = schedules.coefficients(None, coefficients)
+        return "SPLITTING", SPLITTING, (a, b)
     if method is None:
         raise TypeError("integrate() needs method= (one of " + ", ".join(METHODS)
                         + ") or coefficients=(a, b)")
@@ -259,7 +292,7 @@ def _named_method(method: str
                   ) -> tuple[str, MethodInfo, tuple[tuple[float, ...], tuple[float, ...]] | None]:
     """_method of a valid name (cached: a call of integrate looks it up once)."""
     name = method.upper()
-    return name, METHODS[name], _splitting.METHODS.get(name)
+    return name, METHODS[name], schedules.SPLITTING_METHODS.get(name)
 
 
 def _read_only(a: NDArray[Any]) -> NDArray[Any]:
@@ -274,41 +307,30 @@ _NO_TORQUE_PARAMETERS = _read_only(np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0])
 
 
 def _torque(torque: Torque | None
-            ) -> tuple[int, NDArray[np.float64],
-                       Callable[[float, NDArray[np.float64]], ArrayLike] | None]:
-    """(kind, tpar, user callable or None) of the torque."""
+            ) -> tuple[int, NDArray[np.float64], Torque | None]:
+    """(kind, tpar, user torque or None) of the engine for a Torque (or None): the compiled form
+    of a built-in torque, else the Python call-back."""
     if torque is None:
         return _T_NONE, _NO_TORQUE_PARAMETERS, None
-    tpar = np.zeros(7)
-    tpar[5] = 1.0
-    if isinstance(torque, ConstantField):
-        tpar[0:3] = torque.u0
-        return _T_FIELD, tpar, None
-    if isinstance(torque, HeavyTop):
-        tpar[0:3] = torque.u0
-        tpar[3:6] = torque.center
-        return _T_FIELD, tpar, None
-    if isinstance(torque, GravityGradient):
-        tpar[6] = torque.rate
-        return _T_GRAVITY_GRADIENT, tpar, None
-    if callable(torque):
-        return _T_USER, tpar, torque
-    raise TypeError("torque must be None, a torque of frb.torques or a callable torque(t, Q) -> "
-                    f"T_b, got {type(torque).__name__}")
+    form = torque.compiled
+    if form is not None:
+        return form.kind, np.array(form.parameters), None
+    return _T_USER, np.array(_NO_TORQUE_PARAMETERS), torque
 
 
-class _UserTorque:
-    """The f2py call-back of a user torque: calls torque(t, Q) once for the batch and checks
+class _TorqueCallback:
+    """The f2py call-back of a torque without a compiled form (a user torque, or a subclass of a
+    built-in one): calls torque(t, Q) once for the batch and checks
     its result. An exception (from the torque, from the checks, or KeyboardInterrupt) is kept
     and the torque returned as NaN, so that the compiled loop stops at the end of that step
     (a non-finite state); integrate then raises the kept exception. (Raising through the
     call-back would make f2py unwind the Fortran frames and print to stderr.)"""
 
-    def __init__(self, torque: Callable[[float, NDArray[np.float64]], ArrayLike], method: str
-                 ) -> None:
-        self.torque = torque
+    def __init__(self, torque: Torque, method: str) -> None:
+        function = torque.function if isinstance(torque, UserTorque) else torque
+        self.torque: Callable[[float, NDArray[np.float64]], Any] = function
         self.method = method
-        self.label = getattr(torque, "__name__", None) or repr(torque)
+        self.label = getattr(function, "__name__", None) or repr(function)
         self.error: BaseException | None = None
         # powers of two of a rescaled run (_scale_of): the loop's time and torque in those units
         self.time_exp: int | None = None
@@ -454,11 +476,11 @@ def _one_body(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike
 
 
 def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float, nsteps: int, *,
-              method: str | None = None, torque: Torque | None = None,
+              method: str | None = None, torque: TorqueLike | None = None,
               save_every: int | Literal["final"] | None = 1,
               coefficients: tuple[ArrayLike, ArrayLike] | None = None, quadrature: int = 0,
               threads: int | None = None, progress: bool = False) -> Trajectory:
-    """Integrate one or many (torqued) rigid bodies with any method of the seed documents.
+    """Integrate one or many (torqued) rigid bodies with any method of the field.
 
     Parameters
     ----------
@@ -475,7 +497,7 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
         Number of steps, ``0 <= nsteps < 2**31``.
     method : str
         Case-insensitive name, one of :data:`METHODS` (``frb.engine.METHODS[name]`` gives
-        its seed, order and properties).
+        its reference, order and properties).
     torque : None, a torque of :mod:`frb.torques`, or callable ``torque(t, Q) -> T_b``
         ``None`` for a free body. A callable receives ``Q`` of shape ``(N, 3, 3)`` and returns
         ``(N, 3)``; it is called once per stage for the whole batch.
@@ -563,6 +585,7 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
         I2 = np.ascontiguousarray(I2)
     h = _validate.real_scalar(h, "h")
     phase: Any   # a float for one body, an array for a batch
+    big_m, i_min, i_max = 0.0, 1.0, 1.0      # (an empty batch)
     if n == 1:   # (Python floats: cheaper than numpy for one body)
         x, y, z = m2.ravel().tolist()
         i1, i2, i3 = I2.ravel().tolist()
@@ -581,28 +604,54 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
     quadrature = _int_arg(quadrature, "quadrature", 0, 10)
     threads = _resolve_threads(threads)
     progress = _segments.check_progress(progress)
-    tkind, tpar, user = _torque(torque)
-
-    if name == "EXACT" and tkind != _T_NONE:
-        raise ValueError("method EXACT is the free flow: it takes no torque (use STRANG, "
-                         "RKN6_14 or another method for a torqued body)")
-    if name == "NYSTROM4" and tkind not in (_T_NONE, _T_FIELD):
-        raise ValueError("method NYSTROM4 needs the flow of the modified potential {U,{U,T}}: it "
-                         "supports torque=None, constant_field and heavy_top only")
+    tq = as_torque(torque)
+    if tq is not None and not isinstance(tq, info.torques):
+        raise ValueError(f"method {name} {info.torque_note}")
+    if tq is not None and tq.uses_momentum:
+        raise ValueError(f"torque {tq!r}: torques of the angular momentum, torque(t, Q, m), are "
+                         "not supported yet")
+    tkind, tpar, user = _torque(tq)
     if quadrature and info.family != _CZ:
         raise ValueError(f"quadrature applies to the exact-flow splittings, not to {name}")
 
-    kinds, frac = _ONE_FREE_FLOW
-    variant = info.variant
-    if info.family == _CZ:
-        if tkind == _T_NONE:
-            variant = 0
-        else:
-            # (coef is set for every method of this family)
-            kinds, frac, _ = _splitting._plan(*coef)  # type: ignore[misc]
-            if len(frac) > 64:
-                raise ValueError("coefficients: at most 64 flows a step")
+    plan = None
+    if info.family == _CZ and tq is not None:
+        # (coef is set for every method of this family)
+        plan = schedules.plan(*coef)[:2]  # type: ignore[misc]
+        if len(plan[1]) > 64:
+            raise ValueError("coefficients: at most 64 flows a step")
+    t_out, m_out, q_out, failure = run_validated(name, info, m2, q2, I2, h, nsteps, tq, plan,
+                                                 save_every, quadrature, threads, progress,
+                                                 big_m, i_min, i_max, single)
+    if failure is not None:
+        raise failure
+    if single:
+        return Trajectory(t_out, m_out[:, 0], q_out[:, 0], form, name, I2[0], torque)
+    return Trajectory(t_out, m_out, q_out, form, name, I2, torque)
 
+
+def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDArray[np.float64],
+                  I2: NDArray[np.float64], h: float, nsteps: int, torque: Torque | None,
+                  plan: tuple[NDArray[np.intc], NDArray[np.float64]] | None, save_every: int,
+                  quadrature: int, threads: int, progress: bool, big_m: float, i_min: float,
+                  i_max: float, single: bool | None = None
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+                             IntegrationError | None]:
+    """The engine under :func:`integrate` and its wrappers (:func:`frb.splitting.integrate`,
+    :func:`frb.dmv_integrate`), for inputs they have validated: float64 C-ordered m2 (n, 3),
+    q2 (n, 4) unit quaternions, I2 (n, 3) positive moments; ``plan`` the flows ``(kinds,
+    fractions)`` of one step of an exact-flow splitting (None: one free flow a step); big_m,
+    i_min, i_max the largest |m_i| and the extreme moments of the batch (for the rescaling of
+    extreme scales). Returns the kept times (K,), momenta (K, n, 3) and quaternions (K, n, 4),
+    filled up to the failure if there is one, and the IntegrationError of the failure (not raised;
+    its message names the body unless ``single``, by default n == 1) or None. Raises the
+    exception of a user torque."""
+    n = m2.shape[0]
+    tkind, tpar, user = _torque(torque)
+    kinds, frac = _ONE_FREE_FLOW if plan is None else plan
+    variant = info.variant
+    if info.family == _CZ and plan is None:
+        variant = 0
     saved = _segments.kept_steps(nsteps, save_every)
     t_out = saved * h          # t0 + k h, t0 = 0, as the compiled loop
     if not h > 0:
@@ -621,8 +670,9 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
     # the kept states, the initial one included, are written by the compiled loop
     m_out = np.empty((len(saved), n, 3))
     q_out = np.empty((len(saved), n, 4))
+    failure = None
     if n:
-        cb: Any = _UserTorque(user, name) if user is not None else _no_torque
+        cb: Any = _TorqueCallback(user, name) if user is not None else _no_torque
         if scale is not None and user is not None:
             cb.time_exp, cb.torque_exp = ka - kb, 2 * ka - kb
         fail = _run_engine(name, info.family, variant, quadrature, kinds, frac, tkind, tpar,
@@ -632,15 +682,11 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
             raise cb.error
         if fail is not None:
             fail_step, fail_body, status = fail
-            _raise_failure(name, int(status), int(fail_step), int(fail_body) - 1, single)
+            failure = _failure(name, int(status), int(fail_step), int(fail_body) - 1,
+                               n == 1 if single is None else single)
     if scale is not None:
         m_out = np.ldexp(m_out, -ka)
-    if single:
-        m_out, q_out = m_out[:, 0], q_out[:, 0]
-        I_keep = I2[0]
-    else:
-        I_keep = I2
-    return Trajectory(t_out, m_out, q_out, form, name, I_keep, torque)
+    return t_out, m_out, q_out, failure
 
 
 def _run_engine(name: str, family: int, variant: int, quadrature: int, kinds: NDArray[np.intc],
@@ -732,7 +778,7 @@ def _check_common_scale(m2: NDArray[np.float64], I2: NDArray[np.float64], scale:
                          "of two); integrate bodies of very different scales in separate calls")
 
 
-def _raise_failure(name: str, status: int, step: int, body: int, single: bool) -> NoReturn:
+def _failure(name: str, status: int, step: int, body: int, single: bool) -> IntegrationError:
     where = f"step {step}" + ("" if single else f", body {body}")
     if status == _INFO_NO_CONVERGENCE:
         msg = (f"method {name}: the implicit equation of {where} did not converge "
@@ -749,4 +795,4 @@ def _raise_failure(name: str, status: int, step: int, body: int, single: bool) -
         raise NotImplementedError(f"method {name} is not available in this build")
     else:  # pragma: no cover
         msg = f"method {name}: failure code {status} at {where}"
-    raise IntegrationError(msg, name, step, body)
+    return IntegrationError(msg, name, step, body)

@@ -41,11 +41,10 @@ once; the torque's results are checked after each call).
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Sequence, Tuple
+from typing import Any, Callable, Literal, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -54,7 +53,10 @@ from . import _core, _segments
 from . import _validate
 from . import flows as _flows
 from ._validate import IntegrationError
+from .schedules import FREE_PLAN, RKN6_14, SPLITTING_METHODS as METHODS, STRANG, coefficients as \
+    _coefficients, plan, schedule
 from .threads import _resolve as _resolve_threads
+from .torques import ConstantField, constant_field
 
 __all__ = [
     "RKN6_14",
@@ -66,109 +68,12 @@ __all__ = [
     "integrate",
 ]
 
-# Blanes & Moan (2002), RKN6 with 14 stages (seed 004, appendix, eq. (23)).
-_A7 = (
-    0.0378593198406116,
-    0.102635633102435,
-    -0.0258678882665587,
-    0.314241403071477,
-    -0.130144459517415,
-    0.106417700369543,
-    -0.00879424312851058,
-)
-_B6 = (
-    0.09171915262446165,
-    0.183983170005006,
-    -0.05653436583288827,
-    0.004914688774712854,
-    0.143761127168358,
-    0.328567693746804,
-)
-#: First half ``(a_1..a_8), (b_1..b_7)`` of the sixth-order method RKN6_14 of
-#: Blanes and Moan, with ``a_8 = 1 - 2(a_1+...+a_7)``, ``b_7 = 1/2 - (b_1+...+b_6)``.
-RKN6_14: tuple[tuple[float, ...], tuple[float, ...]] = (
-    _A7 + (1.0 - 2.0 * math.fsum(_A7),),
-    _B6 + (0.5 - math.fsum(_B6),),
-)
-#: Strang splitting ``A(h/2) B(h) A(h/2)`` (second order).
-STRANG: tuple[tuple[float, ...], tuple[float, ...]] = ((0.5, 0.0), (0.5,))
-#: Named methods accepted by :func:`integrate`.
-METHODS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {"RKN6_14": RKN6_14,
-                                                                   "STRANG": STRANG}
 
-_CONSISTENCY_TOL = 1e-10
 
 #: A torque flow of :func:`integrate`: ``flow(m, Q, t) -> (m_new, Q_new)``, the exact flow of
 #: the torque over time ``t`` from the state ``m`` (3,), ``Q`` (3, 3) (read-only).
 TorqueFlow = Callable[[NDArray[np.float64], NDArray[np.float64], float],
                       Tuple[ArrayLike, ArrayLike]]
-
-
-class ConstantField:
-    """Torque of a body in a constant spatial field ``u0`` (Algorithm 903, example 1).
-
-    With ``u = Q^T u0`` (the field in body coordinates) the torque is
-    ``f(Q) = (u_2, -u_1, 0) = u x e_3``: the potential ``V(Q) = u0 . (Q e_3)``
-    of a heavy top with its centre of mass on the third body axis.  ``Q`` is
-    constant along the torque flow, hence so is ``u``, and the exact flow over
-    time ``t`` is ``m_1 += t u_2``, ``m_2 -= t u_1``, ``m_3``, ``Q`` unchanged.
-
-    Attributes
-    ----------
-    u0 : numpy.ndarray
-        The field, shape ``(3,)`` (read-only copy).
-    """
-
-    __slots__ = ("u0", "_u")
-    u0: NDArray[np.float64]
-    _u: tuple[float, ...]
-
-    def __init__(self, u0: ArrayLike) -> None:
-        u = np.array(_validate.real_array(u0, "u0", finite=False), dtype=np.float64)
-        if u.shape != (3,):
-            raise ValueError(f"u0 must have shape (3,), got {u.shape}")
-        if not np.all(np.isfinite(u)):
-            raise ValueError("u0 must be finite")
-        u.setflags(write=False)
-        self.u0 = u
-        self._u = tuple(u.tolist())
-
-    def body_field(self, Q: ArrayLike) -> NDArray[np.float64]:
-        """The field in body coordinates, ``u = Q^T u0``."""
-        return np.asarray(Q, dtype=np.float64).T @ self.u0
-
-    def potential(self, Q: ArrayLike) -> float | NDArray[np.float64]:
-        """Potential energy ``u0 . (Q e_3)``; ``T(m) + potential(Q)`` is conserved.
-
-        A float for one matrix, an array for Q of shape (..., 3, 3)."""
-        Q = np.asarray(Q, dtype=np.float64)
-        v = Q[..., :, 2] @ self.u0
-        return float(v) if v.ndim == 0 else v
-
-    def __call__(self, m: ArrayLike, Q: ArrayLike, t: float
-                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Exact flow over time ``t``: returns ``(m_new, Q)`` (``Q`` itself, unchanged)."""
-        x, y, z = self._u
-        Qa = np.asarray(Q, dtype=np.float64)
-        # u = Q^T u0, only its first two components are needed
-        u1 = Qa[0, 0] * x + Qa[1, 0] * y + Qa[2, 0] * z
-        u2 = Qa[0, 1] * x + Qa[1, 1] * y + Qa[2, 1] * z
-        mn = np.array(m, dtype=np.float64)
-        mn[0] += t * u2
-        mn[1] -= t * u1
-        return mn, Qa
-
-    def __repr__(self) -> str:
-        return f"constant_field({self.u0.tolist()!r})"
-
-
-def constant_field(u0: ArrayLike) -> ConstantField:
-    """Torque of a constant spatial field ``u0``; see :class:`ConstantField`.
-
-    The returned object is a torque flow ``flow(m, Q, t)`` usable with
-    :func:`integrate`, and stores the field as ``.u0``.
-    """
-    return ConstantField(u0)
 
 
 @dataclass(frozen=True, repr=False)
@@ -193,79 +98,6 @@ class Trajectory:
     def __repr__(self) -> str:
         return (f"<frb.splitting.Trajectory: {len(self.t)} states, "
                 f"t = {self.t[0]:g} .. {self.t[-1]:g}; arrays t, m, Q>")
-
-
-def _coefficients(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] | None
-                  ) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    if coefficients is None:
-        if not isinstance(method, str) or method.upper() not in METHODS:
-            raise ValueError(
-                f"method must be one of {sorted(METHODS)} (or give coefficients=(a, b)), "
-                f"got {method!r}"
-            )
-        return METHODS[method.upper()]
-    try:
-        a, b = coefficients
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            "coefficients must be a pair (a, b) of sequences of real numbers "
-            "(a_1..a_{s+1}, b_1..b_s)"
-        ) from exc
-    a = _validate.real_array(a, "coefficients a", finite=False)
-    b = _validate.real_array(b, "coefficients b", finite=False)
-    if a.ndim != 1 or b.ndim != 1:
-        raise ValueError("coefficients must be a pair (a, b) of sequences of real numbers "
-                         f"(a_1..a_{{s+1}}, b_1..b_s), got shapes {a.shape} and {b.shape}")
-    a, b = tuple(a.tolist()), tuple(b.tolist())
-    if len(a) != len(b) + 1:
-        raise ValueError(
-            f"coefficients: need len(a) == len(b) + 1, got len(a)={len(a)}, len(b)={len(b)}"
-        )
-    if not all(math.isfinite(x) for x in a + b):
-        raise ValueError("coefficients must be finite")
-    sa = 2.0 * math.fsum(a[:-1]) + a[-1]
-    sb = 2.0 * math.fsum(b)
-    if abs(sa - 1.0) > _CONSISTENCY_TOL or abs(sb - 1.0) > _CONSISTENCY_TOL:
-        raise ValueError(
-            "coefficients are not consistent: need 2(a_1+...+a_s) + a_{s+1} = 1 and "
-            f"2(b_1+...+b_s) = 1, got {sa!r} and {sb!r}"
-        )
-    return a, b
-
-
-@functools.lru_cache(maxsize=64)
-def _plan(a: tuple[float, ...], b: tuple[float, ...]
-          ) -> tuple[NDArray[np.intc], NDArray[np.float64], float]:
-    """The flows of one step of the method (a, b) as the compiled loop takes them: kinds (0 = A,
-    1 = B) and fractions of h (read-only arrays), and the largest |fraction| of a free flow."""
-    schedule = _schedule(a, b)
-    kinds = np.array([0 if kind == "A" else 1 for kind, _ in schedule], dtype=np.intc)
-    fractions = np.array([c for _, c in schedule], dtype=np.float64)
-    kinds.flags.writeable = fractions.flags.writeable = False
-    return kinds, fractions, max(abs(c) for kind, c in schedule if kind == "A")
-
-
-#: The plan of a free body: one exact flow A(h) a step.
-_FREE_PLAN = (np.zeros(1, dtype=np.intc), np.ones(1), 1.0)
-_FREE_PLAN[0].flags.writeable = _FREE_PLAN[1].flags.writeable = False
-
-
-def _schedule(a: Sequence[float], b: Sequence[float]) -> list[tuple[str, float]]:
-    """Flat list of (kind, fraction of h) for one symmetric step, zeros removed."""
-    half = []
-    for i, bi in enumerate(b):
-        half.append(("A", a[i]))
-        half.append(("B", bi))
-    seq = half + [("A", a[-1])] + half[::-1]
-    out: list[list] = []
-    for kind, c in seq:
-        if c == 0.0:
-            continue
-        if out and out[-1][0] == kind:
-            out[-1][1] += c
-        else:
-            out.append([kind, c])
-    return [(kind, c) for kind, c in out]
 
 
 def _vector(x: ArrayLike, name: str, shape: tuple[int, ...], check_finite: bool = True
@@ -511,7 +343,7 @@ def integrate(
             f"got {type(torque).__name__}"
         )
 
-    kinds, fractions, c = _FREE_PLAN if torque is None else _plan(tuple(a), tuple(b))
+    kinds, fractions, c = FREE_PLAN if torque is None else plan(tuple(a), tuple(b))
     # |c h| = |c| |h| exactly, so this is the longest free flow of a step
     tau_a = c * abs(h)
     phase = _validate.phase_scalar(tau_a, math.hypot(*m.tolist()), min(I.tolist()))
@@ -529,7 +361,7 @@ def integrate(
         Q_out[0] = Q
     label = f"frb.splitting.integrate {method if coefficients is None else 'SPLITTING'}"
 
-    if torque is None or type(torque) is ConstantField:
+    if torque is None or type(torque) is ConstantField:   # (the field's compiled form)
         # the whole loop in Fortran, entered in segments of steps with the state (m, Q^T)
         # carried; the kept states are written in place (seen through .T: C-ordered, no copies)
         taus = fractions * h        # (the products c h of the Python loop below)
@@ -547,13 +379,13 @@ def integrate(
             raise failure
         return Trajectory(t=t_out, m=m_out, Q=Q_out)
 
-    schedule = [(kind, frac * h) for kind, frac in _schedule(a, b)]
+    flows = [(kind, frac * h) for kind, frac in schedule(a, b)]
     inertia_t = I.reshape(1, 3).T
     bar = _segments.Progress(progress, nsteps, 1, label)
     try:
         j = 1 if saved[0] == 0 else 0
         for k in range(1, nsteps + 1):
-            for kind, tau in schedule:
+            for kind, tau in flows:
                 if kind == "A":
                     try:
                         m, Q = _free_flow(m, Q, tau, inertia_t, quadrature)

@@ -1,36 +1,96 @@
-"""Torques for :func:`frb.integrate`: built-in torques compiled into every time loop.
+"""Torques of :func:`frb.integrate`: one protocol for built-in and user torques.
 
-A torque is the body torque as a function of time and attitude, ``T_b(t, Q)`` (body frame,
-``Q`` the attitude matrix whose columns are the body axes in the fixed frame). The body then
-obeys ``m' = m x I^-1 m + T_b(t, Q)``, ``Q' = Q hat(I^-1 m)``.
+A torque is the body torque ``T_b`` (body frame) as a function of the time ``t`` and the attitude
+``Q`` (columns = body axes in the fixed frame); the body obeys ``m' = m x I^-1 m + T_b``,
+``Q' = Q hat(I^-1 m)``. Every torque is a :class:`Torque`, called as a user torque is::
 
-Built in (evaluated in Fortran inside the time loop of every method):
+    torque(t, Q)        # t a float, Q of shape (N, 3, 3) or (3, 3) -> T_b of shape (N, 3) or (3,)
+    torque(t, Q, m)     # the protocol's third argument: the body angular momentum (N, 3)
+
+A plain callable ``f(t, Q)`` given to :func:`frb.integrate` is wrapped into a :class:`Torque` by
+:func:`as_torque`. A torque has a potential energy where one exists (``has_potential``,
+``potential(Q)``), and the built-in ones have a compiled form (``compiled``) that the engine
+evaluates inside its time loop, without calling Python.
+
+Built in:
 
 * :func:`constant_field` ``(u0)``: a constant spatial field acting on the third body axis,
-  ``T_b = (Q^T u0) x e3`` with potential ``U = u0 . Q e3`` (Algorithm 903, example 1).
+  ``T_b = (Q^T u0) x e3`` with potential ``U = u0 . Q e3`` (Celledoni and Zanna 2010, example 1).
 * :func:`heavy_top` ``(weight, center)``: a top on a fixed point at the origin, gravity of size
   ``weight`` (mass times g) along ``-z`` of the fixed frame, centre of mass at the body vector
   ``center``: ``T_b = weight (Q^T e_z) x center``, potential ``U = weight (Q center)_z``.
 * :func:`gravity_gradient` ``(n)``: a satellite on a circular orbit of rate ``n`` in the fixed
   x-y plane; with ``r(t) = (cos nt, sin nt, 0)`` the direction to the planet and ``c = Q^T r``,
-  ``T_b = 3 n^2 c x (I c)`` (time-dependent; no potential is reported).
+  ``T_b = 3 n^2 c x (I c)`` (time-dependent; no potential). It needs the moments of inertia,
+  which it takes where it is evaluated: ``torque(t, Q, inertia=I)`` (the engine passes them).
 
-Any other torque is a vectorised callable ``torque(t, Q) -> T_b``: it receives the whole batch,
-``Q`` of shape ``(N, 3, 3)`` (read-only), and returns an array of shape ``(N, 3)``; it is called
-once per stage of the method for all bodies.
+Torques are immutable: their parameters are fixed when they are made.
 """
 from __future__ import annotations
 
+import inspect
 import math
+import warnings
+from typing import Any, Callable, NamedTuple, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
-from .splitting import ConstantField, constant_field
 
-__all__ = ["constant_field", "heavy_top", "gravity_gradient", "ConstantField", "HeavyTop",
-           "GravityGradient"]
+__all__ = ["Torque", "CompiledTorque", "ConstantField", "HeavyTop", "GravityGradient",
+           "UserTorque", "as_torque", "constant_field", "heavy_top", "gravity_gradient"]
+
+# torque kinds of the compiled loop (fortran/torques.f90)
+KIND_FIELD, KIND_GRAVITY_GRADIENT = 1, 2
+
+
+class CompiledTorque(NamedTuple):
+    """The compiled form of a built-in torque: its kind in the engine and its parameters
+    ``(u0_1, u0_2, u0_3, c_1, c_2, c_3, rate)`` (field, body point, orbit rate)."""
+
+    kind: int
+    parameters: tuple[float, float, float, float, float, float, float]
+
+
+class Torque:
+    """Base of every torque of :func:`frb.integrate`.
+
+    Subclasses define ``__call__(t, Q, m=None)`` returning the body torque, and may define a
+    potential (``has_potential = True`` and ``potential(Q)``) and a compiled form
+    (``compiled``). Instances are immutable.
+    """
+
+    __slots__ = ()
+    #: True when :meth:`potential` gives the potential energy (``T(m) + U(Q)`` is conserved).
+    has_potential: bool = False
+    #: True when ``T_b`` depends on the angular momentum ``m`` (the third argument).
+    uses_momentum: bool = False
+
+    def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None
+                 ) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+    def potential(self, Q: ArrayLike) -> Any:
+        """Potential energy at the attitudes Q (..., 3, 3); AttributeError where there is none."""
+        raise AttributeError(f"the torque {self!r} has no potential energy")
+
+    @property
+    def compiled(self) -> CompiledTorque | None:
+        """The form the engine evaluates in its time loop, or None (then the engine calls the
+        torque from Python once per stage for the whole batch)."""
+        return None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable: make a new torque instead of "
+                             f"setting {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _init(self, **values: Any) -> None:
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
 
 def _finite_vector(x: ArrayLike, name: str) -> NDArray[np.float64]:
@@ -43,35 +103,118 @@ def _finite_vector(x: ArrayLike, name: str) -> NDArray[np.float64]:
     return a
 
 
-def _finite_real(x: float, name: str) -> float:
-    return _validate.real_scalar(x, name)
+_E3 = np.array([0.0, 0.0, 1.0])
+_E3.setflags(write=False)
 
 
-class HeavyTop:
+class ConstantField(Torque):
+    """A body point ``c`` in a constant spatial field ``u0``: ``T_b = (Q^T u0) x c``, potential
+    ``u0 . (Q c)``. :func:`constant_field` is ``c = e3`` (Celledoni and Zanna 2010, example 1:
+    ``T_b = (u_2, -u_1, 0)`` with ``u = Q^T u0``).
+
+    ``Q`` is constant along the torque's own flow, hence so is ``T_b``: :meth:`flow` is exact.
+
+    Attributes
+    ----------
+    u0 : numpy.ndarray
+        The field, shape ``(3,)`` (read-only copy).
+    center : numpy.ndarray
+        The body point ``c``, shape ``(3,)`` (read-only; ``e3`` for :func:`constant_field`).
+    """
+
+    __slots__ = ("u0", "center", "_u")
+    has_potential = True
+    u0: NDArray[np.float64]
+    center: NDArray[np.float64]
+    _u: tuple[float, ...]
+
+    def __init__(self, u0: ArrayLike) -> None:
+        u = _finite_vector(u0, "u0")
+        self._init(u0=u, center=_E3, _u=tuple(u.tolist()))
+
+    def body_field(self, Q: ArrayLike) -> NDArray[np.float64]:
+        """The field in body coordinates, ``u = Q^T u0``."""
+        return np.asarray(Q, dtype=np.float64).T @ self.u0
+
+    def potential(self, Q: ArrayLike) -> Any:
+        """Potential energy ``u0 . (Q c)``: a float for one matrix, an array for (..., 3, 3)."""
+        Q = np.asarray(Q, dtype=np.float64)
+        v = (Q @ self.center) @ self.u0
+        return float(v) if v.ndim == 0 else v
+
+    def torque(self, t: float, Q: ArrayLike) -> NDArray[np.float64]:
+        """Body torque ``(Q^T u0) x c`` for Q of shape (..., 3, 3)."""
+        Q = np.asarray(Q, dtype=np.float64)
+        u = np.einsum("...ji,j->...i", Q, self.u0)
+        return np.cross(u, self.center)
+
+    def __call__(self, t: Any, Q: ArrayLike, m: Any = None, *, inertia: ArrayLike | None = None
+                 ) -> Any:
+        """``torque(t, Q)``; called as the former torque flow ``(m, Q, t)`` of
+        :func:`frb.splitting.integrate` (an array first), it returns :meth:`flow` (deprecated)."""
+        if np.ndim(t) == 0:
+            return self.torque(t, Q)
+        warnings.warn("calling a constant field as flow(m, Q, t) is deprecated: use its "
+                      ".flow(m, Q, t), or torque(t, Q)", DeprecationWarning, stacklevel=2)
+        return self.flow(t, Q, m)
+
+    def flow(self, m: ArrayLike, Q: ArrayLike, t: float
+             ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Exact flow of the torque alone over time ``t`` (one body): ``(m + t T_b(Q), Q)``."""
+        Qa = np.asarray(Q, dtype=np.float64)
+        mn = np.array(m, dtype=np.float64)
+        if self.center is _E3:
+            x, y, z = self._u
+            # u = Q^T u0, only its first two components are needed: T_b = (u2, -u1, 0)
+            u1 = Qa[0, 0] * x + Qa[1, 0] * y + Qa[2, 0] * z
+            u2 = Qa[0, 1] * x + Qa[1, 1] * y + Qa[2, 1] * z
+            mn[0] += t * u2
+            mn[1] -= t * u1
+        else:
+            mn += t * self.torque(0.0, Qa)
+        return mn, Qa
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.u0,))
+
+    @property
+    def compiled(self) -> CompiledTorque | None:
+        if type(self) not in (ConstantField, HeavyTop):
+            return None         # a subclass may change the torque: called from Python
+        u, c = self.u0.tolist(), self.center.tolist()
+        return CompiledTorque(KIND_FIELD, (u[0], u[1], u[2], c[0], c[1], c[2], 0.0))
+
+    def __repr__(self) -> str:
+        return f"constant_field({self.u0.tolist()!r})"
+
+
+class HeavyTop(ConstantField):
     """Heavy top: fixed point at the origin, gravity ``weight`` along ``-z`` (fixed frame),
     centre of mass at the body vector ``center``.
 
-    ``T_b(Q) = weight (Q^T e_z) x center``; potential energy ``weight (Q center)_z``.
+    ``T_b(Q) = weight (Q^T e_z) x center``; potential energy ``weight (Q center)_z``: the field
+    ``u0 = (0, 0, weight)`` acting on the body point ``center``.
     """
 
-    __slots__ = ("weight", "center", "u0")
+    __slots__ = ("weight",)
     weight: float
-    center: NDArray[np.float64]
-    u0: NDArray[np.float64]
 
     def __init__(self, weight: float, center: ArrayLike) -> None:
-        self.weight = _finite_real(weight, "weight")
-        self.center = _finite_vector(center, "center")
-        u0 = np.array([0.0, 0.0, self.weight])
+        w = _validate.real_scalar(weight, "weight")
+        u0 = np.array([0.0, 0.0, w])
         u0.setflags(write=False)
-        self.u0 = u0
+        self._init(weight=w, center=_finite_vector(center, "center"), u0=u0,
+                   _u=tuple(u0.tolist()))
 
-    def potential(self, Q: ArrayLike) -> NDArray[np.float64]:
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (HeavyTop, (self.weight, self.center))
+
+    def potential(self, Q: ArrayLike) -> Any:
         """Potential energy ``weight (Q center)_z`` for Q of shape (..., 3, 3)."""
         Q = np.asarray(Q, dtype=np.float64)
         return self.weight * (Q[..., 2, :] @ self.center)
 
-    def __call__(self, t: float, Q: ArrayLike) -> NDArray[np.float64]:
+    def torque(self, t: float, Q: ArrayLike) -> NDArray[np.float64]:
         """Body torque ``weight (Q^T e_z) x center`` for Q of shape (..., 3, 3)."""
         Q = np.asarray(Q, dtype=np.float64)
         return np.cross(self.weight * Q[..., 2, :], self.center)
@@ -80,15 +223,25 @@ class HeavyTop:
         return f"heavy_top({self.weight!r}, {self.center.tolist()!r})"
 
 
-class GravityGradient:
+class GravityGradient(Torque):
     """Gravity-gradient torque of a satellite on a circular orbit of rate ``n`` in the fixed
-    x-y plane: ``r(t) = (cos nt, sin nt, 0)``, ``c = Q^T r``, ``T_b = 3 n^2 c x (I c)``."""
+    x-y plane: ``r(t) = (cos nt, sin nt, 0)``, ``c = Q^T r``, ``T_b = 3 n^2 c x (I c)``.
+
+    It needs the moments of inertia ``I``, given where it is evaluated:
+    ``torque(t, Q, inertia=I)`` (``frb.integrate`` passes the bodies' own)."""
 
     __slots__ = ("rate",)
     rate: float
 
     def __init__(self, n: float) -> None:
-        self.rate = _finite_real(n, "n")
+        self._init(rate=_validate.real_scalar(n, "n"))
+
+    def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
+                 inertia: ArrayLike | None = None) -> NDArray[np.float64]:
+        if inertia is None:
+            raise TypeError("gravity_gradient needs the moments of inertia: call it as "
+                            "torque(t, Q, inertia=I)")
+        return self.torque(t, Q, inertia)
 
     def torque(self, t: float, Q: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
         """Body torque for Q of shape (..., 3, 3) and inertia broadcastable to (..., 3)."""
@@ -97,8 +250,85 @@ class GravityGradient:
         c = np.einsum("...ji,j->...i", Q, r)
         return 3.0 * self.rate**2 * np.cross(c, np.asarray(inertia) * c)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (GravityGradient, (self.rate,))
+
+    @property
+    def compiled(self) -> CompiledTorque | None:
+        if type(self) is not GravityGradient:
+            return None
+        return CompiledTorque(KIND_GRAVITY_GRADIENT, (0.0, 0.0, 0.0, 0.0, 0.0, 1.0, self.rate))
+
     def __repr__(self) -> str:
         return f"gravity_gradient({self.rate!r})"
+
+
+class UserTorque(Torque):
+    """A plain callable ``function(t, Q)`` or ``function(t, Q, m)`` as a :class:`Torque`
+    (:func:`as_torque` makes one). ``Q`` has shape (N, 3, 3) and ``m`` (N, 3), both
+    read-only; the result has shape (N, 3)."""
+
+    __slots__ = ("function", "uses_momentum")
+    function: Callable[..., ArrayLike]
+    uses_momentum: bool
+
+    def __init__(self, function: Callable[..., ArrayLike]) -> None:
+        if not callable(function):
+            raise TypeError(f"torque must be callable, got {type(function).__name__}")
+        self._init(function=function, uses_momentum=_positional_count(function) >= 3)
+
+    def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None
+                 ) -> NDArray[np.float64]:
+        if self.uses_momentum:
+            return np.asarray(self.function(t, Q, m))
+        return np.asarray(self.function(t, Q))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (UserTorque, (self.function,))
+
+    @property
+    def name(self) -> str:
+        """The callable's name, for messages."""
+        return getattr(self.function, "__name__", None) or repr(self.function)
+
+    def __repr__(self) -> str:
+        return f"UserTorque({self.function!r})"
+
+
+def _positional_count(function: Callable[..., Any]) -> int:
+    """Number of required positional parameters of a callable (2 when it cannot be told)."""
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return 2
+    return sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+               and p.default is p.empty)
+
+
+def as_torque(torque: Any) -> Optional[Torque]:
+    """``torque`` as a :class:`Torque`: None stays None, a Torque is returned as it is, a plain
+    callable is wrapped into a :class:`UserTorque`; anything else raises TypeError."""
+    if torque is None or isinstance(torque, Torque):
+        return torque
+    if callable(torque):
+        return UserTorque(torque)
+    raise TypeError("torque must be None, a torque of frb.torques or a callable torque(t, Q) -> "
+                    f"T_b, got {type(torque).__name__}")
+
+
+def constant_field(u0: ArrayLike) -> ConstantField:
+    """Torque of a constant spatial field ``u0`` on the third body axis; see
+    :class:`ConstantField`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import frb
+    >>> field = frb.torques.constant_field([0.0, 0.0, 1.0])
+    >>> field(0.0, np.eye(3))                    # T_b = (Q^T u0) x e3
+    array([0., 0., 0.])
+    """
+    return ConstantField(u0)
 
 
 def heavy_top(weight: float, center: ArrayLike) -> HeavyTop:
@@ -132,4 +362,3 @@ def gravity_gradient(n: float) -> GravityGradient:
     array([600.])
     """
     return GravityGradient(n)
-

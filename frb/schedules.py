@@ -1,0 +1,127 @@
+"""Symmetric splittings of the exact free flow A and the torque kick B: their coefficients and
+the schedule of flows of one step, shared by :func:`frb.integrate` and
+:func:`frb.splitting.integrate`.
+
+One step of length ``h`` of a symmetric method with coefficients ``a_1..a_{s+1}``, ``b_1..b_s``
+is the composition ``A(a_1 h) B(b_1 h) ... A(a_{s+1} h) ... B(b_1 h) A(a_1 h)``; consistency
+requires ``2(a_1 + ... + a_s) + a_{s+1} = 1`` and ``2(b_1 + ... + b_s) = 1``. Flows with a zero
+coefficient are skipped and the two neighbouring flows of the same kind merged.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import _validate
+
+__all__ = ["RKN6_14", "STRANG", "SPLITTING_METHODS", "FREE_PLAN", "coefficients", "plan",
+           "schedule"]
+
+# Blanes & Moan (2002), RKN6 with 14 stages (Celledoni and Zanna 2010, appendix, eq. (23)).
+_A7 = (
+    0.0378593198406116,
+    0.102635633102435,
+    -0.0258678882665587,
+    0.314241403071477,
+    -0.130144459517415,
+    0.106417700369543,
+    -0.00879424312851058,
+)
+_B6 = (
+    0.09171915262446165,
+    0.183983170005006,
+    -0.05653436583288827,
+    0.004914688774712854,
+    0.143761127168358,
+    0.328567693746804,
+)
+#: First half ``(a_1..a_8), (b_1..b_7)`` of the sixth-order method RKN6_14 of
+#: Blanes and Moan, with ``a_8 = 1 - 2(a_1+...+a_7)``, ``b_7 = 1/2 - (b_1+...+b_6)``.
+RKN6_14: tuple[tuple[float, ...], tuple[float, ...]] = (
+    _A7 + (1.0 - 2.0 * math.fsum(_A7),),
+    _B6 + (0.5 - math.fsum(_B6),),
+)
+#: Strang splitting ``A(h/2) B(h) A(h/2)`` (second order).
+STRANG: tuple[tuple[float, ...], tuple[float, ...]] = ((0.5, 0.0), (0.5,))
+#: Named splitting methods (of :func:`frb.integrate` and :func:`frb.splitting.integrate`).
+SPLITTING_METHODS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {"RKN6_14": RKN6_14,
+                                                                   "STRANG": STRANG}
+
+_CONSISTENCY_TOL = 1e-10
+
+
+def coefficients(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] | None
+                  ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    if coefficients is None:
+        if not isinstance(method, str) or method.upper() not in SPLITTING_METHODS:
+            raise ValueError(
+                f"method must be one of {sorted(SPLITTING_METHODS)} (or give coefficients=(a, b)), "
+                f"got {method!r}"
+            )
+        return SPLITTING_METHODS[method.upper()]
+    try:
+        a, b = coefficients
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            "coefficients must be a pair (a, b) of sequences of real numbers "
+            "(a_1..a_{s+1}, b_1..b_s)"
+        ) from exc
+    a = _validate.real_array(a, "coefficients a", finite=False)
+    b = _validate.real_array(b, "coefficients b", finite=False)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError("coefficients must be a pair (a, b) of sequences of real numbers "
+                         f"(a_1..a_{{s+1}}, b_1..b_s), got shapes {a.shape} and {b.shape}")
+    a, b = tuple(a.tolist()), tuple(b.tolist())
+    if len(a) != len(b) + 1:
+        raise ValueError(
+            f"coefficients: need len(a) == len(b) + 1, got len(a)={len(a)}, len(b)={len(b)}"
+        )
+    if not all(math.isfinite(x) for x in a + b):
+        raise ValueError("coefficients must be finite")
+    sa = 2.0 * math.fsum(a[:-1]) + a[-1]
+    sb = 2.0 * math.fsum(b)
+    if abs(sa - 1.0) > _CONSISTENCY_TOL or abs(sb - 1.0) > _CONSISTENCY_TOL:
+        raise ValueError(
+            "coefficients are not consistent: need 2(a_1+...+a_s) + a_{s+1} = 1 and "
+            f"2(b_1+...+b_s) = 1, got {sa!r} and {sb!r}"
+        )
+    return a, b
+
+
+@functools.lru_cache(maxsize=64)
+def plan(a: tuple[float, ...], b: tuple[float, ...]
+          ) -> tuple[NDArray[np.intc], NDArray[np.float64], float]:
+    """The flows of one step of the method (a, b) as the compiled loop takes them: kinds (0 = A,
+    1 = B) and fractions of h (read-only arrays), and the largest |fraction| of a free flow."""
+    steps = schedule(a, b)
+    kinds = np.array([0 if kind == "A" else 1 for kind, _ in steps], dtype=np.intc)
+    fractions = np.array([c for _, c in steps], dtype=np.float64)
+    kinds.flags.writeable = fractions.flags.writeable = False
+    return kinds, fractions, max(abs(c) for kind, c in steps if kind == "A")
+
+
+#: The plan of a free body: one exact flow A(h) a step.
+FREE_PLAN = (np.zeros(1, dtype=np.intc), np.ones(1), 1.0)
+FREE_PLAN[0].flags.writeable = FREE_PLAN[1].flags.writeable = False
+
+
+def schedule(a: Sequence[float], b: Sequence[float]) -> list[tuple[str, float]]:
+    """Flat list of (kind, fraction of h) for one symmetric step, zeros removed."""
+    half = []
+    for i, bi in enumerate(b):
+        half.append(("A", a[i]))
+        half.append(("B", bi))
+    seq = half + [("A", a[-1])] + half[::-1]
+    out: list[list] = []
+    for kind, c in seq:
+        if c == 0.0:
+            continue
+        if out and out[-1][0] == kind:
+            out[-1][1] += c
+        else:
+            out.append([kind, c])
+    return [(kind, c) for kind, c in out]
