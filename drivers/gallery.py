@@ -1,4 +1,4 @@
-"""Regenerate the README gallery: every experiment of the seeds and the two work-precision
+"""Regenerate the README gallery: every published experiment and the two work-precision
 diagrams, through the commands themselves (``frb-example NAME --plot``, ``frb-compare --plot``).
 
     python drivers/gallery.py [OUTDIR [NAME ...]]   (default: docs/gallery, every figure)
