@@ -26,6 +26,7 @@ EXACT           0
 """
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, field
 from os import PathLike
@@ -192,6 +193,13 @@ class Experiment:
     options: tuple[Option, ...]
     run: Callable[..., Result]
     plot: Callable[[Result, Union[str, PathLike[str]]], None]
+
+    @classmethod
+    def from_run(cls, name: str, reference: str, summary: str, options: tuple[Option, ...],
+                 run: Callable[..., Result],
+                 plot: Callable[[Result, Union[str, PathLike[str]]], None]) -> Experiment:
+        """The experiment whose description is the docstring of its ``run`` function."""
+        return cls(name, reference, summary, inspect.getdoc(run) or summary, options, run, plot)
 
     def defaults(self) -> dict[str, Any]:
         """The options' default values by name."""

@@ -319,16 +319,11 @@ def is_rotation(Q: NDArray[np.float64]) -> bool:
     >>> is_rotation(np.eye(3)[None]), is_rotation(-np.eye(3)[None])
     (True, False)
     """
-    gram = np.matmul(Q.transpose(0, 2, 1), Q)
-    gram[:, [0, 1, 2], [0, 1, 2]] -= 1.0
-    if gram.size and np.abs(gram).max() > _validate.ORTHOGONALITY_TOLERANCE:
+    deviation = np.abs(np.swapaxes(Q, 1, 2) @ Q - np.eye(3))
+    if deviation.size and deviation.max() > _validate.ORTHOGONALITY_TOLERANCE:
         return False
-    # orthogonal, so det = +-1: its sign is that of the triple product of the columns
-    c0, c1, c2 = Q[:, :, 0], Q[:, :, 1], Q[:, :, 2]
-    triple = (c0[:, 0] * (c1[:, 1] * c2[:, 2] - c1[:, 2] * c2[:, 1])
-              - c0[:, 1] * (c1[:, 0] * c2[:, 2] - c1[:, 2] * c2[:, 0])
-              + c0[:, 2] * (c1[:, 0] * c2[:, 1] - c1[:, 1] * c2[:, 0]))
-    return bool((triple > 0).all())
+    # orthogonal, so det Q = +-1, the sign of the triple product of the columns
+    return bool((np.einsum("ni,ni->n", np.cross(Q[:, :, 0], Q[:, :, 1]), Q[:, :, 2]) > 0).all())
 
 
 def momentum_period(m: ArrayLike, inertia: ArrayLike) -> float:

@@ -5,14 +5,14 @@ A pinned body, ``I = (2, 3, 4.5)``, ``R0 = 1``, ``pi0 = (2, 2, 2)``, 40,000 step
 printed spatial torque lacks a pair of parentheses: frb reads the scalar factor as multiplying
 the vector, and keeps the PRINTED sign (the sign that reproduces the paper's behaviour, although
 it makes the Coulomb term repulsive where the text says attractive; the flipped sign blows every
-method up within 100 steps). The torque is ``t = s(R33) (-R23, R13, 0)``, ``s(z) = -(1.1 + z)^-2 + 0.01 (1.1 + z)^-11``; it derives from
+method up within 100 steps). The torque is ``t = s(R33) (-R23, R13, 0)``,
+``s(z) = -(1.1 + z)^-2 + 0.01 (1.1 + z)^-11``; it derives from
 ``V(R) = (1.1 + R33)^-1 - 0.001 (1.1 + R33)^-10`` (``t = -r x grad V``, ``r = R e3``). The body
 torque given to :func:`frb.integrate` is ``R^T t``.
 
 Plotted: the normalised Hamiltonian ``H / H0`` (the paper does not define the normalisation),
-Fig. 4 for
-AKW, BBTRAP, SWC1 and Fig. 5 for TRAP, IMID, TRAPM, IMIDM, and beside them the exact-flow
-splittings STRANG and RKN6_14.
+Fig. 4 for AKW, BBTRAP, SWC1 and Fig. 5 for TRAP, IMID, TRAPM, IMIDM, and beside them the
+exact-flow splittings STRANG and RKN6_14.
 """
 from __future__ import annotations
 
@@ -63,7 +63,20 @@ def _step_angles(q: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.degrees(2.0 * np.arccos(np.clip(c, -1.0, 1.0)))
 
 
+OPTIONS: tuple[Option, ...] = (Option("h", float, 0.5, "step (paper: 0.5)"),
+                               Option("nsteps", int, 40000, "number of steps (paper: 40,000)"),
+                               Option("methods", str, None, "comma-separated methods (default: "
+                                      "the seven Krysl methods, STRANG, RKN6_14)"))
+
+
 def run(h: float = 0.5, nsteps: int = 40000, methods: str | Sequence[str] | None = None) -> Result:
+    """Krysl 2008, section 5.4: a pinned body I = (2, 3, 4.5), R0 = 1, pi0 = (2, 2, 2) in a
+    Coulombic potential with a soft wall, 40,000 steps of 0.5. Prints the largest deviation of
+    the normalised Hamiltonian H/H0 (the paper does not define the normalisation) of AKW,
+    BBTRAP, SWC1 (Fig. 4), TRAP, IMID, TRAPM, IMIDM (Fig. 5) and of the exact-flow splittings
+    STRANG and RKN6_14, and the largest rotation within a step. The torque is the printed one,
+    its scalar factor multiplying the vector, with the printed sign. The torque is a Python
+    callable: the full run takes about a minute or two."""
     methods = method_list(methods, FIG4 + FIG5 + SPLITTINGS)
     torque = CoulombWall()
     every = max(1, nsteps // 4000)
@@ -123,21 +136,7 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
     save_figure(fig, path)
 
 
-EXPERIMENT: Experiment = Experiment(
-    name="krysl-coulomb",
-    reference="Krysl 2008, section 5.4, Figs. 4-5",
-    summary="Coulombic potential with a soft wall: normalised Hamiltonian over 40,000 steps",
-    description=(
-        "Krysl 2008, section 5.4: a pinned body I = (2, 3, 4.5), R0 = 1, pi0 = (2, 2, 2) "
-        "in a Coulombic potential with a soft wall, 40,000 steps of 0.5. Prints the largest "
-        "deviation of the normalised Hamiltonian H/H0 (the paper does not define the "
-        "normalisation) of AKW, BBTRAP, SWC1 (Fig. 4), TRAP, IMID, TRAPM, IMIDM (Fig. 5) and "
-        "of the exact-flow splittings STRANG and RKN6_14, and the largest rotation within a "
-        "step. The torque is the printed one, its scalar factor multiplying the vector, with the "
-        "printed sign. "
-        "The torque is a Python callable: the full run takes about a minute or two."),
-    options=(Option("h", float, 0.5, "step (paper: 0.5)"),
-             Option("nsteps", int, 40000, "number of steps (paper: 40,000)"),
-             Option("methods", str, None, "comma-separated methods (default: the seven Krysl "
-                    "methods, STRANG, RKN6_14)")),
-    run=run, plot=plot)
+EXPERIMENT: Experiment = Experiment.from_run(
+    "krysl-coulomb", "Krysl 2008, section 5.4, Figs. 4-5",
+    "Coulombic potential with a soft wall: normalised Hamiltonian over 40,000 steps",
+    OPTIONS, run, plot)

@@ -3,7 +3,8 @@
 
 The perturbed body of example 1 (the packaged ``init_example1.dat``: ``I``, ``m0``, ``Q0 = 1``, the
 field ``u0`` with ``|u0| = 1e-3``, the RKN6_14 coefficients, ``h = 0.5``) integrated over
-``[0, 5e4]`` (the paper's text; the published data file and output stop at 5000). The momentum stays on
+``[0, 5e4]`` (the paper's text; the published data file and output stop at 5000). The momentum
+stays on
 the unit sphere, on a torus close to the unperturbed orbit; the close-up shows the band the
 points fill. The first 5000 time units are compared with the published ``out_example1.dat``
 when it is found (see :mod:`frb.datasets`).
@@ -24,7 +25,16 @@ from ..torques import constant_field
 __all__ = ["example1_data", "run", "plot", "EXPERIMENT"]
 
 
+OPTIONS: tuple[Option, ...] = (Option("t_final", float, 5.0e4, "final time (paper: 5e4)"),
+                               Option("h", float, None, "step (default: the input file's 0.5)"))
+
+
 def run(t_final: float = 5.0e4, h: float | None = None) -> Result:
+    """Celledoni and Zanna 2010, Fig. 7: the perturbed body of example 1 (packaged
+    init_example1.dat, h = 0.5, RKN6_14 with the exact free flow) over the paper's interval [0,
+    5e4] (the published data file stops at 5000). Prints the drift of |m|, of H = T + u0 . Q e3
+    and of the vertical momentum, and the largest deviation of the first 5000 time units from
+    the published out_example1.dat when it is found."""
     d = example1_data()
     h = d["h"] if h is None else float(h)
     nsteps = int(round(t_final / h))
@@ -92,16 +102,7 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
     save_figure(fig, path)
 
 
-EXPERIMENT: Experiment = Experiment(
-    name="torus",
-    reference="Celledoni and Zanna 2010, section 4.3, Fig. 7",
-    summary="example 1 over [0, 5e4]: the momentum on the sphere and the close-up of the torus",
-    description=(
-        "Celledoni and Zanna 2010, Fig. 7: the perturbed body of example 1 (packaged "
-        "init_example1.dat, h = 0.5, RKN6_14 with the exact free flow) over the paper's interval "
-        "[0, 5e4] (the published data file stops at 5000). Prints the drift of |m|, of "
-        "H = T + u0 . Q e3 and of the vertical momentum, and the largest deviation of the first "
-        "5000 time units from the published out_example1.dat when it is found."),
-    options=(Option("t_final", float, 5.0e4, "final time (paper: 5e4)"),
-             Option("h", float, None, "step (default: the input file's 0.5)")),
-    run=run, plot=plot)
+EXPERIMENT: Experiment = Experiment.from_run(
+    "torus", "Celledoni and Zanna 2010, section 4.3, Fig. 7",
+    "example 1 over [0, 5e4]: the momentum on the sphere and the close-up of the torus",
+    OPTIONS, run, plot)
