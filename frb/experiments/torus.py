@@ -61,7 +61,7 @@ def run(t_final: float = 5.0e4, h: float | None = None) -> Result:
         rows.append(["largest deviation from out_example1.dat, m (t <= 5000)", dev])
         rows.append(["largest deviation from out_example1.dat, Q (t <= 5000)", devQ])
         numbers.update(published_deviation_m=dev, published_deviation_Q=devQ)
-        notes.append(f"published output: {published}")
+        notes.append(f"published output: {published.name} ({published.parent.name}/)")
     else:
         notes.append("published out_example1.dat not found (or another h): no comparison")
     return Result(
