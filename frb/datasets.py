@@ -8,10 +8,10 @@
 
   1. the directory named by the environment variable ``FRB_REFERENCE_DIR``
      (:data:`REFERENCE_ENV`);
-  2. ``<cwd>/../shared/calgo903``;
-  3. ``<repository root>/../shared/calgo903``, where the repository root is the parent of the
-     ``frb`` package directory when the package is used from a source tree (that directory
-     holds ``pyproject.toml`` or ``.git``).
+  2. the folder ``shared/calgo903`` in the parent of the current directory;
+  3. the folder ``shared/calgo903`` in the parent of the repository root, where the repository
+     root is the parent of the ``frb`` package directory when the package is used from a source
+     tree (that directory holds ``pyproject.toml`` or ``.git``).
 
   The first existing file is used; None when there is none.
 
