@@ -1,6 +1,6 @@
 ! README (benchmark support; not part of the package build)
 ! ---------------------------------------------------------------------------------------------
-! A hand-written, standalone loop of the DMV step (Hairer-Vilmart, seed 000, Algorithm 3: the
+! A hand-written, standalone loop of the DMV step (Hairer-Vilmart; Vilmart 2013, Algorithm 3: the
 ! implicit equation (14) as one scalar quartic solved by Newton's method, then the Cayley update
 ! (15), (13)), the reference for the speed of frb.dmv_integrate on one body and on a handful of
 ! bodies. The step is written out for one body in scalars (bodies outer, steps inner), with the

@@ -1,7 +1,8 @@
 ! README (benchmark support; not part of the package build)
 ! ---------------------------------------------------------------------------------------------
 ! A hand-written, standalone reference for the speed of frb.integrate's explicit methods RK4
-! (seed 001, METHODS.md G1 with G-2, G-3) and TERZE (seed 002, METHODS.md T1): the same formulas
+! (Ganapathi 2005, with the 1/2 of the quaternion rate and the torque per stage) and TERZE (Terze,
+! Mueller and Zlatar 2015, the explicit scheme): the same formulas
 ! as fortran/ganapathi.f90 and fortran/terze.f90, written as plain loops (bodies outer, steps
 ! inner, the state in scalars), with no step interface, no chunks, no torque dispatch and no saved
 ! trajectory. Torques: none, and the heavy top of weight 1 with centre (0, 0, 1)

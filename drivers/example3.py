@@ -1,22 +1,5 @@
 #!/usr/bin/env python3
-"""Driver for example 3 of ACM TOMS Algorithm 903: many semi-exact steps (Gauss-Legendre quadrature) with rotation matrices.
-
-Thin wrapper over ``frb-example 3``; the default input is ``data/init_example3.dat`` of
-this repository.  Usage::
-
-    python drivers/example3.py [--input PATH] [--output PATH] [--compare PATH | --no-compare] [--tol TOL]
-"""
-
-import sys
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[1]
-
-try:
-    from frb.cli import run_driver
-except ImportError:  # not installed: use the source tree
-    sys.path.insert(0, str(REPO))
-    from frb.cli import run_driver
-
+"""Example 3 of ACM TOMS Algorithm 903: many semi-exact steps (Gauss-Legendre quadrature) with rotation matrices. Options: --help (run_example.py)."""
+import runpy, pathlib
 if __name__ == "__main__":
-    sys.exit(run_driver(3, REPO / "data" / "init_example3.dat"))
+    runpy.run_path(str(pathlib.Path(__file__).with_name("run_example.py")), {"EXAMPLE": 3}, "__main__")

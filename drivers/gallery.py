@@ -1,4 +1,4 @@
-"""Regenerate the README gallery: every experiment of the seeds and the two work-precision
+"""Regenerate the README gallery: every published experiment and the two work-precision
 diagrams, through the commands themselves (``frb-example NAME --plot``, ``frb-compare --plot``).
 
     python drivers/gallery.py [OUTDIR [NAME ...]]   (default: docs/gallery, every figure)
@@ -26,7 +26,8 @@ for name, command, argv in runs:
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         status = command(argv + ["--plot", str(out / f"{name}.png")])
-    (out / f"{name}.txt").write_text(buf.getvalue())
+    # the figure's file name, not this machine's path
+    (out / f"{name}.txt").write_text(buf.getvalue().replace(str(out / f"{name}.png"), f"{name}.png"))
     print(f"{name}: exit {status}, {time.perf_counter() - t0:.1f} s")
     if status:
         sys.exit(status)

@@ -3,14 +3,14 @@
 Public API
 ----------
 frb_step, quat_step      exact / semi-exact free rigid body steps (matrix / scalar-first quaternion)
-integrate                every integrator of the seeds, batched, with torques (``frb.engine``)
+integrate                every integrator of the papers, batched, with torques (``frb.engine``)
 torques                  built-in torques (constant_field, heavy_top, gravity_gradient)
 splitting                splitting methods for torqued bodies (``frb.splitting.integrate``)
 dmv_step, dmv_integrate  the preprocessed discrete Moser-Veselov baseline (orders 2, 4, 6, 8)
 hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat, kinetic_energy, spatial_momentum
 to_rotation, from_rotation   conversion to and from scipy's Rotation (scipy optional)
 read_dat, write_dat      the original free-format data files
-experiments              the seeds' published experiments (``frb-example NAME``)
+experiments              the published experiments (``frb-example NAME``)
 compare                  work-precision table of the methods on one problem (``frb-compare``)
 set_num_threads, get_num_threads   threads of the compiled batched loops (OpenMP)
 frb.dask                 batches as dask arrays, chunk by chunk (optional extra ``dask``)

@@ -1,4 +1,4 @@
-"""Command line entry points ``frb-example`` (the Algorithm 903 examples and the seeds'
+"""Command line entry points ``frb-example`` (the Algorithm 903 examples and the published
 experiments) and ``frb-compare`` (work-precision comparison of the methods).
 
 Usage::
@@ -14,7 +14,7 @@ writes the figure (matplotlib).
 ``N`` is 0..4.  The default input is the packaged ``frb/data/init_exampleN.dat``,
 the default output ``out_exampleN.dat`` in the current directory, and the
 default comparison the published ``out_exampleN.dat`` found as described in
-:mod:`frb.examples` (nothing is compared if it is absent).  The exit status is
+:mod:`frb.datasets` (nothing is compared if it is absent).  The exit status is
 0, or 1 when a comparison was made and the largest absolute deviation exceeds
 the tolerance (default: the published tolerance of the example), or 2 for
 usage and input errors.
@@ -28,7 +28,7 @@ from os import PathLike
 from typing import TYPE_CHECKING, Literal, Sequence
 
 if TYPE_CHECKING:
-    from .experiments import Experiment
+    from .reporting import Experiment
 
 __all__ = ["main", "run_driver", "build_parser", "compare_main", "list_text"]
 
@@ -76,9 +76,9 @@ def list_text() -> str:
              "  2  one exact step, quaternions (quat_step)",
              "  3  semi-exact steps (5 Gauss-Legendre nodes), rotation matrices",
              "  4  semi-exact steps (5 Gauss-Legendre nodes), quaternions",
-             "", "Experiments of the seeds (frb-example NAME [--plot PATH]; NAME --help):"]
+             "", "Published experiments (frb-example NAME [--plot PATH]; NAME --help):"]
     width = max(len(n) for n in EXPERIMENTS)
-    lines += [f"  {n.ljust(width)}  {e.summary}  [seed {e.seed}]" for n, e in EXPERIMENTS.items()]
+    lines += [f"  {n.ljust(width)}  {e.summary}  [{e.reference}]" for n, e in EXPERIMENTS.items()]
     return "\n".join(lines)
 
 
@@ -216,7 +216,8 @@ def build_compare_parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", default=",".join(map(str, DEFAULT_STEPS)),
                    help="comma-separated step counts (h = t_final / n); default "
                    + ",".join(map(str, DEFAULT_STEPS)))
-    p.add_argument("--seed", type=int, default=0, help="seed of the random bodies")
+    p.add_argument("--rng", type=int, default=0,
+                   help="start of the random generator of the bodies (default 0)")
     p.add_argument("--plot", metavar="PATH", default=None,
                    help="draw error against cost on log axes (needs matplotlib)")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
@@ -237,7 +238,7 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
     try:
         steps = [int(x) for x in args.steps.split(",")]
         result = compare(args.methods, problem=args.problem, bodies=args.bodies,
-                         t_final=args.t_final, steps=steps, seed=args.seed, **kw)
+                         t_final=args.t_final, steps=steps, rng=args.rng, **kw)
     except MemoryError as exc:
         return _error(f"not enough memory for this run ({exc})", "frb-compare")
     except (TypeError, ValueError, OverflowError, RuntimeError) as exc:

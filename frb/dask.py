@@ -41,8 +41,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("frb.dask needs dask: pip install 'frb[dask]' "
                       "(or pip install 'dask[distributed]')") from exc
 
-from . import engine as _engine
-from . import flows as _flows
+from . import engine
+from . import flows
 from .rotations import quat_to_matrix
 
 __all__ = ["frb_step", "quat_step", "integrate", "DaskTrajectory"]
@@ -91,8 +91,8 @@ def _reraise(exc: Exception, start: int, stop: int) -> NoReturn:
     """Re-raise an error of a chunk with the bodies numbered in the whole batch."""
     msg = re.sub(r"\bbody (\d+)", lambda g: f"body {int(g.group(1)) + start}", str(exc))
     msg += f" [in the dask chunk of bodies {start}..{stop - 1}]"
-    if isinstance(exc, _engine.IntegrationError):
-        raise _engine.IntegrationError(msg, exc.method, exc.step, exc.body + start) from None
+    if isinstance(exc, engine.IntegrationError):
+        raise engine.IntegrationError(msg, exc.method, exc.step, exc.body + start) from None
     raise type(exc)(msg) from None
 
 
@@ -167,7 +167,7 @@ def frb_step(m: da.Array, Q: da.Array, h: ArrayLike, inertia: ArrayLike, quadrat
     m_out, Q_out : dask arrays of shapes (n, 3), (n, 3, 3), chunked like ``m``, equal bit for
     bit to ``frb.frb_step`` of the whole batch.
     """
-    return _step(_flows.frb_step, "Q", (3, 3), m, Q, h, inertia, quadrature, threads)
+    return _step(flows.frb_step, "Q", (3, 3), m, Q, h, inertia, quadrature, threads)
 
 
 def quat_step(m: da.Array, q: da.Array, h: ArrayLike, inertia: ArrayLike, quadrature: int = 0,
@@ -186,7 +186,7 @@ def quat_step(m: da.Array, q: da.Array, h: ArrayLike, inertia: ArrayLike, quadra
     >>> bool((q1.compute() == frb.quat_step(m.compute(), q.compute(), 0.1, [1.0, 2.0, 3.0])[1]).all())
     True
     """
-    return _step(_flows.quat_step, "q", (4,), m, q, h, inertia, quadrature, threads)
+    return _step(flows.quat_step, "q", (4,), m, q, h, inertia, quadrature, threads)
 
 
 class DaskTrajectory:
@@ -217,10 +217,10 @@ class DaskTrajectory:
     form: str
     method: str
     inertia: Any
-    torque: _engine.Torque | None
+    torque: engine.Torque | None
 
     def __init__(self, t: NDArray[np.float64], m: da.Array, q: da.Array, form: str, method: str,
-                 inertia: Any, torque: _engine.Torque | None) -> None:
+                 inertia: Any, torque: engine.Torque | None) -> None:
         self.t = t
         self.m = m
         self.q = q
@@ -238,11 +238,11 @@ class DaskTrajectory:
     def attitude(self) -> da.Array:
         return self.Q if self.form == "matrix" else self.q
 
-    def compute(self, **kwargs: Any) -> _engine.Trajectory:
+    def compute(self, **kwargs: Any) -> engine.Trajectory:
         """The in-process :class:`frb.Trajectory` (computes ``m``, ``q`` and a per-body
         inertia together; keyword arguments go to ``dask.compute``)."""
         m, q, inertia = dask.compute(self.m, self.q, self.inertia, **kwargs)
-        return _engine.Trajectory(self.t, m, q, self.form, self.method, inertia, self.torque)
+        return engine.Trajectory(self.t, m, q, self.form, self.method, inertia, self.torque)
 
     def __repr__(self) -> str:
         return (f"<DaskTrajectory {self.method}: {self.m.shape[1]} bodies in "
@@ -258,14 +258,14 @@ def _integrate_block(block: NDArray[np.float64], *, attitude_shape: tuple[int, .
     m, att = parts[0], parts[1].reshape((-1,) + attitude_shape)
     ii = parts[2] if per_body_inertia else inertia
     try:
-        tr = _engine.integrate(m, att, ii, **kwargs)
+        tr = engine.integrate(m, att, ii, **kwargs)
     except (ValueError, TypeError, RuntimeError) as exc:
         _reraise(exc, start, stop)
     return np.concatenate([tr.m, tr.q], axis=2)
 
 
 def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, nsteps: int, *,
-              method: str | None = None, torque: _engine.Torque | None = None,
+              method: str | None = None, torque: engine.Torque | None = None,
               save_every: int | Literal["final"] | None = 1,
               coefficients: tuple[ArrayLike, ArrayLike] | None = None, quadrature: int = 0,
               threads: int | None = None) -> DaskTrajectory:
@@ -298,7 +298,7 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
                                   save_every=save_every,
                   coefficients=coefficients, quadrature=quadrature, threads=threads)
     # the scalar arguments are checked now, and the kept times found, on an empty batch
-    empty = _engine.integrate(np.empty((0, 3)), np.empty((0,) + attitude_shape),
+    empty = engine.integrate(np.empty((0, 3)), np.empty((0,) + attitude_shape),
                               np.ones((0, 3)) if i_body is not None else i_shared, **kwargs)
     nk = len(empty.t)
     packed = _pack([m, att] + ([i_body] if i_body is not None else []))

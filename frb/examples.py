@@ -24,17 +24,10 @@ Input layouts (``init_exampleN.dat``, in this order):
 
 Reference outputs
 -----------------
-Unless a comparison file is given, :func:`find_published_output` looks for the
-published ``out_exampleN.dat`` in, in this order:
-
-1. the directory named by the environment variable ``FRB_REFERENCE_DIR``;
-2. ``<cwd>/../shared/calgo903``;
-3. ``<repository root>/../shared/calgo903``, where the repository root is the
-   parent of the ``frb`` package directory when the package is used from a
-   source tree (that directory holds ``pyproject.toml`` or ``.git``).
-
-The first existing file is used; the summary records which one (or that none
-was found).
+Unless a comparison file is given, the published ``out_exampleN.dat`` is looked up by
+:func:`frb.datasets.find_published_output` (the environment variable ``FRB_REFERENCE_DIR``
+first); the summary records which file was used (or that none was found). The look-up
+functions of :mod:`frb.datasets` are also importable from here.
 """
 
 from __future__ import annotations
@@ -48,19 +41,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Union, overload
 
 if TYPE_CHECKING:
-    import sys
-
-    if sys.version_info >= (3, 11):
-        from importlib.resources.abc import Traversable
-    else:
-        from importlib.abc import Traversable
-
-    from .experiments import Result
+    from .reporting import Result
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .io import read_dat, write_dat
+from .datasets import (EXAMPLES, REFERENCE_ENV, example_number, find_published_output,
+                       packaged_input, reference_dirs, source_root)
+from .io import matrix_from_columns, matrix_to_columns, read_dat, write_dat
 from .rotations import kinetic_energy, quat_to_matrix, spatial_momentum
 
 __all__ = [
@@ -76,67 +64,11 @@ __all__ = [
     "source_root",
 ]
 
-EXAMPLES = (0, 1, 2, 3, 4)
 #: Number of values in each input file.
 INPUT_SIZES = {0: 16, 1: 35, 2: 11, 3: 18, 4: 13}
 #: Largest absolute deviation from the published output expected of a faithful
-#: implementation (calgo903/README.md).
+#: implementation (the tolerances stated with the published example files).
 PUBLISHED_TOLERANCE = {0: 1e-14, 1: 1e-8, 2: 1e-14, 3: 1e-12, 4: 5e-9}
-#: Environment variable naming a directory holding the published outputs.
-REFERENCE_ENV = "FRB_REFERENCE_DIR"
-
-
-# ---------------------------------------------------------------- locations
-
-
-def _check_n(n: int | str) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or int(n) not in EXAMPLES:
-        raise ValueError(f"n must be one of {EXAMPLES}, got {n!r}")
-    return int(n)
-
-
-def packaged_input(n: int) -> Traversable:
-    """The packaged input ``frb/data/init_exampleN.dat`` (an importlib Traversable)."""
-    n = _check_n(n)
-    return resources.files("frb").joinpath("data", f"init_example{n}.dat")
-
-
-def source_root() -> Path | None:
-    """Repository root if :mod:`frb` is imported from a source tree, else None."""
-    root = Path(__file__).resolve().parent.parent
-    if (root / "pyproject.toml").is_file() or (root / ".git").exists():
-        return root
-    return None
-
-
-def reference_dirs() -> list[Path]:
-    """Candidate directories for the published outputs, in lookup order."""
-    dirs: list[Path] = []
-    env = os.environ.get(REFERENCE_ENV)
-    if env:
-        dirs.append(Path(env))
-    dirs.append(Path.cwd() / ".." / "shared" / "calgo903")
-    root = source_root()
-    if root is not None:
-        dirs.append(root / ".." / "shared" / "calgo903")
-    seen, out = set(), []
-    for d in dirs:
-        key = os.path.normcase(os.path.abspath(d))
-        if key not in seen:
-            seen.add(key)
-            out.append(Path(os.path.abspath(d)))
-    return out
-
-
-def find_published_output(n: int) -> Path | None:
-    """Path of the published ``out_exampleN.dat`` (see the module doc), or None."""
-    n = _check_n(n)
-    for d in reference_dirs():
-        p = d / f"out_example{n}.dat"
-        if p.is_file():
-            return p
-    return None
-
 
 # ---------------------------------------------------------------- helpers
 
@@ -166,16 +98,6 @@ def _nodes(x: float) -> int:
     return int(x)
 
 
-def _by_columns(Q: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Matrix (or stack of matrices) flattened column by column (Fortran order)."""
-    Q = np.asarray(Q)
-    return np.swapaxes(Q, -1, -2).reshape(Q.shape[:-2] + (9,))
-
-
-def _from_columns(v: ArrayLike) -> NDArray[np.float64]:
-    return np.asarray(v, dtype=np.float64).reshape(3, 3).T.copy()
-
-
 def _free_invariants(m: NDArray[np.float64], Q: NDArray[np.float64], inertia: NDArray[np.float64],
                      m0: NDArray[np.float64], Q0: NDArray[np.float64]) -> dict[str, float]:
     """Max drift over a trajectory of the free rigid body invariants."""
@@ -202,11 +124,11 @@ def _free_invariants(m: NDArray[np.float64], Q: NDArray[np.float64], inertia: ND
 def _example0(v: NDArray[np.float64]) -> tuple[NDArray[np.float64], dict[str, Any]]:
     from . import flows
 
-    h, inertia, m0, Q0 = v[0], v[1:4], v[4:7], _from_columns(v[7:16])
+    h, inertia, m0, Q0 = v[0], v[1:4], v[4:7], matrix_from_columns(v[7:16])
     t0 = time.perf_counter()
     m1, Q1 = flows.frb_step(m0, Q0, h, inertia, quadrature=0)
     wall = time.perf_counter() - t0
-    out = np.concatenate([m0, _by_columns(Q0), [0.0], m1, _by_columns(Q1)])
+    out = np.concatenate([m0, matrix_to_columns(Q0), [0.0], m1, matrix_to_columns(Q1)])
     inv = _free_invariants(m1, Q1, inertia, m0, Q0)
     return out, dict(steps=1, flows=1, h=h, t_final=h, wall_time=wall, invariants=inv)
 
@@ -216,13 +138,13 @@ def _example1(v: NDArray[np.float64]) -> tuple[NDArray[np.float64], dict[str, An
 
     a, b = v[0:8], v[8:15]
     h, tfin = v[15], v[16]
-    m0, Q0, inertia, u0 = v[17:20], _from_columns(v[20:29]), v[29:32], v[32:35]
+    m0, Q0, inertia, u0 = v[17:20], matrix_from_columns(v[20:29]), v[29:32], v[32:35]
     nsteps, h = _steps(h, tfin)
     torque = constant_field(u0)
     t0 = time.perf_counter()
     traj = integrate(m0, Q0, inertia, h, nsteps, torque=torque, coefficients=(a, b))
     wall = time.perf_counter() - t0
-    out = np.concatenate([traj.m, _by_columns(traj.Q), traj.t[:, None]], axis=1).ravel()
+    out = np.concatenate([traj.m, matrix_to_columns(traj.Q), traj.t[:, None]], axis=1).ravel()
     m, Q = traj.m, traj.Q
     # Conserved by the exact torqued flow: H = T(m) + u0.(Q e3) (the splitting
     # keeps it within a bounded error); u0.(Q m) is kept exactly by both A and B.
@@ -263,13 +185,13 @@ def _example2(v: NDArray[np.float64]) -> tuple[NDArray[np.float64], dict[str, An
 def _example3(v: NDArray[np.float64]) -> tuple[NDArray[np.float64], dict[str, Any]]:
     from .splitting import integrate
 
-    h, tfin, m0, Q0, inertia, nodes = v[0], v[1], v[2:5], _from_columns(v[5:14]), v[14:17], v[17]
+    h, tfin, m0, Q0, inertia, nodes = v[0], v[1], v[2:5], matrix_from_columns(v[5:14]), v[14:17], v[17]
     nodes = _nodes(nodes)
     nsteps, h = _steps(h, tfin)
     t0 = time.perf_counter()
     traj = integrate(m0, Q0, inertia, h, nsteps, torque=None, quadrature=nodes)
     wall = time.perf_counter() - t0
-    out = np.concatenate([traj.m, _by_columns(traj.Q), traj.t[:, None]], axis=1).ravel()
+    out = np.concatenate([traj.m, matrix_to_columns(traj.Q), traj.t[:, None]], axis=1).ravel()
     inv = _free_invariants(traj.m, traj.Q, inertia, m0, Q0)
     return out, dict(
         steps=nsteps, flows=nsteps, h=h, t_final=float(traj.t[-1]), wall_time=wall,
@@ -380,7 +302,7 @@ def run_example(n: int | str, input_path: str | os.PathLike[str] | None = None,
     if options:
         raise TypeError(f"run_example({n!r}) takes no options {', '.join(options)} "
                         "(options are for the experiments)")
-    n = _check_n(n)
+    n = example_number(n)
     with ExitStack() as stack:
         if input_path is None:
             src = stack.enter_context(resources.as_file(packaged_input(n)))

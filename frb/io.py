@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
 
-__all__ = ["read_dat", "write_dat"]
+__all__ = ["read_dat", "write_dat", "matrix_from_columns", "matrix_to_columns"]
 
 _REAL = re.compile(
     r"""
@@ -247,3 +247,29 @@ def write_dat(path: str | os.PathLike[str], values: ArrayLike) -> None:
         if a.size:
             fh.write("\n".join(["% .16e" % v for v in a.tolist()]))
             fh.write("\n")
+
+
+def matrix_to_columns(Q: ArrayLike) -> NDArray[np.float64]:
+    """A matrix (or a stack of them) flattened column by column, as the data files hold it.
+
+    Examples
+    --------
+    >>> from frb.io import matrix_to_columns
+    >>> matrix_to_columns([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
+    array([1., 4., 7., 2., 5., 8., 3., 6., 9.])
+    """
+    Q = np.asarray(Q)
+    return np.swapaxes(Q, -1, -2).reshape(Q.shape[:-2] + (9,))
+
+
+def matrix_from_columns(v: ArrayLike) -> NDArray[np.float64]:
+    """The (3, 3) matrix of nine values stored column by column (inverse of
+    :func:`matrix_to_columns`).
+
+    Examples
+    --------
+    >>> from frb.io import matrix_from_columns
+    >>> matrix_from_columns([1.0, 4.0, 7.0, 2.0, 5.0, 8.0, 3.0, 6.0, 9.0])[0]
+    array([1., 2., 3.])
+    """
+    return np.asarray(v, dtype=np.float64).reshape(3, 3).T.copy()

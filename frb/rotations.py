@@ -39,6 +39,9 @@ __all__ = [
     "matrix_to_quat",
     "kinetic_energy",
     "spatial_momentum",
+    "rotation_exp",
+    "is_rotation",
+    "momentum_period",
     "to_rotation",
     "from_rotation",
 ]
@@ -282,6 +285,93 @@ def spatial_momentum(m: ArrayLike, Q: ArrayLike) -> NDArray[np.float64]:
     return np.einsum("...ij,...j->...i", Q, m)
 
 
+def rotation_exp(v: ArrayLike) -> NDArray[np.float64]:
+    """The rotation matrix ``exp(hat(v))`` for ``v`` of shape ``(..., 3)`` (Rodrigues' formula).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from frb.rotations import rotation_exp
+    >>> rotation_exp([0.0, 0.0, np.pi / 2]).round(12)    # a quarter turn about e3
+    array([[ 0., -1.,  0.],
+           [ 1.,  0.,  0.],
+           [ 0.,  0.,  1.]])
+    """
+    v = np.asarray(v, dtype=float)
+    a = np.linalg.norm(v, axis=-1)[..., None, None]
+    K = np.zeros(v.shape[:-1] + (3, 3))
+    K[..., 0, 1], K[..., 0, 2], K[..., 1, 2] = -v[..., 2], v[..., 1], -v[..., 0]
+    K[..., 1, 0], K[..., 2, 0], K[..., 2, 1] = v[..., 2], -v[..., 1], v[..., 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = np.where(a > 0, np.sin(a) / a, 1.0)
+        c = np.where(a > 0, (1 - np.cos(a)) / a**2, 0.5)
+    return np.eye(3) + s * K + c * (K @ K)
+
+
+def is_rotation(Q: NDArray[np.float64]) -> bool:
+    """True when every matrix of the stack ``Q`` ``(n, 3, 3)`` is a rotation: ``Q^T Q = 1``
+    within :data:`frb.flows.ORTHOGONALITY_TOLERANCE` and ``det Q > 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from frb.rotations import is_rotation
+    >>> is_rotation(np.eye(3)[None]), is_rotation(-np.eye(3)[None])
+    (True, False)
+    """
+    deviation = np.abs(np.swapaxes(Q, 1, 2) @ Q - np.eye(3))
+    if deviation.size and deviation.max() > _validate.ORTHOGONALITY_TOLERANCE:
+        return False
+    # orthogonal, so det Q = +-1, the sign of the triple product of the columns
+    return bool((np.einsum("ni,ni->n", np.cross(Q[:, :, 0], Q[:, :, 1]), Q[:, :, 2]) > 0).all())
+
+
+def momentum_period(m: ArrayLike, inertia: ArrayLike) -> float:
+    """Period of the body momentum ``m(t)`` of the free body, in closed form.
+
+    With the moments sorted ``I1 < I2 < I3``, ``G = |m|^2`` and ``2T = sum m_i^2 / I_i``, the
+    momentum is a Jacobi cn/sn/dn motion of period ``4 K(k) / lambda`` with
+    ``lambda^2 = (G - 2T I1)(I3 - I2) / (I1 I2 I3)``,
+    ``k^2 = (I2 - I1)(2T I3 - G) / ((I3 - I2)(G - 2T I1))`` when ``G > 2T I2`` (circulation
+    about the axis of I3) and the same with 1 and 3 exchanged otherwise. ``K`` is computed by
+    the arithmetic-geometric mean.
+
+    Returns
+    -------
+    float
+        The period; inf on a separatrix or for a symmetric body (whose momentum rotates with
+        period ``2 pi / |Omega|`` instead).
+
+    Examples
+    --------
+    >>> from frb.rotations import momentum_period
+    >>> round(momentum_period([0.0, 0.6, -0.8], [0.376, 0.627, 1.0]), 10)   # Vilmart's book
+    7.3075754393
+    """
+    m = np.asarray(m, dtype=float)
+    I = np.asarray(inertia, dtype=float)
+    order = np.argsort(I)
+    m, I = m[order], I[order]
+    G = float(m @ m)
+    T2 = float(np.sum(m * m / I))
+    I1, I2, I3 = I
+    if G > T2 * I2:
+        lam2 = (G - T2 * I1) * (I3 - I2) / (I1 * I2 * I3)
+        k2 = (I2 - I1) * (T2 * I3 - G) / ((I3 - I2) * (G - T2 * I1))
+    else:
+        lam2 = (T2 * I3 - G) * (I2 - I1) / (I1 * I2 * I3)
+        k2 = (I3 - I2) * (G - T2 * I1) / ((I2 - I1) * (T2 * I3 - G))
+    if lam2 <= 0 or k2 >= 1:
+        return math.inf
+    a, b = 1.0, math.sqrt(1.0 - k2)
+    for _ in range(64):                     # quadratic convergence: a few iterations suffice
+        if a - b <= 4e-16 * a:
+            break
+        a, b = 0.5 * (a + b), math.sqrt(a * b)
+    K = math.pi / (2.0 * 0.5 * (a + b))
+    return 4.0 * K / math.sqrt(lam2)
+
+
 def _scipy_rotation() -> Any:
     try:
         from scipy.spatial.transform import Rotation
@@ -340,10 +430,9 @@ def to_rotation(attitude: ArrayLike) -> Rotation:
         rot = Rotation.from_quat(q[:, [1, 2, 3, 0]])
         return rot[0] if a.ndim == 1 else rot
     if a.shape[-2:] == (3, 3) and a.ndim in (2, 3):
-        from .flows import _is_rotation
         Q = a.reshape(-1, 3, 3)
-        if not _is_rotation(Q):
-            b = next(j for j in range(Q.shape[0]) if not _is_rotation(Q[j:j + 1]))
+        if not is_rotation(Q):
+            b = next(j for j in range(Q.shape[0]) if not is_rotation(Q[j:j + 1]))
             raise ValueError(f"attitude must be rotation matrices (Q^T Q = 1 within {tol}, "
                              "det Q = +1)" + (f" (body {b})" if a.ndim == 3 else "")
                              + _validate.low_precision_hint(attitude))

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .engine import METHODS, IntegrationError, Torque, Trajectory, integrate
-from .experiments._common import Table, attitude_error, format_value, pyplot
+from .reporting import Table, attitude_error, format_value, method_list, pyplot, save_figure
 from .torques import ConstantField, HeavyTop, gravity_gradient, heavy_top
 
 __all__ = ["compare", "Comparison", "PROBLEMS", "DEFAULT_METHODS", "random_bodies"]
@@ -42,16 +42,27 @@ DEFAULT_METHODS = ("EXACT", "RKN6_14", "STRANG", "DMV2", "DMV6", "DMV8", "NYSTRO
 DEFAULT_STEPS = (5, 10, 20, 40, 80, 160, 320, 640)
 
 
-def random_bodies(n: int, seed: int | None = 0
+def random_bodies(n: int, rng: int | None = 0
                   ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """``n`` random bodies: unit momenta, inertia moments in [0.5, 2], uniform attitudes
-    (unit quaternions, scalar first). Returns ``(m0, q0, inertia)``, each ``(n, k)``."""
-    rng = np.random.default_rng(seed)
-    m = rng.normal(size=(n, 3))
+    (unit quaternions, scalar first). Returns ``(m0, q0, inertia)``, each ``(n, k)``.
+
+    ``rng`` starts numpy's random generator (``numpy.random.default_rng(rng)``): the same value,
+    the same bodies.
+
+    Examples
+    --------
+    >>> from frb.workprecision import random_bodies
+    >>> m0, q0, inertia = random_bodies(3, rng=1)
+    >>> m0.shape, q0.shape, inertia.shape
+    ((3, 3), (3, 4), (3, 3))
+    """
+    generator = np.random.default_rng(rng)
+    m = generator.normal(size=(n, 3))
     m /= np.linalg.norm(m, axis=1)[:, None]
-    q = rng.normal(size=(n, 4))
+    q = generator.normal(size=(n, 4))
     q /= np.linalg.norm(q, axis=1)[:, None]
-    inertia = rng.uniform(0.5, 2.0, size=(n, 3))
+    inertia = generator.uniform(0.5, 2.0, size=(n, 3))
     return m, q, inertia
 
 
@@ -97,7 +108,7 @@ class Comparison:
     rows: list[Row] = field(default_factory=list)
 
     def table(self) -> Table:
-        """The rows as a :class:`frb.experiments.Table` (what :meth:`format` prints)."""
+        """The rows as a :class:`frb.reporting.Table` (what :meth:`format` prints)."""
         cols = ["method", "n", "h", "error m", "error Q", "ns/body-step"]
         cols += [f"drift {k}" for k in self.invariants]
         t = Table(f"{self.problem}: {self.bodies} bodies to t = {self.t_final:g}; error at the "
@@ -152,9 +163,7 @@ class Comparison:
                      f"t = {self.t_final:g}", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, ncol=2)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        save_figure(fig, path)
 
 
 def _invariants(torque: Torque | None) -> tuple[str, ...]:
@@ -202,7 +211,7 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
             torque: Torque | None = None, m0: ArrayLike | None = None,
             attitude0: ArrayLike | None = None, inertia: ArrayLike | None = None,
             bodies: int = 500, t_final: float = 10.0, steps: Sequence[int] = DEFAULT_STEPS,
-            seed: int | None = 0, ref_factor: int = 8, repeat: int = 1, min_time: float = 0.05,
+            rng: int | None = 0, ref_factor: int = 8, repeat: int = 1, min_time: float = 0.05,
             saves: int = 10) -> Comparison:
     """Work-precision table of ``methods`` on one problem.
 
@@ -226,8 +235,8 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
         Final time; the steps are ``h = t_final / n`` for ``n`` in ``steps``.
     steps : sequence of int
         Step counts.
-    seed : int
-        Seed of the random bodies.
+    rng : int
+        Start of the random generator of the random bodies (:func:`random_bodies`).
     ref_factor : int
         The RKN6_14 reference (torqued problems) runs ``ref_factor * max(steps)`` steps.
     repeat, min_time : int, float
@@ -259,7 +268,7 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
     else:
         label = repr(torque)
     if m0 is None:
-        m0, attitude0, inertia = random_bodies(int(bodies), seed)
+        m0, attitude0, inertia = random_bodies(int(bodies), rng)
     elif attitude0 is None or inertia is None:
         raise ValueError("give m0, attitude0 and inertia together")
     m0 = np.asarray(m0, dtype=float)
@@ -273,8 +282,7 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
         pool = DEFAULT_METHODS if methods is None else tuple(METHODS)
         methods = [m for m in pool if _applies(m, torque)]
     else:
-        methods = [m.strip().upper() for m in
-                   (methods.split(",") if isinstance(methods, str) else methods)]
+        methods = list(method_list(methods, ()))
         for m in methods:
             if m not in METHODS:
                 raise ValueError(f"unknown method {m!r}; one of {', '.join(METHODS)}")

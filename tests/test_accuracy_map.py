@@ -101,7 +101,7 @@ def test_frb_against_longdouble_reference_on_grid():
     pick = np.unique(np.linspace(0, P.shape[0] - 1, 8).astype(int))
     P = P[pick]
     nmom = 3
-    M = accuracy_map.random_momenta(P.shape[0], nmom, seed=0)
+    M = accuracy_map.random_momenta(P.shape[0], nmom, 0)
     m0 = M.reshape(-1, 3)
     inertia = np.repeat(np.column_stack([P, np.ones(P.shape[0])]), nmom, axis=0)
     n = m0.shape[0]

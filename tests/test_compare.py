@@ -9,7 +9,7 @@ from scipy.integrate import solve_ivp
 
 import frb
 from frb.cli import compare_main
-from frb.experiments._common import fit_order
+from frb.reporting import fit_order
 from frb.workprecision import random_bodies
 
 

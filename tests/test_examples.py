@@ -13,7 +13,7 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from frb import examples
+from frb import datasets, examples
 from frb.cli import main
 from frb.examples import (
     INPUT_SIZES,
@@ -227,7 +227,7 @@ def test_lookup_relative_to_cwd(tmp_path, monkeypatch):
 def test_lookup_nothing_found(tmp_path, monkeypatch):
     monkeypatch.delenv(REFERENCE_ENV, raising=False)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(examples, "source_root", lambda: None)
+    monkeypatch.setattr(datasets, "source_root", lambda: None)
     assert find_published_output(0) is None
     s = run_example(0)
     assert s["compare"] is None and s["max_abs_deviation"] is None

@@ -1,6 +1,6 @@
-"""The seeds' experiments (frb.experiments, frb-example NAME): each key number against an
+"""The published experiments (frb.experiments, frb-example NAME): each key number against an
 independent computation -- scipy's DOP853 on the rigid-body ODE written out here, closed forms
-with scipy's elliptic integrals, the numbers METHODS.md derives, a numpy RK4 written here, the
+with scipy's elliptic integrals, the numbers derived by hand from the papers' data, a numpy RK4 written here, the
 published output of example 1 -- never against the experiment's own output."""
 from __future__ import annotations
 
@@ -73,13 +73,13 @@ def test_vilmart_book_against_dop853():
     dmv_vs_ref = np.abs(r.data["Q_dmv"][-1] - Q_ref).max()
     assert dmv_vs_ref < 1e-9
     assert r.numbers["max_axes_difference"] < 1e-9
-    # the period METHODS.md derives (7.3075754393) and scipy's elliptic K
+    # the period derived by hand from Vilmart's data (7.3075754393) and scipy's elliptic K
     assert r.numbers["momentum_period"] == pytest.approx(7.3075754393, abs=1e-9)
     assert r.numbers["momentum_period"] == pytest.approx(period_scipy(y0, I), rel=1e-13)
 
 
 def numpy_rk4_symmetric_top(dt, nsteps, inertia=np.array([2.0, 2.0, 8.0]), w0=(1.0, 0.0, 1.0)):
-    """Ganapathi's RK4 on (q, W), q' = q (0, W)/2 (METHODS G-2), q normalised after each step."""
+    """Ganapathi's RK4 on (q, W), q' = q (0, W)/2 (with the factor 1/2 that Ganapathi's printed quaternion rate lacks), q normalised after each step."""
     def rates(q, w):
         qw = np.concatenate([[-q[1:] @ w], q[0] * w + np.cross(q[1:], w)])
         return 0.5 * qw, np.cross(inertia * w, w) / inertia
@@ -109,7 +109,7 @@ def test_ganapathi_symmetric_against_analytic_solution_and_numpy_rk4():
     assert 1e-5 < err < 1e-4                       # the 1e-5 rad/s range of Fig. 2
     assert r.numbers["exact_w_error"] < 1e-13
     assert r.numbers["exact_attitude_error"] < 1e-13
-    # Landau, METHODS 2.2: Omega_pr = sqrt(68)/2 = 4.1231, theta = 0.24498
+    # Landau (Ganapathi 2005, eqs. (10)-(11)), by hand: Omega_pr = sqrt(68)/2 = 4.1231, theta = 0.24498
     assert r.numbers["precession_rate"] == pytest.approx(math.sqrt(68) / 2, rel=1e-10)
     assert r.numbers["theta"] == pytest.approx(math.atan2(2, 8), abs=1e-12)
     assert r.numbers["cone_spread"] < 1e-12
@@ -133,7 +133,7 @@ def test_krysl_free_reference_orders_and_errors():
     I = np.array([0.9144, 1.098, 1.66])
     m0 = I * [0.45549, 0.82623, 0.03476]
     m_ref, Q_ref = ode_solution(m0, np.eye(3), I, 100.0)
-    # METHODS 2.4 derived |Pi0| = 0.99990729
+    # by hand from Krysl's data (section 5.1): |Pi0| = 0.99990729
     assert np.linalg.norm(m0) == pytest.approx(0.99990729, abs=1e-8)
     imid = frb.integrate(m0, np.eye(3), I, 100.0 / 3200, 3200, method="IMID", save_every=3200)
     err = np.linalg.norm(imid.m[-1] - m_ref)
@@ -141,7 +141,7 @@ def test_krysl_free_reference_orders_and_errors():
     for meth in ("TRAP", "IMID", "TRAPM", "IMIDM", "SWC1", "AKW", "BBTRAP"):
         assert abs(r.numbers[f"order_m_{meth}"] - 2) < 0.05, meth
         assert abs(r.numbers[f"order_R_{meth}"] - 2) < 0.05, meth
-    # the seed's ranking: IMID beats TRAP in Pi; AKW = IMID in Pi but worse in R
+    # the paper's ranking: IMID beats TRAP in Pi; AKW = IMID in Pi but worse in R
     assert r.numbers["error_m_IMID"] < r.numbers["error_m_TRAP"]
     assert r.numbers["error_m_AKW"] == pytest.approx(r.numbers["error_m_IMID"], rel=1e-6)
     assert r.numbers["error_R_AKW"] > 10 * r.numbers["error_R_IMID"]
@@ -200,7 +200,7 @@ def test_torus_matches_the_published_example1(published_dir, monkeypatch):
     r = run_experiment("torus", t_final=5000.0)
     assert r.numbers["published_deviation_m"] < 1e-8
     assert r.numbers["published_deviation_Q"] < 1e-8
-    # METHODS 2.5: H0 = E + u0.Q0 e3 = 0.20603589384561138
+    # by hand from the data of example 1: H0 = E + u0.Q0 e3 = 0.20603589384561138
     assert r.numbers["H0"] == pytest.approx(0.20603589384561138, rel=1e-14)
     assert r.numbers["energy_drift"] < 1e-11
 

@@ -1,36 +1,44 @@
-"""The published experiments of the seed documents, one module per experiment.
+"""The published experiments, one module per paper.
 
-``run_experiment(name, **options)`` returns a :class:`Result` (parameters, tables, key numbers,
-data for the figure); ``plot_experiment(result, path)`` draws the figure the paper shows
-(matplotlib, the ``plot`` extra). The command ``frb-example NAME`` runs the same.
+``run_experiment(name, **options)`` returns a :class:`frb.reporting.Result` (parameters, tables,
+key numbers, data for the figure); ``plot_experiment(result, path)`` draws the figure the paper
+shows (matplotlib, the ``plot`` extra). The command ``frb-example NAME`` runs the same. The
+tables, options and figures are built with :mod:`frb.reporting`.
 
 =====================  ==========================================================================
-name                   module (seed, figure)
+name                   module (paper, figure)
 =====================  ==========================================================================
-vilmart-book           :mod:`.vilmart_book` (000 Vilmart, Fig. 1)
-ganapathi-symmetric    :mod:`.ganapathi_symmetric` (001 Ganapathi, Figs. 1-3)
-ganapathi-stable       :mod:`.ganapathi_axes` (001 Ganapathi, Fig. 4)
-ganapathi-unstable     :mod:`.ganapathi_axes` (001 Ganapathi, Fig. 5)
-krysl-free             :mod:`.krysl_convergence` (003 Krysl, section 5.1, Fig. 1)
-krysl-slow-top         :mod:`.krysl_convergence` (003 Krysl, section 5.2, Fig. 2)
-krysl-fast-top         :mod:`.krysl_convergence` (003 Krysl, section 5.3, Fig. 3)
-krysl-coulomb          :mod:`.krysl_coulomb` (003 Krysl, section 5.4, Figs. 4-5)
-torus                  :mod:`.torus` (004 Celledoni-Zanna, Fig. 7)
+vilmart-book           :mod:`.vilmart_book` (Vilmart 2013, Fig. 1)
+ganapathi-symmetric    :mod:`.ganapathi_symmetric` (Ganapathi 2005, Figs. 1-3)
+ganapathi-stable       :mod:`.ganapathi_axes` (Ganapathi 2005, Fig. 4)
+ganapathi-unstable     :mod:`.ganapathi_axes` (Ganapathi 2005, Fig. 5)
+krysl-free             :mod:`.krysl_convergence` (Krysl 2008, section 5.1, Fig. 1)
+krysl-slow-top         :mod:`.krysl_convergence` (Krysl 2008, section 5.2, Fig. 2)
+krysl-fast-top         :mod:`.krysl_convergence` (Krysl 2008, section 5.3, Fig. 3)
+krysl-coulomb          :mod:`.krysl_coulomb` (Krysl 2008, section 5.4, Figs. 4-5)
+torus                  :mod:`.torus` (Celledoni and Zanna 2010, section 4.3, Fig. 7)
 =====================  ==========================================================================
+
+The papers: G. Vilmart, "Rigid body dynamics", 2013 (HAL preprint hal-00912388);
+V. Ganapathi, "Simulation of rigid body dynamics in Matlab", Stanford University, 2005;
+P. Krysl, "Dynamically equivalent implicit algorithms for the integration of rigid body
+rotations", Commun. Numer. Meth. Engng, 2008; E. Celledoni and A. Zanna, "FRB-FORTRAN routines
+for the exact computation of free rigid body motions", ACM Trans. Math. Softw. 37(2), 2010
+(Algorithm 903).
 """
 from __future__ import annotations
 
 from os import PathLike
 from typing import Any
 
-from ._common import Experiment, Option, Result, Table
+from ..reporting import Experiment, Option, Result, Table
 from . import (ganapathi_axes, ganapathi_symmetric, krysl_convergence, krysl_coulomb, torus,
                vilmart_book)
 
 __all__ = ["EXPERIMENTS", "Experiment", "Option", "Result", "Table", "run_experiment",
            "plot_experiment", "get_experiment"]
 
-#: The experiments by name, in the order of the seeds.
+#: The experiments by name, in the order of the papers above.
 EXPERIMENTS: dict[str, Experiment] = {
     e.name: e for e in (vilmart_book.EXPERIMENT, ganapathi_symmetric.EXPERIMENT,
                         *ganapathi_axes.EXPERIMENTS, *krysl_convergence.EXPERIMENTS,

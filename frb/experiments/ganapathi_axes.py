@@ -1,11 +1,12 @@
-"""Seed 001 (Ganapathi), Figs. 4 and 5: rotation near the major and near the intermediate axis.
+"""Ganapathi, "Simulation of rigid body dynamics in Matlab" (2005), Figs. 4 and 5: rotation near
+the major and near the intermediate axis.
 
 ``I = (2, 8, 4)``, ``Q(0) = 1``; body angular velocity ``W0 = (0, 1, 0.1)`` (Fig. 4, near the
 major axis e2: stable) or ``W0 = (0, 0.1, 1)`` (Fig. 5, near the intermediate axis e3: the
 axis flips over and back periodically). The figure is the path, in the fixed frame, of the body
 axis the body spins about at the start (e2, resp. e3), with the fixed momentum direction ``l``.
-RK4 (the seed's method) and the exact flow run side by side; the seed gives neither the step nor
-the duration: frb takes ``dt = 0.01`` and ``t_final = 60`` (several flips).
+RK4 (the paper's method) and the exact flow run side by side; the paper gives neither the step
+nor the duration: frb takes ``dt = 0.01`` and ``t_final = 60`` (several flips).
 """
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from .. import integrate
-from ._common import Experiment, Option, Result, Table, momentum_period, pyplot
+from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure
+from ..rotations import momentum_period
 
 INERTIA = (2.0, 8.0, 4.0)
 CASES: dict[str, dict[str, Any]] = {
@@ -64,10 +66,10 @@ def _run(name: str, dt: float, t_final: float) -> Result:
                "rk4_final_attitude_error": float(np.abs(runs["RK4"].Q[-1] - runs["EXACT"].Q[-1]).max())}
     return Result(
         name, f"{case['what']}: path of the body axis e{j + 1} in the fixed frame",
-        [("inertia", INERTIA, f"seed 001, {case['figure']}"),
-         ("W0 (body)", case["w0"], f"seed 001, {case['figure']}"),
-         ("Q(0)", "identity", "frb (the seed starts from the identity quaternion)"),
-         ("dt", dt, "frb: the seed gives none"), ("t_final", t_final, "frb: the seed gives none")],
+        [("inertia", INERTIA, f"Ganapathi 2005, {case['figure']}"),
+         ("W0 (body)", case["w0"], f"Ganapathi 2005, {case['figure']}"),
+         ("Q(0)", "identity", "frb (the paper starts from the identity quaternion)"),
+         ("dt", dt, "frb: the paper gives none"), ("t_final", t_final, "frb: the paper gives none")],
         [table, timing], numbers,
         data={"t": t, "paths": paths, "angle": angle, "ell": u, "axis": j,
               "figure": case["figure"]})
@@ -99,9 +101,7 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
     ax.set_ylabel(f"angle between e{d['axis'] + 1} and l (degrees)")
     ax.legend(fontsize=7)
     ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 _OPTIONS = (Option("dt", float, 0.01, "step (frb's choice: 0.01)"),
@@ -109,18 +109,18 @@ _OPTIONS = (Option("dt", float, 0.01, "step (frb's choice: 0.01)"),
 _COMMON = ("I = (2, 8, 4), Q(0) = 1, RK4 and the exact flow at the same step. Prints the largest "
            "and smallest angle between the axis and the fixed momentum l, the number of sign "
            "changes of the body momentum along the axis, and the period of m(t) in closed form "
-           "beside the one measured from the flips. The seed gives neither step nor duration: "
+           "beside the one measured from the flips. The paper gives neither step nor duration: "
            "frb chooses dt = 0.01 and t_final = 60.")
 
 EXPERIMENTS: tuple[Experiment, ...] = (
-    Experiment("ganapathi-stable", "001 (Ganapathi), Fig. 4",
+    Experiment("ganapathi-stable", "Ganapathi 2005, Fig. 4",
                "rotation near the major axis: path of the body axis e2 in the fixed frame",
-               "Seed 001 (Ganapathi), Fig. 4: W0 = (0, 1, 0.1), rotation near the major axis "
+               "Ganapathi 2005, Fig. 4: W0 = (0, 1, 0.1), rotation near the major axis "
                "e2 (stable): the path of e2 in the fixed frame. " + _COMMON,
                _OPTIONS, run_stable, plot),
-    Experiment("ganapathi-unstable", "001 (Ganapathi), Fig. 5",
+    Experiment("ganapathi-unstable", "Ganapathi 2005, Fig. 5",
                "rotation near the intermediate axis: path of the body axis e3 (it flips)",
-               "Seed 001 (Ganapathi), Fig. 5: W0 = (0, 0.1, 1), rotation near the intermediate "
+               "Ganapathi 2005, Fig. 5: W0 = (0, 0.1, 1), rotation near the intermediate "
                "axis e3 (unstable, 2E I_mid/|l|^2 = 0.981): the path of e3 in the fixed frame, "
                "which flips over and back. " + _COMMON,
                _OPTIONS, run_unstable, plot),

@@ -1,12 +1,14 @@
-"""Seed 001 (Ganapathi), Figs. 1-3: the free symmetric top against its analytic solution.
+"""Ganapathi, "Simulation of rigid body dynamics in Matlab" (2005), Figs. 1-3: the free
+symmetric top against its analytic solution.
 
 ``I = (2, 2, 8)``, body angular velocity ``W0 = (1, 0, 1)``, ``Q(0) = 1``, 300 steps. The analytic
-solution (seed 001, section 3.1, with the second component corrected, METHODS G-1) is
+solution (Ganapathi's section 3.1, whose printed second component ``W1 cos(Omega t)`` is a slip
+for ``W1 sin(Omega t)``: ``dW1/dt = -Omega W2``, ``dW2/dt = Omega W1``) is
 ``W(t) = (W1 cos(Omega t), W1 sin(Omega t), W3)``, ``Omega = (I3 - I1) W3 / I1``, and the attitude
 ``Q(t) = exp(t hat(l) / I1) Q(0) exp(t c hat(e3))``, ``l = Q(0) I W0``, ``c = (1/I3 - 1/I1) I3 W3``
 (the body rotates about ``l`` at ``|l| / I1`` and spins about its axis at ``c``).
-The seed does not give the step: frb takes ``dt = 1/30`` (30 frames a second), which puts the RK4
-error of ``W`` in the seed's Fig. 2 range (units of 1e-5 rad/s).
+The paper does not give the step: frb takes ``dt = 1/30`` (30 frames a second), which puts the
+RK4 error of ``W`` in the range of the paper's Fig. 2 (units of 1e-5 rad/s).
 """
 from __future__ import annotations
 
@@ -17,23 +19,22 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import integrate
-from ._common import Experiment, Option, Result, Table, precession, pyplot
+from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure
+from ..rotations import rotation_exp
+
+__all__ = ["INERTIA", "W0", "rotation_exp", "precession", "analytic", "run", "plot", "EXPERIMENT"]
 
 INERTIA = (2.0, 2.0, 8.0)
 W0 = (1.0, 0.0, 1.0)
 
 
-def rotation_exp(v: ArrayLike) -> NDArray[np.float64]:
-    """``exp(hat(v))`` for v of shape (..., 3) (Rodrigues' formula)."""
-    v = np.asarray(v, dtype=float)
-    a = np.linalg.norm(v, axis=-1)[..., None, None]
-    K = np.zeros(v.shape[:-1] + (3, 3))
-    K[..., 0, 1], K[..., 0, 2], K[..., 1, 2] = -v[..., 2], v[..., 1], -v[..., 0]
-    K[..., 1, 0], K[..., 2, 0], K[..., 2, 1] = v[..., 2], -v[..., 1], v[..., 0]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s = np.where(a > 0, np.sin(a) / a, 1.0)
-        c = np.where(a > 0, (1 - np.cos(a)) / a**2, 0.5)
-    return np.eye(3) + s * K + c * (K @ K)
+def precession(m: ArrayLike, inertia_transverse: float, inertia_axial: float, axis_angle: float
+               ) -> dict[str, float]:
+    """Landau's precession of a free symmetric top, as Ganapathi (2005) quotes it in eqs. (10)
+    and (11): ``Omega_pr = |l| / I1`` and ``Omega_3 = (|l| / I3) cos(theta)``."""
+    norm = float(np.linalg.norm(m))
+    return {"Omega_pr": norm / inertia_transverse,
+            "Omega_3": norm / inertia_axial * math.cos(axis_angle)}
 
 
 def analytic(t: ArrayLike, inertia: tuple[float, float, float] = INERTIA,
@@ -52,7 +53,18 @@ def analytic(t: ArrayLike, inertia: tuple[float, float, float] = INERTIA,
     return w, Q
 
 
+OPTIONS: tuple[Option, ...] = (Option("dt", float, 1.0 / 30.0, "step (frb's choice: 1/30)"),
+                               Option("nsteps", int, 300, "number of steps (paper: 300)"))
+
+
 def run(dt: float = 1.0 / 30.0, nsteps: int = 300) -> Result:
+    """Ganapathi 2005, Figs. 1-3: the free symmetric top I = (2, 2, 8), body angular velocity W0
+    = (1, 0, 1), Q(0) = 1, 300 steps. Prints the largest error of the body angular velocity and
+    of the attitude of RK4 and of the exact flow against the analytic solution (the paper's
+    section 3.1, second component corrected to W1 sin(Omega t); Omega = 3 rad/s), and the
+    precession of the symmetry axis about l against Landau's formulas (10)-(11). The paper gives
+    no step: frb chooses dt = 1/30 s (30 frames a second), which puts the RK4 error in the 1e-5
+    rad/s range of the paper's Fig. 2."""
     I = np.array(INERTIA)
     m0 = I * np.array(W0)
     runs = {name: integrate(m0, np.eye(3), I, dt, nsteps, method=name)
@@ -73,7 +85,7 @@ def run(dt: float = 1.0 / 30.0, nsteps: int = 300) -> Result:
         numbers[f"{name.lower()}_w_error"] = float(ew.max())
         numbers[f"{name.lower()}_attitude_error"] = float(eq.max())
 
-    # Fig. 3 and Landau's precession (seed 001, eqs. (10), (11)), measured on the exact path.
+    # Fig. 3 and Landau's precession (Ganapathi's eqs. (10), (11)), measured on the exact path.
     ex = runs["EXACT"]
     ell = ex.spatial_momentum[0]
     u = ell / np.linalg.norm(ell)
@@ -87,7 +99,7 @@ def run(dt: float = 1.0 / 30.0, nsteps: int = 300) -> Result:
     phase = np.unwrap(np.arctan2(axis @ e2, axis @ e1))
     rate = float(np.polyfit(t, phase, 1)[0])
     landau = precession(m0, I[0], I[2], theta)
-    prec = Table("precession of the symmetry axis about l (exact flow; seed 001, eqs. (10)-(11))",
+    prec = Table("precession of the symmetry axis about l (exact flow; Ganapathi 2005, eqs. (10)-(11))",
                  ["quantity", "measured", "Landau's formula"],
                  [["Omega_pr = |l| / I1 (rad/s)", rate, landau["Omega_pr"]],
                   ["theta = angle(x3, l) (rad)", theta, float(np.arccos(m0[2] / np.linalg.norm(m0)))],
@@ -98,10 +110,11 @@ def run(dt: float = 1.0 / 30.0, nsteps: int = 300) -> Result:
     return Result(
         "ganapathi-symmetric", "free symmetric top: RK4 and the exact flow against the analytic "
         "solution",
-        [("inertia", INERTIA, "seed 001, Fig. 1"), ("W0 (body)", W0, "seed 001, Fig. 1"),
-         ("Q(0)", "identity", "frb (the seed starts from the identity quaternion)"),
-         ("nsteps", nsteps, "seed 001, Fig. 2"),
-         ("dt", dt, "frb: the seed gives none; 1/30 s puts the RK4 error in Fig. 2's 1e-5 range")],
+        [("inertia", INERTIA, "Ganapathi 2005, Fig. 1"),
+         ("W0 (body)", W0, "Ganapathi 2005, Fig. 1"),
+         ("Q(0)", "identity", "frb (the paper starts from the identity quaternion)"),
+         ("nsteps", nsteps, "Ganapathi 2005, Fig. 2"),
+         ("dt", dt, "frb: the paper gives none; 1/30 s puts the RK4 error in Fig. 2's 1e-5 range")],
         [table, prec], numbers,
         data={"t": t, "w_ref": w_ref, "w": {k: v.m / I for k, v in runs.items()},
               "errors": errors, "w_world": w_world, "ell": ell, "axis": axis})
@@ -137,23 +150,10 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
     ax.plot([0, ell[0]], [0, ell[1]], [0, ell[2]], "r-", lw=1.5, label="l (fixed)")
     ax.set_title("Fig. 3: W and x3 on cones about l", fontsize=10)
     ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
-EXPERIMENT: Experiment = Experiment(
-    name="ganapathi-symmetric",
-    seed="001 (Ganapathi), Figs. 1-3",
-    summary="free symmetric top: RK4 and the exact flow against the analytic solution",
-    description=(
-        "Seed 001 (Ganapathi), Figs. 1-3: the free symmetric top I = (2, 2, 8), body angular "
-        "velocity W0 = (1, 0, 1), Q(0) = 1, 300 steps. Prints the largest error of the body "
-        "angular velocity and of the attitude of RK4 and of the exact flow against the analytic "
-        "solution (second component corrected to W1 sin(Omega t), METHODS G-1; Omega = 3 rad/s), "
-        "and the precession of the symmetry axis about l against Landau's formulas (10)-(11). "
-        "The seed gives no step: frb chooses dt = 1/30 s (30 frames a second), which puts the "
-        "RK4 error in the 1e-5 rad/s range of the seed's Fig. 2."),
-    options=(Option("dt", float, 1.0 / 30.0, "step (frb's choice: 1/30)"),
-             Option("nsteps", int, 300, "number of steps (seed: 300)")),
-    run=run, plot=plot)
+EXPERIMENT: Experiment = Experiment.from_run(
+    "ganapathi-symmetric", "Ganapathi 2005, Figs. 1-3",
+    "free symmetric top: RK4 and the exact flow against the analytic solution",
+    OPTIONS, run, plot)

@@ -1,9 +1,11 @@
-"""Seed 003 (Krysl), sections 5.1-5.3, Figs. 1-3: convergence of the body momentum and of the
-attitude at the final time against the step size.
+"""Krysl, "Dynamically equivalent implicit algorithms for the integration of rigid body rotations"
+(2008), sections 5.1-5.3, Figs. 1-3: convergence of the body momentum and of the attitude at the
+final time against the step size.
 
 * ``krysl-free`` (5.1): ``I = (0.9144, 1.098, 1.66)``, body angular velocity
-  ``Omega = (0.45549, 0.82623, 0.03476)`` (``Pi0 = I Omega``), ``R0 = 1`` (not stated, METHODS
-  K-8), ``t = 100``. Reference: the exact flow in one step of 100.
+  ``Omega = (0.45549, 0.82623, 0.03476)`` (``Pi0 = I Omega``), ``R0 = 1`` (the paper does not
+  state it; ``|I Omega| = 0.99991`` supports reading ``Omega`` as the body angular velocity),
+  ``t = 100``. Reference: the exact flow in one step of 100.
 * ``krysl-slow-top`` (5.2): ``I = (5, 5, 1)``, body torque ``20 (R^T e_z) x e3`` (a heavy top,
   ``frb.torques.heavy_top(20, (0, 0, 1))``), ``R0 = exp(hat(0.05, 0, 0))``, ``Omega0 = (0, 0, 5)``,
   ``t = 20``.
@@ -11,7 +13,7 @@ attitude at the final time against the step size.
   Reference for the tops: RKN6_14 at ``h = 1e-3`` (Krysl: a second-order method at 1e-4, which
   is no more accurate than RKN6_14 at 1e-3, and RKN6_14 at 1e-4 piles up 1e-8 of rounding).
 
-The seed does not give the step sizes of its plots (K-8): frb runs ``t / n`` for ``n`` doubling
+The paper does not give the step sizes of its plots: frb runs ``t / n`` for ``n`` doubling
 from ``n0`` over ``levels`` levels, and fits the order on the three smallest steps. Errors:
 ``||Pi - Pi_ref||_2`` and the spectral norm ``||R - R_ref||_2``. The reference's own accuracy is
 stated as its difference from the same reference method at twice the step.
@@ -27,8 +29,9 @@ from numpy.typing import NDArray
 from .. import integrate
 from ..engine import IntegrationError
 from ..torques import HeavyTop, heavy_top
-from ._common import (Experiment, Option, Result, Table, attitude_error, fit_order, pyplot)
-from .ganapathi_symmetric import rotation_exp
+from ..reporting import (Experiment, Option, Result, Table, attitude_error, fit_order, method_list,
+                         pyplot, save_figure)
+from ..rotations import rotation_exp
 
 KRYSL_METHODS = ("TRAP", "IMID", "TRAPM", "IMIDM", "SWC1", "AKW", "BBTRAP")
 OTHER_METHODS = ("RKN6_14", "DMV6")
@@ -83,8 +86,7 @@ def _run(name: str, n0: int | None = None, levels: int | None = None,
     p = PROBLEMS[name]
     n0 = p["n0"] if n0 is None else int(n0)
     levels = p["levels"] if levels is None else int(levels)
-    methods = (KRYSL_METHODS + OTHER_METHODS) if methods is None else tuple(
-        s.strip().upper() for s in (methods.split(",") if isinstance(methods, str) else methods))
+    methods = method_list(methods, KRYSL_METHODS + OTHER_METHODS)
     T = p["t_final"]
     m0, R0, I, torque = initial_state(name)
     m_ref, R_ref, label, how, acc = reference(name, T, h_ref)
@@ -113,16 +115,15 @@ def _run(name: str, n0: int | None = None, levels: int | None = None,
     numbers.update({f"error_m_{meth}": float(err_m[meth][-1]) for meth in methods})
     numbers.update({f"error_R_{meth}": float(err_R[meth][-1]) for meth in methods})
     numbers.update(reference_accuracy_m=acc[0], reference_accuracy_R=acc[1])
-    params = [("inertia", p["inertia"], f"seed 003, {p['section']}"),
-              ("Omega0 (body)", p["omega0"], f"seed 003, {p['section']}"),
+    source = f"Krysl 2008, {p['section']}"
+    params = [("inertia", p["inertia"], source),
+              ("Omega0 (body)", p["omega0"], source),
               ("R0", "identity" if not any(p["psi0"]) else f"exp(hat({p['psi0']}))",
-               "frb: identity (not stated, K-8)" if not any(p["psi0"]) else
-               f"seed 003, {p['section']}"),
-              ("torque", "none" if torque is None else f"{p['torque']:g} (R^T e_z) x e3",
-               f"seed 003, {p['section']}"),
-              ("t_final", T, f"seed 003, {p['section']}"),
-              ("steps", f"t/n, n = {ns[0]} .. {ns[-1]} (doubling)", "frb: the seed gives none"),
-              ("reference", label, "frb (the seed: 'an extremely small step')")]
+               "frb: identity (the paper does not state it)" if not any(p["psi0"]) else source),
+              ("torque", "none" if torque is None else f"{p['torque']:g} (R^T e_z) x e3", source),
+              ("t_final", T, source),
+              ("steps", f"t/n, n = {ns[0]} .. {ns[-1]} (doubling)", "frb: the paper gives none"),
+              ("reference", label, "frb (the paper: 'an extremely small step')")]
     return Result(
         name, f"error at t = {T:g} against the step size (Krysl {p['section']})", params,
         [t_m, t_R], numbers,
@@ -160,9 +161,7 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=7, ncol=2)
     fig.suptitle(f"Krysl {d['section']}: error at the final time", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def _options(n0: int, top: bool = False) -> tuple[Option, ...]:
@@ -178,25 +177,25 @@ _METHODS_OPT = Option("methods", str, None,
 _HELP = (" Prints the error of the body momentum and of the attitude at the final time for TRAP, "
          "IMID, TRAPM, IMIDM, SWC1, AKW, BBTRAP and, beside them, the exact-flow splitting "
          "RKN6_14 and DMV6 (with a torque: DMV6 as the free part of a Strang splitting), with the "
-         "orders fitted on the three smallest steps. The seed gives no step sizes: frb uses "
+         "orders fitted on the three smallest steps. The paper gives no step sizes: frb uses "
          "t/n for n doubling from n0 over `levels` levels.")
 
 EXPERIMENTS: tuple[Experiment, ...] = (
-    Experiment("krysl-free", "003 (Krysl), section 5.1, Fig. 1",
+    Experiment("krysl-free", "Krysl 2008, section 5.1, Fig. 1",
                "torque-free body: error at t = 100 against step size, Krysl's seven methods",
-               "Seed 003 (Krysl), section 5.1: the torque-free body I = (0.9144, 1.098, 1.66), "
+               "Krysl 2008, section 5.1: the torque-free body I = (0.9144, 1.098, 1.66), "
                "Omega = (0.45549, 0.82623, 0.03476), R0 = 1 (frb's choice; not stated), t = 100, "
                "reference the exact flow (one step of 100)." + _HELP,
                _options(400), run_free, plot),
-    Experiment("krysl-slow-top", "003 (Krysl), section 5.2, Fig. 2",
+    Experiment("krysl-slow-top", "Krysl 2008, section 5.2, Fig. 2",
                "slow Lagrangian top: error at t = 20 against step size",
-               "Seed 003 (Krysl), section 5.2: the slow Lagrangian top I = (5, 5, 1), body torque "
+               "Krysl 2008, section 5.2: the slow Lagrangian top I = (5, 5, 1), body torque "
                "20 (R^T e_z) x e3, R0 = exp(hat(0.05, 0, 0)), Omega0 = (0, 0, 5), t = 20, "
                "reference RKN6_14 at h = 1e-3 (its accuracy printed)." + _HELP,
                _options(500, top=True), run_slow_top, plot),
-    Experiment("krysl-fast-top", "003 (Krysl), section 5.3, Fig. 3",
+    Experiment("krysl-fast-top", "Krysl 2008, section 5.3, Fig. 3",
                "fast Lagrangian top: error at t = 20 against step size",
-               "Seed 003 (Krysl), section 5.3: the fast Lagrangian top (Simo and Wong): as "
+               "Krysl 2008, section 5.3: the fast Lagrangian top (Simo and Wong): as "
                "krysl-slow-top with R0 = exp(hat(0.3, 0, 0)), Omega0 = (0, 0, 50)." + _HELP,
                _options(2000, top=True), run_fast_top, plot),
 )

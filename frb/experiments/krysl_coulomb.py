@@ -1,15 +1,18 @@
-"""Seed 003 (Krysl), section 5.4, Figs. 4 and 5: a body in a Coulombic potential with a soft wall.
+"""Krysl, "Dynamically equivalent implicit algorithms for the integration of rigid body rotations"
+(2008), section 5.4, Figs. 4 and 5: a body in a Coulombic potential with a soft wall.
 
 A pinned body, ``I = (2, 3, 4.5)``, ``R0 = 1``, ``pi0 = (2, 2, 2)``, 40,000 steps of 0.5. The
-spatial torque, with the parenthesisation of METHODS K-7 and the PRINTED sign (the sign that
-reproduces the paper's behaviour; the flipped sign blows every method up within 100 steps),
-is ``t = s(R33) (-R23, R13, 0)``, ``s(z) = -(1.1 + z)^-2 + 0.01 (1.1 + z)^-11``; it derives from
+printed spatial torque lacks a pair of parentheses: frb reads the scalar factor as multiplying
+the vector, and keeps the PRINTED sign (the sign that reproduces the paper's behaviour, although
+it makes the Coulomb term repulsive where the text says attractive; the flipped sign blows every
+method up within 100 steps). The torque is ``t = s(R33) (-R23, R13, 0)``,
+``s(z) = -(1.1 + z)^-2 + 0.01 (1.1 + z)^-11``; it derives from
 ``V(R) = (1.1 + R33)^-1 - 0.001 (1.1 + R33)^-10`` (``t = -r x grad V``, ``r = R e3``). The body
 torque given to :func:`frb.integrate` is ``R^T t``.
 
-Plotted: the normalised Hamiltonian ``H / H0`` (K-8: the seed does not define it), Fig. 4 for
-AKW, BBTRAP, SWC1 and Fig. 5 for TRAP, IMID, TRAPM, IMIDM, and beside them the exact-flow
-splittings STRANG and RKN6_14.
+Plotted: the normalised Hamiltonian ``H / H0`` (the paper does not define the normalisation),
+Fig. 4 for AKW, BBTRAP, SWC1 and Fig. 5 for TRAP, IMID, TRAPM, IMIDM, and beside them the
+exact-flow splittings STRANG and RKN6_14.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import integrate
 from ..engine import IntegrationError
-from ._common import Experiment, Option, Result, Table, pyplot
+from ..reporting import Experiment, Option, Result, Table, method_list, pyplot, save_figure
 
 INERTIA = (2.0, 3.0, 4.5)
 PI0 = (2.0, 2.0, 2.0)
@@ -31,7 +34,7 @@ SPLITTINGS = ("STRANG", "RKN6_14")
 
 
 class CoulombWall:
-    """Body torque ``R^T s(R33) (-R23, R13, 0)`` of Krysl's section 5.4 (printed sign, K-7),
+    """Body torque ``R^T s(R33) (-R23, R13, 0)`` of Krysl's section 5.4 (printed sign),
     vectorised over ``Q`` of shape ``(N, 3, 3)``; :meth:`potential` is ``V(R)``."""
 
     def __call__(self, t: float, Q: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -60,9 +63,21 @@ def _step_angles(q: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.degrees(2.0 * np.arccos(np.clip(c, -1.0, 1.0)))
 
 
+OPTIONS: tuple[Option, ...] = (Option("h", float, 0.5, "step (paper: 0.5)"),
+                               Option("nsteps", int, 40000, "number of steps (paper: 40,000)"),
+                               Option("methods", str, None, "comma-separated methods (default: "
+                                      "the seven Krysl methods, STRANG, RKN6_14)"))
+
+
 def run(h: float = 0.5, nsteps: int = 40000, methods: str | Sequence[str] | None = None) -> Result:
-    methods = (FIG4 + FIG5 + SPLITTINGS) if methods is None else tuple(
-        s.strip().upper() for s in (methods.split(",") if isinstance(methods, str) else methods))
+    """Krysl 2008, section 5.4: a pinned body I = (2, 3, 4.5), R0 = 1, pi0 = (2, 2, 2) in a
+    Coulombic potential with a soft wall, 40,000 steps of 0.5. Prints the largest deviation of
+    the normalised Hamiltonian H/H0 (the paper does not define the normalisation) of AKW,
+    BBTRAP, SWC1 (Fig. 4), TRAP, IMID, TRAPM, IMIDM (Fig. 5) and of the exact-flow splittings
+    STRANG and RKN6_14, and the largest rotation within a step. The torque is the printed one,
+    its scalar factor multiplying the vector, with the printed sign. The torque is a Python
+    callable: the full run takes about a minute or two."""
+    methods = method_list(methods, FIG4 + FIG5 + SPLITTINGS)
     torque = CoulombWall()
     every = max(1, nsteps // 4000)
     rows: list[list[Any]]
@@ -92,14 +107,15 @@ def run(h: float = 0.5, nsteps: int = 40000, methods: str | Sequence[str] | None
         ratio = max(group["fig5"]) / max(group["fig4"])
         numbers["fig5_over_fig4"] = ratio
         notes.append(f"largest deviation of the Fig. 5 methods / that of the Fig. 4 methods: "
-                     f"{ratio:.2f} (the seed: Fig. 5's vertical scale is 1/5 of Fig. 4's)")
+                     f"{ratio:.2f} (the paper: Fig. 5's vertical scale is 1/5 of Fig. 4's)")
     return Result(
         "krysl-coulomb", "body in a Coulombic potential with a soft wall: normalised Hamiltonian",
-        [("inertia", INERTIA, "seed 003, section 5.4"), ("R0", "identity", "seed 003, 5.4"),
-         ("pi0", PI0, "seed 003, 5.4"), ("h", h, "seed 003, Figs. 4-5"),
-         ("nsteps", nsteps, "seed 003, Figs. 4-5 (40,000)"),
-         ("torque", "s(R33) (-R23, R13, 0), printed sign", "seed 003, 5.4 with METHODS K-7"),
-         ("normalisation", "H / H0", "frb: the seed does not define it (K-8)")],
+        [("inertia", INERTIA, "Krysl 2008, section 5.4"), ("R0", "identity", "Krysl 2008, 5.4"),
+         ("pi0", PI0, "Krysl 2008, 5.4"), ("h", h, "Krysl 2008, Figs. 4-5"),
+         ("nsteps", nsteps, "Krysl 2008, Figs. 4-5 (40,000)"),
+         ("torque", "s(R33) (-R23, R13, 0), printed sign",
+          "Krysl 2008, 5.4 (scalar factor times the vector)"),
+         ("normalisation", "H / H0", "frb: the paper does not define it")],
         [table], numbers, data={"t": t, "H": H}, notes=notes)
 
 
@@ -117,25 +133,10 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
         ax.legend(fontsize=7)
         ax.grid(True, alpha=0.3)
     axes[0].set_ylabel("H / H0")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
-EXPERIMENT: Experiment = Experiment(
-    name="krysl-coulomb",
-    seed="003 (Krysl), section 5.4, Figs. 4-5",
-    summary="Coulombic potential with a soft wall: normalised Hamiltonian over 40,000 steps",
-    description=(
-        "Seed 003 (Krysl), section 5.4: a pinned body I = (2, 3, 4.5), R0 = 1, pi0 = (2, 2, 2) "
-        "in a Coulombic potential with a soft wall, 40,000 steps of 0.5. Prints the largest "
-        "deviation of the normalised Hamiltonian H/H0 (the seed does not define the "
-        "normalisation) of AKW, BBTRAP, SWC1 (Fig. 4), TRAP, IMID, TRAPM, IMIDM (Fig. 5) and "
-        "of the exact-flow splittings STRANG and RKN6_14, and the largest rotation within a "
-        "step. The torque is the printed one read as METHODS K-7 says (the printed sign). "
-        "The torque is a Python callable: the full run takes about a minute or two."),
-    options=(Option("h", float, 0.5, "step (seed: 0.5)"),
-             Option("nsteps", int, 40000, "number of steps (seed: 40,000)"),
-             Option("methods", str, None, "comma-separated methods (default: the seven Krysl "
-                    "methods, STRANG, RKN6_14)")),
-    run=run, plot=plot)
+EXPERIMENT: Experiment = Experiment.from_run(
+    "krysl-coulomb", "Krysl 2008, section 5.4, Figs. 4-5",
+    "Coulombic potential with a soft wall: normalised Hamiltonian over 40,000 steps",
+    OPTIONS, run, plot)

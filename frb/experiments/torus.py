@@ -1,36 +1,40 @@
-"""Seed 004 (Celledoni-Zanna), section 4.3, Fig. 7: example 1 over the paper's interval.
+"""Celledoni and Zanna, "FRB-FORTRAN routines for the exact computation of free rigid body motions"
+(ACM TOMS Algorithm 903, 2010), section 4.3, Fig. 7: example 1 over the paper's interval.
 
 The perturbed body of example 1 (the packaged ``init_example1.dat``: ``I``, ``m0``, ``Q0 = 1``, the
 field ``u0`` with ``|u0| = 1e-3``, the RKN6_14 coefficients, ``h = 0.5``) integrated over
-``[0, 5e4]`` (the paper's text; the data file stops at 5000, METHODS CZ-13). The momentum stays on
+``[0, 5e4]`` (the paper's text; the published data file and output stop at 5000). The momentum
+stays on
 the unit sphere, on a torus close to the unperturbed orbit; the close-up shows the band the
 points fill. The first 5000 time units are compared with the published ``out_example1.dat``
-when it is found (see :mod:`frb.examples`).
+when it is found (see :mod:`frb.datasets`).
 """
 from __future__ import annotations
 
-from importlib import resources
 from os import PathLike
 from typing import Any
 
 import numpy as np
 
 from .. import integrate
-from ..examples import find_published_output, packaged_input
+from ..datasets import example1_data, find_published_output
 from ..io import read_dat
+from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure
 from ..torques import constant_field
-from ._common import Experiment, Option, Result, Table, pyplot
+
+__all__ = ["example1_data", "run", "plot", "EXPERIMENT"]
 
 
-def example1_data() -> dict[str, Any]:
-    """The packaged input of example 1 as named arrays."""
-    with resources.as_file(packaged_input(1)) as path:
-        v = read_dat(path)
-    return {"a": v[0:8], "b": v[8:15], "h": float(v[15]), "t_final": float(v[16]),
-            "m0": v[17:20], "Q0": v[20:29].reshape(3, 3).T, "inertia": v[29:32], "u0": v[32:35]}
+OPTIONS: tuple[Option, ...] = (Option("t_final", float, 5.0e4, "final time (paper: 5e4)"),
+                               Option("h", float, None, "step (default: the input file's 0.5)"))
 
 
 def run(t_final: float = 5.0e4, h: float | None = None) -> Result:
+    """Celledoni and Zanna 2010, Fig. 7: the perturbed body of example 1 (packaged
+    init_example1.dat, h = 0.5, RKN6_14 with the exact free flow) over the paper's interval [0,
+    5e4] (the published data file stops at 5000). Prints the drift of |m|, of H = T + u0 . Q e3
+    and of the vertical momentum, and the largest deviation of the first 5000 time units from
+    the published out_example1.dat when it is found."""
     d = example1_data()
     h = d["h"] if h is None else float(h)
     nsteps = int(round(t_final / h))
@@ -57,15 +61,16 @@ def run(t_final: float = 5.0e4, h: float | None = None) -> Result:
         rows.append(["largest deviation from out_example1.dat, m (t <= 5000)", dev])
         rows.append(["largest deviation from out_example1.dat, Q (t <= 5000)", devQ])
         numbers.update(published_deviation_m=dev, published_deviation_Q=devQ)
-        notes.append(f"published output: {published}")
+        notes.append(f"published output: {published.name} ({published.parent.name}/)")
     else:
         notes.append("published out_example1.dat not found (or another h): no comparison")
     return Result(
         "torus", "example 1 over [0, 5e4]: the momentum on a torus",
-        [("input", "packaged init_example1.dat", "seed 004 data"),
+        [("input", "packaged init_example1.dat", "Celledoni and Zanna 2010, example 1"),
          ("h", h, "init_example1.dat"),
-         ("t_final", t_final, "seed 004, section 4.3 text (the data file: 5000, CZ-13)"),
-         ("method", "RKN6_14 (coefficients of init_example1.dat)", "seed 004, eq. (23)")],
+         ("t_final", t_final, "Celledoni and Zanna 2010, section 4.3 text (the data file: 5000)"),
+         ("method", "RKN6_14 (coefficients of init_example1.dat)",
+          "Celledoni and Zanna 2010, eq. (23)")],
         [Table(f"invariants over {nsteps} steps (largest change)", ["quantity", "value"], rows)],
         numbers, data={"m": m, "t": tr.t}, notes=notes)
 
@@ -94,21 +99,10 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
     ax2.set_ylabel("m2")
     ax2.set_title("close-up of the torus near m = (%.3f, %.3f, %.3f)" % tuple(centre),
                   fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
-EXPERIMENT: Experiment = Experiment(
-    name="torus",
-    seed="004 (Celledoni-Zanna), section 4.3, Fig. 7",
-    summary="example 1 over [0, 5e4]: the momentum on the sphere and the close-up of the torus",
-    description=(
-        "Seed 004 (Celledoni-Zanna), Fig. 7: the perturbed body of example 1 (packaged "
-        "init_example1.dat, h = 0.5, RKN6_14 with the exact free flow) over the paper's interval "
-        "[0, 5e4] (the data file stops at 5000, METHODS CZ-13). Prints the drift of |m|, of "
-        "H = T + u0 . Q e3 and of the vertical momentum, and the largest deviation of the first "
-        "5000 time units from the published out_example1.dat when it is found."),
-    options=(Option("t_final", float, 5.0e4, "final time (paper: 5e4)"),
-             Option("h", float, None, "step (default: the input file's 0.5)")),
-    run=run, plot=plot)
+EXPERIMENT: Experiment = Experiment.from_run(
+    "torus", "Celledoni and Zanna 2010, section 4.3, Fig. 7",
+    "example 1 over [0, 5e4]: the momentum on the sphere and the close-up of the torus",
+    OPTIONS, run, plot)

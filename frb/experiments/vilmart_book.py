@@ -1,9 +1,11 @@
-"""Seed 000 (Vilmart), Fig. 1: the nearly flat book (issue 39 of Journal de Crelle).
+"""Vilmart, "Rigid body dynamics" (2013), Fig. 1: the nearly flat book (issue 39 of Journal de
+Crelle).
 
 The body axes (columns of Q) of the book with ``I = (0.376, 0.627, 1.0)``,
 ``y(0) = (0, 0.6, -0.8)``, ``Q(0) = 1``, over ``0 <= t <= 40`` by the preprocessed DMV method at
-``h = 0.01`` and by the exact flow at the same times. Vilmart used order 10, whose coefficients
-are not in the seed (METHODS V-9); frb's highest order is 8 (DMV8).
+``h = 0.01`` and by the exact flow at the same times. Vilmart used order 10, but the paper's
+Table 1 of modified-moment coefficients stops at order 8 (``s7``, ``t7``): frb runs DMV8, its
+highest order.
 """
 from __future__ import annotations
 
@@ -12,13 +14,25 @@ from os import PathLike
 import numpy as np
 
 from .. import integrate
-from ._common import Experiment, Option, Result, Table, momentum_period, pyplot
+from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure
+from ..rotations import momentum_period
 
 INERTIA = (0.376, 0.627, 1.0)
 Y0 = (0.0, 0.6, -0.8)
 
 
+OPTIONS: tuple[Option, ...] = (Option("h", float, 0.01, "step (paper: 0.01)"),
+                               Option("t_final", float, 40.0, "final time (paper: 40)"),
+                               Option("method", str, "DMV8", "DMV method (DMV2, DMV4, DMV6, DMV8)"))
+
+
 def run(h: float = 0.01, t_final: float = 40.0, method: str = "DMV8") -> Result:
+    """Vilmart 2013, Fig. 1: the nearly flat book, I = (0.376, 0.627, 1.0), y(0) = (0, 0.6,
+    -0.8), Q(0) = 1, over [0, 40]. Computes the paths of the three body axes (columns of Q) in
+    the fixed frame by the preprocessed DMV method at h = 0.01 and by the exact flow at the same
+    times, and prints the largest difference of the two. Vilmart used order 10, whose
+    coefficients the paper does not give (its Table 1 stops at order 8): frb uses DMV8, its
+    highest order. Also prints the period of y(t) from the closed form."""
     nsteps = int(round(t_final / h))
     dmv = integrate(Y0, np.eye(3), INERTIA, h, nsteps, method=method)
     exact = integrate(Y0, np.eye(3), INERTIA, h, nsteps, method="EXACT")
@@ -45,10 +59,11 @@ def run(h: float = 0.01, t_final: float = 40.0, method: str = "DMV8") -> Result:
                "momentum_period": period}
     return Result(
         "vilmart-book", "body axes of the nearly flat book, DMV against the exact flow",
-        [("inertia", INERTIA, "seed 000, Fig. 1"), ("y(0)", Y0, "seed 000, Fig. 1"),
-         ("Q(0)", "identity", "seed 000, Fig. 1"), ("h", h, "seed 000, Fig. 1"),
-         ("t_final", t_final, "seed 000, Fig. 1"),
-         ("method", method, "frb: DMV8 (the seed's order 10 has no coefficients, V-9)")],
+        [("inertia", INERTIA, "Vilmart 2013, Fig. 1"), ("y(0)", Y0, "Vilmart 2013, Fig. 1"),
+         ("Q(0)", "identity", "Vilmart 2013, Fig. 1"), ("h", h, "Vilmart 2013, Fig. 1"),
+         ("t_final", t_final, "Vilmart 2013, Fig. 1"),
+         ("method", method, "frb: DMV8 (the paper's order 10 has no coefficients in its "
+          "Table 1)")],
         [table, invariants], numbers,
         data={"t": exact.t, "Q_exact": exact.Q, "Q_dmv": dmv.Q, "axes_diff": axes_diff,
               "method": method},
@@ -77,23 +92,10 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
     ax2.set_title(f"{d['method']} (h = {d['t'][1] - d['t'][0]:g}) against the exact flow",
                   fontsize=10)
     ax2.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
-EXPERIMENT: Experiment = Experiment(
-    name="vilmart-book",
-    seed="000 (Vilmart), Fig. 1",
-    summary="paths of the body axes of the nearly flat book, DMV8 against the exact flow",
-    description=(
-        "Seed 000 (Vilmart), Fig. 1: the nearly flat book, I = (0.376, 0.627, 1.0), "
-        "y(0) = (0, 0.6, -0.8), Q(0) = 1, over [0, 40]. Computes the paths of the three body "
-        "axes (columns of Q) in the fixed frame by the preprocessed DMV method at h = 0.01 and "
-        "by the exact flow at the same times, and prints the largest difference of the two. "
-        "Vilmart used order 10, whose coefficients the seed does not give (METHODS V-9): frb "
-        "uses DMV8, its highest order. Also prints the period of y(t) from the closed form."),
-    options=(Option("h", float, 0.01, "step (seed: 0.01)"),
-             Option("t_final", float, 40.0, "final time (seed: 40)"),
-             Option("method", str, "DMV8", "DMV method (DMV2, DMV4, DMV6, DMV8)")),
-    run=run, plot=plot)
+EXPERIMENT: Experiment = Experiment.from_run(
+    "vilmart-book", "Vilmart 2013, Fig. 1",
+    "paths of the body axes of the nearly flat book, DMV8 against the exact flow",
+    OPTIONS, run, plot)

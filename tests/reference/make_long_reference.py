@@ -34,7 +34,7 @@ import taylor  # noqa: E402
 from mpmath import mp, mpf  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(HERE), "data")
-SEED = 20251115
+RNG_STATE = 20251115
 
 
 def _mp3(v):
@@ -146,7 +146,7 @@ def _rotation(rng):
 
 
 def cases():
-    rng = np.random.default_rng(SEED)
+    rng = np.random.default_rng(RNG_STATE)
     long, extreme = [], []
     for e in (3, 6, 9, 12, 14, 15, 16, 17):
         for kind in ("asymmetric", "asymmetric", "asymmetric", "symmetric"):

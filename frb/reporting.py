@@ -1,0 +1,299 @@
+"""Reporting helpers shared by the published experiments (:mod:`frb.experiments`) and the
+work-precision tool (:mod:`frb.workprecision`).
+
+What is here:
+
+* :class:`Table`, :class:`Result`: what an experiment or a comparison prints (plain text or
+  Markdown), with :func:`format_value`, the one number format of every table;
+* :class:`Option`, :class:`Experiment`: the description of a published experiment (its
+  command-line options, its run and plot functions, the paper it reproduces);
+* :func:`pyplot`, :func:`save_figure`: matplotlib set-up and output (the ``plot`` extra);
+* error measures: :func:`attitude_error`, :func:`batch_error`, and :func:`fit_order`, the
+  observed order of a method from errors at several steps;
+* :func:`method_list`: a comma-separated list of method names, as the options take them.
+
+Examples
+--------
+>>> from frb.reporting import Table, format_value
+>>> print(Table("errors", ["method", "error"], [["RK4", 1.5e-7], ["EXACT", 0.0]]).format())
+errors
+method  error
+------  ---------
+RK4     1.500e-07
+EXACT           0
+>>> format_value(float("nan"))
+'--'
+"""
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass, field
+from os import PathLike
+from typing import Any, Callable, Sequence, Union
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["Experiment", "Option", "Table", "Result", "pyplot", "save_figure", "fit_order",
+           "attitude_error", "format_value", "batch_error", "method_list"]
+
+
+def format_value(x: Any) -> str:
+    """A number as printed in the tables.
+
+    Parameters
+    ----------
+    x : object
+        A float (``%.3e`` when below 1e-3 or from 1e5 on, else six significant digits), an
+        integer, a bool (``yes``/``no``), None or NaN (``--``), or anything else (``str``).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from frb.reporting import format_value
+    >>> [format_value(v) for v in (2.5e-9, 0.125, 7, True, None)]
+    ['2.500e-09', '0.125', '7', 'yes', '--']
+    """
+    if x is None:
+        return "--"
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if isinstance(x, (float, np.floating)):
+        if not math.isfinite(x):
+            return "--"
+        # (numpy's stubs make abs() of float | np.floating an object)
+        if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e5):  # type: ignore[operator]
+            return f"{x:.3e}"
+        return f"{x:.6g}"
+    return str(x)
+
+
+@dataclass
+class Table:
+    """A printed table: a title, column names and rows of values.
+
+    Parameters
+    ----------
+    title : str
+        The line above the table.
+    columns : list of str
+        Column names.
+    rows : list of lists
+        The values, one list per row, formatted by :func:`format_value`.
+    """
+
+    title: str
+    columns: list[str]
+    rows: list[list[Any]] = field(default_factory=list)
+
+    def format(self) -> str:
+        """The table as plain text: title, header, rule, rows (numbers right-aligned)."""
+        cells = [[format_value(v) for v in row] for row in self.rows]
+        widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(self.columns)]
+        line = "  ".join(c.ljust(w) for c, w in zip(self.columns, widths))
+        out = [self.title, line, "  ".join("-" * w for w in widths)]
+        out += ["  ".join(v.rjust(w) if i else v.ljust(w) for i, (v, w) in
+                          enumerate(zip(r, widths))) for r in cells]
+        return "\n".join(out)
+
+    def to_markdown(self) -> str:
+        """The table in Markdown (without its title)."""
+        head = "| " + " | ".join(self.columns) + " |"
+        sep = "|" + "|".join("---" for _ in self.columns) + "|"
+        body = ["| " + " | ".join(format_value(v) for v in r) + " |" for r in self.rows]
+        return "\n".join([head, sep, *body])
+
+
+@dataclass
+class Result:
+    """What an experiment computed.
+
+    Parameters
+    ----------
+    name, title : str
+        The experiment's name and a one-line title.
+    parameters : list of (name, value, source)
+        The parameters of the run; ``source`` says where the value comes from: the paper
+        (section, figure) or frb, when the paper gives none.
+    tables : list of Table
+        The printed tables.
+    numbers : dict
+        The key numbers (floats, by name).
+    data : dict
+        The arrays the figure is drawn from.
+    notes : list of str
+        Lines printed after the tables.
+    """
+
+    name: str
+    title: str
+    parameters: list[tuple[str, object, str]]
+    tables: list[Table]
+    numbers: dict[str, float]
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+    notes: list[str] = field(default_factory=list)
+
+    def format(self) -> str:
+        """Parameters (with their sources), tables and notes as plain text."""
+        out = [f"{self.name}: {self.title}", "", "parameters:"]
+        width = max(len(p[0]) for p in self.parameters)
+        for name, value, source in self.parameters:
+            out.append(f"  {name.ljust(width)}  {format_value(value) if np.isscalar(value) else value}"
+                       f"   [{source}]")
+        for t in self.tables:
+            out += ["", t.format()]
+        if self.notes:
+            out.append("")
+            out += self.notes
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+@dataclass(frozen=True)
+class Option:
+    """A command-line option of an experiment: ``--name VALUE`` (``type`` converts VALUE)."""
+
+    name: str
+    type: Callable[[str], Any]
+    default: Any
+    help: str
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A published experiment: ``run(**options) -> Result`` and ``plot(result, path)``.
+
+    Parameters
+    ----------
+    name : str
+        The name ``frb-example NAME`` takes.
+    reference : str
+        The paper it reproduces: authors, year, section and figure (e.g. ``"Krysl 2008,
+        section 5.4, Figs. 4-5"``).
+    summary, description : str
+        One line for ``frb-example --list``; the text of ``frb-example NAME --help``.
+    options : tuple of Option
+        The keyword arguments of ``run``, as command-line options.
+    run, plot : callables
+        Compute the :class:`Result`; draw its figure to a path.
+    """
+
+    name: str
+    reference: str
+    summary: str
+    description: str
+    options: tuple[Option, ...]
+    run: Callable[..., Result]
+    plot: Callable[[Result, Union[str, PathLike[str]]], None]
+
+    @classmethod
+    def from_run(cls, name: str, reference: str, summary: str, options: tuple[Option, ...],
+                 run: Callable[..., Result],
+                 plot: Callable[[Result, Union[str, PathLike[str]]], None]) -> Experiment:
+        """The experiment whose description is the docstring of its ``run`` function."""
+        return cls(name, reference, summary, inspect.getdoc(run) or summary, options, run, plot)
+
+    def defaults(self) -> dict[str, Any]:
+        """The options' default values by name."""
+        return {o.name: o.default for o in self.options}
+
+
+def pyplot() -> Any:
+    """matplotlib.pyplot with a non-interactive backend, or ImportError saying how to get it."""
+    try:
+        import matplotlib
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError("plots need matplotlib: pip install 'frb[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, path: str | PathLike[str]) -> None:
+    """Lay out ``fig``, write it to ``path`` (110 dpi, format from the suffix) and close it."""
+    plt = pyplot()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def fit_order(hs: ArrayLike, errors: ArrayLike, floor: float = 0.0) -> float:
+    """Observed order: the least-squares slope of ``log error`` against ``log h``.
+
+    Parameters
+    ----------
+    hs, errors : array_like
+        Steps and the errors at them.
+    floor : float
+        Errors at or below it (and non-finite ones) are left out.
+
+    Returns
+    -------
+    float
+        The slope, NaN when fewer than two points remain.
+
+    Examples
+    --------
+    >>> from frb.reporting import fit_order
+    >>> round(fit_order([0.1, 0.05, 0.025], [1e-4, 2.5e-5, 6.25e-6]), 6)
+    2.0
+    """
+    hs = np.asarray(hs, dtype=float)
+    e = np.asarray(errors, dtype=float)
+    keep = np.isfinite(e) & (e > floor)
+    if keep.sum() < 2:
+        return math.nan
+    return float(np.polyfit(np.log(hs[keep]), np.log(e[keep]), 1)[0])
+
+
+def attitude_error(Q: ArrayLike, Q_ref: ArrayLike) -> NDArray[np.float64]:
+    """Spectral norm ``||Q - Q_ref||_2`` per matrix (the norm of Krysl's 2008 figures).
+
+    Examples
+    --------
+    >>> from frb.reporting import attitude_error
+    >>> float(attitude_error(np.eye(3), np.diag([1.0, 1.0, -1.0])))
+    2.0
+    """
+    return np.linalg.norm(np.asarray(Q) - np.asarray(Q_ref), ord=2, axis=(-2, -1))
+
+
+def batch_error(m: NDArray[np.float64], Q: ArrayLike, m_ref: NDArray[np.float64], Q_ref: ArrayLike
+                ) -> tuple[float, float]:
+    """Largest over the bodies of ``|m - m_ref| / |m_ref|`` and of ``||Q - Q_ref||_2``.
+
+    Examples
+    --------
+    >>> from frb.reporting import batch_error
+    >>> batch_error(np.array([[1.0, 0, 0]]), np.eye(3)[None], np.array([[1.0, 0, 0]]),
+    ...             np.eye(3)[None])
+    (0.0, 0.0)
+    """
+    em = np.linalg.norm(m - m_ref, axis=-1) / np.linalg.norm(m_ref, axis=-1)
+    return float(em.max()), float(attitude_error(Q, Q_ref).max())
+
+
+def method_list(methods: str | Sequence[str] | None, default: Sequence[str]) -> tuple[str, ...]:
+    """Method names from a comma-separated string or a sequence, upper case; ``default`` for None.
+
+    Examples
+    --------
+    >>> from frb.reporting import method_list
+    >>> method_list("rk4, dmv6", ())
+    ('RK4', 'DMV6')
+    >>> method_list(None, ("EXACT",))
+    ('EXACT',)
+    """
+    if methods is None:
+        return tuple(default)
+    items = methods.split(",") if isinstance(methods, str) else methods
+    return tuple(s.strip().upper() for s in items)
