@@ -28,9 +28,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _core, _segments
 from . import _validate
-from .flows import (ORTHOGONALITY_TOLERANCE, _as_float_array, _common, _lean_array, _raise_for,
-                    _single_body)
-from .threads import _resolve as _resolve_threads, get_num_threads
+from .flows import (ORTHOGONALITY_TOLERANCE, as_float_array, common_arrays, lean_array, raise_for,
+                    single_body)
+from .threads import resolve as _resolve_threads, get_num_threads
 
 __all__ = ["dmv_step", "dmv_integrate"]
 
@@ -118,26 +118,26 @@ def _run(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order: in
     q_in = q
     # one body, a run short enough for one compiled call (Ctrl-C, see _SINGLE_CALL_WORK)
     short = type(nsteps) is int and nsteps <= _SINGLE_CALL_WORK
-    one = _single_body(m, h, inertia, 0) if short and not progress else None
+    one = single_body(m, h, inertia, 0) if short and not progress else None
     if one is not None:
         if type(order) is not int or order not in DMV_ORDERS:
             order = _order(order)   # (the checks and messages of the general path)
-        q1 = _lean_array(q, "q", (4,))
+        q1 = lean_array(q, "q", (4,))
         if q1 is not None and _lean_scales(one[0], one[2], order):
             # one body: the lean binding (the checks and results of a batch of one)
             m_out, q_out, info, nfail = _core.dmv_integrate_single(
                 one[0], q1, one[1], one[2], order, nsteps, ORTHOGONALITY_TOLERANCE)
             if info:
-                _raise_for(info, -1, "q", one[0], one[1], one[2], q)
+                raise_for(info, -1, "q", one[0], one[1], one[2], q)
             if nfail:
                 raise RuntimeError(_NO_SOLUTION)
             return m_out, q_out
-    single, n, m2, h1, inertia2, _ = _common(m, h, inertia, 0, check_finite=False)
+    single, n, m2, h1, inertia2, _ = common_arrays(m, h, inertia, 0, check_finite=False)
     order = _order(order)
     _check_ratio(inertia2, order)
     threads = _resolve_threads(threads)
     progress = _segments.check_progress(progress)
-    q = _as_float_array(q, "q", check_finite=False)
+    q = as_float_array(q, "q", check_finite=False)
     expected = (4,) if single else (n, 4)
     if q.shape != expected:
         raise ValueError(f"q must have shape {expected}, got {q.shape}")
@@ -153,7 +153,7 @@ def _run(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order: in
     if (nsteps <= 1 or n * nsteps <= _SINGLE_CALL_WORK) and not progress:
         m_out, q_out, info, where, nfail = _core.dmv_integrate_checked(
             m_k.T, q2.T, h_k, i_k.T, order, nsteps, ORTHOGONALITY_TOLERANCE, threads)
-        _raise_for(info, where if not single else -1, "q", m2, h1, inertia2, q_in)
+        raise_for(info, where if not single else -1, "q", m2, h1, inertia2, q_in)
         m_out, q_out = m_out.T, q_out.T
     else:
         m_out, q_out = _run_segments(m_k, q2, h_k, i_k, order, nsteps, threads, progress,
@@ -190,7 +190,7 @@ def _run_segments(m2: NDArray[np.float64], q2: NDArray[np.float64], h1: NDArray[
     info, where = _core.dmv_check_batch(m2.T, q2.T, h1, inertia2.T, ORTHOGONALITY_TOLERANCE,
                                         threads)
     if info:
-        _raise_for(info, where if not single else -1, "q", *(given or ()))
+        raise_for(info, where if not single else -1, "q", *(given or ()))
     w = _core.dmv_prepare_batch(m2.T, h1, inertia2.T, order, threads)
     m = m2.copy()
     q = q2.copy()

@@ -217,10 +217,10 @@ class DaskTrajectory:
     form: str
     method: str
     inertia: Any
-    torque: engine.Torque | None
+    torque: engine.TorqueLike | None
 
     def __init__(self, t: NDArray[np.float64], m: da.Array, q: da.Array, form: str, method: str,
-                 inertia: Any, torque: engine.Torque | None) -> None:
+                 inertia: Any, torque: engine.TorqueLike | None) -> None:
         self.t = t
         self.m = m
         self.q = q
@@ -265,7 +265,7 @@ def _integrate_block(block: NDArray[np.float64], *, attitude_shape: tuple[int, .
 
 
 def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, nsteps: int, *,
-              method: str | None = None, torque: engine.Torque | None = None,
+              method: str | None = None, torque: engine.TorqueLike | None = None,
               save_every: int | Literal["final"] | None = 1,
               coefficients: tuple[ArrayLike, ArrayLike] | None = None, quadrature: int = 0,
               threads: int | None = None) -> DaskTrajectory:

@@ -28,8 +28,8 @@ from . import _core, _engine, _segments
 from . import schedules
 from . import _validate
 from ._validate import IntegrationError
-from .threads import _resolve as _resolve_threads, get_num_threads
-from .flows import ORTHOGONALITY_TOLERANCE, _is_rotation
+from .threads import resolve as _resolve_threads, get_num_threads
+from .flows import ORTHOGONALITY_TOLERANCE, is_rotation_batch
 from .rotations import matrix_to_quat, quat_to_matrix
 from .torques import ConstantField, Torque, UserTorque, as_torque
 
@@ -409,8 +409,8 @@ def _attitude(attitude0: ArrayLike, single: bool, n: int
         return "quaternion", np.ascontiguousarray(q)
     if a.shape[-2:] == (3, 3) and a.ndim == (2 if single else 3) and (single or a.shape[0] == n):
         Q = a.reshape(-1, 3, 3)
-        if not _is_rotation(Q):
-            bad = next(j for j in range(Q.shape[0]) if not _is_rotation(Q[j:j + 1]))
+        if not is_rotation_batch(Q):
+            bad = next(j for j in range(Q.shape[0]) if not is_rotation_batch(Q[j:j + 1]))
             raise ValueError(f"attitude0 must be rotation matrices (Q^T Q = 1 within "
                              f"{ORTHOGONALITY_TOLERANCE}, det Q = +1)"
                              + ("" if single else f" (body {bad})")

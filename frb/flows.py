@@ -17,17 +17,17 @@ from numpy.typing import ArrayLike, NDArray
 from . import _core
 from . import _validate
 from ._validate import ORTHOGONALITY_TOLERANCE
-from .threads import _resolve as _resolve_threads
+from .threads import resolve as _resolve_threads
 
 __all__ = ["frb_step", "quat_step"]
 
 
-def _as_float_array(value: ArrayLike, name: str, check_finite: bool = True) -> NDArray[np.float64]:
+def as_float_array(value: ArrayLike, name: str, check_finite: bool = True) -> NDArray[np.float64]:
     """``value`` as a float64 array under the input rule of :mod:`frb._validate`."""
     return _validate.real_array(value, name, finite=check_finite)
 
 
-def _raise_for(info: int, where: int, attitude: str, m: ArrayLike | None = None,
+def raise_for(info: int, where: int, attitude: str, m: ArrayLike | None = None,
                h: ArrayLike | None = None, inertia: ArrayLike | None = None,
                original: ArrayLike | None = None) -> None:
     """Raise the ValueError for a check code of the compiled loop (checks), if any.
@@ -61,7 +61,7 @@ def _raise_for(info: int, where: int, attitude: str, m: ArrayLike | None = None,
     raise ValueError(messages[info] + body + hint)
 
 
-def _is_rotation(Q3: NDArray[np.float64]) -> bool:
+def is_rotation_batch(Q3: NDArray[np.float64]) -> bool:
     """Q^T Q = 1 within the tolerance and det Q > 0, for a stack Q3 of shape (n, 3, 3)."""
     gram = np.matmul(Q3.transpose(0, 2, 1), Q3)
     gram[:, [0, 1, 2], [0, 1, 2]] -= 1.0
@@ -85,30 +85,30 @@ _FLOAT64 = np.dtype(np.float64)
 _H_WANT = "a real number (or, for a batch, an array of real numbers)"
 
 
-def _lean_array(value: ArrayLike, name: str, shape: tuple[int, ...]) -> NDArray[np.float64] | None:
+def lean_array(value: ArrayLike, name: str, shape: tuple[int, ...]) -> NDArray[np.float64] | None:
     """value as a float64 array if it has the given shape, else None: the conversion of the
-    single-body path (``_single_body``). A float64 ndarray is taken as it is, without a call;
-    anything else goes through :func:`_as_float_array` (the type rules of the general path).
+    single-body path (``single_body``). A float64 ndarray is taken as it is, without a call;
+    anything else goes through :func:`as_float_array` (the type rules of the general path).
     The values are checked by the single-body bindings."""
     if type(value) is not np.ndarray or value.dtype is not _FLOAT64:
-        value = _as_float_array(value, name, check_finite=False)
+        value = as_float_array(value, name, check_finite=False)
     return value if value.shape == shape else None
 
 
-def _single_body(m: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int
+def single_body(m: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int
                  ) -> tuple[NDArray[np.float64], float, NDArray[np.float64], int] | None:
     """(m, h, inertia, quadrature) of a one-body call ready for the single-body bindings
     (``_core.*_single``: m and inertia float64 arrays of shape (3,), h a float), or None when
     the call is not one body of shapes (3,), scalar, (3,): the general path then validates and
-    reports (its shape messages). The arguments are converted in the order of :func:`_common`,
-    so a type error is the one the general path would raise. (``_lean_array`` written out for
+    reports (its shape messages). The arguments are converted in the order of :func:`common_arrays`,
+    so a type error is the one the general path would raise. (``lean_array`` written out for
     m and inertia: this runs on every single-body call.)"""
     if type(m) is not np.ndarray or m.dtype is not _FLOAT64:
-        m = _as_float_array(m, "m", check_finite=False)
+        m = as_float_array(m, "m", check_finite=False)
     if m.shape != (3,):
         return None
     if type(inertia) is not np.ndarray or inertia.dtype is not _FLOAT64:
-        inertia = _as_float_array(inertia, "inertia", check_finite=False)
+        inertia = as_float_array(inertia, "inertia", check_finite=False)
     if inertia.shape != (3,):
         return None
     if type(h) is not float:
@@ -125,21 +125,21 @@ def _quadrature(quadrature: int) -> int:
     return _validate.integer(quadrature, "quadrature (0 exact, 1..10 Gauss-Legendre nodes)", 0, 10)
 
 
-def _common(m: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int,
+def common_arrays(m: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int,
             check_finite: bool = True
             ) -> tuple[bool, int, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
                        int]:
     """Validate m (3,) or (n,3), h scalar or (n,), inertia (3,) or (n,3); return Fortran views.
 
     With check_finite=False the values are left to the compiled loop, which checks them."""
-    m = _as_float_array(m, "m", check_finite)
+    m = as_float_array(m, "m", check_finite)
     if m.ndim not in (1, 2) or m.shape[-1] != 3:
         raise ValueError(f"m must have shape (3,) or (n, 3), got {m.shape}")
     single = m.ndim == 1
     m2 = m.reshape(-1, 3)  # contiguous copies, where needed, are made by the callers
     n = m2.shape[0]
 
-    inertia = _as_float_array(inertia, "inertia", check_finite)
+    inertia = as_float_array(inertia, "inertia", check_finite)
     if inertia.shape == (3,):
         inertia2 = inertia.reshape(1, 3)
     elif inertia.ndim == 2 and inertia.shape[1] == 3 and inertia.shape[0] in (1, n) and not single:
@@ -220,20 +220,20 @@ def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadr
     >>> m1.shape, Q1.shape
     ((1000, 3), (1000, 3, 3))
     """
-    one = _single_body(m, h, inertia, quadrature)
+    one = single_body(m, h, inertia, quadrature)
     if one is not None:
-        Q1 = _lean_array(Q, "Q", (3, 3))
+        Q1 = lean_array(Q, "Q", (3, 3))
         if Q1 is not None:
             # one body: the lean binding (the same checks and results as a batch of one)
             m_out, Q_out, info = _core.frb_step_single(one[0], Q1, one[1], one[2], one[3],
                                                        ORTHOGONALITY_TOLERANCE)
             if info:
-                _raise_for(info, -1, "Q", one[0], one[1], one[2], Q)
+                raise_for(info, -1, "Q", one[0], one[1], one[2], Q)
             return m_out, Q_out
     m_in, Q_in = m, Q
-    single, n, m2, h1, inertia2, quadrature = _common(m, h, inertia, quadrature, check_finite=False)
+    single, n, m2, h1, inertia2, quadrature = common_arrays(m, h, inertia, quadrature, check_finite=False)
     threads = _resolve_threads(threads)
-    Q = _as_float_array(Q, "Q", check_finite=False)
+    Q = as_float_array(Q, "Q", check_finite=False)
     expected = (3, 3) if single else (n, 3, 3)
     if Q.shape != expected:
         raise ValueError(f"Q must have shape {expected}, got {Q.shape}")
@@ -243,13 +243,13 @@ def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadr
         # Fortran-ordered batches go in and come out without any transposing copy
         m_out, Q_out, info, where = _core.frb_step_batch_f(
             m_in, Q, h1, inertia2.T, quadrature, ORTHOGONALITY_TOLERANCE, threads)
-        _raise_for(info, where, "Q", m_in, h1, inertia2, Q_in)
+        raise_for(info, where, "Q", m_in, h1, inertia2, Q_in)
         return m_out, Q_out
     Q3 = np.ascontiguousarray(Q.reshape(-1, 3, 3))
     m2 = np.ascontiguousarray(m2)
     m_out, qt_out, info, where = _core.frb_step_batch(m2.T, Q3.T, h1, inertia2.T, quadrature,
                                                       ORTHOGONALITY_TOLERANCE, threads)
-    _raise_for(info, where if not single else -1, "Q", m2, h1, inertia2, Q_in)
+    raise_for(info, where if not single else -1, "Q", m2, h1, inertia2, Q_in)
     m_out, Q_out = m_out.T, qt_out.T
     if single:
         return m_out[0].copy(), Q_out[0].copy()
@@ -287,19 +287,19 @@ def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quad
     >>> bool(np.abs(q2 - [1.0, 0.0, 0.0, 0.0]).max() < 1e-15)
     True
     """
-    one = _single_body(m, h, inertia, quadrature)
+    one = single_body(m, h, inertia, quadrature)
     if one is not None:
-        q1 = _lean_array(q, "q", (4,))
+        q1 = lean_array(q, "q", (4,))
         if q1 is not None:
             m_out, q_out, info = _core.quat_step_single(one[0], q1, one[1], one[2], one[3],
                                                         ORTHOGONALITY_TOLERANCE)
             if info:
-                _raise_for(info, -1, "q", one[0], one[1], one[2], q)
+                raise_for(info, -1, "q", one[0], one[1], one[2], q)
             return m_out, q_out
     m_in, q_in = m, q
-    single, n, m2, h1, inertia2, quadrature = _common(m, h, inertia, quadrature, check_finite=False)
+    single, n, m2, h1, inertia2, quadrature = common_arrays(m, h, inertia, quadrature, check_finite=False)
     threads = _resolve_threads(threads)
-    q = _as_float_array(q, "q", check_finite=False)
+    q = as_float_array(q, "q", check_finite=False)
     expected = (4,) if single else (n, 4)
     if q.shape != expected:
         raise ValueError(f"q must have shape {expected}, got {q.shape}")
@@ -308,13 +308,13 @@ def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quad
     if _fortran_ordered(m_in, q):
         m_out, q_out, info, where = _core.quat_step_batch_f(
             m_in, q, h1, inertia2.T, quadrature, ORTHOGONALITY_TOLERANCE, threads)
-        _raise_for(info, where, "q", m_in, h1, inertia2, q_in)
+        raise_for(info, where, "q", m_in, h1, inertia2, q_in)
         return m_out, q_out
     q2 = np.ascontiguousarray(q.reshape(-1, 4))
     m2 = np.ascontiguousarray(m2)
     m_out, q_out, info, where = _core.quat_step_batch(m2.T, q2.T, h1, inertia2.T, quadrature,
                                                       ORTHOGONALITY_TOLERANCE, threads)
-    _raise_for(info, where if not single else -1, "q", m2, h1, inertia2, q_in)
+    raise_for(info, where if not single else -1, "q", m2, h1, inertia2, q_in)
     m_out, q_out = m_out.T, q_out.T
     if single:
         return m_out[0].copy(), q_out[0].copy()

@@ -55,7 +55,7 @@ from . import flows as _flows
 from ._validate import IntegrationError
 from .schedules import FREE_PLAN, RKN6_14, SPLITTING_METHODS as METHODS, STRANG, coefficients as \
     _coefficients, plan, schedule
-from .threads import _resolve as _resolve_threads
+from .threads import resolve as _resolve_threads
 from .torques import ConstantField, constant_field
 
 __all__ = [
@@ -206,7 +206,7 @@ def _free_flow(m: NDArray[np.float64], Q: NDArray[np.float64], tau: float,
     mo, qto, info, _ = _core.frb_step_batch(m.reshape(1, 3).T, Q.reshape(1, 3, 3).T,
                                             np.array([tau]), inertia_t, quadrature,
                                             _flows.ORTHOGONALITY_TOLERANCE)
-    _flows._raise_for(info, -1, "Q", m, np.array([tau]), inertia_t.T)
+    _flows.raise_for(info, -1, "Q", m, np.array([tau]), inertia_t.T)
     return mo[:, 0], qto[:, :, 0].T
 
 

@@ -76,7 +76,7 @@ def openmp_enabled() -> bool:
     return bool(_core.openmp_info()[0])
 
 
-def _resolve(threads: int | None) -> int:
+def resolve(threads: int | None) -> int:
     """The ``threads`` value passed to the compiled code: the argument, else the count of
     :func:`set_num_threads`, else 0 (the OpenMP default)."""
     if threads is None:

@@ -21,14 +21,14 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .engine import METHODS, IntegrationError, Torque, Trajectory, integrate
+from .engine import METHODS, IntegrationError, TorqueLike, Trajectory, integrate
 from .reporting import Table, attitude_error, format_value, method_list, pyplot, save_figure
-from .torques import ConstantField, HeavyTop, gravity_gradient, heavy_top
+from .torques import ConstantField, gravity_gradient, heavy_top
 
 __all__ = ["compare", "Comparison", "PROBLEMS", "DEFAULT_METHODS", "random_bodies"]
 
 #: Problems by name: the torque each applies (``None``: free body).
-PROBLEMS: dict[str, Torque | None] = {
+PROBLEMS: dict[str, TorqueLike | None] = {
     "free": None,
     "heavy-top": heavy_top(1.0, (0.0, 0.0, 0.5)),
     "gravity-gradient": gravity_gradient(1.0),
@@ -66,12 +66,8 @@ def random_bodies(n: int, rng: int | None = 0
     return m, q, inertia
 
 
-def _applies(name: str, torque: Torque | None) -> bool:
-    if name == "EXACT":
-        return torque is None
-    if name == "NYSTROM4":
-        return torque is None or isinstance(torque, (ConstantField, HeavyTop))
-    return True
+def _applies(name: str, torque: TorqueLike | None) -> bool:
+    return METHODS[name].accepts(torque)
 
 
 @dataclass
@@ -166,18 +162,18 @@ class Comparison:
         save_figure(fig, path)
 
 
-def _invariants(torque: Torque | None) -> tuple[str, ...]:
+def _invariants(torque: TorqueLike | None) -> tuple[str, ...]:
     if torque is None:
         return ("energy", "|m|", "Qm")
-    if isinstance(torque, (ConstantField, HeavyTop)):
+    if isinstance(torque, ConstantField):      # (and HeavyTop, a field on a body point)
         return ("energy", "Qm")          # Qm: its component along the field
     return ()
 
 
-def _drifts(tr: Trajectory, torque: Torque | None) -> dict[str, float | None]:
+def _drifts(tr: Trajectory, torque: TorqueLike | None) -> dict[str, float | None]:
     """Largest change of energy (relative), |m| (relative) and Qm over the saved states."""
     out: dict[str, float | None] = {"energy": None, "|m|": None, "Qm": None}
-    if torque is not None and not isinstance(torque, (ConstantField, HeavyTop)):
+    if torque is not None and not isinstance(torque, ConstantField):
         return out
     T, U = tr.kinetic_energy, tr.potential_energy
     E = T + U
@@ -208,7 +204,7 @@ def _timed(*args: Any, repeat: int, min_time: float, **kw: Any) -> tuple[Traject
 
 
 def compare(methods: Sequence[str] | str | None = None, *, problem: str | None = "free",
-            torque: Torque | None = None, m0: ArrayLike | None = None,
+            torque: TorqueLike | None = None, m0: ArrayLike | None = None,
             attitude0: ArrayLike | None = None, inertia: ArrayLike | None = None,
             bodies: int = 500, t_final: float = 10.0, steps: Sequence[int] = DEFAULT_STEPS,
             rng: int | None = 0, ref_factor: int = 8, repeat: int = 1, min_time: float = 0.05,

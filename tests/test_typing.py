@@ -27,7 +27,7 @@ PACKAGE = Path(frb.__file__).resolve().parent
 #: Modules whose public functions and classes must be fully annotated.
 PUBLIC_MODULES = ["frb", "frb.flows", "frb.rotations", "frb.io", "frb.baselines", "frb.splitting",
                   "frb.engine", "frb.torques", "frb.threads", "frb.workprecision", "frb.examples",
-                  "frb.cli", "frb.experiments", "frb.experiments._common",
+                  "frb.cli", "frb.experiments", "frb.reporting", "frb.datasets", "frb.schedules",
                   "frb.experiments.vilmart_book", "frb.experiments.ganapathi_symmetric",
                   "frb.experiments.ganapathi_axes", "frb.experiments.krysl_convergence",
                   "frb.experiments.krysl_coulomb", "frb.experiments.torus", "frb.dask"]
