@@ -1,8 +1,10 @@
 ! Exact (and semi-exact) flow of the free rigid body
-!     m' = m x I^-1 m,   Q' = Q hat(I^-1 m)      (seed 004, eqs. (1), (2)),
+!     m' = m x I^-1 m,   Q' = Q hat(I^-1 m)      (Celledoni and Zanna 2010, eqs. (1), (2);
+! E. Celledoni, A. Zanna, "FRB-FORTRAN routines for the exact computation of free rigid body
+! motions", ACM TOMS 37(2), article 23, 2010 (Algorithm 903)),
 ! with the attitude as a rotation matrix (frb_step) or a unit quaternion (quat_step).
 !
-! Method (seed 004, sections 1.2-1.4, with the frame chosen for robustness):
+! Method (Celledoni and Zanna 2010, sections 1.2-1.4, with the frame chosen for robustness):
 ! * m(t) by Jacobi elliptic functions (eqs. (4), (5)); case (i) circulates around axis a = 1,
 !   case (ii) around a = 3, both written with the same pattern
 !       m_a = sigma B_ab dn(u),  m_2 = B_2a sn(u),  m_b = B_ba cn(u),  u = lambda t - nu,
@@ -10,8 +12,8 @@
 !   sech and tanh with independent signs of m_1 and m_3.
 ! * Q(t) = Q0 P(0)^T Y(psi) P(t) (eq. (6)) with the frame P(t) the minimal rotation taking m(t)
 !   to e = sigma e_a. Since sigma m_a >= 0 the frame never degenerates (unlike the frame built
-!   from m and m', which is undefined on principal axes). For this frame (derivation in the
-!   project notes, check by the ODE tests) the angle obeys
+!   from m and m', which is undefined on principal axes). For this frame (derived from
+!   psi' = 2T + 2 e.(p^-1)' p, checked against an ODE solver by the tests) the angle obeys
 !       psi' = 1/I_a + D_a / (1 + mu),   mu = sigma m_a = B_ab dn(u),   D_a = 2T - 1/I_a,
 !   so psi = t/I_a + (D_a/lambda) [J(u1) - J(u0)] with J(u) = int_0^u dv/(1 + B dn v).
 ! * J is evaluated in closed form by Carlson's RF, RJ (exact, quadrature = 0) or by
@@ -21,7 +23,8 @@
 !   |v| <= 0.24 (no AGM) and J(u0 + v) - J(u0) from one RJ at v plus the addition term of Pi
 !   (angle_increment); other steps, and those where the addition formulas would amplify
 !   rounding (near the separatrix), use the phase u0 = F(phi0) and both ends.
-! All invariants (Delta_j, 1 - k^2, ...) are formed without cancellation (NUMERICS.md).
+! All invariants (Delta_j, 1 - k^2, ...) are formed without cancellation (as products of
+! differences of the moments, never as differences of nearly equal products).
 ! * Very long steps (|h| |m| / I_min > long_step_threshold) are computed in quadruple precision
 !   (exact_flow_qp, the same code instantiated for kind qp): the phase lambda t and the
 !   angle psi grow linearly with t, so double precision would lose |h| |m| / I_min ulps.
@@ -66,7 +69,7 @@ module exact_flow
    include 'exact_flow_generic.inc'
 
    !> Free flow for any momentum and any order of positive inertia moments.
-   !> Rescales m -> m/|m|, t -> |m| t / I_max (seed 004, section 3.1), and sorts the moments
+   !> Rescales m -> m/|m|, t -> |m| t / I_max (Celledoni and Zanna 2010, section 3.1), and sorts the moments
    !> with a signed permutation of determinant +1 (an odd permutation reverses the cross product,
    !> so one axis is also flipped). Returns m(h) and w with Q(h) = Q E(w), q(h) = q w.
    pure subroutine free_flow(m, h, inertia, quadrature, m_out, w)

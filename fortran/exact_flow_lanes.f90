@@ -1,4 +1,6 @@
-! Batched exact flows: the lock-step (lane) form of the exact short step, double precision.
+! Batched exact flows: the lock-step (lane) form of the exact short step, double precision, of the
+! exact free flow of E. Celledoni, A. Zanna, "FRB-FORTRAN routines for the exact computation of
+! free rigid body motions", ACM TOMS 37(2), 2010 (module exact_flow).
 !
 ! This module is compiled with -fno-trapping-math (meson.build): it changes no computed value, but
 ! lets the compiler evaluate both sides of a merge, which it must to vectorise the lanes. The

@@ -1,5 +1,5 @@
 ! Rotations, unit quaternions and the maps of the Lie group SO(3) shared by the integrators of
-! frb.integrate (seeds 000-003). Conventions (CONTRACT.md): quaternions scalar first,
+! frb.integrate. Conventions (CONTRACT.md): quaternions scalar first,
 ! (p0, p)(q0, q) = (p0 q0 - p.q, p0 q + q0 p + p x q), E(q) = 1 + 2 q0 hat(v) + 2 hat(v)^2,
 ! hat(a) b = a x b; the attitude Q = E(q) maps body to fixed coordinates.
 module rotations
@@ -192,7 +192,7 @@ contains
    end function quat_cayley
 
    !> dexp_psi v = v + ((1 - cos a)/a^2) psi x v + ((1 - sin a / a)/a^2) psi x (psi x v)
-   !> (seed 003, eq. (9)), series for small a = |psi|.
+   !> (Krysl 2008, eq. (9)), series for small a = |psi|.
    pure function dexp_apply(psi, v) result(r)
       real(dp), intent(in) :: psi(3), v(3)
       real(dp) :: r(3), c1, c2, pv(3)
@@ -201,7 +201,7 @@ contains
       r = v + c1 * pv + c2 * cross(psi, pv)
    end function dexp_apply
 
-   !> The coefficients of dexp_psi = 1 + c1 hat psi + c2 hat psi^2 (seed 003, eq. (9)):
+   !> The coefficients of dexp_psi = 1 + c1 hat psi + c2 hat psi^2 (Krysl 2008, eq. (9)):
    !> c1 = (1 - cos a)/a^2, c2 = (1 - sin a / a)/a^2, a = |psi|, Maclaurin series for small a.
    pure subroutine dexp_coefficients(psi, c1, c2)
       real(dp), intent(in) :: psi(3)
