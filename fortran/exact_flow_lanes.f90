@@ -36,8 +36,8 @@ module exact_flow_lanes
 
 contains
 
-   include 'jacobi_series_lanes.inc'
-   include 'carlson_rj_series.inc'
+   include 'jacobi_series_lanes_table.inc'
+   include 'carlson_rj_series_generic.inc'
 
    !> free_flow for the bodies b0 .. b0+nc-1 of a batch, nc <= flow_lanes_width: their momenta
    !> m(3, nc) -> m_out(3, nc) and quaternions w(4, nc), the steps h(nh) and moments inertia(3, ni)
