@@ -36,10 +36,14 @@ module exact_flow
                            ellf_sc, carlson_rj, &
                            gl_node, gl_weight
    use exact_flow_qp, only: free_flow_unit_qp => free_flow_unit
+   use rotations, only: qmul, quat_matrix
+   ! quat_to_matrix: the former name of quat_matrix, kept only for field_splitting (being removed)
+   use rotations, only: quat_to_matrix => quat_matrix
    implicit none
    private
 
-   public :: free_flow, frb_step_one, quat_step_one, rotate_matrix_t
+   public :: free_flow, frb_step_one, quat_step_one, rotate_matrix_tr
+   public :: quat_to_matrix
    public :: flow_prep_t, flow_prepare, flow_finish, path_unit
 
    !> Steps with |h| |m| / I_min above this many radians run in quadruple precision.
@@ -217,22 +221,22 @@ module exact_flow
       real(dp) :: w(4)
 
       call free_flow(m, h, inertia, quadrature, m_out, w)
-      call rotate_matrix_t(qt, w, qt_out)
+      call rotate_matrix_tr(qt, w, qt_out)
    end subroutine frb_step_one
 
    !> qt_out = E(w)^T qt, i.e. Q_out = Q E(w) for qt = Q^T (the attitude update of frb_step_one).
-   pure subroutine rotate_matrix_t(qt, w, qt_out)
+   pure subroutine rotate_matrix_tr(qt, w, qt_out)
       real(dp), intent(in) :: qt(3, 3), w(4)
       real(dp), intent(out) :: qt_out(3, 3)
       real(dp) :: e(3, 3)
       integer :: j
 
-      e = quat_to_matrix(w)
+      e = quat_matrix(w)
       ! column by column
       do j = 1, 3
          qt_out(:, j) = e(1, :) * qt(1, j) + e(2, :) * qt(2, j) + e(3, :) * qt(3, j)
       end do
-   end subroutine rotate_matrix_t
+   end subroutine rotate_matrix_tr
 
    !> quat_step: attitude as a unit quaternion, scalar first; q_out = q w.
    pure subroutine quat_step_one(m, q, h, inertia, quadrature, m_out, q_out)
@@ -242,7 +246,7 @@ module exact_flow
       real(dp) :: w(4)
 
       call free_flow(m, h, inertia, quadrature, m_out, w)
-      q_out = quat_mul(q, w)
+      q_out = qmul(q, w)
    end subroutine quat_step_one
 
 end module exact_flow

@@ -461,7 +461,7 @@ contains
          rq(4) = s * m0(k, 3) - c * p0(4)
          rq(2) = merge(rq(2), rq(2) + s * sigma(k), case3(k) > 0)
          rq(4) = merge(rq(4) + s * sigma(k), rq(4), case3(k) > 0)
-         ! quat_mul(rq, p1), written out (the same operations)
+         ! qmul(rq, p1) (rotations), written out (the same operations)
          wk(1) = rq(1) * p1(1) - rq(2) * p1(2) - rq(3) * p1(3) - rq(4) * p1(4)
          wk(2) = rq(1) * p1(2) + p1(1) * rq(2) + rq(3) * p1(4) - rq(4) * p1(3)
          wk(3) = rq(1) * p1(3) + p1(1) * rq(3) + rq(4) * p1(2) - rq(2) * p1(4)

@@ -31,7 +31,7 @@ module lie_stormer_verlet
    use kinds, only: dp
    use step_interface
    use torques, only: torque_t, user_torque_cb, torque_batch, torque_none
-   use rotations, only: qmul, qrotate_t, quat_exp
+   use rotations, only: qmul, qrotate_tr, quat_exp
    implicit none
    private
 
@@ -51,7 +51,7 @@ contains
       real(dp), intent(out) :: p(4)
       real(dp) :: yh(3)
       ! exp(-(h/2) hat(omega_n)) a = E(quat_exp((h/2) omega_n))^T a
-      yh = qrotate_t(quat_exp((0.5_dp * h) * (m / inertia)), a)
+      yh = qrotate_tr(quat_exp((0.5_dp * h) * (m / inertia)), a)
       p = quat_exp(h * (yh / inertia))
       q = qmul(q, p)
    end subroutine terze_first
@@ -63,7 +63,7 @@ contains
       real(dp) :: a(3), p(4)
       a = m
       call terze_first(h, m, q, inertia, a, p)
-      m = qrotate_t(p, a)
+      m = qrotate_tr(p, a)
    end subroutine terze_free_body
 
    subroutine lie_stormer_verlet_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
@@ -98,7 +98,7 @@ contains
       ! T_{n+1} = T_b(t + h, R_{n+1})
       call torque_batch(tq, n, t + h, k, q, inertia, tb, cb)
       do j = 1, n
-         m(:, j) = qrotate_t(p(:, j), a(:, j)) + hh * tb(:, j)
+         m(:, j) = qrotate_tr(p(:, j), a(:, j)) + hh * tb(:, j)
          ws(1:3, j) = tb(:, j)
          ws(4, j) = 1.0_dp
       end do

@@ -53,7 +53,7 @@ module midpoint_trapezoid
    use kinds, only: dp
    use step_interface
    use torques, only: torque_t, user_torque_cb, torque_batch, torque_none
-   use rotations, only: cross, hat, solve3, qmul, qrotate, qrotate_t, quat_exp, quat_cayley, dexp_coefficients
+   use rotations, only: cross, hat, solve3, qmul, qrotate, qrotate_tr, quat_exp, quat_cayley, dexp_coefficients
    implicit none
    private
 
@@ -80,12 +80,12 @@ contains
 
    !> exp[-psi] v - v for the unit quaternion qp of exp[psi] (the increment, without rounding
    !> against v).
-   pure function rot_t_delta(qp, v) result(r)
+   pure function rot_tr_delta(qp, v) result(r)
       real(dp), intent(in) :: qp(4), v(3)
       real(dp) :: r(3), t(3)
       t = cross(qp(2:4), v)
       r = 2.0_dp * (-qp(1) * t + cross(qp(2:4), t))
-   end function rot_t_delta
+   end function rot_tr_delta
 
    !> Matrix of dexp_psi = 1 + c1 hat psi + c2 hat psi^2 (Krysl 2008, eq. (9)).
    pure function dexp_mat(psi) result(d)
@@ -141,7 +141,7 @@ contains
       case (krysl_trapm)
          bd%qa = qmul(q0, quat_exp(hh * w0))
          bd%a = m0 + hh * t0
-         bd%c = bd%a + rot_t_delta(quat_exp(hh * w0), bd%a)
+         bd%c = bd%a + rot_tr_delta(quat_exp(hh * w0), bd%a)
          x = bd%c + hh * t0
       case (krysl_imidm)
          bd%a = m0
@@ -219,7 +219,7 @@ contains
          jac = eye3() + hh * (hat(w) - m)
       case (krysl_trapm)
          w = bd%iv * x
-         d = rot_t_delta(quat_exp(hh * w), bd%c)
+         d = rot_tr_delta(quat_exp(hh * w), bd%c)
          b = bd%c + d
          f = x - bd%c - d - hh * tb
          m = matmul(hat(b), dexp_mat(-hh * w))
@@ -228,7 +228,7 @@ contains
          end do
          jac = eye3() - hh * m
       case (krysl_imidm)
-         d = rot_t_delta(quat_exp(0.5_dp * x), bd%a)
+         d = rot_tr_delta(quat_exp(0.5_dp * x), bd%a)
          b = bd%a + d
          f = x - bd%c - h * (bd%iv * (d + hh * tb))
          m = matmul(hat(b), dexp_mat(-0.5_dp * x))
@@ -237,10 +237,10 @@ contains
          end do
          jac = eye3() - hh * m
       case (krysl_swc1, krysl_bbtrap)
-         d = rot_t_delta(quat_exp(x), bd%a)
+         d = rot_tr_delta(quat_exp(x), bd%a)
          b = bd%a + d
          if (v == krysl_swc1) then
-            f = x - bd%c - hh * (bd%iv * (d + h * qrotate_t(quat_exp(0.5_dp * x), tb)))
+            f = x - bd%c - hh * (bd%iv * (d + h * qrotate_tr(quat_exp(0.5_dp * x), tb)))
          else
             f = x - bd%c - hh * (bd%iv * (d + hh * tb))
          end if
@@ -250,7 +250,7 @@ contains
          end do
          jac = eye3() - hh * m
       case default ! bbtrapwd
-         d = rot_t_delta(quat_exp(x), bd%a)
+         d = rot_tr_delta(quat_exp(x), bd%a)
          b = bd%a + d
          vv = bd%iv * (bd%a + d + hh * tb)
          xv = cross(x, vv)
@@ -320,10 +320,10 @@ contains
          m = 2.0_dp * x - bd%m0
          q = qmul(bd%qa, quat_cayley(h * (bd%iv * x)))
       case (krysl_imidm, krysl_swc1)
-         m = bd%a + rot_t_delta(quat_exp(x), bd%a) + h * qrotate_t(quat_exp(0.5_dp * x), tb)
+         m = bd%a + rot_tr_delta(quat_exp(x), bd%a) + h * qrotate_tr(quat_exp(0.5_dp * x), tb)
          q = qmul(bd%qa, quat_exp(x))
       case default
-         m = bd%a + rot_t_delta(quat_exp(x), bd%a) + hh * tb
+         m = bd%a + rot_tr_delta(quat_exp(x), bd%a) + hh * tb
          q = qmul(bd%qa, quat_exp(x))
       end select
    end subroutine finish

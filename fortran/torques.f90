@@ -13,7 +13,7 @@
 !   call-back user_torque_cb (fortran/engine.pyf).
 module torques
    use kinds, only: dp
-   use rotations, only: cross, qrotate, qrotate_t, quat_matrix_t
+   use rotations, only: cross, qrotate, qrotate_tr, quat_matrix_tr
    implicit none
    private
 
@@ -51,7 +51,7 @@ contains
 
       select case (tq%kind)
       case (torque_field)
-         u = qrotate_t(q, tq%u0)
+         u = qrotate_tr(q, tq%u0)
          if (tq%c(1) == 0.0_dp .and. tq%c(2) == 0.0_dp .and. tq%c(3) == 1.0_dp) then
             tb = [u(2), -u(1), 0.0_dp]   ! u x e3, as in field_splitting.field_flow
          else
@@ -59,7 +59,7 @@ contains
          end if
       case (torque_gravity_gradient)
          r = [cos(tq%rate * t), sin(tq%rate * t), 0.0_dp]
-         u = qrotate_t(q, r)
+         u = qrotate_tr(q, r)
          tb = (3.0_dp * tq%rate**2) * cross(u, inertia * u)
       case default
          tb = 0.0_dp
@@ -83,7 +83,7 @@ contains
       case (torque_user)
          allocate (qt(3, 3, n))
          do j = 1, n
-            qt(:, :, j) = quat_matrix_t(q(:, j))
+            qt(:, :, j) = quat_matrix_tr(q(:, j))
          end do
          tb = 0.0_dp
          call cb(n, t, step, qt, tb)
@@ -104,7 +104,7 @@ contains
       real(dp), intent(in) :: q(4), inertia(3)
       real(dp) :: tv(3), u(3)
 
-      u = qrotate_t(q, tq%u0)
+      u = qrotate_tr(q, tq%u0)
       tv = cross(u, 2.0_dp * cross(tq%c, cross(u, tq%c) / inertia))
    end function field_v_torque
 
