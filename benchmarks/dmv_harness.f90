@@ -1,14 +1,14 @@
 ! README (benchmark support; not part of the package build)
 ! ---------------------------------------------------------------------------------------------
-! A hand-written, standalone loop of the DMV step (Hairer-Vilmart; Vilmart 2013, Algorithm 3: the
+! A hand-written, standalone loop of the DMV step (Hairer and Vilmart 2006; Algorithm 3 of Vilmart, "Rigid body dynamics", 2013: the
 ! implicit equation (14) as one scalar quartic solved by Newton's method, then the Cayley update
 ! (15), (13)), the reference for the speed of frb.dmv_integrate on one body and on a handful of
 ! bodies. The step is written out for one body in scalars (bodies outer, steps inner), with the
-! same floating-point operations as fortran/dmv.f90, so the final states must equal frb's bit for
+! same floating-point operations as fortran/moser_veselov.f90, so the final states must equal frb's bit for
 ! bit. Only the one-time set-up of a body, its modified inverse moments of inertia (Algorithm 4,
 ! Table 1), comes from frb's module moser_veselov (dmv_setup, dmv_modified_inverse), outside the timing.
 ! Build (the flags of meson.build, no LTO):
-!   gfortran -O3 -funroll-loops ../fortran/kinds.f90 ../fortran/dmv.f90 dmv_harness.f90
+!   gfortran -O3 -funroll-loops ../fortran/kinds.f90 ../fortran/moser_veselov.f90 dmv_harness.f90
 ! Run:   ./a.out <input> <output>
 !   input: "n nsteps h order" then n lines "m1 m2 m3 q0 q1 q2 q3 I1 I2 I3"
 !   output: the n final states "m1 m2 m3 q0 q1 q2 q3"

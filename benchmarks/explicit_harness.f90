@@ -1,9 +1,9 @@
 ! README (benchmark support; not part of the package build)
 ! ---------------------------------------------------------------------------------------------
 ! A hand-written, standalone reference for the speed of frb.integrate's explicit methods RK4
-! (Ganapathi 2005, with the 1/2 of the quaternion rate and the torque per stage) and TERZE (Terze,
-! Mueller and Zlatar 2015, the explicit scheme): the same formulas
-! as fortran/ganapathi.f90 and fortran/terze.f90, written as plain loops (bodies outer, steps
+! (Ganapathi 2005, with the kinematics' factor 1/2 and the torque at each stage) and TERZE (Terze,
+! Mueller, Zlatar 2015): the same formulas as fortran/runge_kutta.f90 and
+! fortran/lie_stormer_verlet.f90, written as plain loops (bodies outer, steps
 ! inner, the state in scalars), with no step interface, no chunks, no torque dispatch and no saved
 ! trajectory. Torques: none, and the heavy top of weight 1 with centre (0, 0, 1)
 ! (T_b = (u2, -u1, 0), u = E(q)^T e_z), hard-wired.

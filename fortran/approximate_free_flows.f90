@@ -1,33 +1,38 @@
-! The free-body integrators of seed 000 (G. Vilmart, "Rigid body dynamics") and its splittings
-! with an external potential, for frb.integrate. Notation of /work/shared/METHODS.md section 1.1:
-! y = m the body momentum, J = diag(I), w = J^-1 = 1/I, q the attitude quaternion (scalar
+! The free-body integrators of G. Vilmart, "Rigid body dynamics", 2013 (HAL preprint
+! hal-00912388), and its splittings with an external potential, for frb.integrate. Notation of
+! that paper: y = m the body momentum, J = diag(I), w = J^-1 = 1/I, q the attitude quaternion (scalar
 ! first), Q = E(q). Variants (meth%variant):
 !
 ! * DMV2, DMV4, DMV6, DMV8 (variants 2, 4, 6, 8): the preprocessed discrete Moser-Veselov method
 !   of order 2p, Algorithm 3 (eqs. (12)-(15)) with the modified moments of Algorithm 4 and
-!   Table 1 (METHODS V5, V7), corrections V-6 (Cayley transform) and V-8 (the powers h^2, h^4,
-!   h^6 of the corrections); computed by module moser_veselov (fortran/dmv.f90: dmv_setup,
-!   dmv_modified_inverse, dmv_step_inv), whose solver reduces (14) exactly to a scalar quartic
-!   solved by Newton's method (its own stopping rule, header of dmv.f90, instead of the "few
-!   fixed-point iterations" of the seed, V-15). A NaN result of dmv_step_inv means that (14) has
+!   Table 1 (E. Hairer, G. Vilmart, J. Phys. A 39, 2006), with two corrections of the printed
+!   formulas: the Cayley transform of the attitude update is (1 + hat e)(1 - hat e)^-1 (printed
+!   with (1 + hat e)^-1, which is the identity), and the corrections of Algorithm 4 carry the
+!   increasing powers h^2, h^4, h^6 (printed all as h^2; only the increasing powers give orders
+!   4, 6, 8). Computed by module moser_veselov (dmv_setup, dmv_modified_inverse, dmv_step_inv),
+!   whose solver reduces (14) exactly to a scalar quartic solved by Newton's method (its own
+!   stopping rule, header of moser_veselov.f90; the paper asks for "a few fixed-point
+!   iterations" without a count, and those diverge for large |h| |omega|). A NaN result of dmv_step_inv means that (14) has
 !   no solution (|h| |omega| beyond about 1): info_no_solution.
 !   Torque-free, the modified inverse moments depend on y only through the conserved C, H; they
 !   are computed once per body at step k = 1 and kept in ws(1:3, j) (as dmv_integrate does).
 !   With a torque they are recomputed every step from the momentum entering the free step.
 ! * SPLIT3 (variant 10): the three-rotation splitting H = R1 + R2 + R3, R_j = y_j^2 / (2 I_j)
-!   (METHODS V2), in the corrected symmetric composition of V-13,
-!   R3(h/2) R2(h/2) R1(h) R2(h/2) R3(h/2). The flow of R_j over t: a = y_j / I_j is constant,
+!   (section 3 of the paper), in the symmetric composition R3(h/2) R2(h/2) R1(h) R2(h/2) R3(h/2)
+!   (the paper prints R1(h/2) as the last factor, which is not symmetric). The flow of R_j over t: a = y_j / I_j is constant,
 !   y <- exp(-a t hat e_j) y, q <- q (cos(a t / 2), sin(a t / 2) e_j).
 ! * SYMROT (variant 11): "Algorithm 2", H = R + S, R = (1/I1 - 1/I2) y1^2 / 2,
-!   S = ((y1^2 + y2^2) / I2 + y3^2 / I3) / 2, step R(h/2) S(h) R(h/2) (METHODS V3) with the
-!   corrected alpha = (1/I1 - 1/I2) y1, beta = (1/I3 - 1/I2) y3 of V-5:
+!   S = ((y1^2 + y2^2) / I2 + y3^2 / I3) / 2, step R(h/2) S(h) R(h/2), with the rates of the two
+!   flows derived from y' = y x grad R and y' = y x grad S: alpha = (1/I1 - 1/I2) y1,
+!   beta = (1/I3 - 1/I2) y3 (printed alpha = y1/I1 and beta = 1/I3 - 1/I2 give local error O(h)):
 !   R over t: y <- exp(-alpha t hat e1) y, q <- q (cos(alpha t/2), sin(alpha t/2) e1);
 !   S over t: y <- exp(-beta t hat e3) y, q <- q a(t y / I2) (cos(beta t/2), sin(beta t/2) e3),
 !   a(omega) = quat_exp(omega) and y the momentum entering the S flow.
 !   Choice: the axes are used as given (axis 3 plays the role of the symmetry axis; no
 !   permutation). The method is exact for I1 = I2 (R = 0) and for I2 = I3 (beta = 0, S = C/I2
-!   commutes with R), NOT for I1 = I3 (Remark 3 is wrong there, V-7).
-! * MIDPOINT (variant 12): the implicit midpoint rule of Remark 4 (METHODS V6):
+!   commutes with R), NOT for I1 = I3 (Remark 3 claims it there too, but then
+!   {R, S} = -(1/I1 - 1/I2)(1/I3 - 1/I2) y1 y2 y3 is not zero).
+! * MIDPOINT (variant 12): the implicit midpoint rule of Remark 4:
 !   Y = y + (h/2) Y x (w Y) solved by Newton's method (exact 3x3 Jacobian
 !   1 + (h/2) hat(w Y) - (h/2) hat(Y) diag(w), predictor Y0 = y + (h/2) y x (w y)),
 !   y+ = 2 Y - y, q+ = q rho with rho the Cayley quaternion (1, e) / sqrt(1 + |e|^2) of
@@ -35,17 +40,19 @@
 !   Newton stops when |dY| <= newton_rtol |Y| (or Y = 0); after newton_max_iter iterations (or a
 !   non-finite iterate) the body gets info_no_convergence. newton_rtol = 4 eps,
 !   newton_max_iter = 50 (step_interface).
-! * NYSTROM4 (variant 13): the fourth-order Nystrom splitting of METHODS V9,
+! * NYSTROM4 (variant 13): the fourth-order Nystrom splitting of section 4 of the paper,
 !   U(h/6) T(h/2) U(2h/3) V(-h^3/72) T(h/2) U(h/6), with T the EXACT free flow (exact_free_flows of
 !   exact_splittings: free_flow of exact_flow, 8 bodies in lock-step), U the kick m += tau T_b(t, Q) of the field torque
-!   and V the kick m += tau field_v_torque(Q) of the modified potential V = {U, {U, T}} (the
-!   corrected V-flow of V-10; the property used is {U, {U, {U, T}}} = 0, V-11). U(2h/3) and V
+!   and V the kick m += tau field_v_torque(Q) of the modified potential V = {U, {U, T}} (its
+!   flow derived again from V, see torques.f90: the printed heavy-top V-flow is wrong by a factor
+!   -2 and lacks its third component; the property used is {U, {U, {U, T}}} = 0, where the paper
+!   states {T, {T, U}} = 0, which does not hold). U(2h/3) and V
 !   commute (both keep Q fixed). The Python layer admits only torque None (then the step is one
 !   exact free flow over h) or a field torque (constant_field, heavy_top). The U kicks use the
 !   times t, t + h/2, t + h (the field torques are time independent).
 !
 ! With a torque, DMVn, SPLIT3, SYMROT and MIDPOINT are the free part Phi^T_h of the Strang
-! splitting eq. (16) (METHODS V8, typo V-12): kick h/2 with T_b(t, Q), the free method over h,
+! splitting eq. (16) (its phi^U_{h_2} read as phi^U_{h/2}): kick h/2 with T_b(t, Q), the free method over h,
 ! kick h/2 with T_b(t + h, Q); this keeps the symmetric free methods symmetric also for
 ! time-dependent torques. Torque-free, the kicks are skipped.
 !
@@ -64,7 +71,7 @@ module approximate_free_flows
 
    public :: approximate_flow_step
 
-   !> Variants (frb/engine.py METHODS).
+   !> Variants (the method table of frb/engine.py).
    integer, parameter, public :: vm_dmv2 = 2, vm_dmv4 = 4, vm_dmv6 = 6, vm_dmv8 = 8, &
                                  vm_split3 = 10, vm_symrot = 11, vm_midpoint = 12, &
                                  vm_nystrom4 = 13
@@ -170,7 +177,8 @@ contains
       q = qmul(q, r)
    end subroutine axis_rotation
 
-   !> SPLIT3: R3(h/2) R2(h/2) R1(h) R2(h/2) R3(h/2) (METHODS V2, V-13).
+   !> SPLIT3: R3(h/2) R2(h/2) R1(h) R2(h/2) R3(h/2) (the symmetric order; the paper
+   !> prints R1(h/2) last).
    pure subroutine split3_one(y, q, h, inertia)
       real(dp), intent(inout) :: y(3), q(4)
       real(dp), intent(in) :: h, inertia(3)
@@ -184,7 +192,8 @@ contains
       call axis_rotation(3, hh * y(3) / inertia(3), y, q)
    end subroutine split3_one
 
-   !> SYMROT: R(h/2) S(h) R(h/2) of Algorithm 2 with the corrected alpha, beta (V-5).
+   !> SYMROT: R(h/2) S(h) R(h/2) of Algorithm 2 with alpha, beta derived from R and S
+   !> (see the header).
    pure subroutine symrot_one(y, q, h, inertia)
       real(dp), intent(inout) :: y(3), q(4)
       real(dp), intent(in) :: h, inertia(3)

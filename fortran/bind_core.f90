@@ -6,7 +6,7 @@
 subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, threads, m_out, qt_out, &
                           info, where)
    use iso_c_binding, only: c_double, c_int
-   use exact_flow, only: rotate_matrix_t
+   use exact_flow, only: rotate_matrix_tr
    use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use checks, only: check_body_matrix, input_ok
    use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
@@ -44,7 +44,7 @@ subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, threads
       call free_flow_chunk(nc, b0, nh, ni, m(:, b0:b0 + nc - 1), h, inertia, quadrature, &
                            m_out(:, b0:b0 + nc - 1), w)
       do b = b0, b0 + nc - 1
-         call rotate_matrix_t(qt(:, :, b), w(:, b - b0 + 1), qt_out(:, :, b))
+         call rotate_matrix_tr(qt(:, :, b), w(:, b - b0 + 1), qt_out(:, :, b))
       end do
    end do
    !$omp end parallel do
@@ -58,7 +58,7 @@ end subroutine frb_step_batch
 subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
                            info, where)
    use iso_c_binding, only: c_double, c_int
-   use exact_flow, only: quat_mul
+   use rotations, only: qmul
    use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use checks, only: check_body_quat, input_ok
    use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
@@ -93,7 +93,7 @@ subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, threads
       call free_flow_chunk(nc, b0, nh, ni, m(:, b0:b0 + nc - 1), h, inertia, quadrature, &
                            m_out(:, b0:b0 + nc - 1), w)
       do b = b0, b0 + nc - 1
-         q_out(:, b) = quat_mul(q(:, b), w(:, b - b0 + 1))
+         q_out(:, b) = qmul(q(:, b), w(:, b - b0 + 1))
       end do
    end do
    !$omp end parallel do
@@ -203,7 +203,7 @@ end subroutine ell_third_kind
 
 subroutine frb_integrate_batch(n, ni, nh, m, qt, h, inertia, quadrature, nsteps, threads, m_out, qt_out)
    use iso_c_binding, only: c_double, c_int
-   use exact_flow, only: rotate_matrix_t
+   use exact_flow, only: rotate_matrix_tr
    use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use parallel, only: thread_count, min_parallel_work
    implicit none
@@ -235,7 +235,7 @@ subroutine frb_integrate_batch(n, ni, nh, m, qt, h, inertia, quadrature, nsteps,
          call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, m_out(:, b0:b0 + nc - 1), w)
          do b = b0, b0 + nc - 1
             qc = qt_out(:, :, b)
-            call rotate_matrix_t(qc, w(:, b - b0 + 1), qt_out(:, :, b))
+            call rotate_matrix_tr(qc, w(:, b - b0 + 1), qt_out(:, :, b))
          end do
       end do
    end do
@@ -244,7 +244,7 @@ end subroutine frb_integrate_batch
 
 subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps, threads, m_out, q_out)
    use iso_c_binding, only: c_double, c_int
-   use exact_flow, only: quat_mul
+   use rotations, only: qmul
    use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use parallel, only: thread_count, min_parallel_work
    implicit none
@@ -273,7 +273,7 @@ subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps,
          mc(:, 1:nc) = m_out(:, b0:b0 + nc - 1)
          call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, m_out(:, b0:b0 + nc - 1), w)
          do b = b0, b0 + nc - 1
-            q_out(:, b) = quat_mul(q_out(:, b), w(:, b - b0 + 1))
+            q_out(:, b) = qmul(q_out(:, b), w(:, b - b0 + 1))
          end do
       end do
    end do
@@ -287,7 +287,7 @@ end subroutine quat_integrate_batch
 subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, threads, m_out, qf_out, &
                             info, where)
    use iso_c_binding, only: c_double, c_int
-   use exact_flow, only: rotate_matrix_t
+   use exact_flow, only: rotate_matrix_tr
    use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use checks, only: check_body_matrix, input_ok
    use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
@@ -323,7 +323,7 @@ subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, threa
       call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, mo, w)
       do b = b0, b0 + nc - 1
          qt = transpose(qf(b, :, :))
-         call rotate_matrix_t(qt, w(:, b - b0 + 1), qto)
+         call rotate_matrix_tr(qt, w(:, b - b0 + 1), qto)
          m_out(b, :) = mo(:, b - b0 + 1)
          qf_out(b, :, :) = transpose(qto)
       end do
@@ -339,7 +339,7 @@ end subroutine frb_step_batch_f
 subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
                              info, where)
    use iso_c_binding, only: c_double, c_int
-   use exact_flow, only: quat_mul
+   use rotations, only: qmul
    use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use checks, only: check_body_quat, input_ok
    use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
@@ -375,7 +375,7 @@ subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, threa
       call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, mo, w)
       do b = b0, b0 + nc - 1
          m_out(b, :) = mo(:, b - b0 + 1)
-         q_out(b, :) = quat_mul(q(b, :), w(:, b - b0 + 1))
+         q_out(b, :) = qmul(q(b, :), w(:, b - b0 + 1))
       end do
    end do
    !$omp end parallel do
@@ -435,7 +435,7 @@ end subroutine quat_step_single
 ! Value checks of one body for the set-up of frb.integrate and frb.splitting.integrate (shapes and
 ! types are checked in Python): code 0, or the checks code of the first problem in the order
 ! m, attitude (finite, then unit norm / rotation), inertia (finite, then positive). qq is the
-! C-ordered (3, 3) matrix Q as it is (intent(c): seen here as Q^T, the layout of check_rotation_t).
+! C-ordered (3, 3) matrix Q as it is (intent(c): seen here as Q^T, the layout of check_rotation_tr).
 
 subroutine check_single_quat(m, q, inertia, tol, code)
    use iso_c_binding, only: c_double, c_int
@@ -452,7 +452,7 @@ end subroutine check_single_quat
 
 subroutine check_single_matrix(m, qq, inertia, tol, code)
    use iso_c_binding, only: c_double, c_int
-   use checks, only: check_state, check_rotation_t, input_ok
+   use checks, only: check_state, check_rotation_tr, input_ok
    implicit none
    real(c_double), intent(in) :: m(3), qq(3, 3), inertia(3), tol
    integer(c_int), intent(out) :: code
@@ -460,7 +460,7 @@ subroutine check_single_matrix(m, qq, inertia, tol, code)
    real(c_double), parameter :: unit(3) = 1, zero(3) = 0
 
    code = check_state(m, 0.0_c_double, unit)
-   if (code == input_ok) code = check_rotation_t(qq, tol)
+   if (code == input_ok) code = check_rotation_tr(qq, tol)
    if (code == input_ok) code = check_state(zero, 0.0_c_double, inertia)
 end subroutine check_single_matrix
 
@@ -470,7 +470,7 @@ end subroutine check_single_matrix
 subroutine check_single_matrix_quat(m, qq, inertia, tol, code, q)
    use iso_c_binding, only: c_double, c_int
    use checks, only: input_ok
-   use rotations, only: matrix_quat_t
+   use rotations, only: matrix_quat_tr
    implicit none
    real(c_double), intent(in) :: m(3), qq(3, 3), inertia(3), tol
    integer(c_int), intent(out) :: code
@@ -479,7 +479,7 @@ subroutine check_single_matrix_quat(m, qq, inertia, tol, code, q)
 
    call check_single_matrix(m, qq, inertia, tol, code)
    q = 0
-   if (code == input_ok) q = matrix_quat_t(qq)
+   if (code == input_ok) q = matrix_quat_tr(qq)
 end subroutine check_single_matrix_quat
 
 !> Whether this build runs the batched loops on several threads (OpenMP), and the default

@@ -6,7 +6,7 @@ module checks
    implicit none
    private
 
-   public :: check_state, check_rotation_t, check_unit_quaternion, check_body_quat, check_body_matrix
+   public :: check_state, check_rotation_tr, check_unit_quaternion, check_body_quat, check_body_matrix
    public :: phase_over
 
    integer, parameter, public :: input_ok = 0, bad_m = 1, bad_h = 2, bad_inertia_value = 3, &
@@ -72,7 +72,7 @@ contains
    end function phase_over
 
    !> qt = Q^T finite, Q^T Q = 1 within tol (entrywise) and det Q > 0.
-   pure integer function check_rotation_t(qt, tol) result(code)
+   pure integer function check_rotation_tr(qt, tol) result(code)
       real(dp), intent(in) :: qt(3, 3), tol
       real(dp) :: dev, det
 
@@ -91,7 +91,7 @@ contains
       else
          code = bad_rotation
       end if
-   end function check_rotation_t
+   end function check_rotation_tr
 
    !> q finite and | |q| - 1 | <= tol.
    pure integer function check_unit_quaternion(q, tol) result(code)
@@ -113,12 +113,12 @@ contains
       if (code == input_ok) code = check_unit_quaternion(q, tol)
    end function check_body_quat
 
-   !> check_state, then check_rotation_t: the checks of one body of a matrix batch.
+   !> check_state, then check_rotation_tr: the checks of one body of a matrix batch.
    pure integer function check_body_matrix(m, h, inertia, qt, tol) result(code)
       real(dp), intent(in) :: m(3), h, inertia(3), qt(3, 3), tol
 
       code = check_state(m, h, inertia)
-      if (code == input_ok) code = check_rotation_t(qt, tol)
+      if (code == input_ok) code = check_rotation_tr(qt, tol)
    end function check_body_matrix
 
 end module checks

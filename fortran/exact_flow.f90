@@ -1,8 +1,10 @@
 ! Exact (and semi-exact) flow of the free rigid body
-!     m' = m x I^-1 m,   Q' = Q hat(I^-1 m)      (seed 004, eqs. (1), (2)),
+!     m' = m x I^-1 m,   Q' = Q hat(I^-1 m)      (Celledoni and Zanna 2010, eqs. (1), (2);
+! E. Celledoni, A. Zanna, "FRB-FORTRAN routines for the exact computation of free rigid body
+! motions", ACM TOMS 37(2), article 23, 2010 (Algorithm 903)),
 ! with the attitude as a rotation matrix (frb_step) or a unit quaternion (quat_step).
 !
-! Method (seed 004, sections 1.2-1.4, with the frame chosen for robustness):
+! Method (Celledoni and Zanna 2010, sections 1.2-1.4, with the frame chosen for robustness):
 ! * m(t) by Jacobi elliptic functions (eqs. (4), (5)); case (i) circulates around axis a = 1,
 !   case (ii) around a = 3, both written with the same pattern
 !       m_a = sigma B_ab dn(u),  m_2 = B_2a sn(u),  m_b = B_ba cn(u),  u = lambda t - nu,
@@ -10,8 +12,8 @@
 !   sech and tanh with independent signs of m_1 and m_3.
 ! * Q(t) = Q0 P(0)^T Y(psi) P(t) (eq. (6)) with the frame P(t) the minimal rotation taking m(t)
 !   to e = sigma e_a. Since sigma m_a >= 0 the frame never degenerates (unlike the frame built
-!   from m and m', which is undefined on principal axes). For this frame (derivation in the
-!   project notes, check by the ODE tests) the angle obeys
+!   from m and m', which is undefined on principal axes). For this frame (derived from
+!   psi' = 2T + 2 e.(p^-1)' p, checked against an ODE solver by the tests) the angle obeys
 !       psi' = 1/I_a + D_a / (1 + mu),   mu = sigma m_a = B_ab dn(u),   D_a = 2T - 1/I_a,
 !   so psi = t/I_a + (D_a/lambda) [J(u1) - J(u0)] with J(u) = int_0^u dv/(1 + B dn v).
 ! * J is evaluated in closed form by Carlson's RF, RJ (exact, quadrature = 0) or by
@@ -21,7 +23,8 @@
 !   |v| <= 0.24 (no AGM) and J(u0 + v) - J(u0) from one RJ at v plus the addition term of Pi
 !   (angle_increment); other steps, and those where the addition formulas would amplify
 !   rounding (near the separatrix), use the phase u0 = F(phi0) and both ends.
-! All invariants (Delta_j, 1 - k^2, ...) are formed without cancellation (NUMERICS.md).
+! All invariants (Delta_j, 1 - k^2, ...) are formed without cancellation (as products of
+! differences of the moments, never as differences of nearly equal products).
 ! * Very long steps (|h| |m| / I_min > long_step_threshold) are computed in quadruple precision
 !   (exact_flow_qp, the same code instantiated for kind qp): the phase lambda t and the
 !   angle psi grow linearly with t, so double precision would lose |h| |m| / I_min ulps.
@@ -33,10 +36,14 @@ module exact_flow
                            ellf_sc, carlson_rj, &
                            gl_node, gl_weight
    use exact_flow_qp, only: free_flow_unit_qp => free_flow_unit
+   use rotations, only: qmul, quat_matrix
+   ! quat_to_matrix: the former name of quat_matrix, kept only for field_splitting (being removed)
+   use rotations, only: quat_to_matrix => quat_matrix
    implicit none
    private
 
-   public :: free_flow, frb_step_one, quat_step_one, rotate_matrix_t
+   public :: free_flow, frb_step_one, quat_step_one, rotate_matrix_tr
+   public :: quat_to_matrix
    public :: flow_prep_t, flow_prepare, flow_finish, path_unit
 
    !> Steps with |h| |m| / I_min above this many radians run in quadruple precision.
@@ -66,7 +73,7 @@ module exact_flow
    include 'exact_flow_generic.inc'
 
    !> Free flow for any momentum and any order of positive inertia moments.
-   !> Rescales m -> m/|m|, t -> |m| t / I_max (seed 004, section 3.1), and sorts the moments
+   !> Rescales m -> m/|m|, t -> |m| t / I_max (Celledoni and Zanna 2010, section 3.1), and sorts the moments
    !> with a signed permutation of determinant +1 (an odd permutation reverses the cross product,
    !> so one axis is also flipped). Returns m(h) and w with Q(h) = Q E(w), q(h) = q w.
    pure subroutine free_flow(m, h, inertia, quadrature, m_out, w)
@@ -214,22 +221,22 @@ module exact_flow
       real(dp) :: w(4)
 
       call free_flow(m, h, inertia, quadrature, m_out, w)
-      call rotate_matrix_t(qt, w, qt_out)
+      call rotate_matrix_tr(qt, w, qt_out)
    end subroutine frb_step_one
 
    !> qt_out = E(w)^T qt, i.e. Q_out = Q E(w) for qt = Q^T (the attitude update of frb_step_one).
-   pure subroutine rotate_matrix_t(qt, w, qt_out)
+   pure subroutine rotate_matrix_tr(qt, w, qt_out)
       real(dp), intent(in) :: qt(3, 3), w(4)
       real(dp), intent(out) :: qt_out(3, 3)
       real(dp) :: e(3, 3)
       integer :: j
 
-      e = quat_to_matrix(w)
+      e = quat_matrix(w)
       ! column by column
       do j = 1, 3
          qt_out(:, j) = e(1, :) * qt(1, j) + e(2, :) * qt(2, j) + e(3, :) * qt(3, j)
       end do
-   end subroutine rotate_matrix_t
+   end subroutine rotate_matrix_tr
 
    !> quat_step: attitude as a unit quaternion, scalar first; q_out = q w.
    pure subroutine quat_step_one(m, q, h, inertia, quadrature, m_out, q_out)
@@ -239,7 +246,7 @@ module exact_flow
       real(dp) :: w(4)
 
       call free_flow(m, h, inertia, quadrature, m_out, w)
-      q_out = quat_mul(q, w)
+      q_out = qmul(q, w)
    end subroutine quat_step_one
 
 end module exact_flow

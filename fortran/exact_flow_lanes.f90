@@ -1,4 +1,6 @@
-! Batched exact flows: the lock-step (lane) form of the exact short step, double precision.
+! Batched exact flows: the lock-step (lane) form of the exact short step, double precision, of the
+! exact free flow of E. Celledoni, A. Zanna, "FRB-FORTRAN routines for the exact computation of
+! free rigid body motions", ACM TOMS 37(2), 2010 (module exact_flow).
 !
 ! This module is compiled with -fno-trapping-math (meson.build): it changes no computed value, but
 ! lets the compiler evaluate both sides of a merge, which it must to vectorise the lanes. The
@@ -34,8 +36,8 @@ module exact_flow_lanes
 
 contains
 
-   include 'jacobi_series_lanes.inc'
-   include 'carlson_rj_series.inc'
+   include 'jacobi_series_lanes_table.inc'
+   include 'carlson_rj_series_generic.inc'
 
    !> free_flow for the bodies b0 .. b0+nc-1 of a batch, nc <= flow_lanes_width: their momenta
    !> m(3, nc) -> m_out(3, nc) and quaternions w(4, nc), the steps h(nh) and moments inertia(3, ni)
@@ -459,7 +461,7 @@ contains
          rq(4) = s * m0(k, 3) - c * p0(4)
          rq(2) = merge(rq(2), rq(2) + s * sigma(k), case3(k) > 0)
          rq(4) = merge(rq(4) + s * sigma(k), rq(4), case3(k) > 0)
-         ! quat_mul(rq, p1), written out (the same operations)
+         ! qmul(rq, p1) (rotations), written out (the same operations)
          wk(1) = rq(1) * p1(1) - rq(2) * p1(2) - rq(3) * p1(3) - rq(4) * p1(4)
          wk(2) = rq(1) * p1(2) + p1(1) * rq(2) + rq(3) * p1(4) - rq(4) * p1(3)
          wk(3) = rq(1) * p1(3) + p1(1) * rq(3) + rq(4) * p1(2) - rq(2) * p1(4)

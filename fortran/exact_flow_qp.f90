@@ -8,4 +8,6 @@ module exact_flow_qp
    implicit none
    private
    include 'exact_flow_generic.inc'
+   ! qmul in quadruple precision (the helpers of module rotations, kind-generic)
+   include 'quaternion_generic.inc'
 end module exact_flow_qp

@@ -1,8 +1,11 @@
-! Exact-flow methods of seed 004 (Celledoni and Zanna, ACM TOMS Algorithm 903) for frb.integrate:
+! Exact-flow methods of E. Celledoni, A. Zanna, "FRB-FORTRAN routines for the exact computation of free rigid body
+! motions", ACM TOMS 37(2), article 23, 2010 (Algorithm 903),
+! for frb.integrate:
 ! the free body by one exact (or semi-exact) flow a step ("EXACT"), and symmetric splittings of
 ! a torqued body (section 4.3 and the appendix): A = the exact free flow, B = the torque kick
 ! m <- m + tau T_b(t, Q) (Q fixed, its exact flow), composed as the schedule meth%kinds,
-! meth%frac built by frb.integrate ("STRANG", "RKN6_14" of Blanes and Moan, eq. (23), or user
+! meth%frac built by frb.integrate ("STRANG", "RKN6_14" of S. Blanes, P.C. Moan,
+! J. Comput. Appl. Math. 142 (2002), as quoted in eq. (23) of Celledoni and Zanna, or user
 ! coefficients). The time of a torqued body advances with the A flows: a kick B between the
 ! A flows of total length s h (from the start of the step) uses T_b(t + s h, Q), which keeps a
 ! symmetric method symmetric for time-dependent torques.

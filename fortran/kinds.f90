@@ -1,4 +1,4 @@
-! Real kinds and constants shared by every numerics module of frb.
+! Real kinds and constants shared by every numerical module of frb.
 module kinds
    implicit none
    private

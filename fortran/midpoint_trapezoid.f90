@@ -1,37 +1,39 @@
-! The implicit Lie-group methods of seed 003 (P. Krysl, "Dynamically equivalent implicit
-! algorithms for the integration of rigid body rotations", seeds/003_835ba4b53daeb603.txt)
-! for frb.integrate; METHODS.md section 1.4, K1-K9, with
-! the corrections of METHODS.md section 4 (K-1 .. K-10). Notation of the seed: Pi = m (body
+! The implicit Lie-group methods of P. Krysl, "Dynamically equivalent implicit algorithms for the
+! integration of rigid body rotations", Commun. Numer. Meth. Engng, 2008 (sections 3 and 4:
+! its algorithms and the reference methods it compares with), for frb.integrate, with the
+! corrections stated below. Notation of the paper: Pi = m (body
 ! momentum), omega = I^-1 Pi, R = Q = E(q), exp[Psi] = exp(hat Psi), a step t_{n-1} -> t_n =
 ! t_{n-1} + h, T_k = T_b(t_k, R_k).
 !
-!   TRAP     (K1, eq. (14)):  R_n = R_{n-1} exp[h/2 w_{n-1}] exp[h/2 w_n],
+!   TRAP     (eq. (14)):      R_n = R_{n-1} exp[h/2 w_{n-1}] exp[h/2 w_n],
 !            Pi_n = Pi_{n-1} + h/2 (-w_{n-1} x Pi_{n-1} + T_{n-1} - w_n x Pi_n + T_n),
 !            T_n = T(t_n, R_n); unknown Pi_n.
-!   IMID     (K2):  Pb = Pi_{n-1} - h/2 w(Pb) x Pb + h/2 T_{n-1/2}, R_n = R_{n-1} exp[h w(Pb)],
+!   IMID:            Pb = Pi_{n-1} - h/2 w(Pb) x Pb + h/2 T_{n-1/2}, R_n = R_{n-1} exp[h w(Pb)],
 !            Pi_n = 2 Pb - Pi_{n-1}, T_{n-1/2} = T(t_{n-1} + h/2, R_{n-1} exp[h/2 w(Pb)])
-!            (torque time t_{n-1} + h/2, not the printed t_n + h/2: K-3); unknown Pb.
-!   TRAPM    (K3, eq. (20)):  R_n as TRAP, Pi_n = R_n^T R_{n-1} (Pi_{n-1} + h/2 T_{n-1}) + h/2 T_n;
+!            (torque time t_{n-1} + h/2, not the printed t_n + h/2: the step is t_{n-1} -> t_n);
+!            unknown Pb.
+!   TRAPM    (eq. (20)):     R_n as TRAP, Pi_n = R_n^T R_{n-1} (Pi_{n-1} + h/2 T_{n-1}) + h/2 T_n;
 !            unknown Pi_n.
-!   IMIDM    (K4):  Psi = h I^-1 (exp[-Psi/2] Pi_{n-1} + h/2 T_{n-1/2}), R_n = R_{n-1} exp[Psi],
+!   IMIDM:           Psi = h I^-1 (exp[-Psi/2] Pi_{n-1} + h/2 T_{n-1/2}), R_n = R_{n-1} exp[Psi],
 !            Pi_n = exp[-Psi] Pi_{n-1} + h exp[-Psi/2] T_{n-1/2},
-!            T_{n-1/2} = T(t_{n-1} + h/2, R_{n-1} exp[Psi/2]); the printed Psi~_n is Psi_n (K-4),
-!            torque time as K-3; unknown Psi.
-!   SWC1     (K6):  Psi = h/2 (w_n + w_{n-1}), R_n = R_{n-1} exp[Psi],
+!            T_{n-1/2} = T(t_{n-1} + h/2, R_{n-1} exp[Psi/2]); the printed Psi~_n is Psi_n (the same
+!            unknown), torque time as for IMID; unknown Psi.
+!   SWC1:            Psi = h/2 (w_n + w_{n-1}), R_n = R_{n-1} exp[Psi],
 !            Pi_n = exp[-Psi] Pi_{n-1} + h exp[-Psi/2] T_{n-1/2}; T_{n-1/2} is not defined in the
-!            seed; CHOICE (K-5): T_{n-1/2} = T(t_{n-1} + h/2, R_{n-1} exp[Psi/2]), as in IMIDM;
+!            paper; CHOICE: T_{n-1/2} = T(t_{n-1} + h/2, R_{n-1} exp[Psi/2]), as in IMIDM;
 !            unknown Psi (Pi_n is then explicit).
-!   AKW      (K7):  Pb = (Pi_n + Pi_{n-1})/2, Pi_n = Pi_{n-1} - h w(Pb) x Pb + h/2 (T_{n-1} + T_n),
-!            R_n = R_{n-1} cay[h w(Pb)], cay(A) = (1 - A/2)^-1 (1 + A/2) (K-6, quat_cayley),
+!   AKW:             Pb = (Pi_n + Pi_{n-1})/2, Pi_n = Pi_{n-1} - h w(Pb) x Pb + h/2 (T_{n-1} + T_n),
+!            R_n = R_{n-1} cay[h w(Pb)], cay(A) = (1 - A/2)^-1 (1 + A/2) (quat_cayley;
+!            not defined in the paper: this one keeps the spatial momentum exact),
 !            T_n = T(t_n, R_n); unknown Pb.
-!   BBTRAP   (K9):  Psi = h/2 (w_n + w_{n-1}), R_n = R_{n-1} exp[Psi],
+!   BBTRAP:          Psi = h/2 (w_n + w_{n-1}), R_n = R_{n-1} exp[Psi],
 !            Pi_n = exp[-Psi] (Pi_{n-1} + h/2 T_{n-1}) + h/2 T_n; unknown Psi.
-!   BBTRAPWD (K8):  as BBTRAP with Psi = h/2 ((dexp_{-Psi})^-1 w_n + w_{n-1}); unknown Psi.
-! Other corrections of METHODS.md section 4 concern text only (K-1, K-2, K-9: notation of the
-! building blocks fE/bE, skew, MKRK), the examples (K-7, K-8) or a claim (K-10: TRAP conserves
-! E(Pi_n - h/2 w_n x Pi_n), not E(Pi_n); tests/test_krysl.py checks both).
+!   BBTRAPWD:        as BBTRAP with Psi = h/2 ((dexp_{-Psi})^-1 w_n + w_{n-1}); unknown Psi.
+! Other slips of the paper concern notation only (eq. (13)'s sign of the exponent, skew[w] as
+! the hat map) or a claim: TRAP conserves the energy of Pi_n - h/2 w_n x Pi_n (the state pushed
+! by a forward-Euler half step), not that of Pi_n (tests/test_krysl.py checks both).
 !
-! Solver (the seed specifies none): Newton's method on the 3-vector unknown x with the exact
+! Solver (the paper specifies none): Newton's method on the 3-vector unknown x with the exact
 ! Jacobian of the residual for the current torque values; the torque is lagged (re-evaluated
 ! by torque_batch at the current iterate at the start of every iteration, i.e. simplified
 ! Newton for the torque). A body stops when its update is at most newton_rtol = 4 eps times
@@ -51,13 +53,13 @@ module midpoint_trapezoid
    use kinds, only: dp
    use step_interface
    use torques, only: torque_t, user_torque_cb, torque_batch, torque_none
-   use rotations, only: cross, hat, solve3, qmul, qrotate, qrotate_t, quat_exp, quat_cayley, dexp_coefficients
+   use rotations, only: cross, hat, solve3, qmul, qrotate, qrotate_tr, quat_exp, quat_cayley, dexp_coefficients
    implicit none
    private
 
    public :: midpoint_trapezoid_step
 
-   !> Variants (frb/engine.py METHODS).
+   !> Variants (the method table of frb/engine.py).
    integer, parameter, public :: krysl_trap = 1, krysl_imid = 2, krysl_trapm = 3, &
                                  krysl_imidm = 4, krysl_swc1 = 5, krysl_akw = 6, &
                                  krysl_bbtrap = 7, krysl_bbtrapwd = 8
@@ -78,14 +80,14 @@ contains
 
    !> exp[-psi] v - v for the unit quaternion qp of exp[psi] (the increment, without rounding
    !> against v).
-   pure function rot_t_delta(qp, v) result(r)
+   pure function rot_tr_delta(qp, v) result(r)
       real(dp), intent(in) :: qp(4), v(3)
       real(dp) :: r(3), t(3)
       t = cross(qp(2:4), v)
       r = 2.0_dp * (-qp(1) * t + cross(qp(2:4), t))
-   end function rot_t_delta
+   end function rot_tr_delta
 
-   !> Matrix of dexp_psi = 1 + c1 hat psi + c2 hat psi^2 (seed 003, eq. (9)).
+   !> Matrix of dexp_psi = 1 + c1 hat psi + c2 hat psi^2 (Krysl 2008, eq. (9)).
    pure function dexp_mat(psi) result(d)
       real(dp), intent(in) :: psi(3)
       real(dp) :: d(3, 3), c1, c2, p(3, 3)
@@ -139,7 +141,7 @@ contains
       case (krysl_trapm)
          bd%qa = qmul(q0, quat_exp(hh * w0))
          bd%a = m0 + hh * t0
-         bd%c = bd%a + rot_t_delta(quat_exp(hh * w0), bd%a)
+         bd%c = bd%a + rot_tr_delta(quat_exp(hh * w0), bd%a)
          x = bd%c + hh * t0
       case (krysl_imidm)
          bd%a = m0
@@ -174,7 +176,8 @@ contains
       end select
    end function torque_point
 
-   !> Time of the torque inside the step [t, t + h]: t + h/2 for the midpoint methods (K-3).
+   !> Time of the torque inside the step [t, t + h]: t + h/2 for the midpoint methods (the
+   !> midpoint of t_{n-1} -> t_n; the paper prints t_n + h/2).
    pure real(dp) function torque_time(v, t, h)
       integer, intent(in) :: v
       real(dp), intent(in) :: t, h
@@ -216,7 +219,7 @@ contains
          jac = eye3() + hh * (hat(w) - m)
       case (krysl_trapm)
          w = bd%iv * x
-         d = rot_t_delta(quat_exp(hh * w), bd%c)
+         d = rot_tr_delta(quat_exp(hh * w), bd%c)
          b = bd%c + d
          f = x - bd%c - d - hh * tb
          m = matmul(hat(b), dexp_mat(-hh * w))
@@ -225,7 +228,7 @@ contains
          end do
          jac = eye3() - hh * m
       case (krysl_imidm)
-         d = rot_t_delta(quat_exp(0.5_dp * x), bd%a)
+         d = rot_tr_delta(quat_exp(0.5_dp * x), bd%a)
          b = bd%a + d
          f = x - bd%c - h * (bd%iv * (d + hh * tb))
          m = matmul(hat(b), dexp_mat(-0.5_dp * x))
@@ -234,10 +237,10 @@ contains
          end do
          jac = eye3() - hh * m
       case (krysl_swc1, krysl_bbtrap)
-         d = rot_t_delta(quat_exp(x), bd%a)
+         d = rot_tr_delta(quat_exp(x), bd%a)
          b = bd%a + d
          if (v == krysl_swc1) then
-            f = x - bd%c - hh * (bd%iv * (d + h * qrotate_t(quat_exp(0.5_dp * x), tb)))
+            f = x - bd%c - hh * (bd%iv * (d + h * qrotate_tr(quat_exp(0.5_dp * x), tb)))
          else
             f = x - bd%c - hh * (bd%iv * (d + hh * tb))
          end if
@@ -247,7 +250,7 @@ contains
          end do
          jac = eye3() - hh * m
       case default ! bbtrapwd
-         d = rot_t_delta(quat_exp(x), bd%a)
+         d = rot_tr_delta(quat_exp(x), bd%a)
          b = bd%a + d
          vv = bd%iv * (bd%a + d + hh * tb)
          xv = cross(x, vv)
@@ -317,10 +320,10 @@ contains
          m = 2.0_dp * x - bd%m0
          q = qmul(bd%qa, quat_cayley(h * (bd%iv * x)))
       case (krysl_imidm, krysl_swc1)
-         m = bd%a + rot_t_delta(quat_exp(x), bd%a) + h * qrotate_t(quat_exp(0.5_dp * x), tb)
+         m = bd%a + rot_tr_delta(quat_exp(x), bd%a) + h * qrotate_tr(quat_exp(0.5_dp * x), tb)
          q = qmul(bd%qa, quat_exp(x))
       case default
-         m = bd%a + rot_t_delta(quat_exp(x), bd%a) + hh * tb
+         m = bd%a + rot_tr_delta(quat_exp(x), bd%a) + hh * tb
          q = qmul(bd%qa, quat_exp(x))
       end select
    end subroutine finish

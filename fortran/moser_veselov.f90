@@ -1,6 +1,7 @@
 ! Preprocessed discrete Moser-Veselov (DMV) method of Hairer and Vilmart (J. Phys. A 39, 2006)
-! for the free rigid body  m' = m x I^-1 m,  q' = q (0, I^-1 m) / 2  (seed 000, Vilmart,
-! "Rigid body dynamics", Algorithms 3 and 4, eqs. (13)-(15) and Table 1).
+! for the free rigid body  m' = m x I^-1 m,  q' = q (0, I^-1 m) / 2  (as restated in
+! G. Vilmart, "Rigid body dynamics", 2013, Algorithms 3 and 4, eqs. (13)-(15) and Table 1; the
+! powers of h in Algorithm 4 increase, h^2, h^4, h^6, where the restatement prints h^2 throughout).
 !
 ! Standard DMV step (Algorithm 3), J = diag(I), inverse moments w = 1/I:
 !     Y = alpha y + (h/2) Y x (w Y),  e = (h/2) w Y,  alpha = 1 + |e|^2          (14)

@@ -1,16 +1,18 @@
 ! Rotations, unit quaternions and the maps of the Lie group SO(3) shared by the integrators of
-! frb.integrate (seeds 000-003). Conventions (CONTRACT.md): quaternions scalar first,
+! frb.integrate. Conventions (CONTRACT.md): quaternions scalar first,
 ! (p0, p)(q0, q) = (p0 q0 - p.q, p0 q + q0 p + p x q), E(q) = 1 + 2 q0 hat(v) + 2 hat(v)^2,
 ! hat(a) b = a x b; the attitude Q = E(q) maps body to fixed coordinates.
 module rotations
-   use kinds, only: dp
+   use kinds, only: dp, wp => dp
    implicit none
    private
 
-   public :: cross, hat, solve3, qmul, qconj, qrotate, qrotate_t, quat_matrix, quat_matrix_t, matrix_quat_t
+   public :: cross, hat, solve3, qmul, qconj, qrotate, qrotate_tr, quat_matrix, quat_matrix_tr, matrix_quat_tr
    public :: quat_exp, rot_exp_apply, quat_cayley, dexpinv_apply, dexp_apply, dexp_coefficients, quat_normalize
 
 contains
+
+   include 'quaternion_generic.inc'
 
    pure function cross(a, b) result(c)
       real(dp), intent(in) :: a(3), b(3)
@@ -51,14 +53,6 @@ contains
       x(3) = dot_product(c(:, 3), b) / det
    end subroutine solve3
 
-   !> Quaternion product p q.
-   pure function qmul(p, q) result(r)
-      real(dp), intent(in) :: p(4), q(4)
-      real(dp) :: r(4)
-      r(1) = p(1) * q(1) - p(2) * q(2) - p(3) * q(3) - p(4) * q(4)
-      r(2:4) = p(1) * q(2:4) + q(1) * p(2:4) + cross(p(2:4), q(2:4))
-   end function qmul
-
    pure function qconj(q) result(r)
       real(dp), intent(in) :: q(4)
       real(dp) :: r(4)
@@ -75,43 +69,26 @@ contains
    end function qrotate
 
    !> E(q)^T v for a unit quaternion q (fixed -> body coordinates).
-   pure function qrotate_t(q, v) result(r)
+   pure function qrotate_tr(q, v) result(r)
       real(dp), intent(in) :: q(4), v(3)
       real(dp) :: r(3), t(3)
       t = cross(q(2:4), v)
       r = v + 2.0_dp * (-q(1) * t + cross(q(2:4), t))
-   end function qrotate_t
-
-   !> Q = E(q) (unit q).
-   pure function quat_matrix(q) result(e)
-      real(dp), intent(in) :: q(4)
-      real(dp) :: e(3, 3)
-      real(dp) :: q0, x, y, z
-      q0 = q(1); x = q(2); y = q(3); z = q(4)
-      e(1, 1) = 1.0_dp - 2.0_dp * (y * y + z * z)
-      e(2, 2) = 1.0_dp - 2.0_dp * (x * x + z * z)
-      e(3, 3) = 1.0_dp - 2.0_dp * (x * x + y * y)
-      e(1, 2) = 2.0_dp * (x * y - q0 * z)
-      e(2, 1) = 2.0_dp * (x * y + q0 * z)
-      e(1, 3) = 2.0_dp * (x * z + q0 * y)
-      e(3, 1) = 2.0_dp * (x * z - q0 * y)
-      e(2, 3) = 2.0_dp * (y * z - q0 * x)
-      e(3, 2) = 2.0_dp * (y * z + q0 * x)
-   end function quat_matrix
+   end function qrotate_tr
 
    !> Q^T = E(q)^T (the layout in which attitudes travel to numpy, see CONTRACT.md).
-   pure function quat_matrix_t(q) result(e)
+   pure function quat_matrix_tr(q) result(e)
       real(dp), intent(in) :: q(4)
       real(dp) :: e(3, 3)
       e = transpose(quat_matrix(q))
-   end function quat_matrix_t
+   end function quat_matrix_tr
 
    !> The unit quaternion q (q0 >= 0) with E(q) = Q, from qt = Q^T: the operations of
    !> frb.rotations.matrix_to_quat in its order, so its results bit for bit. Shepperd's choice:
    !> the component of largest modulus from the largest of (trace Q, Q11, Q22, Q33) (the first
    !> one on a tie), the others from the off-diagonal entries over 4 times it, then normalised.
    !> Q must be a rotation (checked before: then 4 |q_k| >= 2).
-   pure function matrix_quat_t(qt) result(q)
+   pure function matrix_quat_tr(qt) result(q)
       real(dp), intent(in) :: qt(3, 3)
       real(dp) :: q(4)
       real(dp) :: tr, d, big, r, a1, a2, a3, s12, s13, s23, norm
@@ -154,7 +131,7 @@ contains
       norm = sqrt(q(1) * q(1) + q(2) * q(2) + q(3) * q(3) + q(4) * q(4))
       q = q / norm
       if (q(1) < 0) q = -q
-   end function matrix_quat_t
+   end function matrix_quat_tr
 
    !> The unit quaternion of exp(hat psi) (rotation by |psi| about psi):
    !> (cos(a/2), sin(a/2) psi / a), a = |psi|, with Maclaurin series for small a.
@@ -192,7 +169,7 @@ contains
    end function quat_cayley
 
    !> dexp_psi v = v + ((1 - cos a)/a^2) psi x v + ((1 - sin a / a)/a^2) psi x (psi x v)
-   !> (seed 003, eq. (9)), series for small a = |psi|.
+   !> (Krysl 2008, eq. (9)), series for small a = |psi|.
    pure function dexp_apply(psi, v) result(r)
       real(dp), intent(in) :: psi(3), v(3)
       real(dp) :: r(3), c1, c2, pv(3)
@@ -201,7 +178,7 @@ contains
       r = v + c1 * pv + c2 * cross(psi, pv)
    end function dexp_apply
 
-   !> The coefficients of dexp_psi = 1 + c1 hat psi + c2 hat psi^2 (seed 003, eq. (9)):
+   !> The coefficients of dexp_psi = 1 + c1 hat psi + c2 hat psi^2 (Krysl 2008, eq. (9)):
    !> c1 = (1 - cos a)/a^2, c2 = (1 - sin a / a)/a^2, a = |psi|, Maclaurin series for small a.
    pure subroutine dexp_coefficients(psi, c1, c2)
       real(dp), intent(in) :: psi(3)

@@ -1,21 +1,22 @@
-! Seed 001 (V. Ganapathi, "Simulation of Rigid Body Dynamics in Matlab", 2005) for frb.integrate:
-! classical fourth-order Runge-Kutta on (unit quaternion q, body angular velocity W = I^-1 m)
-! with renormalisation of q after the step (METHODS.md section 1.2, G1; seed sections 3.1-3.4, 7).
+! The integrator of V. Ganapathi, "Simulation of rigid body dynamics in Matlab", Stanford
+! University, 2005, for frb.integrate: classical fourth-order Runge-Kutta on (unit quaternion q,
+! body angular velocity W = I^-1 m) with renormalisation of q after the step (sections 3.1-3.4
+! and 7 of the report).
 !
-! Variant 1 ("RK4"), with the corrections of METHODS.md section 4:
-! * G-2: the kinematics of the listing, Q' = [0 w] x Q, lacks the factor 1/2; used here is
+! Variant 1 ("RK4"), with two corrections of the report's listing:
+! * its quaternion kinematics (eq. (9)), Q' = [0 w] x Q, lacks the factor 1/2; used here is
 !   q' = (1/2) q (0, W) (= (1/2) (0, E(q) W) q, the world-frame form with the 1/2).
-! * G-3: getWdot is called with the time t instead of the torque; used here is
+! * its getWdot is called with the time t instead of the torque; used here is
 !   W' = I^-1 (T + (I W) x W) with T = T_b(t_i, E(q_i)) re-evaluated at every stage time
 !   t_i (t, t + h/2, t + h/2, t + h) and stage orientation q_i ("recalculate the torque each time
-!   we find a new estimate of the orientation", seed section 7).
-! * G-1 (the analytic symmetric-top solution, second component w0 sin(Omega t)) is used by the
-!   tests only.
-! Stages exactly as listed in G1 (k_q, k_w are increments dt * rates):
+!   we find a new estimate of the orientation", section 7).
+! (The report's analytic symmetric-top solution, used by the tests only, has w0 sin(Omega t) as
+! its second component, where cos is printed.)
+! Stages as in the listing (k_q, k_w are increments dt * rates):
 !   k1 = h f(q, W, t), k2 = h f(q + k_q1/2, W + k_w1/2, t + h/2),
 !   k3 = h f(q + k_q2/2, W + k_w2/2, t + h/2), k4 = h f(q + k_q3, W + k_w3, t + h),
 !   q <- q + (k_q1 + 2 k_q2 + 2 k_q3 + k_q4)/6, W likewise; q <- q / |q|; m = I W.
-! Choices (open in METHODS.md):
+! Choices (not fixed by the report):
 ! * The stage quaternions q + k/2 are not unit. The kinematics q' = (1/2) q (0, W) is evaluated at
 !   the stage quaternion as it is (as the listing does), but the torque at the NORMALISED stage
 !   quaternion (a torque is a function of a rotation; E(q) of a non-unit q is not a rotation).

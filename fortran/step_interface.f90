@@ -1,5 +1,5 @@
 ! The step interface shared by every method family of frb.integrate and its one time loop
-! (engine). Every family module (named after its seed's authors) exposes one routine, its
+! (engine). Every family module (named after its method family) exposes one routine, its
 ! dummy arguments declared by include 'step_dummies.inc':
 !
 !   subroutine <family>_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)

@@ -3,7 +3,8 @@
 ! Built in (compiled into every time loop):
 ! * torque_field: the potential U(Q) = u0 . (Q c) of a body with the point c (body frame) in a
 !   constant spatial field u0, T_b = (Q^T u0) x c. frb.torques.constant_field(u0) is c = e3
-!   (seed 004, example 1: T_b = (u2, -u1, 0), u = Q^T u0); frb.torques.heavy_top(weight, center)
+!   (Celledoni and Zanna, ACM TOMS 37(2), 2010, example 1 of section 4.3: T_b = (u2, -u1, 0),
+!   u = Q^T u0); frb.torques.heavy_top(weight, center)
 !   is u0 = (0, 0, weight), c = center (gravity of size weight along -z of the fixed frame, fixed
 !   point at the origin; U = weight times the height of the centre of mass).
 ! * torque_gravity_gradient: a satellite on a circular orbit of rate n in the fixed x-y plane,
@@ -12,7 +13,7 @@
 !   call-back user_torque_cb (fortran/engine.pyf).
 module torques
    use kinds, only: dp
-   use rotations, only: cross, qrotate, qrotate_t, quat_matrix_t
+   use rotations, only: cross, qrotate, qrotate_tr, quat_matrix_tr
    implicit none
    private
 
@@ -50,7 +51,7 @@ contains
 
       select case (tq%kind)
       case (torque_field)
-         u = qrotate_t(q, tq%u0)
+         u = qrotate_tr(q, tq%u0)
          if (tq%c(1) == 0.0_dp .and. tq%c(2) == 0.0_dp .and. tq%c(3) == 1.0_dp) then
             tb = [u(2), -u(1), 0.0_dp]   ! u x e3, as in field_splitting.field_flow
          else
@@ -58,7 +59,7 @@ contains
          end if
       case (torque_gravity_gradient)
          r = [cos(tq%rate * t), sin(tq%rate * t), 0.0_dp]
-         u = qrotate_t(q, r)
+         u = qrotate_tr(q, r)
          tb = (3.0_dp * tq%rate**2) * cross(u, inertia * u)
       case default
          tb = 0.0_dp
@@ -82,7 +83,7 @@ contains
       case (torque_user)
          allocate (qt(3, 3, n))
          do j = 1, n
-            qt(:, :, j) = quat_matrix_t(q(:, j))
+            qt(:, :, j) = quat_matrix_tr(q(:, j))
          end do
          tb = 0.0_dp
          call cb(n, t, step, qt, tb)
@@ -93,8 +94,9 @@ contains
       end select
    end subroutine torque_batch
 
-   !> Body torque of the modified potential V = {U, {U, T}} of a field torque (seed 000, the
-   !> fourth-order Nystrom scheme, corrected as METHODS.md V-10): with u = Q^T u0 and T_b = u x c,
+   !> Body torque of the modified potential V = {U, {U, T}} of a field torque (G. Vilmart,
+   !> "Rigid body dynamics", 2013, the fourth-order Nystrom scheme of section 4; derived again
+   !> from V: the printed heavy-top flow is wrong by a factor -2 and lacks its third component): with u = Q^T u0 and T_b = u x c,
    !> V = sum_j T_b,j^2 / I_j and its torque is u x grad_u V = u x (2 c x (I^-1 (u x c))).
    !> For the heavy top (u0 = e_z, c = e3) this is (-2 Q32 Q33/I1, 2 Q31 Q33/I2, 2 Q31 Q32 (1/I1 - 1/I2)).
    pure function field_v_torque(tq, q, inertia) result(tv)
@@ -102,7 +104,7 @@ contains
       real(dp), intent(in) :: q(4), inertia(3)
       real(dp) :: tv(3), u(3)
 
-      u = qrotate_t(q, tq%u0)
+      u = qrotate_tr(q, tq%u0)
       tv = cross(u, 2.0_dp * cross(tq%c, cross(u, tq%c) / inertia))
    end function field_v_torque
 
