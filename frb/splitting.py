@@ -156,7 +156,7 @@ _ONES3 = np.ones(3)
 
 def _rotation(Q: NDArray[np.float64], name: str, original: ArrayLike | None = None) -> None:
     """Raise unless Q (a float64 array of shape (3, 3)) is a rotation matrix: the compiled check
-    of frb.flows.frb_step (checks.check_rotation_t, tolerance ORTHOGONALITY_TOLERANCE), about
+    of frb.flows.frb_step (checks.check_rotation_tr, tolerance ORTHOGONALITY_TOLERANCE), about
     1 us where numpy's takes 15. ``original``: the matrix as given, for the float32 hint."""
     tol = _flows.ORTHOGONALITY_TOLERANCE
     if _core.check_single_matrix(_ZEROS3, Q, _ONES3, tol):
