@@ -224,8 +224,7 @@ def dmv_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order
     order : int
         2 (plain DMV), 4, 6 or 8: the global error is ``O(h^order)``.
     threads : int, optional
-        Threads sharing a batch (default :func:`frb.get_num_threads`); the results are the
-        same bit for bit for every count.
+        As :func:`frb.quat_step`: threads sharing a batch, the same results for every count.
 
     Returns
     -------

@@ -114,15 +114,10 @@ METHODS: dict[str, MethodInfo] = dict([
     _m("DMV2", _VILMART, 2, "Moser and Veselov 1991; " + _V2013 + ", Algorithm 3 (eq. (16) with "
        "a torque)", 2, True, "|m|, E, Qm (torque-free); vertical Qm (heavy top)",
        "discrete Moser-Veselov; with a torque the free part of Strang eq. (16)"),
-    _m("DMV4", _VILMART, 4, "Hairer and Vilmart 2006; " + _V2013 + ", Algorithm 4, Table 1", 4,
-       True, "|m|, E, Qm (torque-free); vertical Qm (heavy top)",
-       "preprocessed DMV of order 4 (order 2 with a torque: free part of Strang eq. (16))"),
-    _m("DMV6", _VILMART, 6, "Hairer and Vilmart 2006; " + _V2013 + ", Algorithm 4, Table 1", 6,
-       True, "|m|, E, Qm (torque-free); vertical Qm (heavy top)",
-       "preprocessed DMV of order 6 (order 2 with a torque: free part of Strang eq. (16))"),
-    _m("DMV8", _VILMART, 8, "Hairer and Vilmart 2006; " + _V2013 + ", Algorithm 4, Table 1", 8,
-       True, "|m|, E, Qm (torque-free); vertical Qm (heavy top)",
-       "preprocessed DMV of order 8 (order 2 with a torque: free part of Strang eq. (16))"),
+    *(_m(f"DMV{p}", _VILMART, p, "Hairer and Vilmart 2006; " + _V2013 + ", Algorithm 4, Table 1",
+         p, True, "|m|, E, Qm (torque-free); vertical Qm (heavy top)",
+         f"preprocessed DMV of order {p} (order 2 with a torque: free part of Strang eq. (16))")
+      for p in (4, 6, 8)),
     _m("SPLIT3", _VILMART, 10, _V2013 + ", splitting into three rotations (symmetric "
        "composition)", 2, False, "|m|, Qm (torque-free; not E); vertical Qm (heavy top)",
        "R3(h/2) R2(h/2) R1(h) R2(h/2) R3(h/2); with a torque the free part of Strang eq. (16)"),
@@ -146,30 +141,29 @@ METHODS: dict[str, MethodInfo] = dict([
     _m("TERZE", _TERZE, 1, "Terze, Mueller and Zlatar 2015 (explicit Lie-group Stormer-Verlet "
        "scheme)", 2, False, "Qm, |m| (torque-free); (Qm)_z for the heavy top; not E; not "
        "symmetric", "explicit Lie-group Stormer-Verlet type scheme (one torque evaluation a step)"),
-    _m("TRAP", _KRYSL, 1, _K2008 + ", eq. (14)", 2, True,
-       "the 'midpoint' energy E(m - h/2 w x m) (torque-free)",
-       "trapezoidal: fE(h/2) then bE(h/2)"),
-    _m("IMID", _KRYSL, 2, _K2008 + ", algorithm IMID (torque at t + h/2)", 2, True,
-       "E, |m| (torque-free)",
-       "midpoint: bE(h/2) then fE(h/2)"),
-    _m("TRAPM", _KRYSL, 3, _K2008 + ", eq. (20)", 2, True,
-       "Qm (torque-free); vertical Qm (heavy top)",
-       "momentum trapezoidal: (18)(h/2) then (19)(h/2)"),
-    _m("IMIDM", _KRYSL, 4, _K2008 + ", algorithm IMIDM", 2, True,
-       "Qm (torque-free); vertical Qm (heavy top)",
-       "momentum midpoint: (19)(h/2) then (18)(h/2)"),
-    _m("SWC1", _KRYSL, 5, _K2008 + ", SWC1 (Simo and Wong 1991, ALGO_C1)", 2, True,
-       "E, Qm (torque-free); vertical Qm (heavy top)",
-       "Simo-Wong energy-momentum; T_{n-1/2} = T(t + h/2, R exp[Psi/2]) (frb's choice)"),
-    _m("AKW", _KRYSL, 6, _K2008 + ", AKW (Austin, Krishnaprasad and Wang 1993; Cayley map of "
-       "h omega / 2)", 2, True, "E, Qm (torque-free); E and vertical Qm (heavy top)",
-       "Austin-Krishnaprasad-Wang implicit midpoint"),
-    _m("BBTRAP", _KRYSL, 7, _K2008 + ", BBTRAP (Bottasso and Borri 1998)", 2, True,
-       "E, Qm (torque-free); vertical Qm (heavy top)",
-       "Bottasso-Borri trapezoidal, dexp^-1 ~ 1"),
-    _m("BBTRAPWD", _KRYSL, 8, _K2008 + ", BBTRAPWD (Bottasso and Borri 1998)", 2, True,
-       "Qm (torque-free); vertical Qm (heavy top); not symmetric",
-       "Bottasso-Borri trapezoidal with dexp^-1"),
+    # Krysl 2008: variant, name, where in the paper, conserved quantities, the step
+    *(_m(name, _KRYSL, variant, _K2008 + where, 2, True, conserves, step)
+      for variant, (name, where, conserves, step) in enumerate([
+          ("TRAP", ", eq. (14)", "the 'midpoint' energy E(m - h/2 w x m) (torque-free)",
+           "trapezoidal: fE(h/2) then bE(h/2)"),
+          ("IMID", ", algorithm IMID (torque at t + h/2)", "E, |m| (torque-free)",
+           "midpoint: bE(h/2) then fE(h/2)"),
+          ("TRAPM", ", eq. (20)", "Qm (torque-free); vertical Qm (heavy top)",
+           "momentum trapezoidal: (18)(h/2) then (19)(h/2)"),
+          ("IMIDM", ", algorithm IMIDM", "Qm (torque-free); vertical Qm (heavy top)",
+           "momentum midpoint: (19)(h/2) then (18)(h/2)"),
+          ("SWC1", ", SWC1 (Simo and Wong 1991, ALGO_C1)",
+           "E, Qm (torque-free); vertical Qm (heavy top)",
+           "Simo-Wong energy-momentum; T_{n-1/2} = T(t + h/2, R exp[Psi/2]) (frb's choice)"),
+          ("AKW", ", AKW (Austin, Krishnaprasad and Wang 1993; Cayley map of h omega / 2)",
+           "E, Qm (torque-free); E and vertical Qm (heavy top)",
+           "Austin-Krishnaprasad-Wang implicit midpoint"),
+          ("BBTRAP", ", BBTRAP (Bottasso and Borri 1998)",
+           "E, Qm (torque-free); vertical Qm (heavy top)", "Bottasso-Borri trapezoidal, dexp^-1 ~ 1"),
+          ("BBTRAPWD", ", BBTRAPWD (Bottasso and Borri 1998)",
+           "Qm (torque-free); vertical Qm (heavy top); not symmetric",
+           "Bottasso-Borri trapezoidal with dexp^-1"),
+      ], start=1)),
 ])
 
 #: A splitting of the exact free flow with the user's coefficients (``coefficients=(a, b)``).

@@ -11,6 +11,8 @@ velocity in radians per time unit.
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -165,6 +167,77 @@ def common_arrays(m: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: in
     return single, n, m2, h1, inertia2, _quadrature(quadrature)
 
 
+def _one_body_step(step_single: Callable[..., Any], m: ArrayLike, attitude: ArrayLike,
+                   h: ArrayLike, inertia: ArrayLike, quadrature: int, name: str,
+                   shape: tuple[int, ...]
+                   ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+    """One body through its lean binding (the same checks and results as a batch of one), or
+    None when the arguments are not one body of plain floats (the general path then runs)."""
+    one = single_body(m, h, inertia, quadrature)
+    if one is None:
+        return None
+    a1 = lean_array(attitude, name, shape)
+    if a1 is None:
+        return None
+    m_out, a_out, info = step_single(one[0], a1, one[1], one[2], one[3], ORTHOGONALITY_TOLERANCE)
+    if info:
+        raise_for(info, -1, name, one[0], one[1], one[2], attitude)
+    return m_out, a_out
+
+
+#: The bindings and the item shape of each attitude form: one body, a batch, a Fortran-ordered
+#: batch, the shape of one attitude.
+_FORMS: dict[str, tuple[Any, Any, Any, tuple[int, ...]]] = {
+    "Q": (_core.frb_step_single, _core.frb_step_batch, _core.frb_step_batch_f, (3, 3)),
+    "q": (_core.quat_step_single, _core.quat_step_batch, _core.quat_step_batch_f, (4,)),
+}
+
+
+def _step(name: str, m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: ArrayLike,
+          quadrature: int, threads: int | None
+          ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """frb_step (name "Q", matrices) and quat_step (name "q", quaternions)."""
+    step_single, step_batch, step_batch_f, shape = _FORMS[name]
+    lean = _one_body_step(step_single, m, attitude, h, inertia, quadrature, name, shape)
+    if lean is not None:
+        return lean
+    m_in, given = m, attitude
+    single, n, m2, h1, inertia2, quadrature = common_arrays(m, h, inertia, quadrature,
+                                                            check_finite=False)
+    nthreads = _resolve_threads(threads)
+    a = as_float_array(attitude, name, check_finite=False)
+    expected = shape if single else (n,) + shape
+    if a.shape != expected:
+        raise ValueError(f"{name} must have shape {expected}, got {a.shape}")
+    if n == 0:
+        return np.empty((0, 3)), np.empty((0,) + shape)
+    if _fortran_ordered(m_in, a):
+        # Fortran-ordered batches go in and come out without any transposing copy
+        m_out, a_out, info, where = step_batch_f(
+            m_in, a, h1, inertia2.T, quadrature, ORTHOGONALITY_TOLERANCE, nthreads)
+        raise_for(info, where, name, m_in, h1, inertia2, given)
+        return m_out, a_out
+    return _batch_step(step_batch, m2, a.reshape((-1,) + shape), h1, inertia2, quadrature,
+                       nthreads, single, name, given)
+
+
+def _batch_step(step_batch: Callable[..., Any], m2: NDArray[np.float64],
+                attitude: NDArray[np.float64], h1: NDArray[np.float64],
+                inertia2: NDArray[np.float64], quadrature: int, threads: int, single: bool,
+                name: str, given: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """A batch (n, 3) with its attitudes (n, 3, 3) or (n, 4) through the batched binding (C-ordered
+    arrays passed as their transposes); errors name the argument ``name`` (``given``: as given)."""
+    m2 = np.ascontiguousarray(m2)
+    a2 = np.ascontiguousarray(attitude)
+    m_out, a_out, info, where = step_batch(m2.T, a2.T, h1, inertia2.T, quadrature,
+                                           ORTHOGONALITY_TOLERANCE, threads)
+    raise_for(info, where if not single else -1, name, m2, h1, inertia2, given)
+    m_out, a_out = m_out.T, a_out.T
+    if single:
+        return m_out[0].copy(), a_out[0].copy()
+    return m_out, a_out
+
+
 def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = 0,
              threads: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Free rigid body step with the attitude as a rotation matrix (Algorithm 1 of TOMS 903).
@@ -220,40 +293,7 @@ def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadr
     >>> m1.shape, Q1.shape
     ((1000, 3), (1000, 3, 3))
     """
-    one = single_body(m, h, inertia, quadrature)
-    if one is not None:
-        Q1 = lean_array(Q, "Q", (3, 3))
-        if Q1 is not None:
-            # one body: the lean binding (the same checks and results as a batch of one)
-            m_out, Q_out, info = _core.frb_step_single(one[0], Q1, one[1], one[2], one[3],
-                                                       ORTHOGONALITY_TOLERANCE)
-            if info:
-                raise_for(info, -1, "Q", one[0], one[1], one[2], Q)
-            return m_out, Q_out
-    m_in, Q_in = m, Q
-    single, n, m2, h1, inertia2, quadrature = common_arrays(m, h, inertia, quadrature, check_finite=False)
-    threads = _resolve_threads(threads)
-    Q = as_float_array(Q, "Q", check_finite=False)
-    expected = (3, 3) if single else (n, 3, 3)
-    if Q.shape != expected:
-        raise ValueError(f"Q must have shape {expected}, got {Q.shape}")
-    if n == 0:
-        return np.empty((0, 3)), np.empty((0, 3, 3))
-    if _fortran_ordered(m_in, Q):
-        # Fortran-ordered batches go in and come out without any transposing copy
-        m_out, Q_out, info, where = _core.frb_step_batch_f(
-            m_in, Q, h1, inertia2.T, quadrature, ORTHOGONALITY_TOLERANCE, threads)
-        raise_for(info, where, "Q", m_in, h1, inertia2, Q_in)
-        return m_out, Q_out
-    Q3 = np.ascontiguousarray(Q.reshape(-1, 3, 3))
-    m2 = np.ascontiguousarray(m2)
-    m_out, qt_out, info, where = _core.frb_step_batch(m2.T, Q3.T, h1, inertia2.T, quadrature,
-                                                      ORTHOGONALITY_TOLERANCE, threads)
-    raise_for(info, where if not single else -1, "Q", m2, h1, inertia2, Q_in)
-    m_out, Q_out = m_out.T, qt_out.T
-    if single:
-        return m_out[0].copy(), Q_out[0].copy()
-    return m_out, Q_out
+    return _step("Q", m, Q, h, inertia, quadrature, threads)
 
 
 def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = 0,
@@ -287,35 +327,4 @@ def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quad
     >>> bool(np.abs(q2 - [1.0, 0.0, 0.0, 0.0]).max() < 1e-15)
     True
     """
-    one = single_body(m, h, inertia, quadrature)
-    if one is not None:
-        q1 = lean_array(q, "q", (4,))
-        if q1 is not None:
-            m_out, q_out, info = _core.quat_step_single(one[0], q1, one[1], one[2], one[3],
-                                                        ORTHOGONALITY_TOLERANCE)
-            if info:
-                raise_for(info, -1, "q", one[0], one[1], one[2], q)
-            return m_out, q_out
-    m_in, q_in = m, q
-    single, n, m2, h1, inertia2, quadrature = common_arrays(m, h, inertia, quadrature, check_finite=False)
-    threads = _resolve_threads(threads)
-    q = as_float_array(q, "q", check_finite=False)
-    expected = (4,) if single else (n, 4)
-    if q.shape != expected:
-        raise ValueError(f"q must have shape {expected}, got {q.shape}")
-    if n == 0:
-        return np.empty((0, 3)), np.empty((0, 4))
-    if _fortran_ordered(m_in, q):
-        m_out, q_out, info, where = _core.quat_step_batch_f(
-            m_in, q, h1, inertia2.T, quadrature, ORTHOGONALITY_TOLERANCE, threads)
-        raise_for(info, where, "q", m_in, h1, inertia2, q_in)
-        return m_out, q_out
-    q2 = np.ascontiguousarray(q.reshape(-1, 4))
-    m2 = np.ascontiguousarray(m2)
-    m_out, q_out, info, where = _core.quat_step_batch(m2.T, q2.T, h1, inertia2.T, quadrature,
-                                                      ORTHOGONALITY_TOLERANCE, threads)
-    raise_for(info, where if not single else -1, "q", m2, h1, inertia2, q_in)
-    m_out, q_out = m_out.T, q_out.T
-    if single:
-        return m_out[0].copy(), q_out[0].copy()
-    return m_out, q_out
+    return _step("q", m, q, h, inertia, quadrature, threads)
