@@ -308,7 +308,7 @@ def _torque(torque: Torque | None
         return _T_NONE, _NO_TORQUE_PARAMETERS, None
     form = torque.compiled
     if form is not None:
-        return form.kind, np.array(form.parameters), None
+        return form.kind, form.parameters, None
     return _T_USER, np.array(_NO_TORQUE_PARAMETERS), torque
 
 
@@ -598,7 +598,7 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
     quadrature = _int_arg(quadrature, "quadrature", 0, 10)
     threads = _resolve_threads(threads)
     progress = _segments.check_progress(progress)
-    tq = as_torque(torque)
+    tq = torque if torque is None or isinstance(torque, Torque) else as_torque(torque)
     if tq is not None and not isinstance(tq, info.torques):
         raise ValueError(f"method {name} {info.torque_note}")
     if tq is not None and tq.uses_momentum:

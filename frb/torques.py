@@ -50,7 +50,13 @@ class CompiledTorque(NamedTuple):
     ``(u0_1, u0_2, u0_3, c_1, c_2, c_3, rate)`` (field, body point, orbit rate)."""
 
     kind: int
-    parameters: tuple[float, float, float, float, float, float, float]
+    parameters: NDArray[np.float64]
+
+
+def _compiled_form(kind: int, values: list[float]) -> CompiledTorque:
+    parameters = np.array(values, dtype=np.float64)
+    parameters.setflags(write=False)
+    return CompiledTorque(kind, parameters)
 
 
 class Torque:
@@ -122,15 +128,17 @@ class ConstantField(Torque):
         The body point ``c``, shape ``(3,)`` (read-only; ``e3`` for :func:`constant_field`).
     """
 
-    __slots__ = ("u0", "center", "_u")
+    __slots__ = ("u0", "center", "_u", "_form")
     has_potential = True
     u0: NDArray[np.float64]
     center: NDArray[np.float64]
     _u: tuple[float, ...]
+    _form: CompiledTorque
 
     def __init__(self, u0: ArrayLike) -> None:
         u = _finite_vector(u0, "u0")
-        self._init(u0=u, center=_E3, _u=tuple(u.tolist()))
+        self._init(u0=u, center=_E3, _u=tuple(u.tolist()),
+                   _form=_compiled_form(KIND_FIELD, u.tolist() + [0.0, 0.0, 1.0, 0.0]))
 
     def body_field(self, Q: ArrayLike) -> NDArray[np.float64]:
         """The field in body coordinates, ``u = Q^T u0``."""
@@ -181,8 +189,7 @@ class ConstantField(Torque):
     def compiled(self) -> CompiledTorque | None:
         if type(self) not in (ConstantField, HeavyTop):
             return None         # a subclass may change the torque: called from Python
-        u, c = self.u0.tolist(), self.center.tolist()
-        return CompiledTorque(KIND_FIELD, (u[0], u[1], u[2], c[0], c[1], c[2], 0.0))
+        return self._form
 
     def __repr__(self) -> str:
         return f"constant_field({self.u0.tolist()!r})"
@@ -203,8 +210,9 @@ class HeavyTop(ConstantField):
         w = _validate.real_scalar(weight, "weight")
         u0 = np.array([0.0, 0.0, w])
         u0.setflags(write=False)
-        self._init(weight=w, center=_finite_vector(center, "center"), u0=u0,
-                   _u=tuple(u0.tolist()))
+        c = _finite_vector(center, "center")
+        self._init(weight=w, center=c, u0=u0, _u=tuple(u0.tolist()),
+                   _form=_compiled_form(KIND_FIELD, u0.tolist() + c.tolist() + [0.0]))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (HeavyTop, (self.weight, self.center))
@@ -230,11 +238,14 @@ class GravityGradient(Torque):
     It needs the moments of inertia ``I``, given where it is evaluated:
     ``torque(t, Q, inertia=I)`` (``frb.integrate`` passes the bodies' own)."""
 
-    __slots__ = ("rate",)
+    __slots__ = ("rate", "_form")
     rate: float
+    _form: CompiledTorque
 
     def __init__(self, n: float) -> None:
-        self._init(rate=_validate.real_scalar(n, "n"))
+        rate = _validate.real_scalar(n, "n")
+        self._init(rate=rate, _form=_compiled_form(KIND_GRAVITY_GRADIENT,
+                                                   [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, rate]))
 
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
                  inertia: ArrayLike | None = None) -> NDArray[np.float64]:
@@ -257,7 +268,7 @@ class GravityGradient(Torque):
     def compiled(self) -> CompiledTorque | None:
         if type(self) is not GravityGradient:
             return None
-        return CompiledTorque(KIND_GRAVITY_GRADIENT, (0.0, 0.0, 0.0, 0.0, 0.0, 1.0, self.rate))
+        return self._form
 
     def __repr__(self) -> str:
         return f"gravity_gradient({self.rate!r})"
