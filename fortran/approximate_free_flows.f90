@@ -98,7 +98,7 @@ contains
          end if
       case (vm_nystrom4)
          if (.not. torqued) then
-            call exact_free_flows(n, h, 0, m, q, inertia)
+            call exact_free_flows(n, h, 0, m, 4, q, inertia)
             return
          end if
          call nystrom4_step(n, k, t, h, m, q, inertia, tq, cb)
@@ -270,12 +270,12 @@ contains
       tv = -h**3 / 72
       call torque_batch(tq, n, t, k, q, inertia, tb, cb)
       m = m + (h / 6) * tb
-      call exact_free_flows(n, 0.5_dp * h, 0, m, q, inertia)
+      call exact_free_flows(n, 0.5_dp * h, 0, m, 4, q, inertia)
       call torque_batch(tq, n, t + 0.5_dp * h, k, q, inertia, tb, cb)
       do j = 1, n
          m(:, j) = m(:, j) + (2 * h / 3) * tb(:, j) + tv * field_v_torque(tq, q(:, j), inertia(:, j))
       end do
-      call exact_free_flows(n, 0.5_dp * h, 0, m, q, inertia)
+      call exact_free_flows(n, 0.5_dp * h, 0, m, 4, q, inertia)
       call torque_batch(tq, n, t + h, k, q, inertia, tb, cb)
       m = m + (h / 6) * tb
    end subroutine nystrom4_step

@@ -2,13 +2,15 @@
 ! Its signature file is fortran/engine.pyf (hand-written: f2py reads call-back signatures
 ! reliably only from a signature file). Layout: numpy C-ordered (n, 3), (n, 4), (n, nws) arrays
 ! travel as their .T views (Fortran (3, n), (4, n), (nws, n)); the kept states (3, n, nk),
-! (4, n, nk) are, seen through .T, C-ordered (nk, n, 3), (nk, n, 4) arrays. Everything is
+! (4, n, nk) are, seen through .T, C-ordered (nk, n, 3), (nk, n, 4) arrays. The attitudes have
+! natt = 4 reals (quaternions) or 9 (matrices (n, 3, 3) C-ordered, seen as Q^T column by column;
+! the exact-flow splittings only). Everything is
 ! updated in place (see engine_run): Python enters a run in segments of steps and bodies, from
 ! the initial state m0, q0, the state carried between segments in m, q, ws.
 subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, tkind, tpar, &
                             n, nsteps, save_every, chunk, threads, b_first, b_last, k_first, k_last, &
-                            nk, h, t0, m0, q0, m, q, ws, inertia, m_out, q_out, status, fail_step, &
-                            fail_body, cb)
+                            nk, h, t0, natt, m0, q0, m, q, ws, inertia, m_out, q_out, status, &
+                            fail_step, fail_body, cb)
    use kinds, only: dp
    use step_interface, only: method_t, max_flows, nws
    use torques, only: torque_t
@@ -18,9 +20,10 @@ subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, tkind,
    integer, intent(in) :: kinds(nf)
    real(dp), intent(in) :: frac(nf), tpar(7)
    integer, intent(in) :: n, nsteps, save_every, chunk, threads, b_first, b_last, k_first, k_last, nk
-   real(dp), intent(in) :: h, t0, m0(3, n), q0(4, n), inertia(3, n)
-   real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)
-   real(dp), intent(inout) :: m_out(3, n, nk), q_out(4, n, nk)
+   integer, intent(in) :: natt
+   real(dp), intent(in) :: h, t0, m0(3, n), q0(natt, n), inertia(3, n)
+   real(dp), intent(inout) :: m(3, n), q(natt, n), ws(nws, n)
+   real(dp), intent(inout) :: m_out(3, n, nk), q_out(natt, n, nk)
    integer, intent(out) :: status, fail_step, fail_body
    external :: cb
    type(method_t) :: meth
@@ -37,7 +40,7 @@ subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, tkind,
    tq%c = tpar(4:6)
    tq%rate = tpar(7)
    call engine_run(meth, tq, n, max(1, b_first), min(n, b_last), k_first, min(k_last, nsteps), &
-                   nsteps, save_every, max(1, chunk), threads, h, t0, m0, q0, m, q, ws, inertia, nk, &
+                   nsteps, save_every, max(1, chunk), threads, h, t0, natt, m0, q0, m, q, ws, inertia, nk, &
                    m_out, q_out, status, fail_step, fail_body, cb)
 end subroutine engine_integrate
 

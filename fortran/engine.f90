@@ -12,7 +12,7 @@ module engine
    use kinds, only: dp
    use step_interface
    use torques, only: torque_t, user_torque_cb
-   use exact_splittings, only: exact_splitting_step
+   use exact_splittings, only: exact_splitting_step, exact_splitting_flows
    use approximate_free_flows, only: approximate_flow_step
    use runge_kutta, only: runge_kutta_step
    use lie_stormer_verlet, only: lie_stormer_verlet_step
@@ -59,14 +59,15 @@ contains
    !> the earliest failure (the smallest step, then the smallest body: the same for every
    !> thread count and every split of the run into segments); status = 0 otherwise.
    subroutine engine_run(meth, tq, n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, &
-                         threads, h, t0, m0, q0, m, q, ws, inertia, nk, m_out, q_out, &
+                         threads, h, t0, natt, m0, q0, m, q, ws, inertia, nk, m_out, q_out, &
                          status, fail_step, fail_body, cb)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
       integer, intent(in) :: n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, threads, nk
-      real(dp), intent(in) :: h, t0, m0(3, n), q0(4, n), inertia(3, n)
-      real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)
-      real(dp), intent(inout) :: m_out(3, n, nk), q_out(4, n, nk)
+      integer, intent(in) :: natt
+      real(dp), intent(in) :: h, t0, m0(3, n), q0(natt, n), inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), q(natt, n), ws(nws, n)
+      real(dp), intent(inout) :: m_out(3, n, nk), q_out(natt, n, nk)
       integer, intent(out) :: status, fail_step, fail_body
       procedure(user_torque_cb) :: cb
       integer :: b0, nc, ic, code, kfail, jfail
@@ -78,13 +79,13 @@ contains
       !$omp if(real(b_last - b_first + 1, dp) * max(k_last - k_first, 1) >= min_parallel_work &
       !$omp    .and. b_last - b_first >= chunk) &
       !$omp default(none) private(b0, nc, code, kfail, jfail) &
-      !$omp shared(meth, tq, n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, h, t0, &
+      !$omp shared(meth, tq, n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, h, t0, natt, &
       !$omp        m0, q0, m, q, ws, inertia, nk, m_out, q_out, status, fail_step, fail_body)
       do ic = 1, (b_last - b_first + chunk) / chunk
          b0 = b_first + (ic - 1) * chunk
          nc = min(chunk, b_last - b0 + 1)
-         call run_chunk(meth, tq, n, b0, nc, k_first, k_last, nsteps, save_every, h, t0, m0, q0, &
-                        m, q, ws, inertia, nk, m_out, q_out, code, kfail, jfail, cb)
+         call run_chunk(meth, tq, n, b0, nc, k_first, k_last, nsteps, save_every, h, t0, natt, m0, &
+                        q0, m, q, ws, inertia, nk, m_out, q_out, code, kfail, jfail, cb)
          if (code /= info_ok) then
             !$omp critical (frb_engine_failure)
             if (status == info_ok .or. kfail < fail_step .or. &
@@ -102,14 +103,14 @@ contains
    !> engine_run for the nc bodies b0 .. b0+nc-1 (one chunk), on the calling thread. On failure
    !> code, kfail and jfail (the body in the chunk, 1-based) report the first failing body of
    !> the first failing step, and the chunk stops there.
-   subroutine run_chunk(meth, tq, n, b0, nc, k_first, k_last, nsteps, save_every, h, t0, m0, q0, &
-                        m, q, ws, inertia, nk, m_out, q_out, code, kfail, jfail, cb)
+   subroutine run_chunk(meth, tq, n, b0, nc, k_first, k_last, nsteps, save_every, h, t0, natt, m0, &
+                        q0, m, q, ws, inertia, nk, m_out, q_out, code, kfail, jfail, cb)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
-      integer, intent(in) :: n, b0, nc, k_first, k_last, nsteps, save_every, nk
-      real(dp), intent(in) :: h, t0, m0(3, n), q0(4, n), inertia(3, n)
-      real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)
-      real(dp), intent(inout) :: m_out(3, n, nk), q_out(4, n, nk)
+      integer, intent(in) :: n, b0, nc, k_first, k_last, nsteps, save_every, nk, natt
+      real(dp), intent(in) :: h, t0, m0(3, n), q0(natt, n), inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), q(natt, n), ws(nws, n)
+      real(dp), intent(inout) :: m_out(3, n, nk), q_out(natt, n, nk)
       integer, intent(out) :: code, kfail, jfail
       procedure(user_torque_cb) :: cb
       real(dp), allocatable :: mc(:, :), qc(:, :), wc(:, :)
@@ -120,7 +121,7 @@ contains
       kfail = 0
       jfail = 0
       b1 = b0 + nc - 1
-      allocate (mc(3, nc), qc(4, nc), wc(nws, nc), info(nc))
+      allocate (mc(3, nc), qc(natt, nc), wc(nws, nc), info(nc))
       if (k_first == 0) then
          mc = m0(:, b0:b1)
          qc = q0(:, b0:b1)
@@ -137,7 +138,15 @@ contains
       end if
       info = info_ok
       do k = k_first + 1, k_last
-         call engine_step(meth, nc, k, t0 + (k - 1) * h, h, mc, qc, inertia(:, b0:b1), wc, tq, cb, info)
+         if (natt == 4) then
+            call engine_step(meth, nc, k, t0 + (k - 1) * h, h, mc, qc, inertia(:, b0:b1), wc, tq, cb, info)
+         else if (meth%family == family_exact_splittings) then
+            ! attitudes held as matrices (Q^T): the exact-flow splittings only
+            call exact_splitting_flows(meth, nc, k, t0 + (k - 1) * h, h, mc, natt, qc, inertia(:, b0:b1), &
+                                       tq, cb)
+         else
+            info = info_not_implemented
+         end if
          do j = 1, nc
             if (info(j) == info_ok) then
                if (.not. (all(abs(mc(:, j)) <= huge(1.0_dp)) .and. &

@@ -37,13 +37,10 @@ module exact_flow
                            gl_node, gl_weight
    use exact_flow_qp, only: free_flow_unit_qp => free_flow_unit
    use rotations, only: qmul, quat_matrix
-   ! quat_to_matrix: the former name of quat_matrix, kept only for field_splitting (being removed)
-   use rotations, only: quat_to_matrix => quat_matrix
    implicit none
    private
 
    public :: free_flow, frb_step_one, quat_step_one, rotate_matrix_tr
-   public :: quat_to_matrix
    public :: flow_prep_t, flow_prepare, flow_finish, path_unit
 
    !> Steps with |h| |m| / I_min above this many radians run in quadruple precision.

@@ -12,13 +12,14 @@
 module exact_splittings
    use kinds, only: dp
    use step_interface
-   use torques, only: torque_t, user_torque_cb, torque_batch
+   use torques, only: torque_t, user_torque_cb, torque_batch, torque_batch_tr
+   use exact_flow, only: rotate_matrix_tr
    use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use rotations, only: qmul
    implicit none
    private
 
-   public :: exact_splitting_step, exact_free_flows
+   public :: exact_splitting_step, exact_splitting_flows, exact_free_flows
 
    !> Variants: one free flow per step / the splitting of meth%kinds, meth%frac.
    integer, parameter, public :: cz_exact = 0, cz_splitting = 1
@@ -27,12 +28,27 @@ contains
 
    subroutine exact_splitting_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
       include 'step_dummies.inc'
+
+      call exact_splitting_flows(meth, n, k, t, h, m, 4, q, inertia, tq, cb)
+   end subroutine exact_splitting_step
+
+   !> One step of the method for attitudes held as quaternions (natt = 4, att = q) or as
+   !> transposed matrices (natt = 9, att = Q^T column by column: the layout of frb.frb_step, whose
+   !> free flow this repeats operation for operation, so that a run from a matrix gives the
+   !> states of repeated frb.frb_step calls bit for bit).
+   subroutine exact_splitting_flows(meth, n, k, t, h, m, natt, att, inertia, tq, cb)
+      type(method_t), intent(in) :: meth
+      integer, intent(in) :: n, k, natt
+      real(dp), intent(in) :: t, h, inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), att(natt, n)
+      type(torque_t), intent(in) :: tq
+      procedure(user_torque_cb) :: cb
       real(dp), allocatable :: tb(:, :)
       real(dp) :: ta, tau
       integer :: i
 
       if (meth%variant == cz_exact) then
-         call exact_free_flows(n, h, meth%quadrature, m, q, inertia)
+         call exact_free_flows(n, h, meth%quadrature, m, natt, att, inertia)
          return
       end if
       allocate (tb(3, n))
@@ -40,33 +56,67 @@ contains
       do i = 1, meth%nf
          tau = meth%frac(i) * h
          if (meth%kinds(i) == 0) then
-            call exact_free_flows(n, tau, meth%quadrature, m, q, inertia)
+            call exact_free_flows(n, tau, meth%quadrature, m, natt, att, inertia)
             ta = ta + tau
          else
-            call torque_batch(tq, n, ta, k, q, inertia, tb, cb)
+            if (natt == 4) then
+               call torque_batch(tq, n, ta, k, att, inertia, tb, cb)
+            else
+               call torque_batch_tr(tq, n, ta, k, att, inertia, tb, cb)
+            end if
             m = m + tau * tb
          end if
       end do
-   end subroutine exact_splitting_step
+   end subroutine exact_splitting_flows
 
    !> The exact (quadrature = 0) or semi-exact free flow over time tf of the n bodies,
-   !> flow_lanes_width bodies in lock-step (free_flow_chunk: the results of free_flow bit for bit).
-   subroutine exact_free_flows(n, tf, quadrature, m, q, inertia)
-      integer, intent(in) :: n, quadrature
+   !> flow_lanes_width bodies in lock-step (free_flow_chunk: the results of free_flow bit for bit),
+   !> for attitudes held as quaternions (natt = 4: q <- q w) or as transposed matrices (natt = 9:
+   !> Q <- Q E(w), rotate_matrix_tr, the update of frb.frb_step).
+   subroutine exact_free_flows(n, tf, quadrature, m, natt, att, inertia)
+      integer, intent(in) :: n, quadrature, natt
       real(dp), intent(in) :: tf, inertia(3, n)
-      real(dp), intent(inout) :: m(3, n), q(4, n)
+      real(dp), intent(inout) :: m(3, n), att(natt, n)
       real(dp) :: m1(3, flow_lanes_width), w(4, flow_lanes_width), hc(1)
-      integer :: b0, nc, j
+      integer :: b0, nc
       hc(1) = tf
       do b0 = 1, n, flow_lanes_width
          nc = min(flow_lanes_width, n - b0 + 1)
          call free_flow_chunk(nc, 1, 1, nc, m(:, b0:b0 + nc - 1), hc, inertia(:, b0:b0 + nc - 1), &
                               quadrature, m1, w)
-         do j = 1, nc
-            m(:, b0 + j - 1) = m1(:, j)
-            q(:, b0 + j - 1) = qmul(q(:, b0 + j - 1), w(:, j))
-         end do
+         m(:, b0:b0 + nc - 1) = m1(:, 1:nc)
+         if (natt == 4) then
+            call rotate_quaternions(nc, att(:, b0:b0 + nc - 1), w)
+         else
+            call rotate_matrices(nc, att(:, b0:b0 + nc - 1), w)
+         end if
       end do
    end subroutine exact_free_flows
+
+   !> q_j <- q_j w_j for nc quaternions.
+   pure subroutine rotate_quaternions(nc, q, w)
+      integer, intent(in) :: nc
+      real(dp), intent(inout) :: q(4, nc)
+      real(dp), intent(in) :: w(4, *)
+      integer :: j
+
+      do j = 1, nc
+         q(:, j) = qmul(q(:, j), w(:, j))
+      end do
+   end subroutine rotate_quaternions
+
+   !> Q_j <- Q_j E(w_j) for nc matrices held as qt(:, :, j) = Q_j^T.
+   pure subroutine rotate_matrices(nc, qt, w)
+      integer, intent(in) :: nc
+      real(dp), intent(inout) :: qt(3, 3, nc)
+      real(dp), intent(in) :: w(4, *)
+      real(dp) :: q1(3, 3)
+      integer :: j
+
+      do j = 1, nc
+         call rotate_matrix_tr(qt(:, :, j), w(:, j), q1)
+         qt(:, :, j) = q1
+      end do
+   end subroutine rotate_matrices
 
 end module exact_splittings

@@ -17,7 +17,7 @@ module torques
    implicit none
    private
 
-   public :: torque_t, user_torque_cb, torque_batch, torque_one, field_v_torque
+   public :: torque_t, user_torque_cb, torque_batch, torque_batch_tr, torque_one, field_v_torque
 
    integer, parameter, public :: torque_none = 0, torque_field = 1, torque_gravity_gradient = 2, &
                                  torque_user = 3
@@ -51,12 +51,7 @@ contains
 
       select case (tq%kind)
       case (torque_field)
-         u = qrotate_tr(q, tq%u0)
-         if (tq%c(1) == 0.0_dp .and. tq%c(2) == 0.0_dp .and. tq%c(3) == 1.0_dp) then
-            tb = [u(2), -u(1), 0.0_dp]   ! u x e3, as in field_splitting.field_flow
-         else
-            tb = cross(u, tq%c)
-         end if
+         tb = field_torque(tq, qrotate_tr(q, tq%u0))
       case (torque_gravity_gradient)
          r = [cos(tq%rate * t), sin(tq%rate * t), 0.0_dp]
          u = qrotate_tr(q, r)
@@ -65,6 +60,57 @@ contains
          tb = 0.0_dp
       end select
    end function torque_one
+
+   !> The field torque u x c of the body field u = Q^T u0 (u x e3 = (u2, -u1, 0) written out).
+   pure function field_torque(tq, u) result(tb)
+      type(torque_t), intent(in) :: tq
+      real(dp), intent(in) :: u(3)
+      real(dp) :: tb(3)
+
+      if (tq%c(1) == 0.0_dp .and. tq%c(2) == 0.0_dp .and. tq%c(3) == 1.0_dp) then
+         tb = [u(2), -u(1), 0.0_dp]
+      else
+         tb = cross(u, tq%c)
+      end if
+   end function field_torque
+
+   !> Q^T v for qt = Q^T, summed in the order j = 1, 2, 3 (the attitude held as a matrix).
+   pure function apply_tr(qt, v) result(u)
+      real(dp), intent(in) :: qt(3, 3), v(3)
+      real(dp) :: u(3)
+
+      u = qt(:, 1) * v(1) + qt(:, 2) * v(2) + qt(:, 3) * v(3)
+   end function apply_tr
+
+   !> torque_batch for attitudes held as matrices, qt(:, :, j) = Q_j^T: the same torques, the
+   !> body vectors Q^T v formed from the matrix; a user torque receives qt as it is.
+   subroutine torque_batch_tr(tq, n, t, step, qt, inertia, tb, cb)
+      type(torque_t), intent(in) :: tq
+      integer, intent(in) :: n, step
+      real(dp), intent(in) :: t, qt(3, 3, n), inertia(3, n)
+      real(dp), intent(out) :: tb(3, n)
+      procedure(user_torque_cb) :: cb
+      real(dp) :: r(3), u(3)
+      integer :: j
+
+      select case (tq%kind)
+      case (torque_user)
+         tb = 0.0_dp
+         call cb(n, t, step, qt, tb)
+      case (torque_field)
+         do j = 1, n
+            tb(:, j) = field_torque(tq, apply_tr(qt(:, :, j), tq%u0))
+         end do
+      case (torque_gravity_gradient)
+         r = [cos(tq%rate * t), sin(tq%rate * t), 0.0_dp]
+         do j = 1, n
+            u = apply_tr(qt(:, :, j), r)
+            tb(:, j) = (3.0_dp * tq%rate**2) * cross(u, inertia(:, j) * u)
+         end do
+      case default
+         tb = 0.0_dp
+      end select
+   end subroutine torque_batch_tr
 
    !> tb(:, j) = T_b(t, E(q(:, j))), j = 1..n: built-in torques in Fortran, a user torque by one
    !> call of cb for the whole batch.

@@ -56,10 +56,6 @@ def ell_third_kind(phi1: ArrayLike, phi2: ArrayLike, nn: ArrayLike, k: ArrayLike
 
 # the compiled loop of frb.splitting.integrate (fortran/bind_splitting.f90): m (3,), qt (3, 3),
 # m_out (3, nk), qt_out (3, 3, nk) updated in place; kinds an int32 array (nf,)
-def split_field_segment(m: _F64, qt: _F64, inertia: ArrayLike, u0: ArrayLike, kinds: ArrayLike,
-                        tau: ArrayLike, quadrature: int, nsteps: int, save_every: int,
-                        k_first: int, k_last: int, m_out: _F64, qt_out: _F64) -> None: ...
-
 # discrete Moser-Veselov (fortran/bind_dmv.f90)
 def dmv_step_single(m: ArrayLike, q: ArrayLike, h: float, inertia: ArrayLike,
                     order: int) -> tuple[_F64, _F64]: ...

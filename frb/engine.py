@@ -197,13 +197,14 @@ class Trajectory:
     inertia: NDArray[np.float64]
     torque: TorqueLike | None
 
-    def __init__(self, t: NDArray[np.float64], m: NDArray[np.float64], q: NDArray[np.float64],
-                 form: str, method: str, inertia: NDArray[np.float64], torque: TorqueLike | None
-                 ) -> None:
+    def __init__(self, t: NDArray[np.float64], m: NDArray[np.float64],
+                 q: NDArray[np.float64] | None, form: str, method: str,
+                 inertia: NDArray[np.float64], torque: TorqueLike | None,
+                 Q: NDArray[np.float64] | None = None) -> None:
         self.t = t
         self.m = m
         self._q = q
-        self._Q: NDArray[np.float64] | None = None
+        self._Q = Q
         self.form = form
         self.method = method
         self.inertia = inertia
@@ -211,11 +212,15 @@ class Trajectory:
 
     @property
     def q(self) -> NDArray[np.float64]:
+        if self._q is None:
+            assert self._Q is not None
+            self._q = matrix_to_quat(self._Q)
         return self._q
 
     @property
     def Q(self) -> NDArray[np.float64]:
         if self._Q is None:
+            assert self._q is not None
             self._Q = quat_to_matrix(self._q)
         return self._Q
 
@@ -385,8 +390,10 @@ def _no_torque(nb: int, t: float, step: int, qt: NDArray[np.float64], tb: NDArra
     return tb
 
 
-def _attitude(attitude0: ArrayLike, single: bool, n: int
+def _attitude(attitude0: ArrayLike, single: bool, n: int, matrices: bool
               ) -> tuple[str, NDArray[np.float64]]:
+    """(form, attitudes of the engine): unit quaternions (n, 4), or for a method that holds
+    matrices (``matrices``) and rotation matrices given, the matrices as (n, 9)."""
     a = _validate.real_array(attitude0, "attitude0", finite=False)
     if not np.isfinite(a).all():
         item = 2 if a.shape[-2:] == (3, 3) and a.ndim == (2 if single else 3) else 1
@@ -409,6 +416,8 @@ def _attitude(attitude0: ArrayLike, single: bool, n: int
                              f"{ORTHOGONALITY_TOLERANCE}, det Q = +1)"
                              + ("" if single else f" (body {bad})")
                              + _validate.low_precision_hint(attitude0))
+        if matrices:
+            return "matrix", np.ascontiguousarray(Q).reshape(-1, 9)
         return "matrix", np.ascontiguousarray(matrix_to_quat(Q))
     want = "(4,) or (3, 3)" if single else f"({n}, 4) or ({n}, 3, 3)"
     raise ValueError(f"attitude0 must have shape {want}, got {a.shape}")
@@ -427,10 +436,10 @@ def _as_shape(x: ArrayLike, name: str, shapes: tuple[tuple[int, ...], ...]
     return x if x.shape in shapes else None
 
 
-def _one_body(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike
+def _one_body(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, matrices: bool
               ) -> tuple[NDArray[np.float64], str, NDArray[np.float64], NDArray[np.float64]] | None:
     """(m2, form, q2, I2) of integrate for one body (m0 (3,), attitude0 (4,) or (3, 3), inertia
-    (3,)): the set-up of the general path, with the value checks in one compiled call
+    (3,)); q2 the matrix as (1, 9) when ``matrices`` (see _attitude): the set-up of the general path, with the value checks in one compiled call
     (checks, those of frb.quat_step / frb.frb_step) instead of numpy passes over tiny
     arrays; None for anything else (the general path then validates and reports). Raises the
     general path's messages, in its order (m0, attitude0, inertia)."""
@@ -446,6 +455,9 @@ def _one_body(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike
     quaternion = a.shape == (4,)
     if quaternion:
         code = _core.check_single_quat(m, a, I, ORTHOGONALITY_TOLERANCE)
+    elif matrices:
+        code = _core.check_single_matrix(m, a, I, ORTHOGONALITY_TOLERANCE)
+        q = np.ascontiguousarray(a).reshape(9)
     else:   # (and the quaternion of the matrix, that of matrix_to_quat bit for bit)
         code, q = _core.check_single_matrix_quat(m, a, I, ORTHOGONALITY_TOLERANCE)
     if code:
@@ -553,7 +565,10 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
     True
     """
     name, info, coef = _method(method, coefficients)
-    one = _one_body(m0, attitude0, inertia)
+    # the exact-flow splittings hold a matrix attitude as a matrix (the free flow of frb.frb_step,
+    # so that frb.splitting.integrate, repeated frb.frb_step and this agree bit for bit)
+    matrices = info.family == _CZ
+    one = _one_body(m0, attitude0, inertia, matrices)
     if one is not None:
         single, n = True, 1
         m2, form, q2, I2 = one
@@ -564,7 +579,7 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
         single = m.ndim == 1
         m2 = np.ascontiguousarray(m.reshape(-1, 3))
         n = m2.shape[0]
-        form, q2 = _attitude(attitude0, single, n)
+        form, q2 = _attitude(attitude0, single, n, matrices)
         I = _real_array(inertia, "inertia")
         if I.shape == (3,):
             I2 = np.broadcast_to(I, (n, 3))
@@ -619,6 +634,11 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
                                                  big_m, i_min, i_max, single)
     if failure is not None:
         raise failure
+    if q_out.shape[-1] == 9:
+        Q_out = q_out.reshape(q_out.shape[:-1] + (3, 3))
+        if single:
+            return Trajectory(t_out, m_out[:, 0], None, form, name, I2[0], torque, Q_out[:, 0])
+        return Trajectory(t_out, m_out, None, form, name, I2, torque, Q_out)
     if single:
         return Trajectory(t_out, m_out[:, 0], q_out[:, 0], form, name, I2[0], torque)
     return Trajectory(t_out, m_out, q_out, form, name, I2, torque)
@@ -628,18 +648,20 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
                   I2: NDArray[np.float64], h: float, nsteps: int, torque: Torque | None,
                   plan: tuple[NDArray[np.intc], NDArray[np.float64]] | None, save_every: int,
                   quadrature: int, threads: int, progress: bool, big_m: float, i_min: float,
-                  i_max: float, single: bool | None = None
+                  i_max: float, single: bool | None = None, label: str = ""
                   ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
                              IntegrationError | None]:
     """The engine under :func:`integrate` and its wrappers (:func:`frb.splitting.integrate`,
     :func:`frb.dmv_integrate`), for inputs they have validated: float64 C-ordered m2 (n, 3),
     q2 (n, 4) unit quaternions, I2 (n, 3) positive moments; ``plan`` the flows ``(kinds,
-    fractions)`` of one step of an exact-flow splitting (None: one free flow a step); big_m,
+    fractions)`` of one step of an exact-flow splitting (None: one free flow a step); q2 may be
+    matrices (n, 9) for an exact-flow splitting (their outputs then have 9 columns too); big_m,
     i_min, i_max the largest |m_i| and the extreme moments of the batch (for the rescaling of
     extreme scales). Returns the kept times (K,), momenta (K, n, 3) and quaternions (K, n, 4),
     filled up to the failure if there is one, and the IntegrationError of the failure (not raised;
     its message names the body unless ``single``, by default n == 1) or None. Raises the
-    exception of a user torque."""
+    exception of a user torque. ``label`` names the run on its progress bar (default
+    ``frb.integrate NAME``)."""
     n = m2.shape[0]
     tkind, tpar, user = _torque(torque)
     kinds, frac = _ONE_FREE_FLOW if plan is None else plan
@@ -663,7 +685,7 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
         tpar[6] = math.ldexp(tpar[6], ka - kb)
     # the kept states, the initial one included, are written by the compiled loop
     m_out = np.empty((len(saved), n, 3))
-    q_out = np.empty((len(saved), n, 4))
+    q_out = np.empty((len(saved), n, q2.shape[1]))
     failure = None
     if n:
         cb: Any = _TorqueCallback(user, name) if user is not None else _no_torque
@@ -671,7 +693,7 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
             cb.time_exp, cb.torque_exp = ka - kb, 2 * ka - kb
         fail = _run_engine(name, info.family, variant, quadrature, kinds, frac, tkind, tpar,
                            nsteps, save_every, h_run, m_run, q2, I_run, m_out, q_out, cb,
-                           user is not None, threads, progress)
+                           user is not None, threads, progress, label or f"frb.integrate {name}")
         if user is not None and cb.error is not None:
             raise cb.error
         if fail is not None:
@@ -689,7 +711,8 @@ def _run_engine(name: str, family: int, variant: int, quadrature: int, kinds: ND
                 I2: NDArray[np.float64], m_out: NDArray[np.float64], q_out: NDArray[np.float64],
                 cb: Callable[[int, float, int, NDArray[np.float64], NDArray[np.float64]],
                              NDArray[np.float64]],
-                user: bool, threads: int, progress: bool) -> tuple[int, int, int] | None:
+                user: bool, threads: int, progress: bool, label: str
+                ) -> tuple[int, int, int] | None:
     """The compiled loop over the whole run, entered in segments (frb._segments.run) from the
     initial state m2, q2: the state (m, q, the per-body workspace) is carried between them and
     the kept states written into m_out, q_out in place (n >= 1 bodies). Returns None, or (step, body 1-based,
@@ -724,7 +747,7 @@ def _run_engine(name: str, family: int, variant: int, quadrature: int, kinds: ND
         return (fail_step, fail_body, status) if status else None
 
     return _segments.run(advance, nsteps, n, align=chunk, split_bodies=split, threads=threads,
-                         progress=progress, label=f"frb.integrate {name}")
+                         progress=progress, label=label)
 
 
 #: |m| and the moments outside 2^-SAFE_EXPONENT .. 2^SAFE_EXPONENT: the run is rescaled.

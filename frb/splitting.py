@@ -18,25 +18,23 @@ same kind merged, so ``STRANG = ((1/2, 0), (1/2,))`` is ``A(h/2) B(h) A(h/2)``.
 
 Torques
 -------
-A torque is given by the flow of its part of the vector field: any callable
-``flow(m, Q, t) -> (m_new, Q_new)`` that advances the state over time ``t``
-(``t`` may be negative or zero).  It receives ``m`` as a float64 array of
-shape ``(3,)`` and ``Q`` of shape ``(3, 3)``, must not modify them in place,
-and returns arrays (or array-likes) of the same shapes.  The order of the
-splitting method is retained if the flow is exact, or at least as accurate as
-the method.  :func:`constant_field` builds the torque of a body in a constant
-spatial field (example 1 of Algorithm 903), whose flow is exact and keeps
-``Q`` fixed.
+A torque is either a torque of :mod:`frb.torques` (built in, such as :func:`constant_field`,
+the torque of a body in a constant spatial field of example 1 of Algorithm 903, or a
+:class:`frb.torques.UserTorque`), or the flow of its part of the vector field: any other
+callable ``flow(m, Q, t) -> (m_new, Q_new)`` that advances the state over time ``t`` (``t`` may
+be negative or zero).  A flow receives ``m`` as a float64 array of shape ``(3,)`` and ``Q`` of
+shape ``(3, 3)``, must not modify them in place, and returns arrays (or array-likes) of the
+same shapes.  The order of the splitting method is retained if the flow is exact, or at least
+as accurate as the method.
 
-Compiled loop
--------------
-With ``torque=None`` or a :func:`constant_field` torque, :func:`integrate`
-runs the whole time loop in Fortran (``frb._core.split_field_segment``, entered in
-segments of steps):
-the same flows with the same times as the Python loop, in the same
-floating-point operations.  Any other callable torque is applied from a Python
-loop whose free flows call the compiled core directly (inputs are validated
-once; the torque's results are checked after each call).
+The engine
+----------
+With ``torque=None`` or a torque of :mod:`frb.torques`, :func:`integrate` is a thin wrapper over
+the engine of :func:`frb.integrate` (method ``EXACT`` for a free body, else the splitting): the
+same numbers as ``frb.integrate(m0, Q0, inertia, h, nsteps, method=..., torque=...)``, bit for
+bit, with the attitude carried as a unit quaternion and returned as matrices.  A torque flow
+(any other callable) is applied from a Python loop whose free flows call the compiled exact
+step (inputs are validated once; the flow's results are checked after each call).
 """
 
 from __future__ import annotations
@@ -52,11 +50,12 @@ from numpy.typing import ArrayLike, NDArray
 from . import _core, _segments
 from . import _validate
 from . import flows as _flows
+from . import engine
 from ._validate import IntegrationError
 from .schedules import FREE_PLAN, RKN6_14, SPLITTING_METHODS as METHODS, STRANG, coefficients as \
     _coefficients, plan, schedule
 from .threads import resolve as _resolve_threads
-from .torques import ConstantField, constant_field
+from .torques import ConstantField, Torque, UserTorque, constant_field
 
 __all__ = [
     "RKN6_14",
@@ -210,27 +209,26 @@ def _free_flow(m: NDArray[np.float64], Q: NDArray[np.float64], tau: float,
     return mo[:, 0], qto[:, :, 0].T
 
 
-def _nonfinite_step(m: NDArray[np.float64], qt: NDArray[np.float64], saved: NDArray[np.float64],
-                    m_out: NDArray[np.float64]) -> IntegrationError | None:
-    """IntegrationError if the compiled loop's final state (m, qt = Q^T) is non-finite, naming
-    the first kept step whose state is (saved, m_out: the kept steps and momenta), else None.
-    (NaN and infinities propagate through every operation of both flows: a state that became
-    non-finite stays so, and the final state tells.)"""
-    if math.isfinite(sum(m.tolist()) + sum(qt.ravel().tolist())):
-        return None
-    if not (np.isfinite(m).all() and np.isfinite(qt).all()):
-        bad = ~np.isfinite(m_out).all(axis=1)
-        j = int(np.argmax(bad)) if bad.any() else len(saved) - 1
-        k = int(saved[j])
-        prev = int(saved[j - 1]) if j > 0 else None
-        where = f"at step {k}" if prev == k - 1 else (
-            f"by step {k}" if prev is None else f"between steps {prev} and {k}")
-        g = float(_validate.norm3(m_out[j - 1])) if j > 0 else float("nan")
-        return IntegrationError(
-            f"splitting: the state became non-finite {where} (|m| = {g:.3g} at step {prev}): "
-            "an overflow, or |m| grown by the torque until a free flow would turn the body by "
-            f"more than {_validate.PHASE_LIMIT:.0e} radians", "SPLITTING", k, 0)
-    return None
+def _splitting_failure(step: int, saved: NDArray[np.float64], m_out: NDArray[np.float64]
+                       ) -> IntegrationError:
+    """The IntegrationError of a state that became non-finite at ``step``, placed among the kept
+    steps ``saved`` (m_out: the kept momenta, filled up to the failure)."""
+    j = int(np.searchsorted(saved, step))
+    k = int(saved[j]) if j < len(saved) else step
+    prev = int(saved[j - 1]) if j > 0 else None
+    if k == step and prev == step - 1:
+        where = f"at step {step}"
+    elif prev is None:
+        where = f"by step {k} (at step {step};"
+    else:
+        where = f"between steps {prev} and {k} (at step {step};"
+    g = float(_validate.norm3(m_out[j - 1])) if j > 0 else float("nan")
+    known = f" |m| = {g:.3g} at step {prev})" if where.endswith(";") else \
+        f" (|m| = {g:.3g} at step {prev})"
+    return IntegrationError(
+        f"splitting: the state became non-finite {where}{known}: an overflow, or |m| grown by "
+        "the torque until a free flow would turn the body by more than "
+        f"{_validate.PHASE_LIMIT:.0e} radians", "SPLITTING", step, 0)
 
 
 def integrate(
@@ -352,6 +350,29 @@ def integrate(
                                                  f"h (the longest free flow of a step is {c:.4g} h)",
                                                  phase))
 
+    label = f"frb.splitting.integrate {method if coefficients is None else 'SPLITTING'}"
+    if torque is None or isinstance(torque, Torque) and (
+            torque.compiled is not None or isinstance(torque, UserTorque)):
+        # the engine of frb.integrate (method EXACT for a free body, else the splitting), with
+        # the attitude held as the matrix it is
+        if torque is None:
+            name, info, steps = "EXACT", engine.METHODS["EXACT"], None
+        else:
+            name = method.upper() if coefficients is None else "SPLITTING"
+            info = engine.METHODS[name] if coefficients is None else engine.SPLITTING
+            steps = (kinds, fractions)
+        x, y, z = m.tolist()
+        t_out, m_k, Q_k, failure = engine.run_validated(
+            name, info, m[None], Q.reshape(1, 9), I[None], h, nsteps, torque, steps, save_every,
+            quadrature, 1, progress, max(x, -x, y, -y, z, -z), min(I.tolist()), max(I.tolist()),
+            True, label)
+        m_out = m_k[:, 0]
+        if failure is not None:
+            raise _splitting_failure(failure.step, _segments.kept_steps(nsteps, save_every),
+                                     m_out)
+        return Trajectory(t=t_out, m=m_out, Q=Q_k[:, 0].reshape(-1, 3, 3))
+
+    # a torque flow: the Python loop
     saved = _segments.kept_steps(nsteps, save_every)      # (float64, read-only)
     t_out = h * saved
     m_out = np.empty((len(saved), 3))
@@ -359,25 +380,6 @@ def integrate(
     if saved[0] == 0:
         m_out[0] = m
         Q_out[0] = Q
-    label = f"frb.splitting.integrate {method if coefficients is None else 'SPLITTING'}"
-
-    if torque is None or type(torque) is ConstantField:   # (the field's compiled form)
-        # the whole loop in Fortran, entered in segments of steps with the state (m, Q^T)
-        # carried; the kept states are written in place (seen through .T: C-ordered, no copies)
-        taus = fractions * h        # (the products c h of the Python loop below)
-        u0 = np.zeros(3) if torque is None else torque.u0
-        qt = np.array(Q.T, order="F")
-        out_m, out_qt = m_out.T, Q_out.T
-
-        def advance(b_first: int, b_last: int, k_first: int, k_last: int) -> None:
-            _core.split_field_segment(m, qt, I, u0, kinds, taus, quadrature, nsteps, save_every,
-                                      k_first, k_last, out_m, out_qt)
-
-        _segments.run(advance, nsteps, 1, progress=progress, label=label)
-        failure = _nonfinite_step(m, qt, saved, m_out)
-        if failure is not None:
-            raise failure
-        return Trajectory(t=t_out, m=m_out, Q=Q_out)
 
     flows = [(kind, frac * h) for kind, frac in schedule(a, b)]
     inertia_t = I.reshape(1, 3).T

@@ -1,6 +1,7 @@
-"""The compiled splitting loop (frb._core.split_field_segment) against the Python loop.
+"""The compiled loop of frb.splitting.integrate (the engine of frb.integrate) against the Python
+loop of torque flows.
 
-``integrate`` runs in Fortran for ``torque=None`` and for :func:`constant_field`; any other
+``integrate`` runs in the engine for ``torque=None`` and for :func:`constant_field`; any other
 callable goes through the Python loop. A callable doing the arithmetic of the constant field
 therefore forces the Python path with the same flows, times and operations.
 """
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 import frb
-import frb._core
+import frb._engine
 from frb.io import read_dat
 from frb.splitting import RKN6_14, ConstantField, constant_field, integrate
 from test_splitting import I, M0, U0, _attitude   # the same torqued body as the Python-loop tests
@@ -33,16 +34,24 @@ def _python_field(u0):
 
 @pytest.fixture
 def spy(monkeypatch):
-    """Count the calls of the compiled loop (a short run is one segment)."""
+    """Count the calls of the compiled loop (a short run is one call of the engine)."""
     calls = []
-    real = frb._core.split_field_segment
+    real = frb._engine.engine_integrate_once
 
     def wrapper(*args):
         calls.append(args)
         return real(*args)
 
-    monkeypatch.setattr(frb._core, "split_field_segment", wrapper)
+    monkeypatch.setattr(frb._engine, "engine_integrate_once", wrapper)
     return calls
+
+
+def _engine_call(args):
+    """The schedule and counts of a recorded engine call: kinds, taus (fractions times h),
+    quadrature, nsteps, save_every, k_first, k_last, u0 (the field of the torque parameters)."""
+    (family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every, chunk, threads,
+     h) = args[:12]
+    return kinds, frac * h, quadrature, nsteps, save_every, 0, nsteps, tpar[:3]
 
 
 def _assert_close(a, b, rel=1e-14):
@@ -73,7 +82,7 @@ def test_compiled_equals_python_loop_custom_coefficients(spy):
     comp = integrate(M0, Q0, I, -0.3, 50, torque=constant_field(U0), coefficients=coeffs)
     py = integrate(M0, Q0, I, -0.3, 50, torque=_python_field(U0), coefficients=coeffs)
     assert len(spy) == 1
-    kinds, taus = spy[0][4], spy[0][5]
+    kinds, taus = _engine_call(spy[0])[:2]
     assert kinds.tolist() == [0, 1, 0, 1, 0, 1, 0]
     assert taus.tolist() == [-0.3 * c for c in (0.25, 0.25, 0.25, 0.5, 0.25, 0.25, 0.25)]
     _assert_close(comp, py)
@@ -82,7 +91,7 @@ def test_compiled_equals_python_loop_custom_coefficients(spy):
 def test_compiled_schedule_rkn6_14(spy):
     h = 0.5
     integrate(M0, np.eye(3), I, h, 1, torque=constant_field(U0), quadrature=3)
-    m, qt, inertia, u0, kinds, taus, quadrature, nsteps, save_every, k_first, k_last = spy[0][:11]
+    kinds, taus, quadrature, nsteps, save_every, k_first, k_last, u0 = _engine_call(spy[0])
     a, b = RKN6_14
     assert kinds.tolist() == [0, 1] * 14 + [0]
     assert taus[0::2].tolist() == [x * h for x in a + a[-2::-1]]
