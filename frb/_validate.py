@@ -25,19 +25,22 @@ import decimal
 import math
 import numbers
 from itertools import chain
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import _shared_numbers as _sn
+
 __all__ = ["IntegrationError", "ORTHOGONALITY_TOLERANCE", "PHASE_LIMIT", "INT32_MAX", "fmt", "real_array",
-           "real_scalar", "integer", "first_nonfinite", "low_precision_hint"]
+           "real_scalar", "integer", "first_nonfinite", "low_precision_hint", "check_message"]
 
 #: Tolerance of the attitude checks: ``Q^T Q = 1`` entrywise and ``| |q| - 1 |``.
 ORTHOGONALITY_TOLERANCE = 1e-10
 #: Longest step of the exact flows: ``|h| |m| / I_min`` (a bound on the angle, in radians, that
-#: the body turns) at most this. Must equal ``phase_limit`` of ``fortran/checks.f90``.
-PHASE_LIMIT = 1e18
+#: the body turns) at most this (1e18): ``phase_limit`` of the compiled checks, one number
+#: (:mod:`frb._shared_numbers`).
+PHASE_LIMIT = _sn.PHASE_LIMIT
 #: Largest count the compiled loops take (a Fortran default integer).
 INT32_MAX = 2**31 - 1
 
@@ -287,3 +290,58 @@ def phase_message(name_h: str, phase: float, body: str = "") -> str:
             "radians, where quadruple precision (34 digits) leaves no correct digit of the angle "
             "the body turns through (the result would be an arbitrary point of the orbit); check "
             "the units of h, m and inertia")
+
+
+#: The argument of each check code's message (``check_message``'s ``names`` maps these roles to
+#: the names of the route's arguments).
+_CODE_ROLE = {_sn.BAD_M: "m", _sn.BAD_H: "h", _sn.BAD_INERTIA_VALUE: "inertia",
+              _sn.BAD_INERTIA_SIGN: "inertia", _sn.BAD_ATTITUDE_VALUE: "attitude",
+              _sn.BAD_ROTATION: "attitude", _sn.BAD_QUATERNION: "attitude", _sn.BAD_PHASE: "h"}
+_DEFAULT_NAMES = {"m": "m", "h": "h", "inertia": "inertia"}
+
+
+def check_message(code: int, names: Mapping[str, str] | None = None, body: int | None = None, *,
+                  original: ArrayLike | None = None, phase: float = math.inf,
+                  plural: bool = False, terse: bool = False,
+                  inertia: ArrayLike | None = None) -> str:
+    """The ValueError message of a check code of the compiled checks (``BAD_M`` ... ``BAD_PHASE``
+    of :mod:`frb._shared_numbers`), naming the argument and the body; ``""`` for ``INPUT_OK``.
+
+    ``names`` maps the roles ``"m"``, ``"h"``, ``"inertia"``, ``"attitude"`` to the argument
+    names of the route (defaults ``m``, ``h``, ``inertia``, and ``Q`` for ``BAD_ROTATION``, ``q``
+    for ``BAD_QUATERNION``, ``attitude`` for ``BAD_ATTITUDE_VALUE``), e.g. ``{"m": "m0",
+    "attitude": "attitude0"}``. ``body``: the 0-based body of a batch (`` (body k)``; None or
+    negative for none). ``original``: the attitude as given, for the hint of an attitude
+    rounded to float32 (``BAD_ROTATION``, ``BAD_QUATERNION``). ``phase``: ``|h| |m| / I_min``
+    of the step, for ``BAD_PHASE`` (inf: beyond the float64 range). ``plural``: the batch
+    wording of the attitude checks ("must be rotation matrices"). ``terse``: the short wording
+    ("m0 must be finite", "inertia must be positive, got [...]", with ``inertia`` the
+    moments as given)."""
+    code = int(code)
+    if code == _sn.INPUT_OK:
+        return ""
+    role = _CODE_ROLE.get(code)
+    if role is None:
+        raise ValueError(f"unknown check code {code}")
+    default = {_sn.BAD_ROTATION: "Q", _sn.BAD_QUATERNION: "q"}.get(code, "attitude")
+    name = (names or {}).get(role) or _DEFAULT_NAMES.get(role, default)
+    where = f" (body {body})" if body is not None and body >= 0 else ""
+    if code == _sn.BAD_PHASE:
+        return phase_message(name, phase, where)
+    tol = ORTHOGONALITY_TOLERANCE
+    if code == _sn.BAD_ROTATION:
+        text = ("must be rotation matrices" if plural else "must be a rotation matrix") + \
+            f" (Q^T Q = 1 within {tol}, det Q = +1)"
+    elif code == _sn.BAD_QUATERNION:
+        text = ("must be unit quaternions" if plural else "must be a unit quaternion") + \
+            f", scalar first (|q| = 1 within {tol})"
+    elif terse:
+        text = "must be finite" if code != _sn.BAD_INERTIA_SIGN else \
+            f"must be positive, got {np.asarray(inertia).tolist()}"
+    elif code == _sn.BAD_INERTIA_SIGN:
+        text = "must contain strictly positive moments of inertia"
+    else:
+        text = "contains non-finite values (NaN or infinity)"
+    hint = low_precision_hint(original) if original is not None and code in (
+        _sn.BAD_ROTATION, _sn.BAD_QUATERNION) else ""
+    return f"{name} {text}{where}{hint}"

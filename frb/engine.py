@@ -35,23 +35,28 @@ from .torques import ConstantField, Torque, UserTorque, as_torque
 
 __all__ = ["integrate", "Trajectory", "IntegrationError", "METHODS", "MethodInfo"]
 
-# families of fortran/step_interface.f90
-_CZ, _VILMART, _GANAPATHI, _TERZE, _KRYSL = 1, 2, 3, 4, 5
-# torque kinds of fortran/torques.f90
-_T_NONE, _T_FIELD, _T_GRAVITY_GRADIENT, _T_USER = 0, 1, 2, 3
-# info codes of fortran/step_interface.f90
-_INFO_NO_CONVERGENCE, _INFO_NON_FINITE, _INFO_NO_SOLUTION, _INFO_NOT_IMPLEMENTED = 1, 2, 3, 4
+# the numbers shared with the compiled loop (frb._shared_numbers): method families, torque
+# kinds, info codes
+from ._shared_numbers import (  # noqa: E402
+    FAMILY_EXACT_SPLITTINGS as _CZ, FAMILY_APPROXIMATE_FREE_FLOWS as _VILMART,
+    FAMILY_RUNGE_KUTTA as _GANAPATHI, FAMILY_LIE_STORMER_VERLET as _TERZE,
+    FAMILY_MIDPOINT_TRAPEZOID as _KRYSL,
+    TORQUE_NONE as _T_NONE, TORQUE_FIELD as _T_FIELD,
+    TORQUE_GRAVITY_GRADIENT as _T_GRAVITY_GRADIENT, TORQUE_USER as _T_USER,
+    INFO_NO_CONVERGENCE as _INFO_NO_CONVERGENCE, INFO_NON_FINITE as _INFO_NON_FINITE,
+    INFO_NO_SOLUTION as _INFO_NO_SOLUTION, INFO_NOT_IMPLEMENTED as _INFO_NOT_IMPLEMENTED)
+from . import _shared_numbers as _sn  # noqa: E402
 
 #: Bodies stepped together by the compiled loop when the torque is built in (a user torque
 #: runs the whole batch together, so that it is called once per stage).
 CHUNK = 64
 # the per-body workspace of the compiled loop (reals)
 _WORKSPACE = int(_engine.engine_workspace())
-#: Newton tolerance of the implicit methods (fortran/step_interface.f90): the iteration stops
-#: when the update is at most this times the size of the unknown.
-NEWTON_RTOL = 4.0 * np.finfo(np.float64).eps
-#: Iteration cap of the implicit methods.
-NEWTON_MAX_ITER = 50
+#: Newton tolerance of the implicit methods (4 eps, shared with the compiled loop): the
+#: iteration stops when the update is at most this times the size of the unknown.
+NEWTON_RTOL: float = _sn.NEWTON_RTOL
+#: Iteration cap of the implicit methods (50, shared with the compiled loop).
+NEWTON_MAX_ITER: int = _sn.NEWTON_MAX_ITER
 
 #: A torque of :func:`integrate`: a :class:`frb.torques.Torque` (built in, or made by
 #: :func:`frb.torques.as_torque`), or a vectorised callable ``torque(t, Q) -> T_b`` (``Q`` of

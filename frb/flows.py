@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _core
+from . import _shared_numbers as _sn
 from . import _validate
 from ._validate import ORTHOGONALITY_TOLERANCE
 from .threads import resolve as _resolve_threads
@@ -32,35 +33,25 @@ def as_float_array(value: ArrayLike, name: str, check_finite: bool = True) -> ND
 def raise_for(info: int, where: int, attitude: str, m: ArrayLike | None = None,
                h: ArrayLike | None = None, inertia: ArrayLike | None = None,
                original: ArrayLike | None = None) -> None:
-    """Raise the ValueError for a check code of the compiled loop (checks), if any.
+    """Raise the ValueError for a check code of the compiled loop (checks), if any: the message of
+    :func:`frb._validate.check_message`, naming ``attitude`` (``"Q"`` or ``"q"``) and the body
+    ``where`` (negative: none).
 
     ``m`` (n, 3), ``h`` (nh,), ``inertia`` (ni, 3) give the phase of a step beyond the limit
-    (code 8); ``original`` the attitude as given, for a hint when it was rounded to float32."""
-    if info == 0:
+    (``BAD_PHASE``); ``original`` the attitude as given, for a hint when it was rounded to float32."""
+    if info == _sn.INPUT_OK:
         return
-    body = f" (body {where})" if where >= 0 else ""
     info = int(info)
-    if info == 8:
-        phase = float("inf")
-        if m is not None:
-            b = max(where, 0)
-            mb = np.asarray(m, dtype=np.float64).reshape(-1, 3)[b]
-            hb = np.asarray(h, dtype=np.float64).reshape(-1)
-            ib = np.asarray(inertia, dtype=np.float64).reshape(-1, 3)
-            phase = float(_validate.phase(hb[min(b, hb.size - 1)], _validate.norm3(mb),
-                                          ib[min(b, ib.shape[0] - 1)].min()))
-        raise ValueError(_validate.phase_message("h", phase, body))
-    messages = {
-        1: "m contains non-finite values (NaN or infinity)",
-        2: "h contains non-finite values (NaN or infinity)",
-        3: "inertia contains non-finite values (NaN or infinity)",
-        4: "inertia must contain strictly positive moments of inertia",
-        5: f"{attitude} contains non-finite values (NaN or infinity)",
-        6: f"Q must be a rotation matrix (Q^T Q = 1 within {ORTHOGONALITY_TOLERANCE}, det Q = +1)",
-        7: f"q must be a unit quaternion, scalar first (|q| = 1 within {ORTHOGONALITY_TOLERANCE})",
-    }
-    hint = _validate.low_precision_hint(original) if info in (6, 7) and original is not None else ""
-    raise ValueError(messages[info] + body + hint)
+    phase = float("inf")
+    if info == _sn.BAD_PHASE and m is not None:
+        b = max(where, 0)
+        mb = np.asarray(m, dtype=np.float64).reshape(-1, 3)[b]
+        hb = np.asarray(h, dtype=np.float64).reshape(-1)
+        ib = np.asarray(inertia, dtype=np.float64).reshape(-1, 3)
+        phase = float(_validate.phase(hb[min(b, hb.size - 1)], _validate.norm3(mb),
+                                      ib[min(b, ib.shape[0] - 1)].min()))
+    raise ValueError(_validate.check_message(info, {"attitude": attitude}, where,
+                                             original=original, phase=phase))
 
 
 def is_rotation_batch(Q3: NDArray[np.float64]) -> bool:
