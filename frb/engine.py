@@ -25,6 +25,18 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _core, _engine, _segments
+# the numbers shared with the compiled loop (frb._shared_numbers): method families, torque
+# kinds, info codes
+from ._shared_numbers import (
+    FAMILY_EXACT_SPLITTINGS as _CZ, FAMILY_APPROXIMATE_FREE_FLOWS as _VILMART,
+    FAMILY_RUNGE_KUTTA as _GANAPATHI, FAMILY_LIE_STORMER_VERLET as _TERZE,
+    FAMILY_MIDPOINT_TRAPEZOID as _KRYSL,
+    TORQUE_NONE as _T_NONE, TORQUE_FIELD as _T_FIELD,
+    TORQUE_GRAVITY_GRADIENT as _T_GRAVITY_GRADIENT, TORQUE_USER as _T_USER,
+    INFO_NO_CONVERGENCE as _INFO_NO_CONVERGENCE, INFO_NON_FINITE as _INFO_NON_FINITE,
+    INFO_NO_SOLUTION as _INFO_NO_SOLUTION, INFO_NOT_IMPLEMENTED as _INFO_NOT_IMPLEMENTED,
+    BAD_QUATERNION, BAD_ROTATION)
+from . import _shared_numbers as _sn
 from . import schedules
 from . import _validate
 from ._validate import IntegrationError
@@ -35,17 +47,6 @@ from .torques import ConstantField, Torque, UserTorque, as_torque
 
 __all__ = ["integrate", "Trajectory", "IntegrationError", "METHODS", "MethodInfo"]
 
-# the numbers shared with the compiled loop (frb._shared_numbers): method families, torque
-# kinds, info codes
-from ._shared_numbers import (  # noqa: E402
-    FAMILY_EXACT_SPLITTINGS as _CZ, FAMILY_APPROXIMATE_FREE_FLOWS as _VILMART,
-    FAMILY_RUNGE_KUTTA as _GANAPATHI, FAMILY_LIE_STORMER_VERLET as _TERZE,
-    FAMILY_MIDPOINT_TRAPEZOID as _KRYSL,
-    TORQUE_NONE as _T_NONE, TORQUE_FIELD as _T_FIELD,
-    TORQUE_GRAVITY_GRADIENT as _T_GRAVITY_GRADIENT, TORQUE_USER as _T_USER,
-    INFO_NO_CONVERGENCE as _INFO_NO_CONVERGENCE, INFO_NON_FINITE as _INFO_NON_FINITE,
-    INFO_NO_SOLUTION as _INFO_NO_SOLUTION, INFO_NOT_IMPLEMENTED as _INFO_NOT_IMPLEMENTED)
-from . import _shared_numbers as _sn  # noqa: E402
 
 #: Bodies stepped together by the compiled loop when the torque is built in (a user torque
 #: runs the whole batch together, so that it is called once per stage).
@@ -395,6 +396,10 @@ def _no_torque(nb: int, t: float, step: int, qt: NDArray[np.float64], tb: NDArra
     return tb
 
 
+#: The names of integrate's arguments in the messages of the input checks.
+_NAMES = {"m": "m0", "attitude": "attitude0"}
+
+
 def _attitude(attitude0: ArrayLike, single: bool, n: int, matrices: bool
               ) -> tuple[str, NDArray[np.float64]]:
     """(form, attitudes of the engine): unit quaternions (n, 4), or for a method that holds
@@ -408,19 +413,15 @@ def _attitude(attitude0: ArrayLike, single: bool, n: int, matrices: bool
         q = a.reshape(-1, 4)
         if np.abs(np.sqrt(np.sum(q * q, axis=1)) - 1.0).max(initial=0.0) > ORTHOGONALITY_TOLERANCE:
             bad = int(np.argmax(np.abs(np.sqrt(np.sum(q * q, axis=1)) - 1.0)))
-            raise ValueError(f"attitude0 must be unit quaternions, scalar first (|q| = 1 within "
-                             f"{ORTHOGONALITY_TOLERANCE})"
-                             + ("" if single else f" (body {bad})")
-                             + _validate.low_precision_hint(attitude0))
+            raise ValueError(_validate.check_message(BAD_QUATERNION, _NAMES, None if single else bad,
+                                                     plural=True, original=attitude0))
         return "quaternion", np.ascontiguousarray(q)
     if a.shape[-2:] == (3, 3) and a.ndim == (2 if single else 3) and (single or a.shape[0] == n):
         Q = a.reshape(-1, 3, 3)
         if not is_rotation_batch(Q):
             bad = next(j for j in range(Q.shape[0]) if not is_rotation_batch(Q[j:j + 1]))
-            raise ValueError(f"attitude0 must be rotation matrices (Q^T Q = 1 within "
-                             f"{ORTHOGONALITY_TOLERANCE}, det Q = +1)"
-                             + ("" if single else f" (body {bad})")
-                             + _validate.low_precision_hint(attitude0))
+            raise ValueError(_validate.check_message(BAD_ROTATION, _NAMES, None if single else bad,
+                                                     plural=True, original=attitude0))
         if matrices:
             return "matrix", np.ascontiguousarray(Q).reshape(-1, 9)
         return "matrix", np.ascontiguousarray(matrix_to_quat(Q))
@@ -466,20 +467,7 @@ def _one_body(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, matrices:
     else:   # (and the quaternion of the matrix, that of matrix_to_quat bit for bit)
         code, q = _core.check_single_matrix_quat(m, a, I, ORTHOGONALITY_TOLERANCE)
     if code:
-        if code == 1:
-            raise ValueError("m0 contains non-finite values (NaN or infinity)")
-        if code == 5:
-            raise ValueError("attitude0 contains non-finite values (NaN or infinity)")
-        if code == 6:
-            raise ValueError(f"attitude0 must be rotation matrices (Q^T Q = 1 within "
-                             f"{ORTHOGONALITY_TOLERANCE}, det Q = +1)"
-                             + _validate.low_precision_hint(attitude0))
-        if code == 7:
-            raise ValueError(f"attitude0 must be unit quaternions, scalar first (|q| = 1 within "
-                             f"{ORTHOGONALITY_TOLERANCE})" + _validate.low_precision_hint(attitude0))
-        if code == 3:
-            raise ValueError("inertia contains non-finite values (NaN or infinity)")
-        raise ValueError("inertia must contain strictly positive moments of inertia")
+        raise ValueError(_validate.check_message(code, _NAMES, plural=True, original=attitude0))
     # (1, 3) and (1, 4) views: the compiled loop copies an input that is not contiguous
     if quaternion:
         return m[None], "quaternion", a[None], I[None]

@@ -121,16 +121,9 @@ def _check_initial_values(m: NDArray[np.float64], Q: NDArray[np.float64], I: NDA
     (3,)) in one compiled call (checks, as frb.flows.frb_step), raising in the order of the
     checks: m0 finite, Q0 finite, Q0 a rotation, inertia finite, inertia positive."""
     code = _core.check_single_matrix(m, Q, I, _flows.ORTHOGONALITY_TOLERANCE)
-    if code == 1:
-        raise ValueError("m0 must be finite")
-    if code == 5:
-        raise ValueError("Q0 must be finite")
-    if code == 6:
-        _rotation(Q, "Q0", Q0)
-    if code == 3:
-        raise ValueError("inertia must be finite")
-    if code == 4:
-        raise ValueError(f"inertia must be positive, got {I.tolist()}")
+    if code:
+        raise ValueError(_validate.check_message(code, {"m": "m0", "attitude": "Q0"}, terse=True,
+                                                 inertia=I, original=Q0))
 
 
 def _check_torque_result(res: Any, name: str = "torque"
