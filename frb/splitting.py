@@ -252,10 +252,11 @@ def integrate(
         Step length (finite; negative integrates backwards).
     nsteps : int
         Number of steps, ``>= 0``.
-    torque : callable or None
-        Flow of the torque part, ``flow(m, Q, t) -> (m_new, Q_new)`` (see the
-        module documentation), e.g. :func:`constant_field`.  ``None`` means a
-        free body: each step is then a single exact flow ``A(h)``.
+    torque : a torque of :mod:`frb.torques`, a callable flow, or None
+        A torque (e.g. :func:`constant_field`; then the run is the engine's, the numbers of
+        :func:`frb.integrate` with the same method and torque, bit for bit), or the flow of the
+        torque part, ``flow(m, Q, t) -> (m_new, Q_new)`` (see the module documentation).
+        ``None`` means a free body: each step is then a single exact flow ``A(h)``.
     method : {"RKN6_14", "STRANG"}
         Named splitting method (case-insensitive); ignored when
         ``coefficients`` is given.
