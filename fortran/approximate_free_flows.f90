@@ -79,7 +79,9 @@ module approximate_free_flows
 contains
 
    subroutine approximate_flow_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
-      include 'step_dummies.inc'
+      type(method_t), intent(in) :: meth; type(torque_t), intent(in) :: tq; procedure(user_torque_cb) :: cb
+      integer, intent(in) :: n, k; integer, intent(inout) :: info(n); real(dp), intent(in) :: t, h, inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)   ! (step_interface's method_step)
       real(dp), allocatable :: tb(:, :)
       logical :: torqued
 

@@ -19,11 +19,10 @@ subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, tkind,
    integer, intent(in) :: family, variant, quadrature, nf, tkind
    integer, intent(in) :: kinds(nf)
    real(dp), intent(in) :: frac(nf), tpar(7)
-   integer, intent(in) :: n, nsteps, save_every, chunk, threads, b_first, b_last, k_first, k_last, nk
-   integer, intent(in) :: natt
+   integer, intent(in) :: n, nsteps, save_every, chunk, threads, b_first, b_last, k_first, k_last, nk, natt
    real(dp), intent(in) :: h, t0, m0(3, n), q0(natt, n), inertia(3, n)
-   real(dp), intent(inout) :: m(3, n), q(natt, n), ws(nws, n)
-   real(dp), intent(inout) :: m_out(3, n, nk), q_out(natt, n, nk)
+   ! the state carried between segments, and the kept states
+   real(dp), intent(inout) :: m(3, n), q(natt, n), ws(nws, n), m_out(3, n, nk), q_out(natt, n, nk)
    integer, intent(out) :: status, fail_step, fail_body
    external :: cb
    type(method_t) :: meth

@@ -21,29 +21,31 @@ module engine
    implicit none
    private
 
-   public :: engine_step, engine_run
+   public :: family_step, engine_run
 
 contains
 
-   !> One step of the method meth for n bodies (dispatch on the family).
-   subroutine engine_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
-      include 'step_dummies.inc'
+   !> The step routine of a method family, or null() for an unknown family. The pointer's
+   !> interface is method_step (step_interface): the compiler checks every family against it.
+   function family_step(family) result(step)
+      integer, intent(in) :: family
+      procedure(method_step), pointer :: step
 
-      select case (meth%family)
+      select case (family)
       case (family_exact_splittings)
-         call exact_splitting_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+         step => exact_splitting_step
       case (family_approximate_free_flows)
-         call approximate_flow_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+         step => approximate_flow_step
       case (family_runge_kutta)
-         call runge_kutta_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+         step => runge_kutta_step
       case (family_lie_stormer_verlet)
-         call lie_stormer_verlet_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+         step => lie_stormer_verlet_step
       case (family_midpoint_trapezoid)
-         call midpoint_trapezoid_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+         step => midpoint_trapezoid_step
       case default
-         info = info_not_implemented
+         step => null()
       end select
-   end subroutine engine_step
+   end function family_step
 
    !> Steps k_first+1 .. k_last of a run of nsteps steps of length h from time t0, for the
    !> bodies b_first .. b_last (1-based) of a batch of n, from the initial state m0, q0 when
@@ -116,6 +118,7 @@ contains
       real(dp), allocatable :: mc(:, :), qc(:, :), wc(:, :)
       integer, allocatable :: info(:)
       integer :: k, j, slot, b1
+      procedure(method_step), pointer :: step
 
       code = info_ok
       kfail = 0
@@ -137,9 +140,10 @@ contains
          wc = ws(:, b0:b1)
       end if
       info = info_ok
+      step => family_step(meth%family)
       do k = k_first + 1, k_last
-         if (natt == 4) then
-            call engine_step(meth, nc, k, t0 + (k - 1) * h, h, mc, qc, inertia(:, b0:b1), wc, tq, cb, info)
+         if (natt == 4 .and. associated(step)) then
+            call step(meth, nc, k, t0 + (k - 1) * h, h, mc, qc, inertia(:, b0:b1), wc, tq, cb, info)
          else if (meth%family == family_exact_splittings) then
             ! attitudes held as matrices (Q^T): the exact-flow splittings only
             call exact_splitting_flows(meth, nc, k, t0 + (k - 1) * h, h, mc, natt, qc, inertia(:, b0:b1), &

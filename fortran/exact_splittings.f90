@@ -27,7 +27,9 @@ module exact_splittings
 contains
 
    subroutine exact_splitting_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
-      include 'step_dummies.inc'
+      type(method_t), intent(in) :: meth; type(torque_t), intent(in) :: tq; procedure(user_torque_cb) :: cb
+      integer, intent(in) :: n, k; integer, intent(inout) :: info(n); real(dp), intent(in) :: t, h, inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)   ! (step_interface's method_step)
 
       call exact_splitting_flows(meth, n, k, t, h, m, 4, q, inertia, tq, cb)
    end subroutine exact_splitting_step

@@ -75,7 +75,9 @@ contains
    end subroutine rk4_free_body
 
    subroutine runge_kutta_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
-      include 'step_dummies.inc'
+      type(method_t), intent(in) :: meth; type(torque_t), intent(in) :: tq; procedure(user_torque_cb) :: cb
+      integer, intent(in) :: n, k; integer, intent(inout) :: info(n); real(dp), intent(in) :: t, h, inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)   ! (step_interface's method_step)
       real(dp), allocatable :: qs(:, :), qn(:, :), wst(:, :), aq(:, :), aw(:, :), tb(:, :)
       real(dp) :: w(3), kq(4), kw(3), th
       integer :: j, stage
