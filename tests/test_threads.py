@@ -229,7 +229,7 @@ def test_compiled_work_releases_the_gil(monkeypatch):
     # the segmented loops as one segment each
     monkeypatch.setattr(segments, "FIRST_WORK", 10**9)
     small = slice(0, 4000)
-    assert _gil_free_during(lambda: frb.integrate(m[small], q[small], inertia[small], 0.1, 100,
+    assert _gil_free_during(lambda: frb.integrate(m[small], q[small], inertia[small], 0.1, 400,
                                                   method="DMV6", save_every=None, threads=1)) > 0
     assert _gil_free_during(lambda: frb.dmv_integrate(m[small], q[small], inertia[small],
                                                       0.1, 1000, threads=1)) > 0
