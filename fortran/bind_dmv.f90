@@ -98,21 +98,21 @@ end subroutine dmv_integrate_checked
 
 !> One body (shapes (3,) and (4,), h a scalar): the lean path of frb.dmv_step / frb.dmv_integrate,
 !> the checks of dmv_check_batch for a batch of one, then the steps of frb.integrate's torque-free
-!> DMV for one body (moser_veselov: dmv_prepare_inverse once, dmv_blocks_step every step, the
-!> routines free_step of approximate_free_flows calls), so the results are those of
+!> DMV for one body (moser_veselov: dmv_prepare_inverse once, then every step dmv_step_scalar with
+!> h / 2, which is dmv_blocks_step for one body; the routines free_step of approximate_free_flows calls), so the results are those of
 !> frb.integrate(method="DMV<order>") bit for bit; nfail is 1 when the DMV equation had no
 !> solution (NaN results), else 0. The order must be 2, 4, 6 or 8 (checked by the caller).
 subroutine dmv_integrate_single(m, q, h, inertia, order, nsteps, tol, m_out, q_out, info, nfail)
    use iso_c_binding, only: c_double, c_int
    use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
-   use moser_veselov, only: dmv_prepare_inverse, dmv_blocks_step
+   use moser_veselov, only: dmv_prepare_inverse, dmv_step_scalar
    use checks, only: check_body_quat, input_ok
    implicit none
    integer(c_int), intent(in) :: order, nsteps
    real(c_double), intent(in) :: m(3), q(4), h, inertia(3), tol
    real(c_double), intent(out) :: m_out(3), q_out(4)
    integer(c_int), intent(out) :: info, nfail
-   real(c_double) :: w(3)
+   real(c_double) :: w(3), hd
    integer :: k
 
    nfail = 0
@@ -124,8 +124,9 @@ subroutine dmv_integrate_single(m, q, h, inertia, order, nsteps, tol, m_out, q_o
    m_out = m
    q_out = q
    call dmv_prepare_inverse(1, order, h, m_out, inertia, 3, w)
+   hd = h / 2
    do k = 1, nsteps
-      call dmv_blocks_step(1, h, m_out, q_out, 3, w)
+      call dmv_step_scalar(m_out, q_out, hd, w)
    end do
    if (.not. (all(ieee_is_finite(m_out)) .and. all(ieee_is_finite(q_out)))) nfail = 1
 end subroutine dmv_integrate_single
