@@ -15,8 +15,10 @@
 !   iterations" without a count, and those diverge for large |h| |omega|). A NaN result of dmv_step_inv means that (14) has
 !   no solution (|h| |omega| beyond about 1): info_no_solution.
 !   Torque-free, the modified inverse moments depend on y only through the conserved C, H; they
-!   are computed once per body at step k = 1 and kept in ws(1:3, j) (as dmv_integrate does).
-!   With a torque they are recomputed every step from the momentum entering the free step.
+!   are computed once per body at step k = 1 and kept in ws(1:3, j), and the chunk's bodies are
+!   stepped in lock-step by dmv_blocks_step (the lanes dmv_lanes, blocks of 16 from the chunk's
+!   first body; frb.dmv_integrate runs here too). With a torque they are recomputed every step
+!   from the momentum entering the free step, and the bodies are stepped one by one.
 ! * SPLIT3 (variant 10): the three-rotation splitting H = R1 + R2 + R3, R_j = y_j^2 / (2 I_j)
 !   (section 3 of the paper), in the symmetric composition R3(h/2) R2(h/2) R1(h) R2(h/2) R3(h/2)
 !   (the paper prints R1(h/2) as the last factor, which is not symmetric). The flow of R_j over t: a = y_j / I_j is constant,
@@ -64,7 +66,8 @@ module approximate_free_flows
    use step_interface
    use torques, only: torque_t, user_torque_cb, torque_batch, torque_none, field_v_torque
    use rotations, only: cross, qmul, quat_exp, quat_cayley, solve3
-   use moser_veselov, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_step_inv
+   use moser_veselov, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_step_inv, &
+                            dmv_prepare_inverse, dmv_blocks_step
    use exact_splittings, only: exact_free_flows
    implicit none
    private
@@ -122,14 +125,20 @@ contains
 
       select case (variant)
       case (vm_dmv2, vm_dmv4, vm_dmv6, vm_dmv8)
+         if (.not. torqued) then
+            ! the lanes, in blocks of 16 bodies from body 1 of the chunk (chunks start at
+            ! bodies 1, 65, ...: the blocks of frb.dmv_integrate)
+            if (k == 1) call dmv_prepare_inverse(n, variant, h, m, inertia, nws, ws)
+            call dmv_blocks_step(n, h, m, q, nws, ws)
+            do j = 1, n
+               if (.not. (all(ieee_is_finite(m(:, j))) .and. all(ieee_is_finite(q(:, j))))) &
+                  info(j) = info_no_solution
+            end do
+            return
+         end if
          do j = 1, n
-            if (torqued .or. k == 1) then
-               c = dmv_setup(inertia(:, j), variant)
-               w = dmv_modified_inverse(c, h, m(:, j))
-               if (.not. torqued) ws(1:3, j) = w
-            else
-               w = ws(1:3, j)
-            end if
+            c = dmv_setup(inertia(:, j), variant)
+            w = dmv_modified_inverse(c, h, m(:, j))
             call dmv_step_inv(m(:, j), q(:, j), h, w, m1, q1)
             if (.not. (all(ieee_is_finite(m1)) .and. all(ieee_is_finite(q1)))) then
                info(j) = info_no_solution

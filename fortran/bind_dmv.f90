@@ -18,7 +18,8 @@ subroutine dmv_step_batch(n, ni, nh, m, q, h, inertia, order, threads, m_out, q_
    call dmv_integrate_batch(n, ni, nh, m, q, h, inertia, order, 1, threads, m_out, q_out)
 end subroutine dmv_step_batch
 
-!> nsteps steps of dmv_integrate_many, its blocks of dmv_lanes_width bodies shared among the
+!> nsteps steps of dmv_integrate_many (the kernel the tests compare frb.dmv_integrate with;
+!> h may differ between bodies), its blocks of dmv_lanes_width bodies shared among the
 !> threads: each block is the same as in one call for the whole batch (blocks start at bodies
 !> 1, 1 + dmv_lanes_width, ...), so the results do not depend on the thread count.
 subroutine dmv_integrate_batch(n, ni, nh, m, q, h, inertia, order, nsteps, threads, m_out, q_out)
@@ -63,9 +64,9 @@ subroutine dmv_step_single(m, q, h, inertia, order, m_out, q_out)
    call dmv_step_one(m, q, h, inertia, order, m_out, q_out)
 end subroutine dmv_step_single
 
-!> The public path of frb.dmv_step / frb.dmv_integrate: the input checks of quat_step_batch
-!> (checks; info, where as there) in the compiled loop, then the steps; nfail counts the
-!> bodies whose DMV equation had no solution (NaN results).
+!> The input checks of quat_step_batch (checks; info, where as there), then the steps of
+!> dmv_integrate_batch; nfail counts the bodies whose DMV equation had no solution (NaN results).
+!> (The former path of frb.dmv_step, kept for benchmarks/speed.py.)
 subroutine dmv_integrate_checked(n, ni, nh, m, q, h, inertia, order, nsteps, tol, threads, &
                                  m_out, q_out, info, where, nfail)
    use iso_c_binding, only: c_double, c_int
@@ -96,19 +97,23 @@ subroutine dmv_integrate_checked(n, ni, nh, m, q, h, inertia, order, nsteps, tol
 end subroutine dmv_integrate_checked
 
 !> One body (shapes (3,) and (4,), h a scalar): the lean path of frb.dmv_step / frb.dmv_integrate,
-!> the checks and results of dmv_integrate_checked for a batch of one; nfail is 1 when the DMV
-!> equation had no solution (NaN results), else 0.
+!> the checks of dmv_check_batch for a batch of one, then the steps of frb.integrate's torque-free
+!> DMV for one body (moser_veselov: dmv_prepare_inverse once, then every step dmv_step_scalar with
+!> h / 2, which is dmv_blocks_step for one body; the routines free_step of approximate_free_flows calls), so the results are those of
+!> frb.integrate(method="DMV<order>") bit for bit; nfail is 1 when the DMV equation had no
+!> solution (NaN results), else 0. The order must be 2, 4, 6 or 8 (checked by the caller).
 subroutine dmv_integrate_single(m, q, h, inertia, order, nsteps, tol, m_out, q_out, info, nfail)
    use iso_c_binding, only: c_double, c_int
    use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
-   use moser_veselov, only: dmv_integrate_many
+   use moser_veselov, only: dmv_prepare_inverse, dmv_step_scalar
    use checks, only: check_body_quat, input_ok
    implicit none
    integer(c_int), intent(in) :: order, nsteps
    real(c_double), intent(in) :: m(3), q(4), h, inertia(3), tol
    real(c_double), intent(out) :: m_out(3), q_out(4)
    integer(c_int), intent(out) :: info, nfail
-   real(c_double) :: hs(1)
+   real(c_double) :: w(3), hd
+   integer :: k
 
    nfail = 0
    info = check_body_quat(m, h, inertia, q, tol)
@@ -116,13 +121,19 @@ subroutine dmv_integrate_single(m, q, h, inertia, order, nsteps, tol, m_out, q_o
       m_out = 0; q_out = 0
       return
    end if
-   hs(1) = h
-   call dmv_integrate_many(1, 1, 1, m, q, hs, inertia, order, nsteps, m_out, q_out)
+   m_out = m
+   q_out = q
+   call dmv_prepare_inverse(1, order, h, m_out, inertia, 3, w)
+   hd = h / 2
+   do k = 1, nsteps
+      call dmv_step_scalar(m_out, q_out, hd, w)
+   end do
    if (.not. (all(ieee_is_finite(m_out)) .and. all(ieee_is_finite(q_out)))) nfail = 1
 end subroutine dmv_integrate_single
 
 !> The input checks of quat_step_batch (checks) for every body: info = 0, or the code of
-!> the first invalid body, whose index (from 0) is where (-1 when all are valid).
+!> the first invalid body, whose index (from 0) is where (-1 when all are valid). (The value
+!> checks of frb.dmv_step / frb.dmv_integrate for a batch.)
 subroutine dmv_check_batch(n, ni, nh, m, q, h, inertia, tol, threads, info, where)
    use iso_c_binding, only: c_double, c_int
    use checks, only: check_body_quat, input_ok
@@ -152,110 +163,3 @@ subroutine dmv_check_batch(n, ni, nh, m, q, h, inertia, tol, threads, info, wher
       info = check_body_quat(m(:, first_bad), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
                              q(:, first_bad), tol)
 end subroutine dmv_check_batch
-
-!> The modified inverse moments of inertia w(:, b) of every body, as dmv_integrate_many
-!> computes them from the initial state before its steps (for a run entered in segments by
-!> dmv_advance_batch; the order must be 2, 4, 6 or 8).
-subroutine dmv_prepare_batch(n, ni, nh, m, h, inertia, order, threads, w)
-   use iso_c_binding, only: c_double, c_int
-   use moser_veselov, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_lanes_inverse, dmv_lanes_width
-   use parallel, only: thread_count, min_parallel_work
-   implicit none
-   integer(c_int), intent(in) :: n, ni, nh, order, threads
-   real(c_double), intent(in) :: m(3, n), h(nh), inertia(3, ni)
-   real(c_double), intent(out) :: w(3, n)
-   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
-   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
-   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
-   !f2py integer(c_int) optional, intent(in) :: threads = 0
-   !f2py threadsafe
-   integer, parameter :: nb = dmv_lanes_width
-   type(dmv_coef_t) :: c
-   real(c_double) :: yl(nb, 3), hl(nb), wl(nb, 3)
-   integer :: b, b0, k, nl, ic
-
-   if (n < 1) return
-   c = dmv_setup(inertia(:, 1), order)
-   !$omp parallel do num_threads(thread_count(threads)) if(n >= 16 * min_parallel_work) &
-   !$omp schedule(static) default(none) private(b, b0, k, nl, yl, hl, wl) &
-   !$omp shared(n, ni, nh, m, h, inertia, order, c, w)
-   do ic = 1, (n + nb - 1) / nb
-      b0 = (ic - 1) * nb + 1
-      nl = min(nb, n - b0 + 1)
-      if (ni == 1) then
-         ! the lanes of dmv_integrate_many: unused lanes hold a body at rest, h = 0
-         yl = 0
-         hl = 0
-         do k = 1, nl
-            yl(k, :) = m(:, b0 + k - 1)
-            hl(k) = h(min(b0 + k - 1, nh))
-         end do
-         call dmv_lanes_inverse(nb, c, hl, yl, wl)
-         do k = 1, nl
-            w(:, b0 + k - 1) = wl(k, :)
-         end do
-      else
-         do k = 1, nl
-            b = b0 + k - 1
-            w(:, b) = dmv_modified_inverse(dmv_setup(inertia(:, b), order), h(min(b, nh)), m(:, b))
-         end do
-      end if
-   end do
-   !$omp end parallel do
-end subroutine dmv_prepare_batch
-
-!> Steps k_first+1 .. k_last of the DMV run of the bodies b_first .. b_last (1-based) of the
-!> batch, in place: m, q the current states, w from dmv_prepare_batch. The bodies go through
-!> the lanes in the blocks of dmv_integrate_many (starting at bodies 1, 1 + dmv_lanes_width,
-!> ...; b_first must start a block), with the same operations, so that a run in segments of
-!> steps gives the states of one dmv_integrate_many call bit for bit.
-subroutine dmv_advance_batch(n, nh, m, q, h, w, nsteps, b_first, b_last, threads)
-   use iso_c_binding, only: c_double, c_int
-   use moser_veselov, only: dmv_lanes, dmv_lanes_width
-   use parallel, only: thread_count, min_parallel_work
-   implicit none
-   integer(c_int), intent(in) :: n, nh, nsteps, b_first, b_last, threads
-   real(c_double), intent(inout) :: m(3, n), q(4, n)
-   real(c_double), intent(in) :: h(nh), w(3, n)
-   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
-   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
-   !f2py integer(c_int) optional, intent(in) :: threads = 0
-   !f2py threadsafe
-   integer, parameter :: nb = dmv_lanes_width
-   real(c_double) :: yl(nb, 3), ql(nb, 4), hd(nb), wl(nb, 3), hl(nb)
-   integer :: b, b0, k, nl, ic, step
-
-   !$omp parallel do num_threads(thread_count(threads)) &
-   !$omp if(real(b_last - b_first + 1, c_double) * max(nsteps, 1) >= min_parallel_work) &
-   !$omp schedule(dynamic, 4) default(none) private(b, b0, k, nl, step, yl, ql, hd, wl, hl) &
-   !$omp shared(n, nh, m, q, h, w, nsteps, b_first, b_last)
-   do ic = 1, (b_last - b_first + nb) / nb
-      b0 = b_first + (ic - 1) * nb
-      nl = min(nb, b_last - b0 + 1)
-      ! the packing of dmv_integrate_many (its pack_lanes); the lanes not in use hold a body at
-      ! rest with h = 0, whose step is trivial whatever its w
-      do k = 1, nl
-         b = b0 + k - 1
-         yl(k, 1) = m(1, b); yl(k, 2) = m(2, b); yl(k, 3) = m(3, b)
-         ql(k, 1) = q(1, b); ql(k, 2) = q(2, b); ql(k, 3) = q(3, b); ql(k, 4) = q(4, b)
-         hl(k) = h(min(b, nh))
-         wl(k, :) = w(:, b)
-      end do
-      do k = nl + 1, nb
-         yl(k, :) = 0
-         ql(k, :) = [1, 0, 0, 0]
-         hl(k) = 0
-         wl(k, :) = 1
-      end do
-      hd = hl / 2
-      do step = 1, nsteps
-         call dmv_lanes(nb, yl, ql, hd, wl)
-      end do
-      do k = 1, nl
-         b = b0 + k - 1
-         m(1, b) = yl(k, 1); m(2, b) = yl(k, 2); m(3, b) = yl(k, 3)
-         q(1, b) = ql(k, 1); q(2, b) = ql(k, 2); q(3, b) = ql(k, 3); q(4, b) = ql(k, 4)
-      end do
-   end do
-   !$omp end parallel do
-end subroutine dmv_advance_batch

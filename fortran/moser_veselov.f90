@@ -50,8 +50,8 @@ module moser_veselov
    private
 
    public :: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_lanes_inverse, dmv_lanes
-   public :: dmv_step_scalar, dmv_step_inv, dmv_step_coef, dmv_step_one, dmv_integrate_one
-   public :: dmv_step_many, dmv_integrate_many
+   public :: dmv_step_scalar, dmv_step_inv, dmv_step_coef, dmv_step_one
+   public :: dmv_integrate_many, dmv_prepare_inverse, dmv_blocks_step
 
    !> Iteration cap of the Newton solver of (14).
    integer, parameter, public :: dmv_max_iter = 50
@@ -414,32 +414,6 @@ contains
       call dmv_step_coef(m, q, h, dmv_setup(inertia, order), m_out, q_out)
    end subroutine dmv_step_one
 
-   !> nsteps preprocessed DMV steps of size h for one body (the modified moments of inertia,
-   !> functions of the conserved C and H only, are computed once).
-   pure subroutine dmv_integrate_one(m, q, h, inertia, order, nsteps, m_out, q_out)
-      real(dp), intent(in) :: m(3), q(4), h, inertia(3)
-      integer, intent(in) :: order, nsteps
-      real(dp), intent(out) :: m_out(3), q_out(4)
-      type(dmv_coef_t) :: c
-      real(dp) :: w(3), ya(3), qa(4)
-      integer :: k
-
-      c = dmv_setup(inertia, order)
-      if (c%ncorr < 0) then
-         m_out = ieee_value(1.0_dp, ieee_quiet_nan)
-         q_out = ieee_value(1.0_dp, ieee_quiet_nan)
-         return
-      end if
-      w = dmv_modified_inverse(c, h, m)
-      m_out = m
-      q_out = q
-      do k = 1, nsteps
-         ya = m_out
-         qa = q_out
-         call dmv_step_inv(ya, qa, h, w, m_out, q_out)
-      end do
-   end subroutine dmv_integrate_one
-
    !> Packs bodies b0 .. b0+nl-1 of the batch into nl lanes (state, h/2 and the modified
    !> inverse moments of inertia). inertia(3, ni) and h(nh) with ni, nh either 1 or n;
    !> c = dmv_setup(inertia(:, 1), order).
@@ -509,17 +483,8 @@ contains
       call unpack_lanes(n, b0, nl, yl, ql, m_out, q_out)
    end subroutine integrate_chunk
 
-   !> One preprocessed DMV step for each of n bodies: m(3, n), q(4, n), h(nh), inertia(3, ni)
-   !> with nh, ni either 1 (shared) or n. Invalid order or no solution of (14): NaN.
-   pure subroutine dmv_step_many(n, ni, nh, m, q, h, inertia, order, m_out, q_out)
-      integer, intent(in) :: n, ni, nh, order
-      real(dp), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
-      real(dp), intent(out) :: m_out(3, n), q_out(4, n)
-
-      call dmv_integrate_many(n, ni, nh, m, q, h, inertia, order, 1, m_out, q_out)
-   end subroutine dmv_step_many
-
-   !> nsteps preprocessed DMV steps of size h for each of n bodies (layout of dmv_step_many).
+   !> nsteps preprocessed DMV steps of size h for each of n bodies (m(3, n), q(4, n), h(nh), inertia(3, ni), with nh, ni either 1
+   !> (shared) or n; invalid order or no solution of (14): NaN).
    !> The modified moments of inertia depend only on C and H, which the method conserves
    !> exactly, so they are computed once per body (same method as repeated steps).
    pure subroutine dmv_integrate_many(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
@@ -547,5 +512,82 @@ contains
          end if
       end do
    end subroutine dmv_integrate_many
+
+   !> The modified inverse moments of inertia of n bodies for the step h, from their state m:
+   !> w(1:3, j) = dmv_modified_inverse(dmv_setup(inertia(:, j), order), h, m(:, j)), w(ldw, n)
+   !> with ldw >= 3 (the same bits as dmv_lanes_inverse for a shared inertia: the same
+   !> operations). Torque-free, computed once before the steps (C and H are conserved).
+   pure subroutine dmv_prepare_inverse(n, order, h, m, inertia, ldw, w)
+      integer, intent(in) :: n, order, ldw
+      real(dp), intent(in) :: h, m(3, n), inertia(3, n)
+      real(dp), intent(inout) :: w(ldw, n)
+      integer :: j
+
+      do j = 1, n
+         w(1:3, j) = dmv_modified_inverse(dmv_setup(inertia(:, j), order), h, m(:, j))
+      end do
+   end subroutine dmv_prepare_inverse
+
+   !> One DMV step (Algorithm 3) of n bodies in place, m(3, n), q(4, n), step h, inverse
+   !> moments w(1:3, j) of body j (w(ldw, n), ldw >= 3): the step of frb.integrate's
+   !> torque-free DMV and of frb.dmv_step / frb.dmv_integrate. The bodies go through dmv_lanes in
+   !> blocks of dmv_lanes_width starting at body 1; a last block of nl < dmv_lanes_width bodies
+   !> runs only its nl lanes, a block of one body dmv_step_scalar (the blocks and operations of
+   !> dmv_integrate_many, so the same results bit for bit). A body whose equation (14) has no
+   !> solution gets NaN.
+   pure subroutine dmv_blocks_step(n, h, m, q, ldw, w)
+      integer, intent(in) :: n, ldw
+      real(dp), intent(in) :: h, w(ldw, n)
+      real(dp), intent(inout) :: m(3, n), q(4, n)
+      integer, parameter :: nb = dmv_lanes_width
+      integer :: b0, nl
+
+      do b0 = 1, n, nb
+         nl = min(nb, n - b0 + 1)
+         if (nl == nb) then
+            ! (the full width as a constant: loops of known length)
+            call block_step(n, nb, b0, h, m, q, ldw, w)
+         else if (nl == 1) then
+            call dmv_step_scalar(m(:, b0), q(:, b0), h / 2, w(1:3, b0))
+         else
+            call block_step(n, nl, b0, h, m, q, ldw, w)
+         end if
+      end do
+
+   end subroutine dmv_blocks_step
+
+   !> dmv_blocks_step for its block of the nl bodies b0 .. b0+nl-1, packed into lanes: buffers
+   !> of the full width seen by dmv_lanes as (nl, 3), (nl, 4) arrays (sequence association; no
+   !> allocation: this runs every step).
+   pure subroutine block_step(n, nl, b0, h, m, q, ldw, w)
+      integer, intent(in) :: n, nl, b0, ldw
+      real(dp), intent(in) :: h, w(ldw, n)
+      real(dp), intent(inout) :: m(3, n), q(4, n)
+      integer, parameter :: nb = dmv_lanes_width
+      real(dp) :: yl(3 * nb), ql(4 * nb), hd(nb), wl(3 * nb)
+      integer :: k, b, c
+
+      do k = 1, nl
+         b = b0 + k - 1
+         do c = 1, 3
+            yl(k + (c - 1) * nl) = m(c, b)
+            wl(k + (c - 1) * nl) = w(c, b)
+         end do
+         do c = 1, 4
+            ql(k + (c - 1) * nl) = q(c, b)
+         end do
+         hd(k) = h / 2
+      end do
+      call dmv_lanes(nl, yl, ql, hd, wl)
+      do k = 1, nl
+         b = b0 + k - 1
+         do c = 1, 3
+            m(c, b) = yl(k + (c - 1) * nl)
+         end do
+         do c = 1, 4
+            q(c, b) = ql(k + (c - 1) * nl)
+         end do
+      end do
+   end subroutine block_step
 
 end module moser_veselov

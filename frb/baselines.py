@@ -28,9 +28,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _core, _segments
 from . import _validate
+from . import engine as _engine_py
+from .engine import MAX_INERTIA_RATIO, METHODS
 from .flows import (ORTHOGONALITY_TOLERANCE, as_float_array, common_arrays, lean_array, raise_for,
                     single_body)
-from .threads import resolve as _resolve_threads, get_num_threads
+from .threads import resolve as _resolve_threads
 
 __all__ = ["dmv_step", "dmv_integrate"]
 
@@ -52,22 +54,9 @@ def _order(order: int) -> int:
     return order
 
 
-#: Largest I_max / I_min of each order: the h^2..h^6 corrections of the moments involve powers of
-#: the inverse moments up to the seventh, which overflow beyond (order 2 has no corrections).
-MAX_INERTIA_RATIO = {2: np.inf, 4: 1e100, 6: 1e50, 8: 1e40}
-
-
 def _check_ratio(inertia2: NDArray[np.float64], order: int) -> None:
-    limit = MAX_INERTIA_RATIO[order]
-    if limit == np.inf or not np.isfinite(inertia2).all() or not (inertia2 > 0).all():
-        return   # (invalid values are reported by the compiled checks)
-    ratio = inertia2.max(axis=1) / inertia2.min(axis=1)
-    if (ratio > limit).any():
-        b = int(np.argmax(ratio > limit))
-        body = f" (body {b})" if inertia2.shape[0] > 1 else ""
-        raise ValueError(f"inertia: the DMV method of order {order} supports I_max / I_min up to "
-                         f"{limit:.0e}, got {ratio[b]:.3g}{body} (its corrections of the moments "
-                         "would overflow); use order 2 or frb.quat_step")
+    """MAX_INERTIA_RATIO of the order (frb.engine.check_dmv_inertia, the check of frb.integrate)."""
+    _engine_py.check_dmv_inertia(METHODS[f"DMV{order}"], inertia2, inertia2.shape[0] == 1)
 
 
 def _lean_scales(m: NDArray[np.float64], inertia: NDArray[np.float64], order: int) -> bool:
@@ -112,9 +101,10 @@ def _rescaled(m2: NDArray[np.float64], h1: NDArray[np.float64], inertia2: NDArra
 def _run(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order: int, nsteps: int,
          threads: int | None = None, progress: bool = False
          ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Validate the shapes here and the values in the compiled loop (as frb.quat_step does),
-    then take nsteps DMV steps: in one compiled call for a short run, else in segments of
-    steps (frb._segments) with the same results bit for bit."""
+    """Validate the shapes here and the values in compiled code (as frb.quat_step does), then
+    take nsteps DMV steps through the engine of frb.integrate (method DMV<order>, torque-free,
+    the final state only): one engine run per distinct value of h. One body of a short run
+    takes the lean binding dmv_integrate_single, the engine's steps for one body."""
     q_in = q
     # one body, a run short enough for one compiled call (Ctrl-C, see _SINGLE_CALL_WORK)
     short = type(nsteps) is int and nsteps <= _SINGLE_CALL_WORK
@@ -124,7 +114,7 @@ def _run(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order: in
             order = _order(order)   # (the checks and messages of the general path)
         q1 = lean_array(q, "q", (4,))
         if q1 is not None and _lean_scales(one[0], one[2], order):
-            # one body: the lean binding (the checks and results of a batch of one)
+            # one body: the lean binding (the checks of a batch of one, the engine's steps)
             m_out, q_out, info, nfail = _core.dmv_integrate_single(
                 one[0], q1, one[1], one[2], order, nsteps, ORTHOGONALITY_TOLERANCE)
             if info:
@@ -145,64 +135,69 @@ def _run(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order: in
         return np.empty((0, 3)), np.empty((0, 4))
     q2 = np.ascontiguousarray(q.reshape(-1, 4))
     m2 = np.ascontiguousarray(m2)
+    info, where = _core.dmv_check_batch(m2.T, q2.T, h1, inertia2.T, ORTHOGONALITY_TOLERANCE,
+                                        threads)
+    if info:
+        raise_for(info, where if not single else -1, "q", m2, h1, inertia2, q_in)
     scaled = _rescaled(m2, h1, inertia2)
     if scaled is None:
         m_k, h_k, i_k = m2, h1, inertia2
     else:
         m_k, h_k, i_k = (np.ascontiguousarray(a) for a in scaled[:3])
-    if (nsteps <= 1 or n * nsteps <= _SINGLE_CALL_WORK) and not progress:
-        m_out, q_out, info, where, nfail = _core.dmv_integrate_checked(
-            m_k.T, q2.T, h_k, i_k.T, order, nsteps, ORTHOGONALITY_TOLERANCE, threads)
-        raise_for(info, where if not single else -1, "q", m2, h1, inertia2, q_in)
-        m_out, q_out = m_out.T, q_out.T
-    else:
-        m_out, q_out = _run_segments(m_k, q2, h_k, i_k, order, nsteps, threads, progress,
-                                     single, (m2, h1, inertia2, q_in))
-        nfail = int(np.count_nonzero(~(np.isfinite(m_out).all(axis=1)
-                                       & np.isfinite(q_out).all(axis=1))))
-    if nfail:
-        bad = ~(np.isfinite(m_out).all(axis=1) & np.isfinite(q_out).all(axis=1))
-        body = "" if single else f" (body {int(np.argmax(bad))})"
+    m_out, q_out, bad = _run_engine(m_k, q2, h_k, i_k, order, nsteps, threads, progress)
+    if bad is not None:
+        body = "" if single else f" (body {bad})"
         raise RuntimeError(_NO_SOLUTION.replace("no solution", f"no solution{body}", 1))
     if scaled is not None:
         m_out = np.ldexp(m_out, -scaled[3][:, None])
     if single:
-        return m_out[0].copy(), q_out[0].copy()
+        return m_out[0], q_out[0]
     return m_out, q_out
 
 
-#: Body-steps of a DMV run done in one compiled call (about 0.05 s); a longer run, or one with
-#: a progress bar, is entered in segments. One step of any batch is one call.
+#: Body-steps of a one-body DMV run done by the lean binding in one compiled call (about
+#: 0.05 s); a longer run, or one with a progress bar, goes through the engine's segments.
 _SINGLE_CALL_WORK = 1 << 21
 
-#: Bodies of a segment of a long DMV run are whole blocks of this many bodies (a multiple of
-#: the lanes of fortran/moser_veselov.f90, dmv_lanes_width = 16, so that the lanes hold the same bodies).
-_DMV_ALIGN = 64
 
-
-def _run_segments(m2: NDArray[np.float64], q2: NDArray[np.float64], h1: NDArray[np.float64],
-                  inertia2: NDArray[np.float64], order: int, nsteps: int, threads: int,
-                  progress: bool, single: bool, given: tuple[Any, ...] | None = None
-                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """A long run in segments: input checks, the modified moments of inertia from the initial
-    state (as dmv_integrate_many computes them), then the steps with the state carried.
-    ``given``: (m, h, inertia, q) as the caller gave them, for the messages."""
-    info, where = _core.dmv_check_batch(m2.T, q2.T, h1, inertia2.T, ORTHOGONALITY_TOLERANCE,
-                                        threads)
-    if info:
-        raise_for(info, where if not single else -1, "q", *(given or ()))
-    w = _core.dmv_prepare_batch(m2.T, h1, inertia2.T, order, threads)
-    m = m2.copy()
-    q = q2.copy()
-    mT, qT = m.T, q.T
-
-    def advance(b_first: int, b_last: int, k_first: int, k_last: int) -> None:
-        _core.dmv_advance_batch(mT, qT, h1, w, k_last - k_first, b_first + 1, b_last, threads)
-
-    _segments.run(advance, nsteps, m.shape[0], align=_DMV_ALIGN,
-                  threads=threads or get_num_threads(), progress=progress,
-                  label=f"frb.dmv_integrate order {order}")
-    return m, q
+def _run_engine(m2: NDArray[np.float64], q2: NDArray[np.float64], h1: NDArray[np.float64],
+                inertia2: NDArray[np.float64], order: int, nsteps: int, threads: int,
+                progress: bool) -> tuple[NDArray[np.float64], NDArray[np.float64], int | None]:
+    """nsteps steps of the validated bodies m2 (n, 3), q2 (n, 4) with the moments inertia2
+    ((1, 3) or (n, 3)) and the steps h1 ((1,) or (n,)) by frb.engine.run_validated (method
+    DMV<order>, torque-free, the final state only), one run per distinct value of h, the
+    results scattered back. Returns (m, q, the smallest body that failed or None)."""
+    n = m2.shape[0]
+    name = f"DMV{order}"
+    info = METHODS[name]
+    i_all = np.ascontiguousarray(np.broadcast_to(inertia2, (n, 3)))
+    values = np.unique(h1)
+    if values.size == 1:
+        groups: list[tuple[float, NDArray[np.intp] | None]] = [(float(values[0]), None)]
+    else:
+        h_n = np.broadcast_to(h1, (n,))
+        groups = [(float(v), np.flatnonzero(h_n == v)) for v in values]
+    m_out = np.empty((n, 3))
+    q_out = np.empty((n, 4))
+    bad: int | None = None
+    for hv, idx in groups:
+        if idx is None:
+            mg, qg, ig = m2, q2, i_all
+        else:
+            mg, qg, ig = m2[idx], q2[idx], i_all[idx]
+        _, mo, qo, failure = _engine_py.run_validated(
+            name, info, mg, qg, ig, hv, nsteps, None, None, 0, 0, threads, progress,
+            float(np.abs(mg).max()), float(ig.min()), float(ig.max()), False)
+        if failure is not None:
+            b = failure.body if idx is None else int(idx[failure.body])
+            bad = b if bad is None else min(bad, b)
+            continue
+        if idx is None:
+            m_out, q_out = mo[-1], qo[-1]
+        else:
+            m_out[idx] = mo[-1]
+            q_out[idx] = qo[-1]
+    return m_out, q_out, bad
 
 
 def dmv_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order: int = 6,
@@ -219,6 +214,8 @@ def dmv_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order
         ``Q = E(q)``, ``E(q) m`` is the spatial momentum.
     h : float or array_like of shape (n,)
         Time step, any sign (the method is symmetric: a step of ``-h`` undoes a step of ``h``).
+        Bodies are stepped in blocks of 16 sharing a step; for an ``h`` given per body, the bodies
+        of equal ``h`` are stepped together, one run of the engine per distinct value.
     inertia : array_like, shape (3,) or (n, 3)
         Principal moments of inertia, strictly positive, in any order.
     order : int
@@ -276,7 +273,8 @@ def dmv_integrate(m0: ArrayLike, q0: ArrayLike, inertia: ArrayLike, h: ArrayLike
     inertia : array_like, shape (3,) or (n, 3)
         Principal moments of inertia, strictly positive, in any order.
     h : float or array_like of shape (n,)
-        Step length.
+        Step length. For an ``h`` given per body, the bodies of equal ``h`` run together: one
+        run of the engine per distinct value (a scalar ``h`` is one run).
     nsteps : int
         Number of steps, 0..2**31 - 1.
     order : int
@@ -299,7 +297,9 @@ def dmv_integrate(m0: ArrayLike, q0: ArrayLike, inertia: ArrayLike, h: ArrayLike
     -----
     The modified moments of inertia are computed once per body: they depend only on ``|m|``
     and the energy, which the method conserves, so this is the same method as repeated
-    :func:`dmv_step` calls (up to roundoff). A long run is entered in segments of about 0.1 s of
+    :func:`dmv_step` calls (up to roundoff). The steps are those of
+    ``frb.integrate(m0, q0, inertia, h, nsteps, method=f"DMV{order}", save_every=None)``, with
+    the same results bit for bit (for a scalar ``h``). A long run is entered in segments of about 0.1 s of
     work (Ctrl-C stops it within a fraction of a second) with the results of one uninterrupted
     loop bit for bit. The former order ``(m0, q0, h, nsteps, inertia)`` still works, with a
     DeprecationWarning, when given positionally (recognised by an array in the fifth place).

@@ -613,6 +613,7 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
         raise ValueError(f"torque {tq!r}: torques of the angular momentum, torque(t, Q, m), are "
                          "not supported yet")
     tkind, tpar, user = _torque(tq)
+    check_dmv_inertia(info, I2, single)
     if quadrature and info.family != _CZ:
         raise ValueError(f"quadrature applies to the exact-flow splittings, not to {name}")
 
@@ -806,3 +807,28 @@ def _failure(name: str, status: int, step: int, body: int, single: bool) -> Inte
     else:  # pragma: no cover
         msg = f"method {name}: failure code {status} at {where}"
     return IntegrationError(msg, name, step, body)
+
+
+#: Largest I_max / I_min of each DMV order (frb.integrate's DMVp and frb.dmv_step /
+#: frb.dmv_integrate): the h^2..h^6 corrections of the moments involve powers of the inverse
+#: moments up to the seventh, which overflow beyond (order 2 has no corrections).
+MAX_INERTIA_RATIO = {2: np.inf, 4: 1e100, 6: 1e50, 8: 1e40}
+
+
+def check_dmv_inertia(info: MethodInfo, I2: NDArray[np.float64], single: bool) -> None:
+    """Raise ValueError when ``info`` is a DMV method of order p and a body's I_max / I_min in
+    I2 (n, 3) exceeds MAX_INERTIA_RATIO[p] (the message names the body unless ``single``).
+    Non-finite or non-positive moments are left to the value checks."""
+    if info.family != _VILMART or info.variant not in MAX_INERTIA_RATIO:
+        return
+    order = info.variant
+    limit = MAX_INERTIA_RATIO[order]
+    if limit == np.inf or not np.isfinite(I2).all() or not (I2 > 0).all():
+        return
+    ratio = I2.max(axis=1) / I2.min(axis=1)
+    if (ratio > limit).any():
+        b = int(np.argmax(ratio > limit))
+        body = "" if single else f" (body {b})"
+        raise ValueError(f"inertia: the DMV method of order {order} supports I_max / I_min up to "
+                         f"{limit:.0e}, got {ratio[b]:.3g}{body} (its corrections of the moments "
+                         "would overflow); use order 2 or frb.quat_step")
