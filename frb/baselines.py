@@ -187,7 +187,8 @@ def _run_engine(m2: NDArray[np.float64], q2: NDArray[np.float64], h1: NDArray[np
             mg, qg, ig = m2[idx], q2[idx], i_all[idx]
         _, mo, qo, failure = _engine_py.run_validated(
             name, info, mg, qg, ig, hv, nsteps, None, None, 0, 0, threads, progress,
-            float(np.abs(mg).max()), float(ig.min()), float(ig.max()), False)
+            float(np.abs(mg).max()), float(ig.min()), float(ig.max()), False,
+            f"frb.dmv_integrate order {order}")
         if failure is not None:
             b = failure.body if idx is None else int(idx[failure.body])
             bad = b if bad is None else min(bad, b)

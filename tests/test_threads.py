@@ -435,8 +435,7 @@ def test_progress_bar_and_plain_line(monkeypatch, capsys):
                             torque=lambda m, Q, t: (m, Q))
     lines = [x for x in capsys.readouterr().err.replace("\r", "\n").split("\n") if x]
     assert len(lines) == 3
-    # (frb.dmv_integrate runs the engine of frb.integrate: its label)
-    for line, start in zip(lines, ["frb.integrate DMV6: 100.0% (50/50 steps, ",
+    for line, start in zip(lines, ["frb.dmv_integrate order 6: 100.0% (50/50 steps, ",
                                    "frb.splitting.integrate RKN6_14: 100.0% (30/30 steps, ",
                                    "frb.splitting.integrate RKN6_14: 100.0% (30/30 steps, "]):
         assert line.startswith(start) and line.endswith(" s)")
