@@ -67,12 +67,12 @@ module approximate_free_flows
    use torques, only: torque_t, user_torque_cb, torque_batch, torque_none, field_v_torque
    use rotations, only: cross, qmul, quat_exp, quat_cayley, solve3
    use moser_veselov, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_step_inv, &
-                            dmv_prepare_inverse, dmv_blocks_step
+                            dmv_prepare_inverse, dmv_blocks_step, dmv_blocks_steps
    use exact_splittings, only: exact_free_flows
    implicit none
    private
 
-   public :: approximate_flow_step
+   public :: approximate_flow_step, torque_free_steps
 
    !> Variants (the method table of frb/engine.py).
    integer, parameter, public :: vm_dmv2 = 2, vm_dmv4 = 4, vm_dmv6 = 6, vm_dmv8 = 8, &
@@ -111,6 +111,21 @@ contains
          info = info_not_implemented
       end select
    end subroutine approximate_flow_step
+
+   !> The fast path of a torque-free run between two kept states: nsub steps (after step 1) of
+   !> the method, the same operations as nsub calls of approximate_flow_step, for the variants
+   !> that have one (DMVn: the lanes packed once); done = .false. (nothing changed) for the
+   !> others. A body whose DMV equation fails is left non-finite (the engine then takes the
+   !> steps again one by one, to name the step).
+   subroutine torque_free_steps(variant, n, nsub, h, m, q, ws, done)
+      integer, intent(in) :: variant, n, nsub
+      real(dp), intent(in) :: h
+      real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)
+      logical, intent(out) :: done
+
+      done = any(variant == [vm_dmv2, vm_dmv4, vm_dmv6, vm_dmv8])
+      if (done) call dmv_blocks_steps(n, nsub, h, m, q, nws, ws)
+   end subroutine torque_free_steps
 
    !> The free method of the variant over h for all bodies (one stage).
    subroutine free_step(variant, n, k, h, m, q, inertia, ws, torqued, info)

@@ -11,9 +11,9 @@
 module engine
    use kinds, only: dp
    use step_interface
-   use torques, only: torque_t, user_torque_cb
+   use torques, only: torque_t, user_torque_cb, torque_none
    use exact_splittings, only: exact_splitting_step, exact_splitting_flows
-   use approximate_free_flows, only: approximate_flow_step
+   use approximate_free_flows, only: approximate_flow_step, torque_free_steps
    use runge_kutta, only: runge_kutta_step
    use lie_stormer_verlet, only: lie_stormer_verlet_step
    use midpoint_trapezoid, only: midpoint_trapezoid_step
@@ -115,9 +115,10 @@ contains
       real(dp), intent(inout) :: m_out(3, n, nk), q_out(natt, n, nk)
       integer, intent(out) :: code, kfail, jfail
       procedure(user_torque_cb) :: cb
-      real(dp), allocatable :: mc(:, :), qc(:, :), wc(:, :)
+      real(dp), allocatable :: mc(:, :), qc(:, :), wc(:, :), m_keep(:, :), q_keep(:, :)
       integer, allocatable :: info(:)
-      integer :: k, j, slot, b1
+      integer :: k, j, slot, b1, nsub
+      logical :: fast, done
       procedure(method_step), pointer :: step
 
       code = info_ok
@@ -141,7 +142,31 @@ contains
       end if
       info = info_ok
       step => family_step(meth%family)
-      do k = k_first + 1, k_last
+      ! torque-free steps between kept states may go through the family's fast path (the same
+      ! operations, several steps a call); a failure there is taken again step by step
+      fast = natt == 4 .and. tq%kind == torque_none .and. meth%family == family_approximate_free_flows
+      k = k_first
+      do while (k < k_last)
+         nsub = 0
+         if (fast .and. k >= 1) nsub = next_kept(k, nsteps, save_every, k_last) - k
+         if (nsub > 1) then
+            m_keep = mc
+            q_keep = qc
+            call torque_free_steps(meth%variant, nc, nsub, h, mc, qc, wc, done)
+            if (done .and. all(abs(mc) <= huge(1.0_dp)) .and. all(abs(qc) <= huge(1.0_dp))) then
+               k = k + nsub
+               slot = save_slot(k, nsteps, save_every)
+               if (slot > 0) then
+                  m_out(:, b0:b1, slot) = mc
+                  q_out(:, b0:b1, slot) = qc
+               end if
+               cycle
+            end if
+            fast = .false.
+            mc = m_keep
+            qc = q_keep
+         end if
+         k = k + 1
          if (natt == 4 .and. associated(step)) then
             call step(meth, nc, k, t0 + (k - 1) * h, h, mc, qc, inertia(:, b0:b1), wc, tq, cb, info)
          else if (meth%family == family_exact_splittings) then
@@ -175,5 +200,17 @@ contains
          ws(:, b0:b1) = wc
       end if
    end subroutine run_chunk
+
+   !> The first step after k whose state is kept (save_slot), at most k_last.
+   pure integer function next_kept(k, nsteps, save_every, k_last) result(kn)
+      integer, intent(in) :: k, nsteps, save_every, k_last
+
+      if (save_every <= 0) then
+         kn = nsteps
+      else
+         kn = min(nsteps, (k / save_every + 1) * save_every)
+      end if
+      kn = min(kn, k_last)
+   end function next_kept
 
 end module engine

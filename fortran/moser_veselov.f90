@@ -51,7 +51,7 @@ module moser_veselov
 
    public :: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_lanes_inverse, dmv_lanes
    public :: dmv_step_scalar, dmv_step_inv, dmv_step_coef, dmv_step_one
-   public :: dmv_integrate_many, dmv_prepare_inverse, dmv_blocks_step
+   public :: dmv_integrate_many, dmv_prepare_inverse, dmv_blocks_step, dmv_blocks_steps
 
    !> Iteration cap of the Newton solver of (14).
    integer, parameter, public :: dmv_max_iter = 50
@@ -539,33 +539,45 @@ contains
       integer, intent(in) :: n, ldw
       real(dp), intent(in) :: h, w(ldw, n)
       real(dp), intent(inout) :: m(3, n), q(4, n)
+
+      call dmv_blocks_steps(n, 1, h, m, q, ldw, w)
+   end subroutine dmv_blocks_step
+
+   !> nsub steps of dmv_blocks_step, each block packed into the lanes once for all of them (the
+   !> same operations, so the same results bit for bit: the fast path of a torque-free run
+   !> between two kept states).
+   pure subroutine dmv_blocks_steps(n, nsub, h, m, q, ldw, w)
+      integer, intent(in) :: n, nsub, ldw
+      real(dp), intent(in) :: h, w(ldw, n)
+      real(dp), intent(inout) :: m(3, n), q(4, n)
       integer, parameter :: nb = dmv_lanes_width
-      integer :: b0, nl
+      integer :: b0, nl, s
 
       do b0 = 1, n, nb
          nl = min(nb, n - b0 + 1)
          if (nl == nb) then
             ! (the full width as a constant: loops of known length)
-            call block_step(n, nb, b0, h, m, q, ldw, w)
+            call block_step(n, nb, b0, nsub, h, m, q, ldw, w)
          else if (nl == 1) then
-            call dmv_step_scalar(m(:, b0), q(:, b0), h / 2, w(1:3, b0))
+            do s = 1, nsub
+               call dmv_step_scalar(m(:, b0), q(:, b0), h / 2, w(1:3, b0))
+            end do
          else
-            call block_step(n, nl, b0, h, m, q, ldw, w)
+            call block_step(n, nl, b0, nsub, h, m, q, ldw, w)
          end if
       end do
+   end subroutine dmv_blocks_steps
 
-   end subroutine dmv_blocks_step
-
-   !> dmv_blocks_step for its block of the nl bodies b0 .. b0+nl-1, packed into lanes: buffers
+   !> nsub steps of dmv_blocks_step for its block of the nl bodies b0 .. b0+nl-1, packed into lanes: buffers
    !> of the full width seen by dmv_lanes as (nl, 3), (nl, 4) arrays (sequence association; no
    !> allocation: this runs every step).
-   pure subroutine block_step(n, nl, b0, h, m, q, ldw, w)
-      integer, intent(in) :: n, nl, b0, ldw
+   pure subroutine block_step(n, nl, b0, nsub, h, m, q, ldw, w)
+      integer, intent(in) :: n, nl, b0, nsub, ldw
       real(dp), intent(in) :: h, w(ldw, n)
       real(dp), intent(inout) :: m(3, n), q(4, n)
       integer, parameter :: nb = dmv_lanes_width
       real(dp) :: yl(3 * nb), ql(4 * nb), hd(nb), wl(3 * nb)
-      integer :: k, b, c
+      integer :: k, b, c, s
 
       do k = 1, nl
          b = b0 + k - 1
@@ -578,7 +590,9 @@ contains
          end do
          hd(k) = h / 2
       end do
-      call dmv_lanes(nl, yl, ql, hd, wl)
+      do s = 1, nsub
+         call dmv_lanes(nl, yl, ql, hd, wl)
+      end do
       do k = 1, nl
          b = b0 + k - 1
          do c = 1, 3
