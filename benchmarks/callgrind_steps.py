@@ -35,7 +35,7 @@ def count(quad, h, steps, tmp):
     """Instructions per body-step for one quadrature."""
     driver = tmp / "driver.py"
     driver.write_text(DRIVER)
-    out = subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=quat_integrate_batch_._omp_fn.*",
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=*flow_batch._omp_fn.*",
                           f"--callgrind-out-file={tmp / 'cg.out'}", sys.executable, str(driver),
                           str(steps), str(quad), repr(h)], capture_output=True, text=True, check=True)
     collected = int(re.search(r"Collected : (\d+)", out.stderr).group(1))

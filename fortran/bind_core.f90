@@ -6,102 +6,36 @@
 subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, threads, m_out, qt_out, &
                           info, where)
    use iso_c_binding, only: c_double, c_int
-   use exact_flow, only: rotate_matrix_tr
-   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use checks, only: check_body_matrix, input_ok
-   use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
+   use flow_batches, only: flow_batch, attitude_matrix
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni), tol
    real(c_double), intent(out) :: m_out(3, n), qt_out(3, 3, n)
    integer(c_int), intent(out) :: info, where
-   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
-   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
-   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py intent(hide) :: n, ni, nh
    !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
-   integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: w(4, nb)
-   integer :: b, b0, nc, ic, first_bad, codes(nb)
-   logical :: bad
 
-   ! info: 0, or the code of checks for the first invalid body, whose index (from 0) is where;
-   ! the bodies are stepped in chunks of nb (free_flow_chunk), each chunk checked first, the
-   ! chunks shared among the threads (a chunk with an invalid body is skipped)
-   first_bad = n + 1
-   !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
-   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, codes, bad) reduction(min: first_bad) &
-   !$omp shared(n, ni, nh, m, qt, h, inertia, quadrature, tol, m_out, qt_out)
-   do ic = 1, (n + nb - 1) / nb
-      b0 = (ic - 1) * nb + 1
-      nc = min(nb, n - b0 + 1)
-      do b = b0, b0 + nc - 1
-         codes(b - b0 + 1) = check_body_matrix(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), &
-                                               qt(:, :, b), tol)
-      end do
-      call note_invalid(codes(1:nc), b0, first_bad, bad)
-      if (bad) cycle
-      call free_flow_chunk(nc, b0, nh, ni, m(:, b0:b0 + nc - 1), h, inertia, quadrature, &
-                           m_out(:, b0:b0 + nc - 1), w)
-      do b = b0, b0 + nc - 1
-         call rotate_matrix_tr(qt(:, :, b), w(:, b - b0 + 1), qt_out(:, :, b))
-      end do
-   end do
-   !$omp end parallel do
-   info = input_ok
-   where = first_invalid(first_bad, n)
-   if (where >= 0) &
-      info = check_body_matrix(m(:, first_bad), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
-                               qt(:, :, first_bad), tol)
+   ! info: 0, or the code of checks for the first invalid body, whose index (from 0) is where
+   call flow_batch(attitude_matrix, .false., .true., n, ni, nh, m, qt, h, inertia, quadrature, 1, &
+                   tol, threads, m_out, qt_out, info, where)
 end subroutine frb_step_batch
 
 subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
                            info, where)
    use iso_c_binding, only: c_double, c_int
-   use rotations, only: qmul
-   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use checks, only: check_body_quat, input_ok
-   use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
+   use flow_batches, only: flow_batch, attitude_quat
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni), tol
    real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
    integer(c_int), intent(out) :: info, where
-   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
-   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
-   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py intent(hide) :: n, ni, nh
    !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
-   integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: w(4, nb)
-   integer :: b, b0, nc, ic, first_bad, codes(nb)
-   logical :: bad
 
-   ! as frb_step_batch
-   first_bad = n + 1
-   !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
-   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, codes, bad) reduction(min: first_bad) &
-   !$omp shared(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out)
-   do ic = 1, (n + nb - 1) / nb
-      b0 = (ic - 1) * nb + 1
-      nc = min(nb, n - b0 + 1)
-      do b = b0, b0 + nc - 1
-         codes(b - b0 + 1) = check_body_quat(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), q(:, b), tol)
-      end do
-      call note_invalid(codes(1:nc), b0, first_bad, bad)
-      if (bad) cycle
-      call free_flow_chunk(nc, b0, nh, ni, m(:, b0:b0 + nc - 1), h, inertia, quadrature, &
-                           m_out(:, b0:b0 + nc - 1), w)
-      do b = b0, b0 + nc - 1
-         q_out(:, b) = qmul(q(:, b), w(:, b - b0 + 1))
-      end do
-   end do
-   !$omp end parallel do
-   info = input_ok
-   where = first_invalid(first_bad, n)
-   if (where >= 0) &
-      info = check_body_quat(m(:, first_bad), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
-                             q(:, first_bad), tol)
+   call flow_batch(attitude_quat, .false., .true., n, ni, nh, m, q, h, inertia, quadrature, 1, tol, &
+                   threads, m_out, q_out, info, where)
 end subroutine quat_step_batch
 
 ! Elementwise elliptic functions over arrays of equal length n (for tests and users).
@@ -199,85 +133,38 @@ subroutine ell_third_kind(n, phi1, phi2, nn, k, kp, np, pi1, pi2, pi12, pi_gauss
 end subroutine ell_third_kind
 
 ! nsteps steps of size h of the free flow for every body, returning only the final states
-! (the loop over steps runs here: for benchmarks and long free runs).
+! (the loop over steps runs in Fortran: for benchmarks and long free runs); no checks.
 
 subroutine frb_integrate_batch(n, ni, nh, m, qt, h, inertia, quadrature, nsteps, threads, m_out, qt_out)
    use iso_c_binding, only: c_double, c_int
-   use exact_flow, only: rotate_matrix_tr
-   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use parallel, only: thread_count, min_parallel_work
+   use flow_batches, only: flow_batch, attitude_matrix
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps, threads
    real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni)
    real(c_double), intent(out) :: m_out(3, n), qt_out(3, 3, n)
-   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
-   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
-   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py intent(hide) :: n, ni, nh
    !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
-   integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: w(4, nb), mc(3, nb), qc(3, 3)
-   integer :: b, b0, nc, s, ic
+   integer(c_int) :: info, where
 
-   ! chunks of nb bodies, all steps of a chunk before the next (states stay in cache); the
-   ! chunks are shared among the threads
-   !$omp parallel do num_threads(thread_count(threads)) &
-   !$omp if(real(n, c_double) * max(nsteps, 1) >= min_parallel_work) schedule(dynamic) &
-   !$omp default(none) private(b, b0, nc, s, w, mc, qc) &
-   !$omp shared(n, ni, nh, m, qt, h, inertia, quadrature, nsteps, m_out, qt_out)
-   do ic = 1, (n + nb - 1) / nb
-      b0 = (ic - 1) * nb + 1
-      nc = min(nb, n - b0 + 1)
-      m_out(:, b0:b0 + nc - 1) = m(:, b0:b0 + nc - 1)
-      qt_out(:, :, b0:b0 + nc - 1) = qt(:, :, b0:b0 + nc - 1)
-      do s = 1, nsteps
-         mc(:, 1:nc) = m_out(:, b0:b0 + nc - 1)
-         call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, m_out(:, b0:b0 + nc - 1), w)
-         do b = b0, b0 + nc - 1
-            qc = qt_out(:, :, b)
-            call rotate_matrix_tr(qc, w(:, b - b0 + 1), qt_out(:, :, b))
-         end do
-      end do
-   end do
-   !$omp end parallel do
+   call flow_batch(attitude_matrix, .false., .false., n, ni, nh, m, qt, h, inertia, quadrature, &
+                   nsteps, 0.0_c_double, threads, m_out, qt_out, info, where)
 end subroutine frb_integrate_batch
 
 subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps, threads, m_out, q_out)
    use iso_c_binding, only: c_double, c_int
-   use rotations, only: qmul
-   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use parallel, only: thread_count, min_parallel_work
+   use flow_batches, only: flow_batch, attitude_quat
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
    real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
-   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
-   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
-   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py intent(hide) :: n, ni, nh
    !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
-   integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: w(4, nb), mc(3, nb)
-   integer :: b, b0, nc, s, ic
+   integer(c_int) :: info, where
 
-   !$omp parallel do num_threads(thread_count(threads)) &
-   !$omp if(real(n, c_double) * max(nsteps, 1) >= min_parallel_work) schedule(dynamic) &
-   !$omp default(none) private(b, b0, nc, s, w, mc) &
-   !$omp shared(n, ni, nh, m, q, h, inertia, quadrature, nsteps, m_out, q_out)
-   do ic = 1, (n + nb - 1) / nb
-      b0 = (ic - 1) * nb + 1
-      nc = min(nb, n - b0 + 1)
-      m_out(:, b0:b0 + nc - 1) = m(:, b0:b0 + nc - 1)
-      q_out(:, b0:b0 + nc - 1) = q(:, b0:b0 + nc - 1)
-      do s = 1, nsteps
-         mc(:, 1:nc) = m_out(:, b0:b0 + nc - 1)
-         call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, m_out(:, b0:b0 + nc - 1), w)
-         do b = b0, b0 + nc - 1
-            q_out(:, b) = qmul(q_out(:, b), w(:, b - b0 + 1))
-         end do
-      end do
-   end do
-   !$omp end parallel do
+   call flow_batch(attitude_quat, .false., .false., n, ni, nh, m, q, h, inertia, quadrature, nsteps, &
+                   0.0_c_double, threads, m_out, q_out, info, where)
 end subroutine quat_integrate_batch
 
 ! The same steps for batches stored body-index-first in Fortran order: a numpy array of shape
@@ -287,103 +174,35 @@ end subroutine quat_integrate_batch
 subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, threads, m_out, qf_out, &
                             info, where)
    use iso_c_binding, only: c_double, c_int
-   use exact_flow, only: rotate_matrix_tr
-   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use checks, only: check_body_matrix, input_ok
-   use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
+   use flow_batches, only: flow_batch, attitude_matrix
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(n, 3), qf(n, 3, 3), h(nh), inertia(3, ni), tol
    real(c_double), intent(out) :: m_out(n, 3), qf_out(n, 3, 3)
    integer(c_int), intent(out) :: info, where
-   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 0)
-   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
-   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py intent(hide) :: n, ni, nh
    !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
-   integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: w(4, nb), mc(3, nb), mo(3, nb), qt(3, 3), qto(3, 3)
-   integer :: b, b0, nc, ic, first_bad, codes(nb)
-   logical :: bad
 
-   first_bad = n + 1
-   !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
-   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, mc, mo, qt, qto, codes, bad) &
-   !$omp reduction(min: first_bad) shared(n, ni, nh, m, qf, h, inertia, quadrature, tol, m_out, qf_out)
-   do ic = 1, (n + nb - 1) / nb
-      b0 = (ic - 1) * nb + 1
-      nc = min(nb, n - b0 + 1)
-      do b = b0, b0 + nc - 1
-         mc(:, b - b0 + 1) = m(b, :)
-         codes(b - b0 + 1) = check_body_matrix(mc(:, b - b0 + 1), h(min(b, nh)), inertia(:, min(b, ni)), &
-                                               transpose(qf(b, :, :)), tol)
-      end do
-      call note_invalid(codes(1:nc), b0, first_bad, bad)
-      if (bad) cycle
-      call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, mo, w)
-      do b = b0, b0 + nc - 1
-         qt = transpose(qf(b, :, :))
-         call rotate_matrix_tr(qt, w(:, b - b0 + 1), qto)
-         m_out(b, :) = mo(:, b - b0 + 1)
-         qf_out(b, :, :) = transpose(qto)
-      end do
-   end do
-   !$omp end parallel do
-   info = input_ok
-   where = first_invalid(first_bad, n)
-   if (where >= 0) &
-      info = check_body_matrix(m(first_bad, :), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
-                               transpose(qf(first_bad, :, :)), tol)
+   call flow_batch(attitude_matrix, .true., .true., n, ni, nh, m, qf, h, inertia, quadrature, 1, &
+                   tol, threads, m_out, qf_out, info, where)
 end subroutine frb_step_batch_f
 
 subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
                              info, where)
    use iso_c_binding, only: c_double, c_int
-   use rotations, only: qmul
-   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use checks, only: check_body_quat, input_ok
-   use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
+   use flow_batches, only: flow_batch, attitude_quat
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(n, 3), q(n, 4), h(nh), inertia(3, ni), tol
    real(c_double), intent(out) :: m_out(n, 3), q_out(n, 4)
    integer(c_int), intent(out) :: info, where
-   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 0)
-   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
-   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py intent(hide) :: n, ni, nh
    !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
-   integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: w(4, nb), mc(3, nb), mo(3, nb)
-   integer :: b, b0, nc, ic, first_bad, codes(nb)
-   logical :: bad
 
-   first_bad = n + 1
-   !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
-   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, mc, mo, codes, bad) &
-   !$omp reduction(min: first_bad) shared(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out)
-   do ic = 1, (n + nb - 1) / nb
-      b0 = (ic - 1) * nb + 1
-      nc = min(nb, n - b0 + 1)
-      do b = b0, b0 + nc - 1
-         mc(:, b - b0 + 1) = m(b, :)
-         codes(b - b0 + 1) = check_body_quat(mc(:, b - b0 + 1), h(min(b, nh)), inertia(:, min(b, ni)), &
-                                             q(b, :), tol)
-      end do
-      call note_invalid(codes(1:nc), b0, first_bad, bad)
-      if (bad) cycle
-      call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, mo, w)
-      do b = b0, b0 + nc - 1
-         m_out(b, :) = mo(:, b - b0 + 1)
-         q_out(b, :) = qmul(q(b, :), w(:, b - b0 + 1))
-      end do
-   end do
-   !$omp end parallel do
-   info = input_ok
-   where = first_invalid(first_bad, n)
-   if (where >= 0) &
-      info = check_body_quat(m(first_bad, :), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
-                             q(first_bad, :), tol)
+   call flow_batch(attitude_quat, .true., .true., n, ni, nh, m, q, h, inertia, quadrature, 1, tol, &
+                   threads, m_out, q_out, info, where)
 end subroutine quat_step_batch_f
 
 ! One body: the lean path of frb.frb_step / frb.quat_step for shapes (3,), (3, 3) and (4,) (no
