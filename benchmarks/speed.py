@@ -68,6 +68,7 @@ def import_frb():
         try:
             import frb
             import frb._core  # noqa: F401
+            import frb._testing  # noqa: F401  (meson option testing: the integrate loops)
             import frb.splitting  # noqa: F401
             return frb
         except ImportError as exc:  # pragma: no cover - environment problem / rebuild
@@ -179,7 +180,7 @@ def matrix_error(m, Q, mr, Qr):
 
 
 def fig6(frb, n, reps, rng, log):
-    core = frb._core
+    core, testing = frb._core, frb._testing
     m = first_octant_momenta(n, rng)
     q, Q = identity_states(n)
     It = np.array([INERTIA]).T
@@ -191,8 +192,8 @@ def fig6(frb, n, reps, rng, log):
         if kind == "dmv":
             return lambda: core.dmv_integrate_batch(mT, qT, harr, It, par, N)
         if form == "quat":
-            return lambda: core.quat_integrate_batch(mT, qT, harr, It, par, N)
-        return lambda: core.frb_integrate_batch(mT, QT, harr, It, par, N)
+            return lambda: testing.quat_integrate_batch(mT, qT, harr, It, par, N)
+        return lambda: testing.frb_integrate_batch(mT, QT, harr, It, par, N)
 
     # references: one exact step of length T_FINAL (timed as well: "exact, 1 step")
     ref_calls = {"quat_1step": make("quat", "quat", "exact", 0, T_FINAL, 1),
@@ -248,7 +249,7 @@ def target_a(frb, n, reps, rng, log):
     checks (frb/quat_step_batch vs dmv_integrate_checked with one step), and the bare kernels
     over ten steps (frb/quat_integrate_batch vs dmv_integrate_batch: no checks on either side,
     the DMV's modified moments computed once per body for the ten steps)."""
-    core = frb._core
+    core, testing = frb._core, frb._testing
     m = first_octant_momenta(n, rng + 1)
     q, Q = identity_states(n)
     inertia = np.array(INERTIA)
@@ -262,8 +263,8 @@ def target_a(frb, n, reps, rng, log):
         "frb_step": lambda: core.frb_step_batch(mT, QT, h, It, 0, 1e-10),
         "quat_step": lambda: core.quat_step_batch(mT, qT, h, It, 0, 1e-10),
         "dmv6_step": lambda: core.dmv_integrate_checked(mT, qT, h, It, 6, 1, 1e-10),
-        "frb_int10": lambda: core.frb_integrate_batch(mT, QT, h, It, 0, 10),
-        "quat_int10": lambda: core.quat_integrate_batch(mT, qT, h, It, 0, 10),
+        "frb_int10": lambda: testing.frb_integrate_batch(mT, QT, h, It, 0, 10),
+        "quat_int10": lambda: testing.quat_integrate_batch(mT, qT, h, It, 0, 10),
         "dmv6_int10": lambda: core.dmv_integrate_batch(mT, qT, h, It, 6, 10),
     }
     la = loadavg()

@@ -17,8 +17,8 @@ subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, threads
    !f2py threadsafe
 
    ! info: 0, or the code of checks for the first invalid body, whose index (from 0) is where
-   call flow_batch(attitude_matrix, .false., .true., n, ni, nh, m, qt, h, inertia, quadrature, 1, &
-                   tol, threads, m_out, qt_out, info, where)
+   call flow_batch(attitude_matrix, n, ni, nh, m, qt, h, inertia, quadrature, threads, m_out, qt_out, &
+                   tol, info, where)
 end subroutine frb_step_batch
 
 subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
@@ -34,138 +34,9 @@ subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, threads
    !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
 
-   call flow_batch(attitude_quat, .false., .true., n, ni, nh, m, q, h, inertia, quadrature, 1, tol, &
-                   threads, m_out, q_out, info, where)
+   call flow_batch(attitude_quat, n, ni, nh, m, q, h, inertia, quadrature, threads, m_out, q_out, tol, &
+                   info, where)
 end subroutine quat_step_batch
-
-! Elementwise elliptic functions over arrays of equal length n (for tests and users).
-
-subroutine ell_jacobi(n, u, k, kp, sn, cn, dn, am)
-   use iso_c_binding, only: c_double, c_int
-   use elliptic_functions, only: agm_t, agm_setup, jacobi_sncndn, jacobi_am
-   implicit none
-   integer(c_int), intent(in) :: n
-   real(c_double), intent(in) :: u(n), k(n), kp(n)
-   real(c_double), intent(out) :: sn(n), cn(n), dn(n), am(n)
-   !f2py integer(c_int) intent(hide), depend(u) :: n = len(u)
-   type(agm_t) :: g
-   real(c_double) :: r
-   integer :: i, j
-
-   do i = 1, n
-      if (kp(i) == 0) then
-         sn(i) = tanh(u(i)); cn(i) = 1 / cosh(u(i)); dn(i) = cn(i)
-      else
-         call agm_setup(k(i), kp(i), g)
-         call jacobi_sncndn(u(i), g, sn(i), cn(i), dn(i), j, r)
-      end if
-   end do
-   am = jacobi_am(u, k, kp)
-end subroutine ell_jacobi
-
-!> sn, cn, dn(v | m) by the Maclaurin series used for short steps (|v| <= jacobi_series_max,
-!> returned in vmax; NaN outside).
-subroutine ell_jacobi_series(n, v, m, sn, cn, dn, vmax)
-   use iso_c_binding, only: c_double, c_int
-   use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
-   use elliptic_functions, only: jacobi_series, jacobi_series_max
-   implicit none
-   integer(c_int), intent(in) :: n
-   real(c_double), intent(in) :: v(n), m(n)
-   real(c_double), intent(out) :: sn(n), cn(n), dn(n), vmax
-   !f2py integer(c_int) intent(hide), depend(v) :: n = len(v)
-   integer :: i
-
-   vmax = jacobi_series_max
-   do i = 1, n
-      if (abs(v(i)) <= jacobi_series_max .and. m(i) >= 0 .and. m(i) <= 1) then
-         call jacobi_series(v(i), m(i), sn(i), cn(i), dn(i))
-      else
-         sn(i) = ieee_value(vmax, ieee_quiet_nan); cn(i) = sn(i); dn(i) = sn(i)
-      end if
-   end do
-end subroutine ell_jacobi_series
-
-subroutine ell_first_kind(n, phi, k, kp, f_landen, kc)
-   use iso_c_binding, only: c_double, c_int
-   use elliptic_functions, only: ellf_landen, ellk
-   implicit none
-   integer(c_int), intent(in) :: n
-   real(c_double), intent(in) :: phi(n), k(n), kp(n)
-   real(c_double), intent(out) :: f_landen(n), kc(n)
-   !f2py integer(c_int) intent(hide), depend(phi) :: n = len(phi)
-
-   f_landen = ellf_landen(phi, k, kp)
-   kc = ellk(k, kp)
-end subroutine ell_first_kind
-
-subroutine ell_carlson(n, x, y, z, p, rf, rj, rc)
-   use iso_c_binding, only: c_double, c_int
-   use elliptic_functions, only: carlson_rf, carlson_rj, carlson_rc
-   implicit none
-   integer(c_int), intent(in) :: n
-   real(c_double), intent(in) :: x(n), y(n), z(n), p(n)
-   real(c_double), intent(out) :: rf(n), rj(n), rc(n)
-   !f2py integer(c_int) intent(hide), depend(x) :: n = len(x)
-
-   rf = carlson_rf(x, y, z)
-   rj = carlson_rj(x, y, z, p)
-   rc = carlson_rc(x, y)
-end subroutine ell_carlson
-
-subroutine ell_third_kind(n, phi1, phi2, nn, k, kp, np, pi1, pi2, pi12, pi_gauss)
-   use iso_c_binding, only: c_double, c_int
-   use elliptic_functions, only: ellpi, ellint_pi, eint_gauss
-   implicit none
-   integer(c_int), intent(in) :: n, np
-   real(c_double), intent(in) :: phi1(n), phi2(n), nn(n), k(n), kp(n)
-   real(c_double), intent(out) :: pi1(n), pi2(n), pi12(n), pi_gauss(n)
-   !f2py integer(c_int) intent(hide), depend(phi1) :: n = len(phi1)
-
-   pi1 = ellpi(phi1, nn, k, kp)
-   pi2 = ellpi(phi2, nn, k, kp)
-   pi12 = ellint_pi(phi1, phi2, nn, k, kp)
-   if (np >= 1 .and. np <= 10) then
-      pi_gauss = eint_gauss(phi1, phi2, nn, k, kp, np)
-   else
-      pi_gauss = 0
-   end if
-end subroutine ell_third_kind
-
-! nsteps steps of size h of the free flow for every body, returning only the final states
-! (the loop over steps runs in Fortran: for benchmarks and long free runs); no checks.
-
-subroutine frb_integrate_batch(n, ni, nh, m, qt, h, inertia, quadrature, nsteps, threads, m_out, qt_out)
-   use iso_c_binding, only: c_double, c_int
-   use flow_batches, only: flow_batch, attitude_matrix
-   implicit none
-   integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps, threads
-   real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni)
-   real(c_double), intent(out) :: m_out(3, n), qt_out(3, 3, n)
-   !f2py intent(hide) :: n, ni, nh
-   !f2py integer(c_int) optional, intent(in) :: threads = 0
-   !f2py threadsafe
-   integer(c_int) :: info, where
-
-   call flow_batch(attitude_matrix, .false., .false., n, ni, nh, m, qt, h, inertia, quadrature, &
-                   nsteps, 0.0_c_double, threads, m_out, qt_out, info, where)
-end subroutine frb_integrate_batch
-
-subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps, threads, m_out, q_out)
-   use iso_c_binding, only: c_double, c_int
-   use flow_batches, only: flow_batch, attitude_quat
-   implicit none
-   integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps, threads
-   real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
-   real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
-   !f2py intent(hide) :: n, ni, nh
-   !f2py integer(c_int) optional, intent(in) :: threads = 0
-   !f2py threadsafe
-   integer(c_int) :: info, where
-
-   call flow_batch(attitude_quat, .false., .false., n, ni, nh, m, q, h, inertia, quadrature, nsteps, &
-                   0.0_c_double, threads, m_out, q_out, info, where)
-end subroutine quat_integrate_batch
 
 ! The same steps for batches stored body-index-first in Fortran order: a numpy array of shape
 ! (n, 3), (n, 4) or (n, 3, 3) that is F-contiguous arrives here without a copy as m(n, 3),
@@ -174,7 +45,7 @@ end subroutine quat_integrate_batch
 subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, threads, m_out, qf_out, &
                             info, where)
    use iso_c_binding, only: c_double, c_int
-   use flow_batches, only: flow_batch, attitude_matrix
+   use flow_batches, only: flow_batch, attitude_matrix, layout_body_first
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(n, 3), qf(n, 3, 3), h(nh), inertia(3, ni), tol
@@ -184,14 +55,14 @@ subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, threa
    !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
 
-   call flow_batch(attitude_matrix, .true., .true., n, ni, nh, m, qf, h, inertia, quadrature, 1, &
-                   tol, threads, m_out, qf_out, info, where)
+   call flow_batch(attitude_matrix, n, ni, nh, m, qf, h, inertia, quadrature, threads, m_out, qf_out, &
+                   tol, info, where, layout=layout_body_first)
 end subroutine frb_step_batch_f
 
 subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
                              info, where)
    use iso_c_binding, only: c_double, c_int
-   use flow_batches, only: flow_batch, attitude_quat
+   use flow_batches, only: flow_batch, attitude_quat, layout_body_first
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(n, 3), q(n, 4), h(nh), inertia(3, ni), tol
@@ -201,8 +72,8 @@ subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, threa
    !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
 
-   call flow_batch(attitude_quat, .true., .true., n, ni, nh, m, q, h, inertia, quadrature, 1, tol, &
-                   threads, m_out, q_out, info, where)
+   call flow_batch(attitude_quat, n, ni, nh, m, q, h, inertia, quadrature, threads, m_out, q_out, tol, &
+                   info, where, layout=layout_body_first)
 end subroutine quat_step_batch_f
 
 ! One body: the lean path of frb.frb_step / frb.quat_step for shapes (3,), (3, 3) and (4,) (no
@@ -226,11 +97,8 @@ subroutine frb_step_single(m, qt, h, inertia, quadrature, tol, m_out, qt_out, in
    !f2py intent(c) qt_out
 
    info = check_body_matrix(m, h, inertia, qt, tol)
-   if (info /= input_ok) then
-      m_out = 0; qt_out = 0
-      return
-   end if
-   call frb_step_one(m, qt, h, inertia, quadrature, m_out, qt_out)
+   m_out = 0; qt_out = 0
+   if (info == input_ok) call frb_step_one(m, qt, h, inertia, quadrature, m_out, qt_out)
 end subroutine frb_step_single
 
 subroutine quat_step_single(m, q, h, inertia, quadrature, tol, m_out, q_out, info)
@@ -244,11 +112,8 @@ subroutine quat_step_single(m, q, h, inertia, quadrature, tol, m_out, q_out, inf
    integer(c_int), intent(out) :: info
 
    info = check_body_quat(m, h, inertia, q, tol)
-   if (info /= input_ok) then
-      m_out = 0; q_out = 0
-      return
-   end if
-   call quat_step_one(m, q, h, inertia, quadrature, m_out, q_out)
+   m_out = 0; q_out = 0
+   if (info == input_ok) call quat_step_one(m, q, h, inertia, quadrature, m_out, q_out)
 end subroutine quat_step_single
 
 ! Value checks of one body for the set-up of frb.integrate and frb.splitting.integrate (shapes and

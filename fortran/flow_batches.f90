@@ -6,11 +6,11 @@
 ! the batch only, so the results do not depend on the thread count). Parameters:
 ! - the attitude form, by its number of components na: attitude_matrix (9, Q^T of each body) or
 !   attitude_quat (4, the unit quaternion, scalar first);
-! - the layout: component-first (m(3, n), attitude (3, 3, n) or (4, n): C-ordered numpy arrays
+! - the layout: component-first (the default) (m(3, n), attitude (3, 3, n) or (4, n): C-ordered numpy arrays
 !   passed as their transposes, the chunks are used in place) or body-first (m(n, 3), attitude
 !   (n, 3, 3) holding Q itself, or (n, 4): F-ordered numpy arrays, each chunk gathered first and
 !   its results scattered back);
-! - checked or not: the checks (checks.f90) of every body of a chunk before its steps; a chunk
+! - checked (tol, info, where given) or not: the checks (checks.f90) of every body of a chunk before its steps; a chunk
 !   with an invalid body is skipped, and the batch reports its smallest invalid index;
 ! - nsteps: the steps of a chunk one after the other (its states stay in cache).
 ! Every body's arithmetic is the same in every form: the lanes' step, then the attitude turned by
@@ -29,6 +29,8 @@ module flow_batches
 
    !> Attitude forms, by their components per body: Q^T (3, 3) or the quaternion (4).
    integer, parameter, public :: attitude_matrix = 9, attitude_quat = 4
+   !> Layouts of a batch (see the header).
+   integer, parameter, public :: layout_component_first = 0, layout_body_first = 1
 
    integer, parameter :: nb = flow_lanes_width
 
@@ -38,29 +40,37 @@ module flow_batches
 
 contains
 
-   !> nsteps steps (nsteps >= 0) of the free flow for the n bodies of a batch; m, att are read as
-   !> flat arrays in the layout given by body_first (see the header), m_out, att_out written in
-   !> the same. checked: the checks first (tol: that of the attitude); info is 0 or the code of
-   !> the first invalid body, whose index (from 0) is where (-1 when all are valid); the bodies
-   !> of a chunk with an invalid body are left unwritten. Unchecked: info = 0, where = -1.
-   subroutine flow_batch(na, body_first, checked, n, ni, nh, m, att, h, inertia, quadrature, &
-                         nsteps, tol, threads, m_out, att_out, info, where)
-      integer, intent(in) :: na, n, ni, nh, quadrature, nsteps, threads
-      logical, intent(in) :: body_first, checked
-      real(c_double), intent(in) :: m(3 * n), att(na * n), h(nh), inertia(3, ni), tol
+   !> nsteps steps (nsteps >= 0, default 1) of the free flow for the n bodies of a batch; m, att
+   !> are read as flat arrays in the layout (default component_first, see the header), m_out,
+   !> att_out written in the same. With tol, info, where: the checks first (tol: that of the
+   !> attitude); info is 0 or the code of the first invalid body, whose index (from 0) is where (-1
+   !> when all are valid); the bodies of a chunk with an invalid body are left unwritten.
+   subroutine flow_batch(na, n, ni, nh, m, att, h, inertia, quadrature, threads, m_out, att_out, &
+                         tol, info, where, nsteps, layout)
+      integer, intent(in) :: na, n, ni, nh, quadrature, threads
+      real(c_double), intent(in) :: m(3 * n), att(na * n), h(nh), inertia(3, ni)
       real(c_double), intent(out) :: m_out(3 * n), att_out(na * n)
-      integer(c_int), intent(out) :: info, where
-      real(c_double) :: mc(3, nb), ac(9 * nb), mo(3, nb), ao(9 * nb), ab(9)
-      integer :: b0, nc, ic, i, k, first_bad, grab
-      logical :: bad
+      real(c_double), intent(in), optional :: tol
+      integer(c_int), intent(out), optional :: info, where
+      integer, intent(in), optional :: nsteps, layout
+      real(c_double) :: mc(3, nb), ac(9 * nb), mo(3, nb), ao(9 * nb), ab(9), tl
+      integer :: b0, nc, ic, i, k, first_bad, grab, ns
+      logical :: bad, checked, body_first
 
+      checked = present(info)
+      tl = 0
+      if (checked) tl = tol
+      ns = 1
+      if (present(nsteps)) ns = nsteps
+      body_first = .false.
+      if (present(layout)) body_first = layout == layout_body_first
       ! many chunks of one step: grab them 16 at a time; chunks of many steps one at a time
-      grab = merge(16, 1, nsteps <= 1)
+      grab = merge(16, 1, ns <= 1)
       first_bad = n + 1
       !$omp parallel do num_threads(thread_count(threads)) &
-      !$omp if(real(n, c_double) * max(nsteps, 1) >= min_parallel_work) schedule(dynamic, grab) &
+      !$omp if(real(n, c_double) * max(ns, 1) >= min_parallel_work) schedule(dynamic, grab) &
       !$omp default(none) private(b0, nc, i, k, mc, ac, mo, ao, bad) reduction(min: first_bad) &
-      !$omp shared(na, body_first, checked, n, ni, nh, m, att, h, inertia, quadrature, nsteps, tol, &
+      !$omp shared(na, body_first, checked, n, ni, nh, m, att, h, inertia, quadrature, ns, tl, &
       !$omp        m_out, att_out)
       do ic = 1, (n + nb - 1) / nb
          b0 = (ic - 1) * nb + 1
@@ -68,7 +78,7 @@ contains
          if (.not. body_first) then
             call chunk_steps(na, checked, nc, b0, ni, nh, m(3 * b0 - 2:3 * (b0 + nc - 1)), &
                              att(na * (b0 - 1) + 1:na * (b0 + nc - 1)), h, inertia, quadrature, &
-                             nsteps, tol, m_out(3 * b0 - 2:3 * (b0 + nc - 1)), &
+                             ns, tl, m_out(3 * b0 - 2:3 * (b0 + nc - 1)), &
                              att_out(na * (b0 - 1) + 1:na * (b0 + nc - 1)), first_bad, bad)
             cycle
          end if
@@ -76,8 +86,8 @@ contains
          do i = 1, nc
             call gather(na, n, b0 + i - 1, m, att, mc(:, i), ac(na * (i - 1) + 1:na * i))
          end do
-         call chunk_steps(na, checked, nc, b0, ni, nh, mc, ac, h, inertia, quadrature, nsteps, &
-                          tol, mo, ao, first_bad, bad)
+         call chunk_steps(na, checked, nc, b0, ni, nh, mc, ac, h, inertia, quadrature, ns, tl, &
+                          mo, ao, first_bad, bad)
          if (bad) cycle
          do i = 1, nc
             do k = 1, 3
@@ -89,9 +99,8 @@ contains
          end do
       end do
       !$omp end parallel do
-      info = input_ok
-      where = -1
       if (.not. checked) return
+      info = input_ok
       where = first_invalid(first_bad, n)
       if (where < 0) return
       if (body_first) then
@@ -100,7 +109,7 @@ contains
          mc(:, 1) = m(3 * first_bad - 2:3 * first_bad)
          ab(1:na) = att(na * (first_bad - 1) + 1:na * first_bad)
       end if
-      info = body_code(na, mc(:, 1), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), ab, tol)
+      info = body_code(na, mc(:, 1), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), ab, tl)
    end subroutine flow_batch
 
    !> The steps of one chunk of nc bodies b0 .. b0 + nc - 1, component-first (m(3, nc), att
@@ -126,17 +135,19 @@ contains
          call note_invalid(codes(1:nc), b0, first_bad, bad)
          if (bad) return
       end if
+      ! one call of each part (free_flow_chunk, turn): step s from the states mt, at
+      mt(:, 1:nc) = m
+      at(1:na * nc) = att
       if (nsteps <= 0) then
          m_out = m
          att_out = att
-         return
       end if
-      call free_flow_chunk(nc, b0, nh, ni, m, h, inertia, quadrature, m_out, w)
-      call turn(na, nc, att, w, att_out)
-      do s = 2, nsteps
-         mt(:, 1:nc) = m_out
+      do s = 1, nsteps
+         if (s > 1) then
+            mt(:, 1:nc) = m_out
+            at(1:na * nc) = att_out
+         end if
          call free_flow_chunk(nc, b0, nh, ni, mt, h, inertia, quadrature, m_out, w)
-         at(1:na * nc) = att_out
          call turn(na, nc, at, w, att_out)
       end do
    end subroutine chunk_steps
