@@ -1,6 +1,6 @@
 """Accuracy map of the exact flows (Fig. 5 of Celledoni & Zanna, ACM TOMS 903).
 
-    python benchmarks/accuracy_map.py [--nx 100 --ny 50 --nmom 20 --seed 0 --h 1]
+    python benchmarks/accuracy_map.py [--nx 100 --ny 50 --nmom 20 --rng 0 --h 1]
                                       [--ymin 0.5] [--validate 20] [--out benchmarks/results]
 
 Inertia I = (x, y, 1) on the triangle 0 < 1 - y <= x < y < 1 (x = I1/I3, y = I2/I3),
@@ -77,9 +77,9 @@ def make_grid(nx, ny, ymin=0.5):
     return xs, ys, ix, iy
 
 
-def random_momenta(npts, nmom, seed):
+def random_momenta(npts, nmom, rng):
     """Unit momenta uniform on the first-octant part of the sphere, (npts, nmom, 3)."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(rng)
     m = np.abs(rng.standard_normal((npts, nmom, 3)))
     return m / np.linalg.norm(m, axis=-1, keepdims=True)
 
@@ -176,12 +176,12 @@ def validation_cases(P, M, err, ntotal, rng):
     return cases
 
 
-def sensitivity(m0, inertia, h, nrep=16, seed=0):
+def sensitivity(m0, inertia, h, nrep=16, rng=0):
     """Conditioning floor of IVPs: max change of the exact solution (m/|m|, Q, q, by the
     reference) under random relative perturbations of 2**-53 of every component of m0 and of
     the inertia, i.e. the error a backward-stable float64 method may make.  m0, inertia (n, 3).
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(rng)
     n = m0.shape[0]
     base = ref.flow(m0, inertia, h)
     pm = np.repeat(np.asarray(m0, dtype=LD), nrep, axis=0)
@@ -265,7 +265,7 @@ def main(argv=None):
     ap.add_argument("--nx", type=int, default=100)
     ap.add_argument("--ny", type=int, default=50)
     ap.add_argument("--nmom", type=int, default=20)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rng", type=int, default=0)
     ap.add_argument("--h", type=float, default=1.0)
     ap.add_argument("--ymin", type=float, default=0.5,
                     help="lower end of the y grid (0.5: bounding box of the triangle; 0: (0, 1))")
@@ -286,7 +286,7 @@ def main(argv=None):
     npts, nmom = P.shape[0], args.nmom
     if npts == 0:
         raise SystemExit("no grid point inside the triangle")
-    M = random_momenta(npts, nmom, args.seed)
+    M = random_momenta(npts, nmom, args.rng)
     n = npts * nmom
     m0 = M.reshape(n, 3)
     inertia = np.repeat(np.column_stack([P, np.ones(npts)]), nmom, axis=0)
@@ -375,7 +375,7 @@ def main(argv=None):
     t_val = 0.0
     if args.validate > 0:
         t0 = time.perf_counter()
-        cases = validation_cases(P, M, err, args.validate, np.random.default_rng(args.seed + 1))
+        cases = validation_cases(P, M, err, args.validate, np.random.default_rng(args.rng + 1))
         val = validate_reference(cases, args.h)
         t_val = time.perf_counter() - t0
         if val:
@@ -391,11 +391,11 @@ def main(argv=None):
     # markdown summary
     md = [f"# Accuracy map (Fig. 5 of TOMS 903), h = {args.h:g}", ""]
     md.append(f"- Command: `python benchmarks/accuracy_map.py --nx {args.nx} --ny {args.ny} "
-              f"--nmom {nmom} --seed {args.seed} --h {args.h:g} --ymin {args.ymin:g}`")
+              f"--nmom {nmom} --rng {args.rng} --h {args.h:g} --ymin {args.ymin:g}`")
     md.append(f"- Grid: {args.nx} x {args.ny} (x_i = i/{args.nx + 1}, y_j = {args.ymin:g} + "
               f"{1 - args.ymin:g} j/{args.ny + 1}), {npts} points strictly inside "
-              f"0 < 1 - y <= x < y < 1; {nmom} random unit momenta per point (first octant, seed "
-              f"{args.seed}); {n} IVPs per flow; Q0 = 1, q0 = (1, 0, 0, 0).")
+              f"0 < 1 - y <= x < y < 1; {nmom} random unit momenta per point (first octant, rng "
+              f"{args.rng}); {n} IVPs per flow; Q0 = 1, q0 = (1, 0, 0, 0).")
     md.append("- Error of an IVP: max abs error of m/|m| and of the attitude entries (Q or q); "
               f"per point the mean of log10(max(error, {CLIP:g})).")
     md.append(f"- Reference: Taylor series of order {ref.ORDER} in {ref.precision_note()}, "

@@ -21,13 +21,13 @@ import tempfile
 from pathlib import Path
 
 DRIVER = """
-import sys, numpy as np, frb
+import sys, numpy as np, frb, frb._testing
 n, steps, quad, h = 2000, int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 rng = np.random.default_rng(3)
 m = rng.normal(size=(n, 3)); m /= np.linalg.norm(m, axis=1, keepdims=True)
 q = rng.normal(size=(n, 4)); q /= np.linalg.norm(q, axis=1, keepdims=True)
-frb._core.quat_integrate_batch(m.T, q.T, np.array([h]), np.array([[0.8], [1.7], [2.6]]), quad, steps,
-                               threads=1)
+frb._testing.quat_integrate_batch(m.T, q.T, np.array([h]), np.array([[0.8], [1.7], [2.6]]), quad,
+                                  steps, threads=1)
 """
 
 
@@ -35,7 +35,7 @@ def count(quad, h, steps, tmp):
     """Instructions per body-step for one quadrature."""
     driver = tmp / "driver.py"
     driver.write_text(DRIVER)
-    out = subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=quat_integrate_batch_._omp_fn.*",
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=*flow_batch._omp_fn.*",
                           f"--callgrind-out-file={tmp / 'cg.out'}", sys.executable, str(driver),
                           str(steps), str(quad), repr(h)], capture_output=True, text=True, check=True)
     collected = int(re.search(r"Collected : (\d+)", out.stderr).group(1))

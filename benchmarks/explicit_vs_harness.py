@@ -25,8 +25,8 @@ HERE = Path(__file__).resolve().parent
 FLAGS = ["-O3", "-funroll-loops"]
 
 
-def bodies(n, seed=12345):
-    rng = np.random.default_rng(seed)
+def bodies(n, rng=12345):
+    rng = np.random.default_rng(rng)
     m = rng.normal(size=(n, 3))
     inertia = rng.uniform(0.5, 2.0, size=(n, 3))
     q = rng.normal(size=(n, 4))

@@ -8,7 +8,7 @@ states are kept), torque-free and with ``heavy_top(1, (0, 0, 1))``. Every figure
 median over the repetitions of the per-repetition ratio to DMV6 under the same torque, the
 calls of one repetition interleaved in a random order (these machines are noisy; absolute
 times drift). Also printed: a vectorised user torque (numpy, the heavy top written as a
-callable) against the built-in heavy top, for RKN6_14, STRANG and RK4. Writes methods.md.
+callable) against the built-in heavy top, for RKN6_14, STRANG and RK4. Writes method_comparison.md.
 """
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ from frb.torques import heavy_top  # noqa: E402
 H = 0.05
 
 
-def bodies(n, seed=1):
-    rng = np.random.default_rng(seed)
+def bodies(n, rng=1):
+    rng = np.random.default_rng(rng)
     m = rng.normal(size=(n, 3))
     m /= np.linalg.norm(m, axis=1, keepdims=True)
     q = rng.normal(size=(n, 4))
@@ -118,7 +118,7 @@ def main(argv=None):
     print(text)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "methods.md").write_text(text)
+    (out / "method_comparison.md").write_text(text)
 
 
 if __name__ == "__main__":

@@ -48,8 +48,8 @@ def import_frb():
     return frb
 
 
-def bodies(n, seed=0):
-    rng = np.random.default_rng(seed)
+def bodies(n, rng=0):
+    rng = np.random.default_rng(rng)
     m = rng.normal(size=(n, 3))
     m /= np.linalg.norm(m, axis=1, keepdims=True)
     q = rng.normal(size=(n, 4))

@@ -2,7 +2,7 @@
 
 4000 random bodies (half with moments (0.8, 1.7, 2.6), half with random moments in random
 order), random momenta and attitudes; for h in {0.01, 0.1, 1} the states after 1 and after 100
-steps of frb._core.quat_integrate_batch with quadrature np against quadrature 0. The error of a
+steps of frb._testing.quat_integrate_batch with quadrature np against quadrature 0. The error of a
 body is |q - q_exact| + |m - m_exact| / |m0| (the momentum is exact in both, to rounding);
 the table gives its maximum and median over the bodies.
 
@@ -23,8 +23,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--save", help="write the final states to this .npz file")
     a = p.parse_args(argv)
-    import frb
-    core = frb._core
+    import frb._testing
+    core = frb._testing
     rng = np.random.default_rng(11)
     n = 4000
     m = rng.normal(size=(n, 3))

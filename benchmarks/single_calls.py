@@ -40,9 +40,9 @@ INERTIA = np.array([0.8, 1.7, 2.6])
 FLAGS = ["-O3", "-funroll-loops"]
 
 
-def bodies(n, seed):
+def bodies(n, rng):
     """Random momenta (|m| about 1.7), unit quaternions and their matrices."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(rng)
     m = rng.normal(size=(n, 3))
     q = rng.normal(size=(n, 4))
     q /= np.linalg.norm(q, axis=1, keepdims=True)
@@ -65,7 +65,7 @@ def single_calls(frb, n_single, n_batch, reps, log):
     calls = {"frb_step 1": loop(frb.frb_step, Qs), "frb_step n": lambda: frb.frb_step(m, Q, h, INERTIA),
              "quat_step 1": loop(frb.quat_step, qs), "quat_step n": lambda: frb.quat_step(m, q, h, INERTIA),
              "dmv_step 1": loop(frb.dmv_step, qs), "dmv_step n": lambda: frb.dmv_step(m, q, h, INERTIA)}
-    cpu, _, _ = measure(calls, reps, seed=1)
+    cpu, _, _ = measure(calls, reps, rng=1)
     log(f"\n1. One call per body ({n_single} calls) against one batched call ({n_batch} bodies), "
         f"h = {h}")
     log(f"   {'call':10s} {'us per call':>12s} {'ns per body batched':>20s} {'ratio':>7s}   (target <= 15)")
@@ -128,7 +128,8 @@ def dmv_vs_harness(frb, reps, log, body_steps=400_000):
 
 def semi_exact(frb, n, reps, log, body_steps=200_000):
     """Section 3: semi-exact against exact steps, batched in the compiled loop."""
-    core = frb._core
+    import frb._testing
+    core = frb._testing
     m, q = bodies(n, 3)
     m /= np.linalg.norm(m, axis=1, keepdims=True)
     Q = frb.quat_to_matrix(q)
@@ -144,7 +145,7 @@ def semi_exact(frb, n, reps, log, body_steps=200_000):
         for h in (0.01, 0.1, 1.0):
             harr = np.array([h])
             calls = {k: (lambda k=k: fn(m.T, att, harr, It, k, nsteps)) for k in range(6)}
-            cpu, _, _ = measure(calls, reps, seed=3)
+            cpu, _, _ = measure(calls, reps, rng=3)
             exact = cpu[0].min() / (n * nsteps) * 1e9
             r = [ratio(cpu, k, 0) for k in range(1, 6)]
             rows[form, h] = (exact, r)
@@ -171,7 +172,7 @@ def set_up(frb, n_calls, reps, log):
              "integrate Q": loop(lambda: frb.integrate(m0, Q0, INERTIA, h, 1, method="EXACT")),
              "frb steps": lambda: frb.frb_step(m, Q, h, INERTIA),
              "quat steps": lambda: frb.quat_step(m, q, h, INERTIA)}
-    cpu, _, _ = measure(calls, reps, seed=4)
+    cpu, _, _ = measure(calls, reps, rng=4)
     step_Q = cpu["frb steps"].min() / len(m) * 1e6
     step_q = cpu["quat steps"].min() / len(m) * 1e6
     log(f"\n4. Per-call set-up: a one-body, one-step call ({n_calls} calls) minus the batched cost of "

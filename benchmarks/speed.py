@@ -68,6 +68,7 @@ def import_frb():
         try:
             import frb
             import frb._core  # noqa: F401
+            import frb._testing  # noqa: F401  (meson option testing: the integrate loops)
             import frb.splitting  # noqa: F401
             return frb
         except ImportError as exc:  # pragma: no cover - environment problem / rebuild
@@ -99,13 +100,13 @@ def cpu_model():
 # ------------------------------------------------------------------ timing
 
 
-def measure(calls, reps, seed=0):
+def measure(calls, reps, rng=0):
     """Time the callables of ``calls`` (name -> f()) ``reps`` times, interleaved.
 
     Returns (cpu, wall, outputs): cpu[name] and wall[name] are arrays of ``reps`` times
     (process CPU time and wall time, seconds); outputs[name] is the last return value.
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(rng)
     names = list(calls)
     cpu = {k: np.empty(reps) for k in names}
     wall = {k: np.empty(reps) for k in names}
@@ -131,8 +132,8 @@ def ratio(times, num, den, scale_num=1.0, scale_den=1.0):
 # ------------------------------------------------------------------ data
 
 
-def first_octant_momenta(n, seed):
-    rng = np.random.default_rng(seed)
+def first_octant_momenta(n, rng):
+    rng = np.random.default_rng(rng)
     m = np.abs(rng.standard_normal((n, 3)))
     m /= np.linalg.norm(m, axis=1)[:, None]
     return m
@@ -178,9 +179,9 @@ def matrix_error(m, Q, mr, Qr):
     return (float(np.max(e[~bad])) if (~bad).any() else float("nan")), int(bad.sum())
 
 
-def fig6(frb, n, reps, seed, log):
-    core = frb._core
-    m = first_octant_momenta(n, seed)
+def fig6(frb, n, reps, rng, log):
+    core, testing = frb._core, frb._testing
+    m = first_octant_momenta(n, rng)
     q, Q = identity_states(n)
     It = np.array([INERTIA]).T
     mT, qT, QT = m.T, q.T, Q.T
@@ -191,13 +192,13 @@ def fig6(frb, n, reps, seed, log):
         if kind == "dmv":
             return lambda: core.dmv_integrate_batch(mT, qT, harr, It, par, N)
         if form == "quat":
-            return lambda: core.quat_integrate_batch(mT, qT, harr, It, par, N)
-        return lambda: core.frb_integrate_batch(mT, QT, harr, It, par, N)
+            return lambda: testing.quat_integrate_batch(mT, qT, harr, It, par, N)
+        return lambda: testing.frb_integrate_batch(mT, QT, harr, It, par, N)
 
     # references: one exact step of length T_FINAL (timed as well: "exact, 1 step")
     ref_calls = {"quat_1step": make("quat", "quat", "exact", 0, T_FINAL, 1),
                  "frb_1step": make("frb", "matrix", "exact", 0, T_FINAL, 1)}
-    rcpu, rwall, rout = measure(ref_calls, max(reps, 5), seed)
+    rcpu, rwall, rout = measure(ref_calls, max(reps, 5), rng)
     mrq, qr = (a.T for a in rout["quat_1step"])
     mrQ, Qr = (a.T for a in rout["frb_1step"])
     # consistency of the two exact references (independent frames): E(q) vs Q
@@ -216,7 +217,7 @@ def fig6(frb, n, reps, seed, log):
         hh = T_FINAL / N
         calls = {key: make(key, form, kind, par, hh, N) for key, _, form, kind, par in methods}
         la0 = loadavg()
-        cpu, wall, outs = measure(calls, reps, seed)
+        cpu, wall, outs = measure(calls, reps, rng)
         la1 = loadavg()
         for key, label, form, kind, par in methods:
             mo = outs[key][0].T
@@ -241,15 +242,15 @@ def fig6(frb, n, reps, seed, log):
 # ------------------------------------------------------------------ 3: target ratios
 
 
-def target_a(frb, n, reps, seed, log):
+def target_a(frb, n, reps, rng, log):
     """Exact step / DMV6 step at h = 0.1 over n bodies, three ways, each with the same work on
     both sides: the public API (frb.quat_step / frb.frb_step vs frb.dmv_step: shape checks in
     Python, value checks in the compiled loop, on both sides), the raw bindings with the input
     checks (frb/quat_step_batch vs dmv_integrate_checked with one step), and the bare kernels
     over ten steps (frb/quat_integrate_batch vs dmv_integrate_batch: no checks on either side,
     the DMV's modified moments computed once per body for the ten steps)."""
-    core = frb._core
-    m = first_octant_momenta(n, seed + 1)
+    core, testing = frb._core, frb._testing
+    m = first_octant_momenta(n, rng + 1)
     q, Q = identity_states(n)
     inertia = np.array(INERTIA)
     It = inertia.reshape(3, 1)
@@ -262,12 +263,12 @@ def target_a(frb, n, reps, seed, log):
         "frb_step": lambda: core.frb_step_batch(mT, QT, h, It, 0, 1e-10),
         "quat_step": lambda: core.quat_step_batch(mT, qT, h, It, 0, 1e-10),
         "dmv6_step": lambda: core.dmv_integrate_checked(mT, qT, h, It, 6, 1, 1e-10),
-        "frb_int10": lambda: core.frb_integrate_batch(mT, QT, h, It, 0, 10),
-        "quat_int10": lambda: core.quat_integrate_batch(mT, qT, h, It, 0, 10),
+        "frb_int10": lambda: testing.frb_integrate_batch(mT, QT, h, It, 0, 10),
+        "quat_int10": lambda: testing.quat_integrate_batch(mT, qT, h, It, 0, 10),
         "dmv6_int10": lambda: core.dmv_integrate_batch(mT, qT, h, It, 6, 10),
     }
     la = loadavg()
-    cpu, wall, _ = measure(calls, reps, seed)
+    cpu, wall, _ = measure(calls, reps, rng)
     res = dict(n=n, load=la, load_end=loadavg(),
                abs={k: (float(cpu[k].min()), float(wall[k].min())) for k in calls},
                ratios={"quat/dmv6, 1 step, public API": ratio(cpu, "quat_public", "dmv6_public"),
@@ -289,7 +290,7 @@ def example1_inputs(frb):
     return a, b, h, tfin, m0, Q0, inertia, u0
 
 
-def target_b(frb, nsteps, reps, seed, log):
+def target_b(frb, nsteps, reps, rng, log):
     a, b, h, tfin, m0, Q0, inertia, u0 = example1_inputs(frb)
     torque = frb.splitting.constant_field(u0)
     # the 15 free-flow lengths of one RKN6_14 step: a1..a8, a7..a1 (times h)
@@ -307,7 +308,7 @@ def target_b(frb, nsteps, reps, seed, log):
         "batched": lambda: core.frb_step_batch(mT, QT, hb, It, 0, 1e-10),
     }
     la = loadavg()
-    cpu, wall, _ = measure(calls, reps, seed)
+    cpu, wall, _ = measure(calls, reps, rng)
     r = ratio(cpu, "splitting", "batched")
     res = dict(nsteps=nsteps, nflows=nfl, load=la, load_end=loadavg(),
                abs={k: (float(cpu[k].min()), float(wall[k].min())) for k in calls},
@@ -320,9 +321,9 @@ def target_b(frb, nsteps, reps, seed, log):
     return res
 
 
-def target_c(frb, n, reps, seed, log):
+def target_c(frb, n, reps, rng, log):
     core = frb._core
-    m = first_octant_momenta(n, seed + 2)
+    m = first_octant_momenta(n, rng + 2)
     _, Q = identity_states(n)
     inertia = np.array(INERTIA)
     h = 0.1
@@ -345,7 +346,7 @@ def target_c(frb, n, reps, seed, log):
              "raw_batched": lambda: core.frb_step_batch(mT, QT, harr, It, 0, 1e-10),
              "raw_loop": loop_raw}
     la = loadavg()
-    cpu, wall, _ = measure(calls, reps, seed)
+    cpu, wall, _ = measure(calls, reps, rng)
     per = {k: float(cpu[k].min()) / n * 1e6 for k in calls}
     res = dict(n=n, load=la, load_end=loadavg(), us_per_body=per,
                abs={k: (float(cpu[k].min()), float(wall[k].min())) for k in calls},
@@ -702,7 +703,7 @@ def main(argv=None):
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--n", type=int, default=None, help="batch size for Fig. 6 (default 2000)")
     ap.add_argument("--reps", type=int, default=None, help="repetitions (default 5, quick 3)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rng", type=int, default=0)
     ap.add_argument("--_memchild", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args._memchild:
@@ -728,11 +729,11 @@ def main(argv=None):
     log(f"frb from {frb.__file__}; {info['cpu']}, load average {info['load0']}")
     t0 = time.perf_counter()
     log(f"1+2. Fig. 6 and accuracy (n = {n}, {reps} repetitions)")
-    rows, ref = fig6(frb, n, reps, args.seed, log)
+    rows, ref = fig6(frb, n, reps, args.rng, log)
     log(f"3. target ratios (load {loadavg()})")
-    ra = target_a(frb, n_a, max(reps, 5 if not q else 3), args.seed, log)
-    rb = target_b(frb, steps_b, max(reps, 5 if not q else 3), args.seed, log)
-    rc = target_c(frb, n_c, max(reps, 5 if not q else 3), args.seed, log)
+    ra = target_a(frb, n_a, max(reps, 5 if not q else 3), args.rng, log)
+    rb = target_b(frb, steps_b, max(reps, 5 if not q else 3), args.rng, log)
+    rc = target_c(frb, n_c, max(reps, 5 if not q else 3), args.rng, log)
     log(f"4. memory (load {loadavg()})")
     rm = memory(n_mem, log)
     info["load1"] = loadavg()

@@ -6,279 +6,37 @@
 subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, threads, m_out, qt_out, &
                           info, where)
    use iso_c_binding, only: c_double, c_int
-   use exact_flow, only: rotate_matrix_tr
-   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use checks, only: check_body_matrix, input_ok
-   use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
+   use flow_batches, only: flow_batch, attitude_matrix
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni), tol
    real(c_double), intent(out) :: m_out(3, n), qt_out(3, 3, n)
    integer(c_int), intent(out) :: info, where
-   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
-   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
-   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py intent(hide) :: n, ni, nh
    !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
-   integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: w(4, nb)
-   integer :: b, b0, nc, ic, first_bad, codes(nb)
-   logical :: bad
 
-   ! info: 0, or the code of checks for the first invalid body, whose index (from 0) is where;
-   ! the bodies are stepped in chunks of nb (free_flow_chunk), each chunk checked first, the
-   ! chunks shared among the threads (a chunk with an invalid body is skipped)
-   first_bad = n + 1
-   !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
-   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, codes, bad) reduction(min: first_bad) &
-   !$omp shared(n, ni, nh, m, qt, h, inertia, quadrature, tol, m_out, qt_out)
-   do ic = 1, (n + nb - 1) / nb
-      b0 = (ic - 1) * nb + 1
-      nc = min(nb, n - b0 + 1)
-      do b = b0, b0 + nc - 1
-         codes(b - b0 + 1) = check_body_matrix(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), &
-                                               qt(:, :, b), tol)
-      end do
-      call note_invalid(codes(1:nc), b0, first_bad, bad)
-      if (bad) cycle
-      call free_flow_chunk(nc, b0, nh, ni, m(:, b0:b0 + nc - 1), h, inertia, quadrature, &
-                           m_out(:, b0:b0 + nc - 1), w)
-      do b = b0, b0 + nc - 1
-         call rotate_matrix_tr(qt(:, :, b), w(:, b - b0 + 1), qt_out(:, :, b))
-      end do
-   end do
-   !$omp end parallel do
-   info = input_ok
-   where = first_invalid(first_bad, n)
-   if (where >= 0) &
-      info = check_body_matrix(m(:, first_bad), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
-                               qt(:, :, first_bad), tol)
+   ! info: 0, or the code of checks for the first invalid body, whose index (from 0) is where
+   call flow_batch(attitude_matrix, n, ni, nh, m, qt, h, inertia, quadrature, threads, m_out, qt_out, &
+                   tol, info, where)
 end subroutine frb_step_batch
 
 subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
                            info, where)
    use iso_c_binding, only: c_double, c_int
-   use rotations, only: qmul
-   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use checks, only: check_body_quat, input_ok
-   use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
+   use flow_batches, only: flow_batch, attitude_quat
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni), tol
    real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
    integer(c_int), intent(out) :: info, where
-   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
-   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
-   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py intent(hide) :: n, ni, nh
    !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
-   integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: w(4, nb)
-   integer :: b, b0, nc, ic, first_bad, codes(nb)
-   logical :: bad
 
-   ! as frb_step_batch
-   first_bad = n + 1
-   !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
-   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, codes, bad) reduction(min: first_bad) &
-   !$omp shared(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out)
-   do ic = 1, (n + nb - 1) / nb
-      b0 = (ic - 1) * nb + 1
-      nc = min(nb, n - b0 + 1)
-      do b = b0, b0 + nc - 1
-         codes(b - b0 + 1) = check_body_quat(m(:, b), h(min(b, nh)), inertia(:, min(b, ni)), q(:, b), tol)
-      end do
-      call note_invalid(codes(1:nc), b0, first_bad, bad)
-      if (bad) cycle
-      call free_flow_chunk(nc, b0, nh, ni, m(:, b0:b0 + nc - 1), h, inertia, quadrature, &
-                           m_out(:, b0:b0 + nc - 1), w)
-      do b = b0, b0 + nc - 1
-         q_out(:, b) = qmul(q(:, b), w(:, b - b0 + 1))
-      end do
-   end do
-   !$omp end parallel do
-   info = input_ok
-   where = first_invalid(first_bad, n)
-   if (where >= 0) &
-      info = check_body_quat(m(:, first_bad), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
-                             q(:, first_bad), tol)
+   call flow_batch(attitude_quat, n, ni, nh, m, q, h, inertia, quadrature, threads, m_out, q_out, tol, &
+                   info, where)
 end subroutine quat_step_batch
-
-! Elementwise elliptic functions over arrays of equal length n (for tests and users).
-
-subroutine ell_jacobi(n, u, k, kp, sn, cn, dn, am)
-   use iso_c_binding, only: c_double, c_int
-   use elliptic_functions, only: agm_t, agm_setup, jacobi_sncndn, jacobi_am
-   implicit none
-   integer(c_int), intent(in) :: n
-   real(c_double), intent(in) :: u(n), k(n), kp(n)
-   real(c_double), intent(out) :: sn(n), cn(n), dn(n), am(n)
-   !f2py integer(c_int) intent(hide), depend(u) :: n = len(u)
-   type(agm_t) :: g
-   real(c_double) :: r
-   integer :: i, j
-
-   do i = 1, n
-      if (kp(i) == 0) then
-         sn(i) = tanh(u(i)); cn(i) = 1 / cosh(u(i)); dn(i) = cn(i)
-      else
-         call agm_setup(k(i), kp(i), g)
-         call jacobi_sncndn(u(i), g, sn(i), cn(i), dn(i), j, r)
-      end if
-   end do
-   am = jacobi_am(u, k, kp)
-end subroutine ell_jacobi
-
-!> sn, cn, dn(v | m) by the Maclaurin series used for short steps (|v| <= jacobi_series_max,
-!> returned in vmax; NaN outside).
-subroutine ell_jacobi_series(n, v, m, sn, cn, dn, vmax)
-   use iso_c_binding, only: c_double, c_int
-   use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
-   use elliptic_functions, only: jacobi_series, jacobi_series_max
-   implicit none
-   integer(c_int), intent(in) :: n
-   real(c_double), intent(in) :: v(n), m(n)
-   real(c_double), intent(out) :: sn(n), cn(n), dn(n), vmax
-   !f2py integer(c_int) intent(hide), depend(v) :: n = len(v)
-   integer :: i
-
-   vmax = jacobi_series_max
-   do i = 1, n
-      if (abs(v(i)) <= jacobi_series_max .and. m(i) >= 0 .and. m(i) <= 1) then
-         call jacobi_series(v(i), m(i), sn(i), cn(i), dn(i))
-      else
-         sn(i) = ieee_value(vmax, ieee_quiet_nan); cn(i) = sn(i); dn(i) = sn(i)
-      end if
-   end do
-end subroutine ell_jacobi_series
-
-subroutine ell_first_kind(n, phi, k, kp, f_landen, kc)
-   use iso_c_binding, only: c_double, c_int
-   use elliptic_functions, only: ellf_landen, ellk
-   implicit none
-   integer(c_int), intent(in) :: n
-   real(c_double), intent(in) :: phi(n), k(n), kp(n)
-   real(c_double), intent(out) :: f_landen(n), kc(n)
-   !f2py integer(c_int) intent(hide), depend(phi) :: n = len(phi)
-
-   f_landen = ellf_landen(phi, k, kp)
-   kc = ellk(k, kp)
-end subroutine ell_first_kind
-
-subroutine ell_carlson(n, x, y, z, p, rf, rj, rc)
-   use iso_c_binding, only: c_double, c_int
-   use elliptic_functions, only: carlson_rf, carlson_rj, carlson_rc
-   implicit none
-   integer(c_int), intent(in) :: n
-   real(c_double), intent(in) :: x(n), y(n), z(n), p(n)
-   real(c_double), intent(out) :: rf(n), rj(n), rc(n)
-   !f2py integer(c_int) intent(hide), depend(x) :: n = len(x)
-
-   rf = carlson_rf(x, y, z)
-   rj = carlson_rj(x, y, z, p)
-   rc = carlson_rc(x, y)
-end subroutine ell_carlson
-
-subroutine ell_third_kind(n, phi1, phi2, nn, k, kp, np, pi1, pi2, pi12, pi_gauss)
-   use iso_c_binding, only: c_double, c_int
-   use elliptic_functions, only: ellpi, ellint_pi, eint_gauss
-   implicit none
-   integer(c_int), intent(in) :: n, np
-   real(c_double), intent(in) :: phi1(n), phi2(n), nn(n), k(n), kp(n)
-   real(c_double), intent(out) :: pi1(n), pi2(n), pi12(n), pi_gauss(n)
-   !f2py integer(c_int) intent(hide), depend(phi1) :: n = len(phi1)
-
-   pi1 = ellpi(phi1, nn, k, kp)
-   pi2 = ellpi(phi2, nn, k, kp)
-   pi12 = ellint_pi(phi1, phi2, nn, k, kp)
-   if (np >= 1 .and. np <= 10) then
-      pi_gauss = eint_gauss(phi1, phi2, nn, k, kp, np)
-   else
-      pi_gauss = 0
-   end if
-end subroutine ell_third_kind
-
-! nsteps steps of size h of the free flow for every body, returning only the final states
-! (the loop over steps runs here: for benchmarks and long free runs).
-
-subroutine frb_integrate_batch(n, ni, nh, m, qt, h, inertia, quadrature, nsteps, threads, m_out, qt_out)
-   use iso_c_binding, only: c_double, c_int
-   use exact_flow, only: rotate_matrix_tr
-   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use parallel, only: thread_count, min_parallel_work
-   implicit none
-   integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps, threads
-   real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni)
-   real(c_double), intent(out) :: m_out(3, n), qt_out(3, 3, n)
-   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
-   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
-   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
-   !f2py integer(c_int) optional, intent(in) :: threads = 0
-   !f2py threadsafe
-   integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: w(4, nb), mc(3, nb), qc(3, 3)
-   integer :: b, b0, nc, s, ic
-
-   ! chunks of nb bodies, all steps of a chunk before the next (states stay in cache); the
-   ! chunks are shared among the threads
-   !$omp parallel do num_threads(thread_count(threads)) &
-   !$omp if(real(n, c_double) * max(nsteps, 1) >= min_parallel_work) schedule(dynamic) &
-   !$omp default(none) private(b, b0, nc, s, w, mc, qc) &
-   !$omp shared(n, ni, nh, m, qt, h, inertia, quadrature, nsteps, m_out, qt_out)
-   do ic = 1, (n + nb - 1) / nb
-      b0 = (ic - 1) * nb + 1
-      nc = min(nb, n - b0 + 1)
-      m_out(:, b0:b0 + nc - 1) = m(:, b0:b0 + nc - 1)
-      qt_out(:, :, b0:b0 + nc - 1) = qt(:, :, b0:b0 + nc - 1)
-      do s = 1, nsteps
-         mc(:, 1:nc) = m_out(:, b0:b0 + nc - 1)
-         call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, m_out(:, b0:b0 + nc - 1), w)
-         do b = b0, b0 + nc - 1
-            qc = qt_out(:, :, b)
-            call rotate_matrix_tr(qc, w(:, b - b0 + 1), qt_out(:, :, b))
-         end do
-      end do
-   end do
-   !$omp end parallel do
-end subroutine frb_integrate_batch
-
-subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps, threads, m_out, q_out)
-   use iso_c_binding, only: c_double, c_int
-   use rotations, only: qmul
-   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use parallel, only: thread_count, min_parallel_work
-   implicit none
-   integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps, threads
-   real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
-   real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
-   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
-   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
-   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
-   !f2py integer(c_int) optional, intent(in) :: threads = 0
-   !f2py threadsafe
-   integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: w(4, nb), mc(3, nb)
-   integer :: b, b0, nc, s, ic
-
-   !$omp parallel do num_threads(thread_count(threads)) &
-   !$omp if(real(n, c_double) * max(nsteps, 1) >= min_parallel_work) schedule(dynamic) &
-   !$omp default(none) private(b, b0, nc, s, w, mc) &
-   !$omp shared(n, ni, nh, m, q, h, inertia, quadrature, nsteps, m_out, q_out)
-   do ic = 1, (n + nb - 1) / nb
-      b0 = (ic - 1) * nb + 1
-      nc = min(nb, n - b0 + 1)
-      m_out(:, b0:b0 + nc - 1) = m(:, b0:b0 + nc - 1)
-      q_out(:, b0:b0 + nc - 1) = q(:, b0:b0 + nc - 1)
-      do s = 1, nsteps
-         mc(:, 1:nc) = m_out(:, b0:b0 + nc - 1)
-         call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, m_out(:, b0:b0 + nc - 1), w)
-         do b = b0, b0 + nc - 1
-            q_out(:, b) = qmul(q_out(:, b), w(:, b - b0 + 1))
-         end do
-      end do
-   end do
-   !$omp end parallel do
-end subroutine quat_integrate_batch
 
 ! The same steps for batches stored body-index-first in Fortran order: a numpy array of shape
 ! (n, 3), (n, 4) or (n, 3, 3) that is F-contiguous arrives here without a copy as m(n, 3),
@@ -287,103 +45,35 @@ end subroutine quat_integrate_batch
 subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, threads, m_out, qf_out, &
                             info, where)
    use iso_c_binding, only: c_double, c_int
-   use exact_flow, only: rotate_matrix_tr
-   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use checks, only: check_body_matrix, input_ok
-   use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
+   use flow_batches, only: flow_batch, attitude_matrix, layout_body_first
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(n, 3), qf(n, 3, 3), h(nh), inertia(3, ni), tol
    real(c_double), intent(out) :: m_out(n, 3), qf_out(n, 3, 3)
    integer(c_int), intent(out) :: info, where
-   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 0)
-   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
-   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py intent(hide) :: n, ni, nh
    !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
-   integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: w(4, nb), mc(3, nb), mo(3, nb), qt(3, 3), qto(3, 3)
-   integer :: b, b0, nc, ic, first_bad, codes(nb)
-   logical :: bad
 
-   first_bad = n + 1
-   !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
-   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, mc, mo, qt, qto, codes, bad) &
-   !$omp reduction(min: first_bad) shared(n, ni, nh, m, qf, h, inertia, quadrature, tol, m_out, qf_out)
-   do ic = 1, (n + nb - 1) / nb
-      b0 = (ic - 1) * nb + 1
-      nc = min(nb, n - b0 + 1)
-      do b = b0, b0 + nc - 1
-         mc(:, b - b0 + 1) = m(b, :)
-         codes(b - b0 + 1) = check_body_matrix(mc(:, b - b0 + 1), h(min(b, nh)), inertia(:, min(b, ni)), &
-                                               transpose(qf(b, :, :)), tol)
-      end do
-      call note_invalid(codes(1:nc), b0, first_bad, bad)
-      if (bad) cycle
-      call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, mo, w)
-      do b = b0, b0 + nc - 1
-         qt = transpose(qf(b, :, :))
-         call rotate_matrix_tr(qt, w(:, b - b0 + 1), qto)
-         m_out(b, :) = mo(:, b - b0 + 1)
-         qf_out(b, :, :) = transpose(qto)
-      end do
-   end do
-   !$omp end parallel do
-   info = input_ok
-   where = first_invalid(first_bad, n)
-   if (where >= 0) &
-      info = check_body_matrix(m(first_bad, :), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
-                               transpose(qf(first_bad, :, :)), tol)
+   call flow_batch(attitude_matrix, n, ni, nh, m, qf, h, inertia, quadrature, threads, m_out, qf_out, &
+                   tol, info, where, layout=layout_body_first)
 end subroutine frb_step_batch_f
 
 subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
                              info, where)
    use iso_c_binding, only: c_double, c_int
-   use rotations, only: qmul
-   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use checks, only: check_body_quat, input_ok
-   use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
+   use flow_batches, only: flow_batch, attitude_quat, layout_body_first
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(n, 3), q(n, 4), h(nh), inertia(3, ni), tol
    real(c_double), intent(out) :: m_out(n, 3), q_out(n, 4)
    integer(c_int), intent(out) :: info, where
-   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 0)
-   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
-   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py intent(hide) :: n, ni, nh
    !f2py integer(c_int) optional, intent(in) :: threads = 0
    !f2py threadsafe
-   integer, parameter :: nb = flow_lanes_width
-   real(c_double) :: w(4, nb), mc(3, nb), mo(3, nb)
-   integer :: b, b0, nc, ic, first_bad, codes(nb)
-   logical :: bad
 
-   first_bad = n + 1
-   !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
-   !$omp schedule(dynamic, 16) default(none) private(b, b0, nc, w, mc, mo, codes, bad) &
-   !$omp reduction(min: first_bad) shared(n, ni, nh, m, q, h, inertia, quadrature, tol, m_out, q_out)
-   do ic = 1, (n + nb - 1) / nb
-      b0 = (ic - 1) * nb + 1
-      nc = min(nb, n - b0 + 1)
-      do b = b0, b0 + nc - 1
-         mc(:, b - b0 + 1) = m(b, :)
-         codes(b - b0 + 1) = check_body_quat(mc(:, b - b0 + 1), h(min(b, nh)), inertia(:, min(b, ni)), &
-                                             q(b, :), tol)
-      end do
-      call note_invalid(codes(1:nc), b0, first_bad, bad)
-      if (bad) cycle
-      call free_flow_chunk(nc, b0, nh, ni, mc, h, inertia, quadrature, mo, w)
-      do b = b0, b0 + nc - 1
-         m_out(b, :) = mo(:, b - b0 + 1)
-         q_out(b, :) = qmul(q(b, :), w(:, b - b0 + 1))
-      end do
-   end do
-   !$omp end parallel do
-   info = input_ok
-   where = first_invalid(first_bad, n)
-   if (where >= 0) &
-      info = check_body_quat(m(first_bad, :), h(min(first_bad, nh)), inertia(:, min(first_bad, ni)), &
-                             q(first_bad, :), tol)
+   call flow_batch(attitude_quat, n, ni, nh, m, q, h, inertia, quadrature, threads, m_out, q_out, tol, &
+                   info, where, layout=layout_body_first)
 end subroutine quat_step_batch_f
 
 ! One body: the lean path of frb.frb_step / frb.quat_step for shapes (3,), (3, 3) and (4,) (no
@@ -407,11 +97,8 @@ subroutine frb_step_single(m, qt, h, inertia, quadrature, tol, m_out, qt_out, in
    !f2py intent(c) qt_out
 
    info = check_body_matrix(m, h, inertia, qt, tol)
-   if (info /= input_ok) then
-      m_out = 0; qt_out = 0
-      return
-   end if
-   call frb_step_one(m, qt, h, inertia, quadrature, m_out, qt_out)
+   m_out = 0; qt_out = 0
+   if (info == input_ok) call frb_step_one(m, qt, h, inertia, quadrature, m_out, qt_out)
 end subroutine frb_step_single
 
 subroutine quat_step_single(m, q, h, inertia, quadrature, tol, m_out, q_out, info)
@@ -425,11 +112,8 @@ subroutine quat_step_single(m, q, h, inertia, quadrature, tol, m_out, q_out, inf
    integer(c_int), intent(out) :: info
 
    info = check_body_quat(m, h, inertia, q, tol)
-   if (info /= input_ok) then
-      m_out = 0; q_out = 0
-      return
-   end if
-   call quat_step_one(m, q, h, inertia, quadrature, m_out, q_out)
+   m_out = 0; q_out = 0
+   if (info == input_ok) call quat_step_one(m, q, h, inertia, quadrature, m_out, q_out)
 end subroutine quat_step_single
 
 ! Value checks of one body for the set-up of frb.integrate and frb.splitting.integrate (shapes and

@@ -5,7 +5,8 @@ converted by f2py (anything array-like of real numbers, copied to float64 in For
 needed); ``in/output`` arrays are modified in place and must be float64 arrays in Fortran order
 of the stated shape (the Python layer passes the transposes ``x.T`` of C-ordered arrays).
 Array shapes are in the Fortran order of the binding; ``n`` bodies, ``nh`` and ``ni`` are 1
-or ``n`` (one value shared by the batch, or one per body).
+or ``n`` (one value shared by the batch, or one per body). Routines used only by the tests and
+benchmarks are in ``frb._testing`` (built with the meson option ``testing``).
 """
 from numpy.typing import ArrayLike, NDArray
 import numpy as np
@@ -38,21 +39,6 @@ def quat_step_batch(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike
 def quat_step_batch_f(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike,
                       quadrature: int, tol: float,
                       threads: int = ...) -> tuple[_F64, _F64, int, int]: ...
-def frb_integrate_batch(m: ArrayLike, qt: ArrayLike, h: ArrayLike, inertia: ArrayLike,
-                        quadrature: int, nsteps: int,
-                        threads: int = ...) -> tuple[_F64, _F64]: ...
-def quat_integrate_batch(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike,
-                         quadrature: int, nsteps: int,
-                         threads: int = ...) -> tuple[_F64, _F64]: ...
-
-# elliptic functions and integrals, elementwise over arrays of length n
-def ell_carlson(x: ArrayLike, y: ArrayLike, z: ArrayLike,
-                p: ArrayLike) -> tuple[_F64, _F64, _F64]: ...
-def ell_first_kind(phi: ArrayLike, k: ArrayLike, kp: ArrayLike) -> tuple[_F64, _F64]: ...
-def ell_jacobi(u: ArrayLike, k: ArrayLike, kp: ArrayLike) -> tuple[_F64, _F64, _F64, _F64]: ...
-def ell_jacobi_series(v: ArrayLike, m: ArrayLike) -> tuple[_F64, _F64, _F64, float]: ...
-def ell_third_kind(phi1: ArrayLike, phi2: ArrayLike, nn: ArrayLike, k: ArrayLike, kp: ArrayLike,
-                   np: int) -> tuple[_F64, _F64, _F64, _F64]: ...
 
 # the compiled loop of frb.splitting.integrate (fortran/bind_splitting.f90): m (3,), qt (3, 3),
 # m_out (3, nk), qt_out (3, 3, nk) updated in place; kinds an int32 array (nf,)

@@ -1,0 +1,29 @@
+"""Type stub of the compiled extension ``frb._testing`` (f2py, from fortran/bind_testing.f90).
+
+Built only with the meson option ``testing`` (``pip install -Csetup-args=-Dtesting=true .``):
+routines for the test suite and the benchmarks, not used by the package. Conventions as in
+``frb._core`` (its stub): arrays in the Fortran order of the binding, ``n`` bodies, ``nh`` and
+``ni`` 1 or ``n``.
+"""
+from numpy.typing import ArrayLike, NDArray
+import numpy as np
+
+_F64 = NDArray[np.float64]
+
+# exact free flow, nsteps steps without checks: batches (m (3, n), qt (3, 3, n) or q (4, n),
+# h (nh,), inertia (3, ni)); (m_out, attitude_out)
+def frb_integrate_batch(m: ArrayLike, qt: ArrayLike, h: ArrayLike, inertia: ArrayLike,
+                        quadrature: int, nsteps: int,
+                        threads: int = ...) -> tuple[_F64, _F64]: ...
+def quat_integrate_batch(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike,
+                         quadrature: int, nsteps: int,
+                         threads: int = ...) -> tuple[_F64, _F64]: ...
+
+# elliptic functions and integrals, elementwise over arrays of length n
+def ell_carlson(x: ArrayLike, y: ArrayLike, z: ArrayLike,
+                p: ArrayLike) -> tuple[_F64, _F64, _F64]: ...
+def ell_first_kind(phi: ArrayLike, k: ArrayLike, kp: ArrayLike) -> tuple[_F64, _F64]: ...
+def ell_jacobi(u: ArrayLike, k: ArrayLike, kp: ArrayLike) -> tuple[_F64, _F64, _F64, _F64]: ...
+def ell_jacobi_series(v: ArrayLike, m: ArrayLike) -> tuple[_F64, _F64, _F64, float]: ...
+def ell_third_kind(phi1: ArrayLike, phi2: ArrayLike, nn: ArrayLike, k: ArrayLike, kp: ArrayLike,
+                   np: int) -> tuple[_F64, _F64, _F64, _F64]: ...
