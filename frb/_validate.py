@@ -30,7 +30,7 @@ from typing import Any, Mapping
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import _shared_numbers as _sn
+from . import _numbers_table as _sn
 
 __all__ = ["IntegrationError", "ORTHOGONALITY_TOLERANCE", "PHASE_LIMIT", "INT32_MAX", "fmt", "real_array",
            "real_scalar", "integer", "first_nonfinite", "low_precision_hint", "check_message"]
@@ -39,7 +39,7 @@ __all__ = ["IntegrationError", "ORTHOGONALITY_TOLERANCE", "PHASE_LIMIT", "INT32_
 ORTHOGONALITY_TOLERANCE = 1e-10
 #: Longest step of the exact flows: ``|h| |m| / I_min`` (a bound on the angle, in radians, that
 #: the body turns) at most this (1e18): ``phase_limit`` of the compiled checks, one number
-#: (:mod:`frb._shared_numbers`).
+#: (:mod:`frb._numbers_table`).
 PHASE_LIMIT = _sn.PHASE_LIMIT
 #: Largest count the compiled loops take (a Fortran default integer).
 INT32_MAX = 2**31 - 1
@@ -305,7 +305,7 @@ def check_message(code: int, names: Mapping[str, str] | None = None, body: int |
                   plural: bool = False, terse: bool = False,
                   inertia: ArrayLike | None = None) -> str:
     """The ValueError message of a check code of the compiled checks (``BAD_M`` ... ``BAD_PHASE``
-    of :mod:`frb._shared_numbers`), naming the argument and the body; ``""`` for ``INPUT_OK``.
+    of :mod:`frb._numbers_table`), naming the argument and the body; ``""`` for ``INPUT_OK``.
 
     ``names`` maps the roles ``"m"``, ``"h"``, ``"inertia"``, ``"attitude"`` to the argument
     names of the route (defaults ``m``, ``h``, ``inertia``, and ``Q`` for ``BAD_ROTATION``, ``q``

@@ -25,9 +25,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _core, _engine, _segments
-# the numbers shared with the compiled loop (frb._shared_numbers): method families, torque
+# the numbers shared with the compiled loop (frb._numbers_table): method families, torque
 # kinds, info codes
-from ._shared_numbers import (
+from ._numbers_table import (
     FAMILY_EXACT_SPLITTINGS as _CZ, FAMILY_APPROXIMATE_FREE_FLOWS as _VILMART,
     FAMILY_RUNGE_KUTTA as _GANAPATHI, FAMILY_LIE_STORMER_VERLET as _TERZE,
     FAMILY_MIDPOINT_TRAPEZOID as _KRYSL,
@@ -36,7 +36,7 @@ from ._shared_numbers import (
     INFO_NO_CONVERGENCE as _INFO_NO_CONVERGENCE, INFO_NON_FINITE as _INFO_NON_FINITE,
     INFO_NO_SOLUTION as _INFO_NO_SOLUTION, INFO_NOT_IMPLEMENTED as _INFO_NOT_IMPLEMENTED,
     BAD_QUATERNION, BAD_ROTATION)
-from . import _shared_numbers as _sn
+from . import _numbers_table as _sn
 from . import schedules
 from . import _validate
 from ._validate import IntegrationError

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _core
-from . import _shared_numbers as _sn
+from . import _numbers_table as _sn
 from . import _validate
 from ._validate import ORTHOGONALITY_TOLERANCE
 from .threads import resolve as _resolve_threads

@@ -42,7 +42,7 @@ __all__ = ["Torque", "CompiledTorque", "ConstantField", "HeavyTop", "GravityGrad
            "UserTorque", "as_torque", "constant_field", "heavy_top", "gravity_gradient"]
 
 # torque kinds of the compiled loop (fortran/torques.f90)
-from ._shared_numbers import TORQUE_FIELD as KIND_FIELD, TORQUE_GRAVITY_GRADIENT as KIND_GRAVITY_GRADIENT  # noqa: E402,E501
+from ._numbers_table import TORQUE_FIELD as KIND_FIELD, TORQUE_GRAVITY_GRADIENT as KIND_GRAVITY_GRADIENT  # noqa: E402,E501
 
 
 class CompiledTorque(NamedTuple):

@@ -1,7 +1,7 @@
 """Generated sources: the committed files are what tools/ writes, and the shared numbers agree with
 the compiled extensions.
 
-tools/shared_numbers.py writes fortran/shared_numbers.f90 and frb/_shared_numbers.py from one table;
+tools/numbers_table.py writes fortran/numbers_table.f90 and frb/_numbers_table.py from one table;
 tools/gen_gauss_legendre.py and tools/gen_jacobi_series.py write the fortran/*_table.inc files.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 import frb
 from frb import _core, _engine, _validate
-from frb import _shared_numbers as sn
+from frb import _numbers_table as sn
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TOOLS = REPO_ROOT / "tools"
@@ -26,20 +26,20 @@ def _run(script: str, *args: str) -> None:
                    capture_output=True)
 
 
-def test_shared_numbers_files_are_generated(tmp_path):
-    _run("shared_numbers.py", str(tmp_path))
-    for rel in ("fortran/shared_numbers.f90", "frb/_shared_numbers.py"):
+def test_numbers_table_files_are_generated(tmp_path):
+    _run("numbers_table.py", str(tmp_path))
+    for rel in ("fortran/numbers_table.f90", "frb/_numbers_table.py"):
         assert (tmp_path / rel).read_bytes() == (REPO_ROOT / rel).read_bytes(), (
-            f"{rel} differs from tools/shared_numbers.py's table: run the script")
+            f"{rel} differs from tools/numbers_table.py's table: run the script")
 
 
-def test_shared_numbers_check_mode():
-    _run("shared_numbers.py", "--check")
+def test_numbers_table_check_mode():
+    _run("numbers_table.py", "--check")
 
 
-def test_installed_shared_numbers_are_the_committed_ones():
-    """The installed frb._shared_numbers is the source tree's (the suite runs the installed package)."""
-    committed = (REPO_ROOT / "frb" / "_shared_numbers.py").read_bytes()
+def test_installed_numbers_table_are_the_committed_ones():
+    """The installed frb._numbers_table is the source tree's (the suite runs the installed package)."""
+    committed = (REPO_ROOT / "frb" / "_numbers_table.py").read_bytes()
     assert Path(sn.__file__).read_bytes() == committed
 
 
@@ -56,7 +56,7 @@ def test_tables_are_generated(tmp_path, script, outputs):
             f"fortran/{name} differs from tools/{script}'s output")
 
 
-def test_python_uses_the_shared_numbers():
+def test_python_uses_the_numbers_table():
     assert _validate.PHASE_LIMIT == sn.PHASE_LIMIT == 1e18
     assert frb.engine.NEWTON_RTOL == sn.NEWTON_RTOL == 4.0 * np.finfo(np.float64).eps
     assert frb.engine.NEWTON_MAX_ITER == sn.NEWTON_MAX_ITER
