@@ -657,7 +657,13 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
     exception of a user torque. ``label`` names the run on its progress bar (default
     ``frb.integrate NAME``)."""
     n = m2.shape[0]
-    tkind, tpar, user = _torque(torque)
+    form = None if torque is None else torque.compiled
+    if form is not None:            # (the usual cases first: a built-in torque, or none)
+        tkind, tpar, user = form.kind, form.parameters, None
+    elif torque is None:
+        tkind, tpar, user = _T_NONE, _NO_TORQUE_PARAMETERS, None
+    else:
+        tkind, tpar, user = _torque(torque)
     kinds, frac = _ONE_FREE_FLOW if plan is None else plan
     variant = info.variant
     if info.family == _CZ and plan is None:
@@ -666,7 +672,10 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
     t_out = saved * h          # t0 + k h, t0 = 0, as the compiled loop
     if not h > 0:
         t_out += 0.0           # (0 h = -0.0 for h < 0; the loop's 0.0 + 0 h is +0.0)
-    scale = _scale_of(big_m, i_min, i_max, h) if n else None
+    scale = None
+    if n and not ((big_m == 0 or _SAFE_LO <= big_m <= _SAFE_HI) and _SAFE_LO <= i_min
+                  and i_max <= _SAFE_HI):
+        scale = _scale_of(big_m, i_min, i_max, h)
     if scale is not None and n > 1:
         _check_common_scale(m2, I2, scale)
     m_run, I_run, h_run = m2, I2, h

@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Tuple
+from typing import Any, Callable, Literal, Optional, Tuple, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -55,7 +55,7 @@ from ._validate import IntegrationError
 from .schedules import FREE_PLAN, RKN6_14, SPLITTING_METHODS as METHODS, STRANG, coefficients as \
     _coefficients, plan, schedule
 from .threads import resolve as _resolve_threads
-from .torques import ConstantField, Torque, UserTorque, constant_field
+from .torques import ConstantField, GravityGradient, HeavyTop, Torque, UserTorque, constant_field
 
 __all__ = [
     "RKN6_14",
@@ -68,6 +68,9 @@ __all__ = [
 ]
 
 
+
+#: Torques that always run in the engine (their exact types: a subclass may change the torque).
+_ENGINE_TORQUES = frozenset({ConstantField, HeavyTop, GravityGradient, UserTorque})
 
 #: A torque flow of :func:`integrate`: ``flow(m, Q, t) -> (m_new, Q_new)``, the exact flow of
 #: the torque over time ``t`` from the state ``m`` (3,), ``Q`` (3, 3) (read-only).
@@ -338,14 +341,16 @@ def integrate(
     kinds, fractions, c = FREE_PLAN if torque is None else plan(tuple(a), tuple(b))
     # |c h| = |c| |h| exactly, so this is the longest free flow of a step
     tau_a = c * abs(h)
-    phase = _validate.phase_scalar(tau_a, math.hypot(*m.tolist()), min(I.tolist()))
+    x, y, z = m.tolist()
+    i_min, i_max = min(I.tolist()), max(I.tolist())
+    phase = _validate.phase_scalar(tau_a, math.hypot(x, y, z), i_min)
     if phase > _validate.PHASE_LIMIT:
         raise ValueError(_validate.phase_message("h" if c == 1.0 else
                                                  f"h (the longest free flow of a step is {c:.4g} h)",
                                                  phase))
 
     label = f"frb.splitting.integrate {method if coefficients is None else 'SPLITTING'}"
-    if torque is None or isinstance(torque, Torque) and (
+    if torque is None or type(torque) in _ENGINE_TORQUES or isinstance(torque, Torque) and (
             torque.compiled is not None or isinstance(torque, UserTorque)):
         # the engine of frb.integrate (method EXACT for a free body, else the splitting), with
         # the attitude held as the matrix it is
@@ -355,16 +360,15 @@ def integrate(
             name = method.upper() if coefficients is None else "SPLITTING"
             info = engine.METHODS[name] if coefficients is None else engine.SPLITTING
             steps = (kinds, fractions)
-        x, y, z = m.tolist()
         t_out, m_k, Q_k, failure = engine.run_validated(
-            name, info, m[None], Q.reshape(1, 9), I[None], h, nsteps, torque, steps, save_every,
-            quadrature, 1, progress, max(x, -x, y, -y, z, -z), min(I.tolist()), max(I.tolist()),
-            True, label)
-        m_out = m_k[:, 0]
+            name, info, m[None], Q.reshape(1, 9), I[None], h, nsteps,
+            cast(Optional[Torque], torque), steps, save_every,
+            quadrature, 1, progress, max(x, -x, y, -y, z, -z), i_min, i_max, True, label)
+        m_out = m_k.reshape(-1, 3)          # (K, 1, 3) and (K, 1, 9) of one body: views
         if failure is not None:
             raise _splitting_failure(failure.step, _segments.kept_steps(nsteps, save_every),
                                      m_out)
-        return Trajectory(t=t_out, m=m_out, Q=Q_k[:, 0].reshape(-1, 3, 3))
+        return Trajectory(t=t_out, m=m_out, Q=Q_k.reshape(-1, 3, 3))
 
     # a torque flow: the Python loop
     saved = _segments.kept_steps(nsteps, save_every)      # (float64, read-only)
