@@ -41,8 +41,8 @@ from . import schedules
 from . import _validate
 from ._validate import IntegrationError
 from .threads import resolve as _resolve_threads, get_num_threads
-from .flows import ORTHOGONALITY_TOLERANCE, is_rotation_batch
-from .rotations import matrix_to_quat, quat_to_matrix
+from .flows import ORTHOGONALITY_TOLERANCE
+from .rotations import is_rotation, matrix_to_quat, quat_to_matrix
 from .torques import ConstantField, Torque, UserTorque, as_torque
 
 __all__ = ["integrate", "Trajectory", "IntegrationError", "METHODS", "MethodInfo"]
@@ -311,18 +311,6 @@ _ONE_FREE_FLOW = (_read_only(np.zeros(1, dtype=np.intc)), _read_only(np.ones(1))
 _NO_TORQUE_PARAMETERS = _read_only(np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0]))
 
 
-def _torque(torque: Torque | None
-            ) -> tuple[int, NDArray[np.float64], Torque | None]:
-    """(kind, tpar, user torque or None) of the engine for a Torque (or None): the compiled form
-    of a built-in torque, else the Python call-back."""
-    if torque is None:
-        return _T_NONE, _NO_TORQUE_PARAMETERS, None
-    form = torque.compiled
-    if form is not None:
-        return form.kind, form.parameters, None
-    return _T_USER, np.array(_NO_TORQUE_PARAMETERS), torque
-
-
 class _TorqueCallback:
     """The f2py call-back of a torque without a compiled form (a user torque, or a subclass of a
     built-in one): calls torque(t, Q) once for the batch and checks
@@ -418,8 +406,8 @@ def _attitude(attitude0: ArrayLike, single: bool, n: int, matrices: bool
         return "quaternion", np.ascontiguousarray(q)
     if a.shape[-2:] == (3, 3) and a.ndim == (2 if single else 3) and (single or a.shape[0] == n):
         Q = a.reshape(-1, 3, 3)
-        if not is_rotation_batch(Q):
-            bad = next(j for j in range(Q.shape[0]) if not is_rotation_batch(Q[j:j + 1]))
+        if not is_rotation(Q):
+            bad = next(j for j in range(Q.shape[0]) if not is_rotation(Q[j:j + 1]))
             raise ValueError(_validate.check_message(BAD_ROTATION, _NAMES, None if single else bad,
                                                      plural=True, original=attitude0))
         if matrices:
@@ -606,13 +594,12 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
     quadrature = _int_arg(quadrature, "quadrature", 0, 10)
     threads = _resolve_threads(threads)
     progress = _segments.check_progress(progress)
-    tq = torque if torque is None or isinstance(torque, Torque) else as_torque(torque)
+    tq = as_torque(torque)
     if tq is not None and not isinstance(tq, info.torques):
         raise ValueError(f"method {name} {info.torque_note}")
     if tq is not None and tq.uses_momentum:
         raise ValueError(f"torque {tq!r}: torques of the angular momentum, torque(t, Q, m), are "
                          "not supported yet")
-    tkind, tpar, user = _torque(tq)
     check_dmv_inertia(info, I2, single)
     if quadrature and info.family != _CZ:
         raise ValueError(f"quadrature applies to the exact-flow splittings, not to {name}")
@@ -657,13 +644,15 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
     exception of a user torque. ``label`` names the run on its progress bar (default
     ``frb.integrate NAME``)."""
     n = m2.shape[0]
+    # the torque: its compiled form, or the Python call-back (kind, parameters, callable)
     form = None if torque is None else torque.compiled
-    if form is not None:            # (the usual cases first: a built-in torque, or none)
-        tkind, tpar, user = form.kind, form.parameters, None
+    user = None
+    if form is not None:
+        tkind, tpar = form.kind, form.parameters
     elif torque is None:
-        tkind, tpar, user = _T_NONE, _NO_TORQUE_PARAMETERS, None
+        tkind, tpar = _T_NONE, _NO_TORQUE_PARAMETERS
     else:
-        tkind, tpar, user = _torque(torque)
+        tkind, tpar, user = _T_USER, _NO_TORQUE_PARAMETERS, torque
     kinds, frac = _ONE_FREE_FLOW if plan is None else plan
     variant = info.variant
     if info.family == _CZ and plan is None:
@@ -672,10 +661,7 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
     t_out = saved * h          # t0 + k h, t0 = 0, as the compiled loop
     if not h > 0:
         t_out += 0.0           # (0 h = -0.0 for h < 0; the loop's 0.0 + 0 h is +0.0)
-    scale = None
-    if n and not ((big_m == 0 or _SAFE_LO <= big_m <= _SAFE_HI) and _SAFE_LO <= i_min
-                  and i_max <= _SAFE_HI):
-        scale = _scale_of(big_m, i_min, i_max, h)
+    scale = _scale_of(big_m, i_min, i_max, h) if n else None
     if scale is not None and n > 1:
         _check_common_scale(m2, I2, scale)
     m_run, I_run, h_run = m2, I2, h

@@ -54,20 +54,6 @@ def raise_for(info: int, where: int, attitude: str, m: ArrayLike | None = None,
                                              original=original, phase=phase))
 
 
-def is_rotation_batch(Q3: NDArray[np.float64]) -> bool:
-    """Q^T Q = 1 within the tolerance and det Q > 0, for a stack Q3 of shape (n, 3, 3)."""
-    gram = np.matmul(Q3.transpose(0, 2, 1), Q3)
-    gram[:, [0, 1, 2], [0, 1, 2]] -= 1.0
-    if gram.size and np.abs(gram).max() > ORTHOGONALITY_TOLERANCE:
-        return False
-    # orthogonal, so det = +-1: its sign is that of the triple product of the columns
-    c0, c1, c2 = Q3[:, :, 0], Q3[:, :, 1], Q3[:, :, 2]
-    triple = (c0[:, 0] * (c1[:, 1] * c2[:, 2] - c1[:, 2] * c2[:, 1])
-              - c0[:, 1] * (c1[:, 0] * c2[:, 2] - c1[:, 2] * c2[:, 0])
-              + c0[:, 2] * (c1[:, 0] * c2[:, 1] - c1[:, 1] * c2[:, 0]))
-    return bool((triple > 0).all())
-
-
 def _fortran_ordered(m: object, attitude: object) -> bool:
     """True for a batch whose m and attitude are float64 arrays in Fortran order (not C order)."""
     return all(isinstance(a, np.ndarray) and a.ndim >= 2 and a.dtype == np.float64

@@ -69,7 +69,8 @@ __all__ = [
 
 
 
-#: Torques that always run in the engine (their exact types: a subclass may change the torque).
+#: Torques that run in the engine: the built-in ones (their exact types, which have a compiled
+#: form; a subclass may change the torque and is taken as a flow) and user torques.
 _ENGINE_TORQUES = frozenset({ConstantField, HeavyTop, GravityGradient, UserTorque})
 
 #: A torque flow of :func:`integrate`: ``flow(m, Q, t) -> (m_new, Q_new)``, the exact flow of
@@ -350,8 +351,7 @@ def integrate(
                                                  phase))
 
     label = f"frb.splitting.integrate {method if coefficients is None else 'SPLITTING'}"
-    if torque is None or type(torque) in _ENGINE_TORQUES or isinstance(torque, Torque) and (
-            torque.compiled is not None or isinstance(torque, UserTorque)):
+    if torque is None or type(torque) in _ENGINE_TORQUES or isinstance(torque, UserTorque):
         # the engine of frb.integrate (method EXACT for a free body, else the splitting), with
         # the attitude held as the matrix it is
         if torque is None:

@@ -308,6 +308,11 @@ class UserTorque(Torque):
 
 def _positional_count(function: Callable[..., Any]) -> int:
     """Number of required positional parameters of a callable (2 when it cannot be told)."""
+    code = getattr(function, "__code__", None)
+    if code is not None and not isinstance(function, type):
+        # a plain function (the usual torque): its code object, without inspect's cost on
+        # every call of integrate
+        return code.co_argcount - len(getattr(function, "__defaults__", None) or ())
     try:
         params = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
