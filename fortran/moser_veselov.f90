@@ -521,10 +521,39 @@ contains
       integer, intent(in) :: n, order, ldw
       real(dp), intent(in) :: h, m(3, n), inertia(3, n)
       real(dp), intent(inout) :: w(ldw, n)
-      integer :: j
+      integer, parameter :: nb = dmv_lanes_width
+      type(dmv_coef_t) :: c
+      real(dp) :: yl(nb, 3), hl(nb), wl(nb, 3)
+      integer :: b0, nl, j, k
 
-      do j = 1, n
-         w(1:3, j) = dmv_modified_inverse(dmv_setup(inertia(:, j), order), h, m(:, j))
+      do b0 = 1, n, nb
+         nl = min(nb, n - b0 + 1)
+         ! the coefficients of the moments: set up again only where they change
+         if (b0 == 1) then
+            c = dmv_setup(inertia(:, 1), order)
+         else if (any(inertia(:, b0) /= inertia(:, b0 - 1))) then
+            c = dmv_setup(inertia(:, b0), order)
+         end if
+         if (all(inertia(1, b0:b0 + nl - 1) == inertia(1, b0)) .and. &
+             all(inertia(2, b0:b0 + nl - 1) == inertia(2, b0)) .and. &
+             all(inertia(3, b0:b0 + nl - 1) == inertia(3, b0))) then
+            ! a block of one body shape: the lanes (dmv_lanes_inverse, the same results as
+            ! dmv_modified_inverse bit for bit)
+            do k = 1, nl
+               yl(k, :) = m(:, b0 + k - 1)
+            end do
+            hl(1:nl) = h
+            call dmv_lanes_inverse(nl, c, hl(1:nl), yl(1:nl, :), wl(1:nl, :))
+            do k = 1, nl
+               w(1:3, b0 + k - 1) = wl(k, :)
+            end do
+         else
+            do j = b0, b0 + nl - 1
+               if (j > b0 .and. any(inertia(:, j) /= inertia(:, j - 1))) &
+                  c = dmv_setup(inertia(:, j), order)
+               w(1:3, j) = dmv_modified_inverse(c, h, m(:, j))
+            end do
+         end if
       end do
    end subroutine dmv_prepare_inverse
 
