@@ -64,10 +64,11 @@ module approximate_free_flows
    use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
    use kinds, only: dp
    use step_interface
+   use checks, only: all_finite
    use torques, only: torque_t, user_torque_cb, torque_batch, torque_none, field_v_torque
    use rotations, only: cross, qmul, quat_exp, quat_cayley, solve3
    use moser_veselov, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_step_inv, &
-                            dmv_prepare_inverse, dmv_blocks_step, dmv_blocks_steps
+                            dmv_blocks_step, dmv_blocks_steps
    use exact_splittings, only: exact_free_flows
    implicit none
    private
@@ -143,10 +144,15 @@ contains
          if (.not. torqued) then
             ! the lanes, in blocks of 16 bodies from body 1 of the chunk (chunks start at
             ! bodies 1, 65, ...: the blocks of frb.dmv_integrate)
-            if (k == 1) call dmv_prepare_inverse(n, variant, h, m, inertia, nws, ws)
-            call dmv_blocks_step(n, h, m, q, nws, ws)
+            if (k == 1) then
+               ! the inverse moments from the initial state, in the same pass as the step
+               call dmv_blocks_steps(n, 1, h, m, q, nws, ws, variant, inertia)
+            else
+               call dmv_blocks_step(n, h, m, q, nws, ws)
+            end if
+            if (all_finite(3 * n, m) .and. all_finite(4 * n, q)) return
             do j = 1, n
-               if (.not. (all(ieee_is_finite(m(:, j))) .and. all(ieee_is_finite(q(:, j))))) &
+               if (.not. (all_finite(3, m(:, j)) .and. all_finite(4, q(:, j)))) &
                   info(j) = info_no_solution
             end do
             return

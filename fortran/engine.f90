@@ -18,6 +18,7 @@ module engine
    use lie_stormer_verlet, only: lie_stormer_verlet_step
    use midpoint_trapezoid, only: midpoint_trapezoid_step
    use parallel, only: thread_count, save_slot, min_parallel_work
+   use checks, only: all_finite
    implicit none
    private
 
@@ -153,7 +154,7 @@ contains
             m_keep = mc
             q_keep = qc
             call torque_free_steps(meth%variant, nc, nsub, h, mc, qc, wc, done)
-            if (done .and. all(abs(mc) <= huge(1.0_dp)) .and. all(abs(qc) <= huge(1.0_dp))) then
+            if (done .and. all_finite(3 * nc, mc) .and. all_finite(natt * nc, qc)) then
                k = k + nsub
                slot = save_slot(k, nsteps, save_every)
                if (slot > 0) then
@@ -176,18 +177,20 @@ contains
          else
             info = info_not_implemented
          end if
-         do j = 1, nc
-            if (info(j) == info_ok) then
-               if (.not. (all(abs(mc(:, j)) <= huge(1.0_dp)) .and. &
-                          all(abs(qc(:, j)) <= huge(1.0_dp)))) info(j) = info_non_finite
-            end if
-            if (info(j) /= info_ok) then
-               code = info(j)
-               kfail = k
-               jfail = j
-               return
-            end if
-         end do
+         if (any(info /= info_ok) .or. .not. (all_finite(3 * nc, mc) .and. all_finite(natt * nc, qc))) then
+            do j = 1, nc
+               if (info(j) == info_ok) then
+                  if (.not. (all_finite(3, mc(:, j)) .and. all_finite(natt, qc(:, j)))) &
+                     info(j) = info_non_finite
+               end if
+               if (info(j) /= info_ok) then
+                  code = info(j)
+                  kfail = k
+                  jfail = j
+                  return
+               end if
+            end do
+         end if
          slot = save_slot(k, nsteps, save_every)
          if (slot > 0) then
             m_out(:, b0:b1, slot) = mc

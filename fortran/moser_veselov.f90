@@ -523,39 +523,51 @@ contains
       real(dp), intent(inout) :: w(ldw, n)
       integer, parameter :: nb = dmv_lanes_width
       type(dmv_coef_t) :: c
-      real(dp) :: yl(nb, 3), hl(nb), wl(nb, 3)
-      integer :: b0, nl, j, k
+      real(dp) :: yl(nb, 3), wl(nb, 3)
+      integer :: b0, nl, k
 
       do b0 = 1, n, nb
          nl = min(nb, n - b0 + 1)
-         ! the coefficients of the moments: set up again only where they change
-         if (b0 == 1) then
-            c = dmv_setup(inertia(:, 1), order)
-         else if (any(inertia(:, b0) /= inertia(:, b0 - 1))) then
-            c = dmv_setup(inertia(:, b0), order)
-         end if
-         if (all(inertia(1, b0:b0 + nl - 1) == inertia(1, b0)) .and. &
-             all(inertia(2, b0:b0 + nl - 1) == inertia(2, b0)) .and. &
-             all(inertia(3, b0:b0 + nl - 1) == inertia(3, b0))) then
-            ! a block of one body shape: the lanes (dmv_lanes_inverse, the same results as
-            ! dmv_modified_inverse bit for bit)
-            do k = 1, nl
-               yl(k, :) = m(:, b0 + k - 1)
-            end do
-            hl(1:nl) = h
-            call dmv_lanes_inverse(nl, c, hl(1:nl), yl(1:nl, :), wl(1:nl, :))
-            do k = 1, nl
-               w(1:3, b0 + k - 1) = wl(k, :)
-            end do
-         else
-            do j = b0, b0 + nl - 1
-               if (j > b0 .and. any(inertia(:, j) /= inertia(:, j - 1))) &
-                  c = dmv_setup(inertia(:, j), order)
-               w(1:3, j) = dmv_modified_inverse(c, h, m(:, j))
-            end do
-         end if
+         do k = 1, nl
+            yl(k, :) = m(:, b0 + k - 1)
+         end do
+         call block_inverse(n, nl, b0, order, h, inertia, c, yl(1:nl, :), wl(1:nl, :))
+         do k = 1, nl
+            w(1:3, b0 + k - 1) = wl(k, :)
+         end do
       end do
    end subroutine dmv_prepare_inverse
+
+   !> The modified inverse moments wl(k, :) of the bodies b0 .. b0+nl-1 of a block from their
+   !> momenta yl(k, :) (the lanes dmv_lanes_inverse for a block of one body shape, else body by
+   !> body). c holds the coefficients of body b0 - 1 on entry (any value when b0 = 1) and of
+   !> body b0 + nl - 1 on return: they are set up again only where the moments change.
+   pure subroutine block_inverse(n, nl, b0, order, h, inertia, c, yl, wl)
+      integer, intent(in) :: n, nl, b0, order
+      real(dp), intent(in) :: h, inertia(3, n), yl(nl, 3)
+      type(dmv_coef_t), intent(inout) :: c
+      real(dp), intent(out) :: wl(nl, 3)
+      real(dp) :: hl(dmv_lanes_width)
+      integer :: k, j
+
+      if (b0 == 1) then
+         c = dmv_setup(inertia(:, 1), order)
+      else if (any(inertia(:, b0) /= inertia(:, b0 - 1))) then
+         c = dmv_setup(inertia(:, b0), order)
+      end if
+      if (all(inertia(1, b0:b0 + nl - 1) == inertia(1, b0)) .and. &
+          all(inertia(2, b0:b0 + nl - 1) == inertia(2, b0)) .and. &
+          all(inertia(3, b0:b0 + nl - 1) == inertia(3, b0))) then
+         hl(1:nl) = h
+         call dmv_lanes_inverse(nl, c, hl(1:nl), yl, wl)
+      else
+         do k = 1, nl
+            j = b0 + k - 1
+            if (k > 1 .and. any(inertia(:, j) /= inertia(:, j - 1))) c = dmv_setup(inertia(:, j), order)
+            wl(k, :) = dmv_modified_inverse(c, h, yl(k, :))
+         end do
+      end if
+   end subroutine block_inverse
 
    !> One DMV step (Algorithm 3) of n bodies in place, m(3, n), q(4, n), step h, inverse
    !> moments w(1:3, j) of body j (w(ldw, n), ldw >= 3): the step of frb.integrate's
@@ -566,69 +578,97 @@ contains
    !> solution gets NaN.
    pure subroutine dmv_blocks_step(n, h, m, q, ldw, w)
       integer, intent(in) :: n, ldw
-      real(dp), intent(in) :: h, w(ldw, n)
-      real(dp), intent(inout) :: m(3, n), q(4, n)
+      real(dp), intent(in) :: h
+      real(dp), intent(inout) :: m(3, n), q(4, n), w(ldw, n)
 
       call dmv_blocks_steps(n, 1, h, m, q, ldw, w)
    end subroutine dmv_blocks_step
 
    !> nsub steps of dmv_blocks_step, each block packed into the lanes once for all of them (the
    !> same operations, so the same results bit for bit: the fast path of a torque-free run
-   !> between two kept states).
-   pure subroutine dmv_blocks_steps(n, nsub, h, m, q, ldw, w)
+   !> between two kept states). With order and inertia present (the first step of a run), the
+   !> inverse moments w(1:3, :) are first computed from m as dmv_prepare_inverse does, in the
+   !> same pass over the block.
+   pure subroutine dmv_blocks_steps(n, nsub, h, m, q, ldw, w, order, inertia)
       integer, intent(in) :: n, nsub, ldw
-      real(dp), intent(in) :: h, w(ldw, n)
-      real(dp), intent(inout) :: m(3, n), q(4, n)
+      real(dp), intent(in) :: h
+      real(dp), intent(inout) :: m(3, n), q(4, n), w(ldw, n)
+      integer, intent(in), optional :: order
+      real(dp), intent(in), optional :: inertia(3, n)
       integer, parameter :: nb = dmv_lanes_width
+      type(dmv_coef_t) :: c
       integer :: b0, nl, s
 
       do b0 = 1, n, nb
          nl = min(nb, n - b0 + 1)
          if (nl == nb) then
             ! (the full width as a constant: loops of known length)
-            call block_step(n, nb, b0, nsub, h, m, q, ldw, w)
-         else if (nl == 1) then
+            call block_step(n, nb, b0, nsub, h, m, q, ldw, w, c, order, inertia)
+         else if (nl == 1 .and. .not. present(order)) then
             do s = 1, nsub
                call dmv_step_scalar(m(:, b0), q(:, b0), h / 2, w(1:3, b0))
             end do
          else
-            call block_step(n, nl, b0, nsub, h, m, q, ldw, w)
+            call block_step(n, nl, b0, nsub, h, m, q, ldw, w, c, order, inertia)
          end if
       end do
    end subroutine dmv_blocks_steps
 
-   !> nsub steps of dmv_blocks_step for its block of the nl bodies b0 .. b0+nl-1, packed into lanes: buffers
-   !> of the full width seen by dmv_lanes as (nl, 3), (nl, 4) arrays (sequence association; no
-   !> allocation: this runs every step).
-   pure subroutine block_step(n, nl, b0, nsub, h, m, q, ldw, w)
+   !> nsub steps of dmv_blocks_steps for its block of the nl bodies b0 .. b0+nl-1, packed into
+   !> lanes: buffers of the full width seen by dmv_lanes as (nl, 3), (nl, 4) arrays (sequence
+   !> association; no allocation: this runs every step). A block of one body steps by
+   !> dmv_step_scalar (the same results).
+   pure subroutine block_step(n, nl, b0, nsub, h, m, q, ldw, w, c, order, inertia)
       integer, intent(in) :: n, nl, b0, nsub, ldw
-      real(dp), intent(in) :: h, w(ldw, n)
-      real(dp), intent(inout) :: m(3, n), q(4, n)
+      real(dp), intent(in) :: h
+      real(dp), intent(inout) :: m(3, n), q(4, n), w(ldw, n)
+      type(dmv_coef_t), intent(inout) :: c
+      integer, intent(in), optional :: order
+      real(dp), intent(in), optional :: inertia(3, n)
       integer, parameter :: nb = dmv_lanes_width
       real(dp) :: yl(3 * nb), ql(4 * nb), hd(nb), wl(3 * nb)
-      integer :: k, b, c, s
+      integer :: k, b, i, s
 
       do k = 1, nl
          b = b0 + k - 1
-         do c = 1, 3
-            yl(k + (c - 1) * nl) = m(c, b)
-            wl(k + (c - 1) * nl) = w(c, b)
+         do i = 1, 3
+            yl(k + (i - 1) * nl) = m(i, b)
          end do
-         do c = 1, 4
-            ql(k + (c - 1) * nl) = q(c, b)
+         do i = 1, 4
+            ql(k + (i - 1) * nl) = q(i, b)
          end do
          hd(k) = h / 2
       end do
-      do s = 1, nsub
-         call dmv_lanes(nl, yl, ql, hd, wl)
-      end do
+      if (present(order)) then
+         call block_inverse(n, nl, b0, order, h, inertia, c, yl, wl)
+         do k = 1, nl
+            do i = 1, 3
+               w(i, b0 + k - 1) = wl(k + (i - 1) * nl)
+            end do
+         end do
+      else
+         do k = 1, nl
+            do i = 1, 3
+               wl(k + (i - 1) * nl) = w(i, b0 + k - 1)
+            end do
+         end do
+      end if
+      if (nl == 1) then
+         do s = 1, nsub
+            call dmv_step_scalar(yl(1:3), ql(1:4), hd(1), wl(1:3))
+         end do
+      else
+         do s = 1, nsub
+            call dmv_lanes(nl, yl, ql, hd, wl)
+         end do
+      end if
       do k = 1, nl
          b = b0 + k - 1
-         do c = 1, 3
-            m(c, b) = yl(k + (c - 1) * nl)
+         do i = 1, 3
+            m(i, b) = yl(k + (i - 1) * nl)
          end do
-         do c = 1, 4
-            q(c, b) = ql(k + (c - 1) * nl)
+         do i = 1, 4
+            q(i, b) = ql(k + (i - 1) * nl)
          end do
       end do
    end subroutine block_step
