@@ -518,6 +518,9 @@ def shared_tensor(inertia: ArrayLike) -> NDArray[np.float64]:
     return _validate.real_array(inertia, "inertia", finite=False).reshape(1, 3, 3)
 
 
+_NESTED = frozenset((list, tuple, np.ndarray))
+
+
 def tensor_frame(inertia: Any, m: Any) -> PrincipalFrame | None:
     """The principal frame of ``inertia`` when it holds inertia tensors for the bodies of
     ``m`` (the route's momentum as given), else None (principal moments, or arguments the route
@@ -531,7 +534,8 @@ def tensor_frame(inertia: Any, m: Any) -> PrincipalFrame | None:
         if inertia.ndim < 2:
             return None
     elif kind is list or kind is tuple:
-        if not inertia or not isinstance(inertia[0], (list, tuple, np.ndarray)):
+        first = type(inertia[0]) if inertia else None
+        if first is float or first is int or first not in _NESTED:
             return None
     try:
         shape = np.shape(inertia)
