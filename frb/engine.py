@@ -239,7 +239,7 @@ class Trajectory:
 
     @property
     def kinetic_energy(self) -> NDArray[np.float64]:
-        """``sum m_j^2 / (2 I_j)`` at the saved states (``m . J^-1 m / 2`` for tensors)."""
+        """``sum m_j^2 / (2 I_j)`` at the saved states (``dot(m, J^-1 m) / 2`` for tensors)."""
         if self.inertia.ndim == self.m.ndim:    # inertia tensors (3, 3) or (N, 3, 3)
             return tensor_kinetic_energy(self.m, self.inertia)
         return 0.5 * np.sum(self.m**2 / self.inertia, axis=-1)
