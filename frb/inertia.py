@@ -51,8 +51,6 @@ __all__ = ["SYMMETRY_TOLERANCE", "principal_axes", "PrincipalFrame", "tensor_fra
 #: Largest ``|J - J^T|`` of an inertia tensor, relative to its largest entry ``|J|_max``.
 SYMMETRY_TOLERANCE = 1e-12
 
-_WANT_TENSOR = "an array of real numbers (principal moments or an inertia tensor)"
-
 
 def tensor_array(value: ArrayLike, name: str = "inertia", one: bool | None = None
                  ) -> tuple[NDArray[np.float64], bool]:
@@ -518,7 +516,8 @@ def shared_tensor(inertia: ArrayLike) -> NDArray[np.float64]:
     return _validate.real_array(inertia, "inertia", finite=False).reshape(1, 3, 3)
 
 
-_NESTED = frozenset((list, tuple, np.ndarray))
+#: The types of the rows of a nested list that may hold tensors (tensor_frame's quick exit).
+NESTED_TYPES = frozenset((list, tuple, np.ndarray))
 
 
 def tensor_frame(inertia: Any, m: Any) -> PrincipalFrame | None:
@@ -535,7 +534,7 @@ def tensor_frame(inertia: Any, m: Any) -> PrincipalFrame | None:
             return None
     elif kind is list or kind is tuple:
         first = type(inertia[0]) if inertia else None
-        if first is float or first is int or first not in _NESTED:
+        if first is float or first is int or first not in NESTED_TYPES:
             return None
     try:
         shape = np.shape(inertia)
