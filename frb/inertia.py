@@ -16,7 +16,8 @@ body frame of the attitude (any body frame, not necessarily the principal one). 
   torque seen in a frame rotated per body, and every user torque, is called from Python once per
   stage (as a user torque always is); a built-in torque with one tensor for all bodies stays
   compiled (the constant field and the heavy top with their body point ``R^T c``; the gravity
-  gradient is the same formula with the principal moments).
+  gradient is the same formula with the principal moments). So NYSTROM4, which takes the field
+  torques only, takes them with one tensor for all bodies, not with a tensor per body.
 
 Shapes. A (3, 3) ``inertia`` is one tensor for all bodies when ``m`` is one body (3,) or a batch
 of ``N != 3`` bodies. For a batch of exactly three bodies, (3, 3) keeps its former meaning: the
