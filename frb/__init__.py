@@ -9,6 +9,7 @@ splitting                splitting methods for torqued bodies (``frb.splitting.i
 dmv_step, dmv_integrate  the preprocessed discrete Moser-Veselov baseline (orders 2, 4, 6, 8)
 hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat, kinetic_energy, spatial_momentum
 to_rotation, from_rotation   conversion to and from scipy's Rotation (scipy optional)
+principal_axes           moments and axes of an inertia tensor (every ``inertia`` takes tensors too)
 read_dat, write_dat      the original free-format data files
 experiments              the published experiments (``frb-example NAME``)
 compare                  work-precision table of the methods on one problem (``frb-compare``)
@@ -21,6 +22,7 @@ Every public function takes real numbers under one rule (``frb._validate``): boo
 numbers, strings and None are refused with TypeError naming the argument.
 """
 from .flows import frb_step, quat_step
+from .inertia import principal_axes
 from .rotations import (hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat,
                         kinetic_energy, spatial_momentum, to_rotation, from_rotation)
 from .io import read_dat, write_dat
@@ -35,4 +37,4 @@ __version__ = "0.1.0"
 
 __all__ = ["compare", "experiments", "integrate", "Trajectory", "IntegrationError", "torques", "engine", "frb_step", "quat_step", "dmv_step", "dmv_integrate", "baselines", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
            "matrix_to_quat", "kinetic_energy", "spatial_momentum", "to_rotation", "from_rotation",
-           "read_dat", "write_dat", "set_num_threads", "get_num_threads"]
+           "read_dat", "write_dat", "set_num_threads", "get_num_threads", "principal_axes"]

@@ -32,6 +32,7 @@ from . import engine as _engine_py
 from .engine import MAX_INERTIA_RATIO, METHODS
 from .flows import (ORTHOGONALITY_TOLERANCE, as_float_array, common_arrays, lean_array, raise_for,
                     single_body)
+from .inertia import tensor_frame
 from .threads import resolve as _resolve_threads
 
 __all__ = ["dmv_step", "dmv_integrate"]
@@ -217,8 +218,9 @@ def dmv_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order
         Time step, any sign (the method is symmetric: a step of ``-h`` undoes a step of ``h``).
         Bodies are stepped in blocks of 16 sharing a step; for an ``h`` given per body, the bodies
         of equal ``h`` are stepped together, one run of the engine per distinct value.
-    inertia : array_like, shape (3,) or (n, 3)
-        Principal moments of inertia, strictly positive, in any order.
+    inertia : array_like, shape (3,), (n, 3), (3, 3), (1, 3, 3) or (n, 3, 3)
+        Principal moments of inertia, strictly positive, in any order; or inertia tensors in
+        the body frame of ``q`` (as :func:`frb.quat_step`; :mod:`frb.inertia`).
     order : int
         2 (plain DMV), 4, 6 or 8: the global error is ``O(h^order)``.
     threads : int, optional
@@ -253,6 +255,9 @@ def dmv_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order
     >>> bool(np.abs(m - m_exact).max() < 1e-12)      # order 6: the local error is O(h^7)
     True
     """
+    frame = tensor_frame(inertia, m)
+    if frame is not None:   # inertia tensors: the step in their principal frame (frb.inertia)
+        return frame.step(_run, m, q, h, order, 1, threads, names=("m", "q"))
     return _run(m, q, h, inertia, order, 1, threads)
 
 
@@ -271,8 +276,8 @@ def dmv_integrate(m0: ArrayLike, q0: ArrayLike, inertia: ArrayLike, h: ArrayLike
         Initial body angular momentum.
     q0 : array_like, shape (4,) or (n, 4)
         Initial unit quaternions, **scalar first** ``(q0, q1, q2, q3)``.
-    inertia : array_like, shape (3,) or (n, 3)
-        Principal moments of inertia, strictly positive, in any order.
+    inertia : array_like, shape (3,), (n, 3), (3, 3), (1, 3, 3) or (n, 3, 3)
+        Principal moments of inertia, or inertia tensors, as :func:`dmv_step`.
     h : float or array_like of shape (n,)
         Step length. For an ``h`` given per body, the bodies of equal ``h`` run together: one
         run of the engine per distinct value (a scalar ``h`` is one run).
@@ -322,4 +327,7 @@ def dmv_integrate(m0: ArrayLike, q0: ArrayLike, inertia: ArrayLike, h: ArrayLike
         inertia, h, nsteps = nsteps, inertia, h
     if type(nsteps) is not int or not 0 <= nsteps <= _validate.INT32_MAX:
         nsteps = _validate.integer(nsteps, "nsteps", 0, _validate.INT32_MAX)
+    frame = tensor_frame(inertia, m0)
+    if frame is not None:   # inertia tensors: the run in their principal frame (frb.inertia)
+        return frame.step(_run, m0, q0, h, order, nsteps, threads, progress, names=("m", "q"))
     return _run(m0, q0, h, inertia, order, nsteps, threads, progress)

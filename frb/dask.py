@@ -43,6 +43,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from . import engine
 from . import flows
+from .inertia import inertia_layout, shared_tensor
 from .rotations import quat_to_matrix
 
 __all__ = ["frb_step", "quat_step", "integrate", "DaskTrajectory"]
@@ -73,6 +74,18 @@ def _shared_or_per_body(x: ArrayLike, name: str, n: int, chunks: tuple[int, ...]
     if isinstance(x, da.Array) or np.ndim(x) == len(tail) + 1:
         return None, _body_array(x, name, n, chunks, tail)
     return x, None
+
+
+def _inertia(inertia: ArrayLike, n: int, chunks: tuple[int, ...]
+             ) -> tuple[Any, da.Array | None, tuple[int, ...]]:
+    """_shared_or_per_body of inertia, moments or tensors (frb.inertia), and the shape of one
+    body's: a tensor shared by all bodies goes to every chunk as (1, 3, 3), unambiguous for a
+    chunk of any size."""
+    layout = inertia_layout(inertia, n)
+    if layout == "shared tensor":
+        return shared_tensor(inertia), None, (3, 3)
+    shape = (3, 3) if layout == "tensors" else (3,)
+    return (*_shared_or_per_body(inertia, "inertia", n, chunks, shape), shape)
 
 
 def _pack(parts: Sequence[da.Array]) -> da.Array:
@@ -107,15 +120,16 @@ def _unpack(block: NDArray[np.float64], widths: Sequence[int]) -> list[NDArray[n
 def _step_block(block: NDArray[np.float64], *,
                 step: Callable[..., tuple[NDArray[np.float64], NDArray[np.float64]]],
                 attitude_shape: tuple[int, ...], h: Any, inertia: Any, per_body: Sequence[str],
-                quadrature: int, threads: int | None, block_info: dict[Any, Any] | None = None
-                ) -> NDArray[np.float64]:
+                quadrature: int, threads: int | None, block_info: dict[Any, Any] | None = None,
+                inertia_shape: tuple[int, ...] = (3,)) -> NDArray[np.float64]:
     start, stop = _where(block_info)
-    widths = [3, int(np.prod(attitude_shape))] + [1 if k == "h" else 3 for k in per_body]
+    widths = [3, int(np.prod(attitude_shape))] + [1 if k == "h" else int(np.prod(inertia_shape))
+                                                  for k in per_body]
     parts = _unpack(block, widths)
     m, att = parts[0], parts[1].reshape((-1,) + attitude_shape)
     values = dict(zip(per_body, parts[2:]))
     hh = values["h"][:, 0] if "h" in values else h
-    ii = values.get("inertia", inertia)
+    ii = values["inertia"].reshape((-1,) + inertia_shape) if "inertia" in values else inertia
     try:
         m_out, att_out = step(m, att, hh, ii, quadrature, threads=threads)
     except (ValueError, TypeError, RuntimeError) as exc:
@@ -129,7 +143,7 @@ def _step(step: Callable[..., tuple[NDArray[np.float64], NDArray[np.float64]]], 
     m, n, chunks = _bodies(m)
     # the scalar arguments (and shared values) are checked now, on an empty batch
     h_shared, h_body = _shared_or_per_body(h, "h", n, chunks, ())
-    i_shared, i_body = _shared_or_per_body(inertia, "inertia", n, chunks, (3,))
+    i_shared, i_body, i_shape = _inertia(inertia, n, chunks)
     step(np.empty((0, 3)), np.empty((0,) + attitude_shape),
          0.0 if h_body is not None else h_shared,
          np.ones(3) if i_body is not None else i_shared, quadrature, threads=threads)
@@ -140,7 +154,7 @@ def _step(step: Callable[..., tuple[NDArray[np.float64], NDArray[np.float64]]], 
     out = packed.map_blocks(
         _step_block, step=step, attitude_shape=attitude_shape, h=h_shared,
         inertia=None if i_shared is None else np.asarray(i_shared, dtype=np.float64),
-        per_body=per_body, quadrature=quadrature, threads=threads,
+        per_body=per_body, quadrature=quadrature, threads=threads, inertia_shape=i_shape,
         chunks=(chunks, (width,)), dtype=np.float64, meta=np.empty((0, 0)))
     return out[:, :3], out[:, 3:].reshape((n,) + attitude_shape)
 
@@ -157,8 +171,10 @@ def frb_step(m: da.Array, Q: da.Array, h: ArrayLike, inertia: ArrayLike, quadrat
         Rotation matrices (rechunked to the chunks of ``m``).
     h : float or array_like of shape (n,)
         Time step, shared or per body.
-    inertia : array_like, shape (3,) or (n, 3)
-        Principal moments of inertia, shared or per body.
+    inertia : array_like, shape (3,), (n, 3), (3, 3), (1, 3, 3) or (n, 3, 3)
+        Principal moments of inertia, or inertia tensors (as :func:`frb.frb_step`; the rule
+        for (3, 3) with exactly 3 bodies applies to the whole batch, not to its chunks), shared
+        or per body.
     quadrature, threads
         As for :func:`frb.frb_step` (``threads`` on each worker).
 
@@ -251,12 +267,14 @@ class DaskTrajectory:
 
 def _integrate_block(block: NDArray[np.float64], *, attitude_shape: tuple[int, ...], inertia: Any,
                      per_body_inertia: bool, kwargs: dict[str, Any],
-                     block_info: dict[Any, Any] | None = None) -> NDArray[np.float64]:
+                     block_info: dict[Any, Any] | None = None,
+                     inertia_shape: tuple[int, ...] = (3,)) -> NDArray[np.float64]:
     start, stop = _where(block_info)
-    widths = [3, int(np.prod(attitude_shape))] + ([3] if per_body_inertia else [])
+    widths = [3, int(np.prod(attitude_shape))] + ([int(np.prod(inertia_shape))]
+                                                  if per_body_inertia else [])
     parts = _unpack(block, widths)
     m, att = parts[0], parts[1].reshape((-1,) + attitude_shape)
-    ii = parts[2] if per_body_inertia else inertia
+    ii = parts[2].reshape((-1,) + inertia_shape) if per_body_inertia else inertia
     try:
         tr = engine.integrate(m, att, ii, **kwargs)
     except (ValueError, TypeError, RuntimeError) as exc:
@@ -277,8 +295,9 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
         Initial body angular momenta; its chunks along the first axis are the chunks of bodies.
     attitude0 : dask array, shape (n, 4) or (n, 3, 3)
         Initial attitudes, unit quaternions (scalar first) or rotation matrices.
-    inertia : array_like, shape (3,) or (n, 3)
-        Principal moments of inertia, shared or per body.
+    inertia : array_like, shape (3,), (n, 3), (3, 3), (1, 3, 3) or (n, 3, 3)
+        Principal moments of inertia, or inertia tensors (as :func:`frb.integrate`), shared or
+        per body.
     h, nsteps, method, torque, save_every, coefficients, quadrature, threads
         As for :func:`frb.integrate` (``threads`` on each worker). A user torque (a callable,
         which must pickle to reach the workers) is called once per stage for each chunk.
@@ -293,7 +312,7 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
     att = da.asarray(attitude0)
     attitude_shape = (3, 3) if att.ndim == 3 else (4,)
     att = _body_array(att, "attitude0", n, chunks, attitude_shape)
-    i_shared, i_body = _shared_or_per_body(inertia, "inertia", n, chunks, (3,))
+    i_shared, i_body, i_shape = _inertia(inertia, n, chunks)
     kwargs: dict[str, Any] = dict(h=h, nsteps=nsteps, method=method, torque=torque,
                                   save_every=save_every,
                   coefficients=coefficients, quadrature=quadrature, threads=threads)
@@ -305,10 +324,10 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
     out = packed.map_blocks(
         _integrate_block, attitude_shape=attitude_shape,
         inertia=None if i_shared is None else np.asarray(i_shared, dtype=np.float64),
-        per_body_inertia=i_body is not None, kwargs=kwargs, new_axis=0,
+        per_body_inertia=i_body is not None, kwargs=kwargs, new_axis=0, inertia_shape=i_shape,
         chunks=((nk,), chunks, (7,)), dtype=np.float64, meta=np.empty((0, 0, 0)))
     form = "matrix" if attitude_shape == (3, 3) else "quaternion"
     inertia_out = i_body if i_body is not None else np.broadcast_to(
-        np.asarray(i_shared, dtype=np.float64), (n, 3))
+        np.asarray(i_shared, dtype=np.float64), (n,) + i_shape)
     return DaskTrajectory(empty.t, out[:, :, :3], out[:, :, 3:], form, empty.method,
                           inertia_out, torque)

@@ -44,6 +44,7 @@ from .threads import resolve as _resolve_threads, get_num_threads
 from .flows import ORTHOGONALITY_TOLERANCE
 from .rotations import is_rotation, matrix_to_quat, quat_to_matrix
 from .torques import ConstantField, Torque, UserTorque, as_torque
+from .inertia import tensor_frame, tensor_kinetic_energy
 
 __all__ = ["integrate", "Trajectory", "IntegrationError", "METHODS", "MethodInfo"]
 
@@ -194,6 +195,8 @@ class Trajectory:
         The form ``attitude0`` was given in; ``attitude`` returns that form.
     method : str
         The method's name.
+    inertia : ndarray, shape (3,), (N, 3), (3, 3) or (N, 3, 3)
+        The principal moments, or the inertia tensors (in the frame of ``m`` and the attitude).
     """
 
     t: NDArray[np.float64]
@@ -236,7 +239,9 @@ class Trajectory:
 
     @property
     def kinetic_energy(self) -> NDArray[np.float64]:
-        """``sum m_j^2 / (2 I_j)`` at the saved states."""
+        """``sum m_j^2 / (2 I_j)`` at the saved states (``dot(m, J^-1 m) / 2`` for tensors)."""
+        if self.inertia.ndim == self.m.ndim:    # inertia tensors (3, 3) or (N, 3, 3)
+            return tensor_kinetic_energy(self.m, self.inertia)
         return 0.5 * np.sum(self.m**2 / self.inertia, axis=-1)
 
     @property
@@ -476,8 +481,14 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
     attitude0 : array_like, shape (4,), (N, 4), (3, 3) or (N, 3, 3)
         Initial attitude: unit quaternions (scalar first, ``|q| = 1`` within 1e-10) or rotation
         matrices (columns = body axes in the fixed frame).
-    inertia : array_like, shape (3,) or (N, 3)
-        Principal moments of inertia, positive, in any order.
+    inertia : array_like, shape (3,), (N, 3), (3, 3), (1, 3, 3) or (N, 3, 3)
+        Principal moments of inertia, positive, in any order; or inertia tensors, symmetric
+        positive definite, in the body frame of ``attitude0``: (3, 3) for all bodies (for
+        exactly N = 3 bodies (3, 3) is the moments of each body: give a shared tensor as
+        (1, 3, 3)), (N, 3, 3) one per body. ``m0``, the attitude, the torque and the trajectory
+        stay in that frame; the run is made in the principal frame (:mod:`frb.inertia`), at no
+        cost per step except for a torque that must then be called from Python (a user
+        torque, or a built-in one with a tensor per body).
     h : float
         Step length (negative integrates backwards).
     nsteps : int
@@ -545,6 +556,11 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
     >>> bool(np.abs(tr.energy[-1] - tr.energy[0]).max() < 1e-6)
     True
     """
+    frame = tensor_frame(inertia, m0)
+    if frame is not None:   # inertia tensors: the run in their principal frame (frb.inertia)
+        return frame.integrate(integrate, m0, attitude0, h, nsteps, method=method, torque=torque,
+                               save_every=save_every, coefficients=coefficients,
+                               quadrature=quadrature, threads=threads, progress=progress)
     name, info, coef = _method(method, coefficients)
     # the exact-flow splittings hold a matrix attitude as a matrix (the free flow of frb.frb_step,
     # so that frb.splitting.integrate, repeated frb.frb_step and this agree bit for bit)

@@ -11,6 +11,7 @@ velocity in radians per time unit.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable
 
 import numpy as np
@@ -20,6 +21,7 @@ from . import _core
 from . import _numbers_table as _sn
 from . import _validate
 from ._validate import ORTHOGONALITY_TOLERANCE
+from .inertia import tensor_frame
 from .threads import resolve as _resolve_threads
 
 __all__ = ["frb_step", "quat_step"]
@@ -227,8 +229,12 @@ def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadr
         Rotation matrices (orthogonal to 1e-10, determinant +1); ``Q @ m`` is the spatial momentum.
     h : float or array_like of shape (n,)
         Time step, any sign (negative runs time backwards).
-    inertia : array_like, shape (3,) or (n, 3)
+    inertia : array_like, shape (3,), (n, 3), (3, 3), (1, 3, 3) or (n, 3, 3)
         Principal moments of inertia, strictly positive, in any order; equal moments allowed.
+        Or inertia tensors, symmetric positive definite, in the body frame of ``Q`` (``m``,
+        ``Q`` and the results stay in that frame; :mod:`frb.inertia`): (3, 3) for all bodies
+        (for a batch of exactly 3 bodies (3, 3) is the moments of each body: give a shared
+        tensor as (1, 3, 3)), or (n, 3, 3) one per body.
     quadrature : int
         0 for the exact flow, 1..10 for the semi-exact flow with that many Gauss-Legendre nodes.
     threads : int, optional
@@ -245,7 +251,8 @@ def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadr
         An argument that is not (an array of) real numbers: None, bools, complex numbers,
         strings (the rule of :mod:`frb._validate`); ``quadrature`` not an integer.
     ValueError
-        Wrong shapes; non-finite values; inertia not strictly positive; ``Q`` not a rotation
+        Wrong shapes; non-finite values; inertia not strictly positive (a tensor not symmetric
+        positive definite); ``Q`` not a rotation
         within 1e-10; ``quadrature`` outside 0..10; a step with ``|h| |m| / I_min`` above 1e18
         radians (no digit of the result would be right). In a batch the message names the
         first offending body.
@@ -269,7 +276,17 @@ def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadr
     >>> m1, Q1 = frb.frb_step(m0, Q0, np.full(1000, 0.1), [1.0, 2.0, 3.0], quadrature=3)
     >>> m1.shape, Q1.shape
     ((1000, 3), (1000, 3, 3))
+
+    An inertia tensor in the frame of ``Q`` (here the moments 1, 2, 3 about turned axes):
+
+    >>> J = [[1.5, 0.5, 0.0], [0.5, 1.5, 0.0], [0.0, 0.0, 3.0]]
+    >>> m, Q = frb.frb_step([0.3, 0.5, 0.8], np.eye(3), 0.1, J)
+    >>> Q @ m
+    array([0.3, 0.5, 0.8])
     """
+    frame = tensor_frame(inertia, m)
+    if frame is not None:   # inertia tensors: the step in their principal frame (frb.inertia)
+        return frame.step(partial(_step, "Q"), m, Q, h, quadrature, threads, names=("m", "Q"))
     return _step("Q", m, Q, h, inertia, quadrature, threads)
 
 
@@ -277,7 +294,8 @@ def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quad
               threads: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Free rigid body step with the attitude as a unit quaternion (Algorithm 2 of TOMS 903).
 
-    Parameters as for :func:`frb_step`, with ``q`` of shape (4,) or (n, 4): unit quaternions
+    Parameters as for :func:`frb_step` (``inertia`` moments or tensors), with ``q`` of shape
+    (4,) or (n, 4): unit quaternions
     ``(q0, q1, q2, q3)``, **scalar first** (scipy's ``Rotation.as_quat`` is scalar last: convert
     with :func:`frb.from_rotation`), of norm 1 within 1e-10; ``Q = E(q)``.
 
@@ -304,4 +322,7 @@ def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quad
     >>> bool(np.abs(q2 - [1.0, 0.0, 0.0, 0.0]).max() < 1e-15)
     True
     """
+    frame = tensor_frame(inertia, m)
+    if frame is not None:   # inertia tensors: the step in their principal frame (frb.inertia)
+        return frame.step(partial(_step, "q"), m, q, h, quadrature, threads, names=("m", "q"))
     return _step("q", m, q, h, inertia, quadrature, threads)

@@ -54,6 +54,7 @@ from . import engine
 from ._validate import IntegrationError
 from .schedules import FREE_PLAN, RKN6_14, SPLITTING_METHODS as METHODS, STRANG, coefficients as \
     _coefficients, plan, schedule
+from .inertia import tensor_frame
 from .threads import resolve as _resolve_threads
 from .torques import ConstantField, GravityGradient, HeavyTop, Torque, UserTorque, constant_field
 
@@ -250,8 +251,11 @@ def integrate(
         Initial body angular momentum (any norm).
     Q0 : array_like, shape (3, 3)
         Initial attitude matrix (columns = body axes in the fixed frame).
-    inertia : array_like, shape (3,)
-        Positive principal moments of inertia, in any order.
+    inertia : array_like, shape (3,), (3, 3) or (1, 3, 3)
+        Positive principal moments of inertia, in any order; or an inertia tensor, symmetric
+        positive definite, in the body frame of ``Q0`` (``m0``, ``Q0``, the torque or the
+        torque flow and the trajectory stay in that frame; the run is made in its principal
+        frame, :mod:`frb.inertia`).
     h : float
         Step length (finite; negative integrates backwards).
     nsteps : int
@@ -319,6 +323,12 @@ def integrate(
     >>> tr.t[-1], tr.m.shape, tr.Q.shape
     (np.float64(10.0), (21, 3), (21, 3, 3))
     """
+    frame = tensor_frame(inertia, m0)
+    if frame is not None:   # an inertia tensor: the run in its principal frame (frb.inertia)
+        engine_torque = type(torque) in _ENGINE_TORQUES or isinstance(torque, UserTorque)
+        return frame.splitting(integrate, m0, Q0, h, nsteps, torque, engine_torque, method=method,
+                               quadrature=quadrature, coefficients=coefficients,
+                               save_every=save_every, progress=progress, threads=threads)
     m = _vector(m0, "m0", (3,), check_finite=False)
     Q = _vector(Q0, "Q0", (3, 3), check_finite=False)
     I = _vector(inertia, "inertia", (3,), check_finite=False)

@@ -24,7 +24,9 @@ Built in:
   ``T_b = 3 n^2 c x (I c)`` (time-dependent; no potential). It needs the moments of inertia,
   which it takes where it is evaluated: ``torque(t, Q, inertia=I)`` (the engine passes them).
 
-Torques are immutable: their parameters are fixed when they are made.
+Torques are immutable: their parameters are fixed when they are made. ``torque.in_frame(R)``
+is the torque seen in a body frame turned by the rotation ``R`` (the principal frame of an
+inertia tensor, :mod:`frb.inertia`).
 """
 from __future__ import annotations
 
@@ -87,6 +89,32 @@ class Torque:
         torque from Python once per stage for the whole batch)."""
         return None
 
+    def in_frame(self, R: ArrayLike) -> Torque:
+        """The torque seen in the body frame turned by ``R``: ``T'(t, Q', m') = R^T T(t, Q' R^T,
+        R m')``, for the attitudes ``Q' = Q R`` and momenta ``m' = R^T m`` of that frame (the
+        principal frame of an inertia tensor, :mod:`frb.inertia`). ``R``: a rotation (3, 3),
+        or one per body (N, 3, 3).
+
+        Here (the general case, every user torque, and any torque with ``R`` per body) the
+        result is a :class:`UserTorque` that calls this torque from Python once per stage:
+        correct, but slower than a compiled torque. The built-in torques with one ``R``
+        return built-in torques (compiled): :class:`ConstantField` and :class:`HeavyTop` with
+        the body point ``R^T c``, :class:`GravityGradient` itself.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import frb
+        >>> R = frb.quat_to_matrix([np.cos(0.3), 0.0, np.sin(0.3), 0.0])
+        >>> top = frb.torques.heavy_top(2.0, [0.0, 0.0, 1.0])
+        >>> turned = top.in_frame(R)
+        >>> Q = frb.quat_to_matrix([0.8, 0.6, 0.0, 0.0])
+        >>> bool(np.allclose(turned(0.0, Q @ R), R.T @ top(0.0, Q)))
+        True
+        """
+        from .inertia import frame_torque
+        return frame_torque(self, R)
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable: make a new torque instead of "
                              f"setting {name!r}")
@@ -116,7 +144,8 @@ _E3.setflags(write=False)
 class ConstantField(Torque):
     """A body point ``c`` in a constant spatial field ``u0``: ``T_b = (Q^T u0) x c``, potential
     ``u0 . (Q c)``. :func:`constant_field` is ``c = e3`` (Celledoni and Zanna 2010, example 1:
-    ``T_b = (u_2, -u_1, 0)`` with ``u = Q^T u0``).
+    ``T_b = (u_2, -u_1, 0)`` with ``u = Q^T u0``); ``ConstantField(u0, center)`` takes any
+    body point (the field of :meth:`in_frame`).
 
     ``Q`` is constant along the torque's own flow, hence so is ``T_b``: :meth:`flow` is exact.
 
@@ -135,10 +164,11 @@ class ConstantField(Torque):
     _u: tuple[float, ...]
     _form: CompiledTorque
 
-    def __init__(self, u0: ArrayLike) -> None:
+    def __init__(self, u0: ArrayLike, center: ArrayLike | None = None) -> None:
         u = _finite_vector(u0, "u0")
-        self._init(u0=u, center=_E3, _u=tuple(u.tolist()),
-                   _form=_compiled_form(KIND_FIELD, u.tolist() + [0.0, 0.0, 1.0, 0.0]))
+        c = _E3 if center is None else _finite_vector(center, "center")
+        self._init(u0=u, center=c, _u=tuple(u.tolist()),
+                   _form=_compiled_form(KIND_FIELD, u.tolist() + c.tolist() + [0.0]))
 
     def body_field(self, Q: ArrayLike) -> NDArray[np.float64]:
         """The field in body coordinates, ``u = Q^T u0``."""
@@ -183,7 +213,9 @@ class ConstantField(Torque):
         return mn, Qa
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.u0,))
+        if self.center is _E3:
+            return (type(self), (self.u0,))
+        return (type(self), (self.u0, self.center))
 
     @property
     def compiled(self) -> CompiledTorque | None:
@@ -191,7 +223,18 @@ class ConstantField(Torque):
             return None         # a subclass may change the torque: called from Python
         return self._form
 
+    def in_frame(self, R: ArrayLike) -> Torque:
+        """As :meth:`Torque.in_frame`; with one rotation ``R`` (3, 3) the same field acting on
+        the body point ``R^T c`` (a built-in torque, compiled)."""
+        from .inertia import rotation_argument
+        Rm = rotation_argument(R)
+        if Rm.ndim == 2 and type(self) is ConstantField:
+            return ConstantField(self.u0, Rm.T @ self.center)
+        return super().in_frame(Rm)
+
     def __repr__(self) -> str:
+        if self.center is not _E3:
+            return f"ConstantField({self.u0.tolist()!r}, center={self.center.tolist()!r})"
         return f"constant_field({self.u0.tolist()!r})"
 
 
@@ -216,6 +259,15 @@ class HeavyTop(ConstantField):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (HeavyTop, (self.weight, self.center))
+
+    def in_frame(self, R: ArrayLike) -> Torque:
+        """As :meth:`Torque.in_frame`; with one rotation ``R`` (3, 3) the heavy top of centre
+        ``R^T center`` (compiled)."""
+        from .inertia import rotation_argument
+        Rm = rotation_argument(R)
+        if Rm.ndim == 2 and type(self) is HeavyTop:
+            return HeavyTop(self.weight, Rm.T @ self.center)
+        return Torque.in_frame(self, Rm)
 
     def potential(self, Q: ArrayLike) -> Any:
         """Potential energy ``weight (Q center)_z`` for Q of shape (..., 3, 3)."""
@@ -263,6 +315,17 @@ class GravityGradient(Torque):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (GravityGradient, (self.rate,))
+
+    def in_frame(self, R: ArrayLike) -> Torque:
+        """As :meth:`Torque.in_frame`: the torque itself, for any ``R`` (one or per body). With
+        ``c' = Q'^T r = R^T c`` and the moments of the frame ``I' = R^T I R``,
+        ``R^T (c x I c) = c' x I' c'``: in the principal frame of an inertia tensor it is the
+        same formula with the principal moments, which the engine passes."""
+        from .inertia import rotation_argument
+        Rm = rotation_argument(R)
+        if type(self) is GravityGradient:
+            return self
+        return super().in_frame(Rm)
 
     @property
     def compiled(self) -> CompiledTorque | None:

@@ -26,7 +26,8 @@ PACKAGE = Path(frb.__file__).resolve().parent
 
 #: Modules whose public functions and classes must be fully annotated.
 PUBLIC_MODULES = ["frb", "frb.flows", "frb.rotations", "frb.io", "frb.baselines", "frb.splitting",
-                  "frb.engine", "frb.torques", "frb.threads", "frb.workprecision", "frb.examples",
+                  "frb.engine", "frb.torques", "frb.inertia", "frb.threads", "frb.workprecision",
+                  "frb.examples",
                   "frb.cli", "frb.experiments", "frb.reporting", "frb.datasets", "frb.schedules",
                   "frb.experiments.vilmart_book", "frb.experiments.ganapathi_symmetric",
                   "frb.experiments.ganapathi_axes", "frb.experiments.krysl_convergence",

@@ -1,0 +1,566 @@
+"""Inertia tensors: a full symmetric positive-definite tensor wherever ``inertia`` is accepted.
+
+Every public function of frb takes ``inertia`` either as principal moments, shape (3,) for all
+bodies or (N, 3) one per body (``m`` and the attitude then given in the principal frame), or as
+an inertia **tensor** ``J``, shape (3, 3) for all bodies or (N, 3, 3) one per body, given in the
+body frame of the attitude (any body frame, not necessarily the principal one). With a tensor,
+``m``, the attitude, the torques and every output stay in that frame (the user's):
+
+* the equations are ``m' = m x J^-1 m + T_b(t, Q, m)``, ``Q' = Q hat(J^-1 m)``;
+* frb writes ``J = R diag(I) R^T`` (:func:`principal_axes`, ``R`` a proper rotation), runs the
+  route in the principal frame, ``m' = R^T m``, ``Q' = Q R``, ``q' = q r`` (``r`` the quaternion
+  of ``R``, scalar first), ``T'(t, Q', m') = R^T T(t, Q' R^T, R m')`` (:meth:`Torque.in_frame
+  <frb.torques.Torque.in_frame>`), and maps the results back with ``R``;
+* the mapping is done once on entry and once for all the kept states on exit (one batched
+  numpy operation): the compiled loops run as for principal moments, at no cost per step. A
+  torque seen in a frame rotated per body, and every user torque, is called from Python once per
+  stage (as a user torque always is); a built-in torque with one tensor for all bodies stays
+  compiled (the constant field and the heavy top with their body point ``R^T c``; the gravity
+  gradient is the same formula with the principal moments). So NYSTROM4, which takes the field
+  torques only, takes them with one tensor for all bodies, not with a tensor per body.
+
+Shapes. A (3, 3) ``inertia`` is one tensor for all bodies when ``m`` is one body (3,) or a batch
+of ``N != 3`` bodies. For a batch of exactly three bodies, (3, 3) keeps its former meaning: the
+principal moments of each body, one row per body; one tensor shared by three bodies is given as
+(1, 3, 3) (accepted for any batch). (N, 3, 3) gives each body its tensor.
+
+An exactly diagonal tensor ``diag(I)`` is taken as the moments ``I`` as given (no
+eigen-decomposition, ``R = 1``): its results are those of ``inertia=I`` bit for bit.
+
+Checks: a tensor must be finite, symmetric to ``SYMMETRY_TOLERANCE`` (1e-12) relative to its
+largest entry, and positive definite; ValueError names ``inertia`` (and the body of a batch).
+The moments are computed by ``numpy.linalg.eigh`` on the symmetrised tensor, scaled by a power
+of two: their absolute accuracy is about the rounding of the largest moment, so a tensor whose
+moments span many orders of magnitude is better given by its principal moments and axes.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import _validate
+from .rotations import is_rotation, matrix_to_quat
+from .torques import Torque, UserTorque, as_torque
+
+__all__ = ["SYMMETRY_TOLERANCE", "principal_axes", "PrincipalFrame", "tensor_frame",
+           "tensor_kinetic_energy", "inertia_layout", "shared_tensor", "rotation_argument",
+           "quaternion_product", "FrameTorque", "FrameTorqueOfMomentum", "FrameFlow",
+           "frame_torque"]
+
+#: Largest ``|J - J^T|`` of an inertia tensor, relative to its largest entry ``|J|_max``.
+SYMMETRY_TOLERANCE = 1e-12
+
+
+def tensor_array(value: ArrayLike, name: str = "inertia", one: bool | None = None
+                 ) -> tuple[NDArray[np.float64], bool]:
+    """``value`` as float64 tensors (k, 3, 3) and whether it was one tensor (3, 3): the input
+    rule of :mod:`frb._validate` (TypeError), the shape, finiteness and symmetry (ValueError
+    naming ``name`` and, in a batch, the body; ``one``: no body in the messages, default for
+    one tensor (3, 3))."""
+    J = _validate.real_array(value, name, finite=False)
+    if J.ndim not in (2, 3) or J.shape[-2:] != (3, 3):
+        raise ValueError(f"{name} must have shape (3, 3) or (N, 3, 3) (inertia tensors), "
+                         f"got {J.shape}")
+    single = J.ndim == 2
+    J3 = J.reshape(-1, 3, 3)
+    one = single if one is None else one
+    if not np.isfinite(J3).all():
+        raise ValueError(f"{name} contains non-finite values (NaN or infinity)"
+                         + ("" if one else _validate.first_nonfinite(J3, 2)))
+    check_symmetric(J3, name, one)
+    return J3, single
+
+
+def check_symmetric(J3: NDArray[np.float64], name: str, single: bool) -> None:
+    """Raise ValueError when a tensor of J3 (k, 3, 3), finite, is not symmetric within
+    SYMMETRY_TOLERANCE relative to its largest entry."""
+    if not J3.size:
+        return
+    big = np.abs(J3).max(axis=(1, 2))
+    gap = np.abs(J3 - np.swapaxes(J3, 1, 2)).max(axis=(1, 2))
+    bad = gap > SYMMETRY_TOLERANCE * big
+    if bad.any():
+        b = int(np.argmax(bad))
+        i, j = np.unravel_index(int(np.argmax(np.abs(J3[b] - J3[b].T))), (3, 3))
+        where = "" if single else f" (body {b})"
+        raise ValueError(f"{name} must be a symmetric matrix (an inertia tensor){where}: "
+                         f"J[{i}, {j}] = {_validate.fmt(J3[b, i, j])} and J[{j}, {i}] = "
+                         f"{_validate.fmt(J3[b, j, i])} differ by more than "
+                         f"{SYMMETRY_TOLERANCE:g} of its largest entry")
+
+
+def eigen(J3: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Eigenvalues (k, 3), ascending, and eigenvectors (k, 3, 3) (columns; det +1) of the
+    symmetric parts of J3 (k, 3, 3), finite. Each tensor is scaled by a power of two before
+    numpy.linalg.eigh (exact), so that no entry overflows or underflows."""
+    if not J3.shape[0]:
+        return np.empty((0, 3)), np.empty((0, 3, 3))
+    exponent = np.frexp(np.abs(J3).max(axis=(1, 2)))[1]
+    Js = np.ldexp(J3, -exponent[:, None, None])
+    w, V = np.linalg.eigh(0.5 * (Js + np.swapaxes(Js, 1, 2)))
+    # eigh's vectors are orthonormal (also for repeated eigenvalues); make the basis
+    # right-handed by turning the third vector where it is not
+    left = np.einsum("ki,ki->k", np.cross(V[:, :, 0], V[:, :, 1]), V[:, :, 2]) < 0
+    V[left, :, 2] *= -1.0
+    return np.ldexp(w, exponent[:, None]), V
+
+
+def check_positive(moments: NDArray[np.float64], name: str, single: bool) -> None:
+    """Raise ValueError when a body's moments (k, 3) are not all strictly positive."""
+    bad = ~(moments > 0).all(axis=1)
+    if bad.any():
+        b = int(np.argmax(bad))
+        where = "" if single else f" (body {b})"
+        raise ValueError(f"{name} must be positive definite (an inertia tensor){where}: its "
+                         f"eigenvalues are {_validate.fmt(np.sort(moments[b]))}")
+
+
+def principal_axes(J: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Principal moments and axes of inertia tensors: ``J = R diag(moments) R^T``.
+
+    Parameters
+    ----------
+    J : array_like, shape (3, 3) or (N, 3, 3)
+        Symmetric positive-definite inertia tensors (symmetric within 1e-12 of the largest
+        entry), in any body frame.
+
+    Returns
+    -------
+    moments : ndarray, shape (3,) or (N, 3)
+        The principal moments, ascending.
+    R : ndarray, shape (3, 3) or (N, 3, 3)
+        Proper rotations (``det R = +1``) whose columns are the principal axes in the frame of
+        ``J``: a principal-frame vector ``x'`` is ``R x'`` in that frame. With repeated
+        moments (a symmetric top, a sphere) the axes of the repeated moment are any
+        orthonormal pair of that plane.
+
+    Raises
+    ------
+    TypeError
+        ``J`` is not an array of real numbers.
+    ValueError
+        Wrong shape, non-finite entries, not symmetric, not positive definite (the message
+        names ``inertia`` and, for a batch, the body).
+
+    Examples
+    --------
+    A body whose principal axes are turned a quarter turn about ``z``:
+
+    >>> import numpy as np
+    >>> import frb
+    >>> J = np.array([[2.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 3.0]])
+    >>> moments, R = frb.principal_axes(J)
+    >>> moments
+    array([1., 2., 3.])
+    >>> bool(np.allclose(R @ np.diag(moments) @ R.T, J)), round(float(np.linalg.det(R)), 12)
+    (True, 1.0)
+    """
+    J3, single = tensor_array(J, "inertia")
+    moments, R = eigen(J3)
+    check_positive(moments, "inertia", single)
+    if single:
+        return moments[0], R[0]
+    return moments, R
+
+
+def off_diagonal_zero(J3: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """True for each tensor of J3 (k, 3, 3) whose off-diagonal entries are exactly zero."""
+    off = J3.reshape(-1, 9)[:, [1, 2, 3, 5, 6, 7]]
+    return (off == 0).all(axis=1)
+
+
+def quaternion_product(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Hamilton product ``p q`` of quaternions (..., 4), scalar first, broadcast, without checks
+    (non-finite values propagate): ``(p0, p)(q0, q) = (p0 q0 - p.q, p0 q + q0 p + p x q)``."""
+    p0, p1, p2, p3 = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
+    q0, q1, q2, q3 = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    return np.stack([p0 * q0 - p1 * q1 - p2 * q2 - p3 * q3,
+                     p0 * q1 + q0 * p1 + p2 * q3 - p3 * q2,
+                     p0 * q2 + q0 * p2 + p3 * q1 - p1 * q3,
+                     p0 * q3 + q0 * p3 + p1 * q2 - p2 * q1], axis=-1)
+
+
+def rotation_argument(R: ArrayLike, name: str = "R") -> NDArray[np.float64]:
+    """``R`` as a float64 rotation (3, 3), or rotations (N, 3, 3) one per body ((1, 3, 3) is
+    taken as (3, 3)): the input rule, the shape, and the rotation check of the attitudes
+    (``R^T R = 1`` within 1e-10, ``det R = +1``), read-only."""
+    a = _validate.real_array(R, name, item_ndim=2)
+    if a.ndim not in (2, 3) or a.shape[-2:] != (3, 3):
+        raise ValueError(f"{name} must have shape (3, 3) or (N, 3, 3), got {a.shape}")
+    if a.ndim == 3 and a.shape[0] == 1:
+        a = a[0]
+    if not is_rotation(a.reshape(-1, 3, 3)):
+        raise ValueError(f"{name} must be a rotation matrix (R^T R = 1 within "
+                         f"{_validate.ORTHOGONALITY_TOLERANCE}, det R = +1)")
+    a = np.array(a, dtype=np.float64)
+    a.setflags(write=False)
+    return a
+
+
+def rotate_back(R: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``R^T v`` for vectors v (..., 3) and R (3, 3) or (n, 3, 3) (broadcast over the bodies)."""
+    return (v[..., None, :] @ R)[..., 0, :]
+
+
+def rotate(R: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``R v`` for vectors v (..., 3) and R (3, 3) or (n, 3, 3) (broadcast over the bodies)."""
+    return (v[..., None, :] @ np.swapaxes(R, -1, -2))[..., 0, :]
+
+
+class FrameTorque:
+    """A torque seen in a rotated body frame: ``T'(t, Q') = R^T T(t, Q' R^T)`` (``R`` (3, 3)
+    or one per body (n, 3, 3)), the function of the :class:`~frb.torques.UserTorque` that
+    :func:`frame_torque` makes. The attitudes passed to ``torque`` are read-only (so that one
+    modified in place is reported as for any user torque); a result that is not a real array
+    of shape (n, 3) or (3,) is returned as it is, for the engine to report."""
+
+    def __init__(self, torque: Torque, R: NDArray[np.float64]) -> None:
+        self.torque = torque
+        self.R = R
+        name = torque.name if isinstance(torque, UserTorque) else repr(torque)
+        self.__name__ = name
+
+    def user_attitude(self, Q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``Q' R^T``, read-only."""
+        Qu = np.asarray(Q, dtype=np.float64) @ np.swapaxes(self.R, -1, -2)
+        Qu.flags.writeable = False
+        return Qu
+
+    def principal_torque(self, res: Any) -> Any:
+        """``R^T T`` of a result ``T`` of the torque (unchanged when it is not one)."""
+        if res is None:
+            return None
+        try:
+            arr = np.asarray(res)
+        except Exception:       # noqa: BLE001 - left to the engine's checks
+            return res
+        if arr.dtype.kind not in "iuf" or arr.shape[-1:] != (3,) or arr.ndim > 2:
+            return res
+        return rotate_back(self.R, arr.astype(np.float64))
+
+    def __call__(self, t: float, Q: NDArray[np.float64]) -> Any:
+        return self.principal_torque(self.torque(t, self.user_attitude(Q)))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.torque!r}, R)"
+
+
+class FrameTorqueOfMomentum(FrameTorque):
+    """:class:`FrameTorque` of a torque of the angular momentum: ``T'(t, Q', m') = R^T T(t,
+    Q' R^T, R m')`` (``R m'`` read-only)."""
+
+    def __call__(self, t: float, Q: NDArray[np.float64],  # type: ignore[override]
+                 m: NDArray[np.float64]) -> Any:
+        mu = rotate(self.R, np.asarray(m, dtype=np.float64))
+        mu.flags.writeable = False
+        return self.principal_torque(self.torque(t, self.user_attitude(Q), mu))
+
+
+def frame_torque(torque: Torque, R: ArrayLike) -> UserTorque:
+    """``torque`` seen in the frame rotated by ``R``, as a :class:`~frb.torques.UserTorque`
+    (called from Python once per stage): ``T'(t, Q', m') = R^T T(t, Q' R^T, R m')``. The
+    generic :meth:`frb.torques.Torque.in_frame`."""
+    Rm = rotation_argument(R)
+    cls = FrameTorqueOfMomentum if torque.uses_momentum else FrameTorque
+    return UserTorque(cls(torque, Rm))
+
+
+class FrameFlow:
+    """A torque flow of :func:`frb.splitting.integrate`, ``flow(m, Q, t) -> (m_new, Q_new)``,
+    seen in the principal frame: ``(R^T m_new, Q_new R)`` of ``flow(R m', Q' R^T, t)`` (one
+    body, ``R`` (3, 3)). A result that is not a pair of real arrays of shapes (3,) and (3, 3)
+    is returned as it is, for splitting's checks to report."""
+
+    def __init__(self, flow: Callable[..., Any], R: NDArray[np.float64]) -> None:
+        self.flow = flow
+        self.R = R
+        self.__name__ = getattr(flow, "__name__", None) or repr(flow)
+
+    def __call__(self, m: NDArray[np.float64], Q: NDArray[np.float64], t: float) -> Any:
+        R = self.R
+        mu = R @ m
+        Qu = Q @ R.T
+        mu.flags.writeable = False
+        Qu.flags.writeable = False
+        res = self.flow(mu, Qu, t)
+        try:
+            m_new, Q_new = res
+            m_new = _validate.real_array(m_new, "m", finite=False)
+            Q_new = _validate.real_array(Q_new, "Q", finite=False)
+        except (TypeError, ValueError):
+            return res
+        if m_new.shape != (3,) or Q_new.shape != (3, 3):
+            return res
+        return R.T @ m_new, Q_new @ R
+
+
+class PrincipalFrame:
+    """The principal frame of inertia tensors ``J = R diag(moments) R^T``, and the maps of the
+    states into it and back.
+
+    Attributes
+    ----------
+    tensor : ndarray, shape (3, 3) or (n, 3, 3)
+        The tensors as given, one (3, 3) for all bodies (``shared``) or one per body.
+    moments : ndarray, shape (3,) or (n, 3)
+        The principal moments (as given on the diagonal of an exactly diagonal tensor, else
+        ascending); the ``inertia`` of the routes in the principal frame.
+    R : ndarray of shape (3, 3) or (n, 3, 3), or None
+        The principal axes (columns), proper rotations; None when every tensor is exactly
+        diagonal (the identity: nothing is mapped).
+    r : ndarray of shape (4,) or (n, 4), or None
+        The quaternions of ``R`` (scalar first).
+    shared : bool
+        One tensor for all bodies.
+    single : bool
+        The route's ``m`` is one body (3,).
+    """
+
+    __slots__ = ("tensor", "moments", "R", "r", "shared", "single")
+
+    def __init__(self, tensor: NDArray[np.float64], moments: NDArray[np.float64],
+                 R: NDArray[np.float64] | None, shared: bool, single: bool) -> None:
+        self.tensor = tensor
+        self.moments = moments
+        self.R = R
+        self.r = None if R is None else matrix_to_quat(R)
+        self.shared = shared
+        self.single = single
+
+    @classmethod
+    def of(cls, J: ArrayLike, shared: bool, single: bool) -> PrincipalFrame:
+        """The frame of tensors J, (3, 3) or (1, 3, 3) when ``shared``, else (n, 3, 3): checked
+        (ValueError naming ``inertia``), then decomposed; an exactly diagonal tensor keeps its
+        moments as given with the identity."""
+        one = single or shared
+        J3, _ = tensor_array(J, "inertia", one)
+        diagonal = off_diagonal_zero(J3)
+        moments = np.ascontiguousarray(np.diagonal(J3, axis1=1, axis2=2))
+        R: NDArray[np.float64] | None = None
+        if not diagonal.all():
+            w, V = eigen(J3)
+            moments = np.where(diagonal[:, None], moments, w)
+            V[diagonal] = np.eye(3)
+            R = V
+        check_positive(moments, "inertia", one)
+        if shared:
+            tensor = J3[0]
+            moments = moments[0]
+            R = None if R is None else R[0]
+        else:
+            tensor = J3
+        if R is not None:
+            R.setflags(write=False)
+        return cls(tensor, moments, R, shared, single)
+
+    # --- the states, into the principal frame and back (any leading axes) ---
+
+    def momentum_in(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``R^T m``."""
+        return m if self.R is None else rotate_back(self.R, m)
+
+    def momentum_out(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``R m'``."""
+        return m if self.R is None else rotate(self.R, m)
+
+    def matrix_in(self, Q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``Q R``."""
+        return Q if self.R is None else Q @ self.R
+
+    def matrix_out(self, Q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``Q' R^T``."""
+        return Q if self.R is None else Q @ np.swapaxes(self.R, -1, -2)
+
+    def quat_in(self, q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``q r``."""
+        return q if self.r is None else quaternion_product(q, self.r)
+
+    def quat_out(self, q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``q' r*``."""
+        if self.r is None:
+            return q
+        return quaternion_product(q, self.r * np.array([1.0, -1.0, -1.0, -1.0]))
+
+    def kinetic_energy(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``m . J^-1 m / 2`` of user-frame momenta (..., 3) (bodies on the second-last axis),
+        computed in the principal frame."""
+        mp = self.momentum_in(np.asarray(m, dtype=np.float64))
+        return 0.5 * np.sum(mp**2 / self.moments, axis=-1)
+
+    def torque_in(self, torque: Any) -> Any:
+        """The torque of a route in the principal frame (:meth:`frb.torques.Torque.in_frame`);
+        None, and what is not a torque (left to the route's checks), unchanged."""
+        if torque is None or self.R is None:
+            return torque
+        try:
+            tq = as_torque(torque)
+        except TypeError:
+            return torque
+        return tq.in_frame(self.R) if tq is not None else None
+
+    # --- the inputs of the routes, as given ---
+
+    def fits(self, a: NDArray[np.float64], item: tuple[int, ...]) -> bool:
+        """True when a has the shape of the route's bodies with items of shape ``item``."""
+        if self.single:
+            return a.shape == item
+        return a.shape[1:] == item and a.ndim == 1 + len(item) and (
+            self.shared or a.shape[0] == self.tensor.shape[0])
+
+    def momentum_argument(self, m: ArrayLike, name: str) -> Any:
+        """The momentum as given, into the principal frame when it has a body's shape (else as
+        given: the route reports it)."""
+        if self.R is None:
+            return m
+        a = _validate.real_array(m, name, finite=False)
+        return self.momentum_in(a) if self.fits(a, (3,)) else a
+
+    def attitude_argument(self, attitude: ArrayLike, name: str) -> Any:
+        """The attitude as given (quaternions or matrices) into the principal frame."""
+        if self.R is None:
+            return attitude
+        a = _validate.real_array(attitude, name, finite=False)
+        if self.fits(a, (4,)):
+            return self.quat_in(a)
+        if self.fits(a, (3, 3)):
+            return self.matrix_in(a)
+        return a
+
+    def attitude_out(self, a: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Attitudes (quaternions (..., 4) or matrices (..., 3, 3)) back to the user's frame."""
+        return self.quat_out(a) if a.shape[-1] == 4 else self.matrix_out(a)
+
+    def user_tensor(self, n: int) -> NDArray[np.float64]:
+        """The tensors for a trajectory of n bodies: (3, 3) for one body, else (n, 3, 3)."""
+        if self.single:
+            return self.tensor if self.shared else self.tensor[0]
+        if self.shared:
+            return np.broadcast_to(self.tensor, (n, 3, 3))
+        return self.tensor
+
+    # --- the routes ---
+
+    def step(self, route: Callable[..., tuple[NDArray[np.float64], NDArray[np.float64]]],
+             m: ArrayLike, attitude: ArrayLike, h: ArrayLike, *args: Any,
+             names: tuple[str, str] = ("m", "attitude"), **kwargs: Any
+             ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``route(m', attitude', h, moments, *args, **kwargs)`` (a one-step or final-state
+        route: frb_step, quat_step, dmv_step, dmv_integrate) in the principal frame, its state
+        mapped back."""
+        mp = self.momentum_argument(m, names[0])
+        ap = self.attitude_argument(attitude, names[1])
+        m_out, a_out = route(mp, ap, h, self.moments, *args, **kwargs)
+        return self.momentum_out(m_out), self.attitude_out(a_out)
+
+    def integrate(self, route: Callable[..., Any], m0: ArrayLike, attitude0: ArrayLike,
+                  h: float, nsteps: int, *, torque: Any = None, **kwargs: Any) -> Any:
+        """``route(m0', attitude0', moments, h, nsteps, torque=torque', **kwargs)``
+        (:func:`frb.integrate`) in the principal frame; its Trajectory with every kept state
+        mapped back at once, the tensors as its ``inertia`` and the torque as given."""
+        mp = self.momentum_argument(m0, "m0")
+        ap = self.attitude_argument(attitude0, "attitude0")
+        tr = route(mp, ap, self.moments, h, nsteps, torque=self.torque_in(torque), **kwargs)
+        n = 1 if tr.m.ndim == 2 else tr.m.shape[1]
+        inertia = self.user_tensor(n)
+        if self.R is None:
+            tr.inertia = inertia
+            return tr
+        m = self.momentum_out(tr.m)
+        if tr.form == "matrix":
+            return type(tr)(tr.t, m, None, tr.form, tr.method, inertia, torque,
+                            Q=self.matrix_out(tr.Q))
+        return type(tr)(tr.t, m, self.quat_out(tr.q), tr.form, tr.method, inertia, torque)
+
+    def splitting(self, route: Callable[..., Any], m0: ArrayLike, Q0: ArrayLike, h: float,
+                  nsteps: int, torque: Any, engine_torque: bool, **kwargs: Any) -> Any:
+        """``route(m0', Q0', moments, h, nsteps, torque', **kwargs)``
+        (:func:`frb.splitting.integrate`, one body) in the principal frame: a torque of the
+        engine (``engine_torque``) by :meth:`torque_in`, a torque flow by :class:`FrameFlow`;
+        its trajectory mapped back."""
+        mp = self.momentum_argument(m0, "m0")
+        Qp = self.attitude_argument(Q0, "Q0")
+        if self.R is not None and torque is not None:
+            if engine_torque:
+                torque = self.torque_in(torque)
+            elif callable(torque):
+                torque = FrameFlow(torque, self.R)
+        tr = route(mp, Qp, self.moments, h, nsteps, torque, **kwargs)
+        if self.R is None:
+            return tr
+        return type(tr)(t=tr.t, m=self.momentum_out(tr.m), Q=self.matrix_out(tr.Q))
+
+
+def inertia_layout(inertia: Any, n: int, single: bool = False) -> str:
+    """What ``inertia`` is for a route of ``n`` bodies (``single``: ``m`` of shape (3,)), from
+    its shape alone: ``"shared tensor"`` ((3, 3) for one body or ``n != 3``; (1, 3, 3)),
+    ``"tensors"`` ((n, 3, 3)), else ``"moments"`` (the route checks them). See the module
+    documentation for the rule of (3, 3) with three bodies."""
+    try:
+        shape = np.shape(inertia)
+    except Exception:           # noqa: BLE001 - not an array: the route reports it
+        return "moments"
+    if shape == (3, 3):
+        return "shared tensor" if single or n != 3 else "moments"
+    if len(shape) == 3 and shape[1:] == (3, 3):
+        if shape[0] == 1:
+            return "shared tensor"
+        if not single and shape[0] == n:
+            return "tensors"
+    return "moments"
+
+
+def shared_tensor(inertia: ArrayLike) -> NDArray[np.float64]:
+    """One tensor for all bodies, (3, 3) or (1, 3, 3), as a float64 array of shape (1, 3, 3)
+    (unambiguous for a batch of any size); the input rule of :mod:`frb._validate`."""
+    return _validate.real_array(inertia, "inertia", finite=False).reshape(1, 3, 3)
+
+
+#: The types of the rows of a nested list that may hold tensors (tensor_frame's quick exit).
+NESTED_TYPES = frozenset((list, tuple, np.ndarray))
+
+
+def tensor_frame(inertia: Any, m: Any) -> PrincipalFrame | None:
+    """The principal frame of ``inertia`` when it holds inertia tensors for the bodies of
+    ``m`` (the route's momentum as given), else None (principal moments, or arguments the route
+    reports). Raises ValueError naming ``inertia`` for tensors that are not symmetric positive
+    definite, and for a tensor batch whose size is neither 1 nor the number of bodies.
+
+    Cheap for moments: a float64 array of fewer than two dimensions, or a flat list, returns
+    at once."""
+    kind = type(inertia)
+    if kind is np.ndarray:
+        if inertia.ndim < 2:
+            return None
+    elif kind is list or kind is tuple:
+        first = type(inertia[0]) if inertia else None
+        if first is float or first is int or first not in NESTED_TYPES:
+            return None
+    try:
+        shape = np.shape(inertia)
+        m_shape = np.shape(m)
+    except Exception:           # noqa: BLE001 - not arrays: the route reports it
+        return None
+    if m_shape == (3,):
+        single, n = True, 1
+    elif len(m_shape) == 2 and m_shape[1] == 3:
+        single, n = False, m_shape[0]
+    else:
+        return None             # the route reports m
+    layout = inertia_layout(inertia, n, single)
+    if layout == "moments":
+        if len(shape) == 3:
+            want = "(3, 3) or (1, 3, 3)" if single else f"(3, 3), (1, 3, 3) or ({n}, 3, 3)"
+            raise ValueError(f"inertia tensors must have shape {want}, got {shape}")
+        return None
+    return PrincipalFrame.of(inertia, layout == "shared tensor", single)
+
+
+def tensor_kinetic_energy(m: ArrayLike, J: ArrayLike) -> NDArray[np.float64]:
+    """Kinetic energy ``m . J^-1 m / 2`` of momenta ``m`` (K, 3) with one tensor J (3, 3), or
+    (K, n, 3) with tensors (n, 3, 3): through the principal frame (an exactly diagonal tensor
+    gives ``sum m_j^2 / (2 I_j)`` bit for bit)."""
+    J = np.asarray(J, dtype=np.float64)
+    frame = PrincipalFrame.of(J, J.ndim == 2, J.ndim == 2)
+    return frame.kinetic_energy(np.asarray(m, dtype=np.float64))
