@@ -12,7 +12,8 @@
 module exact_splittings
    use kinds, only: dp
    use step_interface
-   use torques, only: torque_t, user_torque_cb, torque_batch, torque_batch_tr
+   use torques, only: torque_t, user_torque_cb, torque_batch, torque_batch_tr, torque_one, torque_one_tr, &
+                      torque_user
    use exact_flow, only: free_flow, rotate_matrix_tr
    use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use rotations, only: qmul
@@ -53,6 +54,10 @@ contains
          call exact_free_flows(n, h, meth%quadrature, m, natt, att, inertia)
          return
       end if
+      if (n == 1) then
+         call splitting_one(meth, k, t, h, m(:, 1), natt, att(:, 1), inertia(:, 1), tq, cb)
+         return
+      end if
       allocate (tb(3, n))
       ta = t
       do i = 1, meth%nf
@@ -70,6 +75,48 @@ contains
          end if
       end do
    end subroutine exact_splitting_flows
+
+   !> exact_splitting_flows for one body (frb.splitting.integrate, a run of one body): the same
+   !> operations on scalars, without the arrays of a batch (no allocation in the time loop).
+   subroutine splitting_one(meth, k, t, h, m, natt, att, inertia, tq, cb)
+      type(method_t), intent(in) :: meth
+      integer, intent(in) :: k, natt
+      real(dp), intent(in) :: t, h, inertia(3)
+      real(dp), intent(inout) :: m(3), att(natt)
+      type(torque_t), intent(in) :: tq
+      procedure(user_torque_cb) :: cb
+      real(dp) :: ta, tau, tb(3, 1), m1(3), w(4), qt(3, 3)
+      integer :: i
+
+      ta = t
+      do i = 1, meth%nf
+         tau = meth%frac(i) * h
+         if (meth%kinds(i) == 0) then
+            call free_flow(m, tau, inertia, meth%quadrature, m1, w)
+            m = m1
+            if (natt == 4) then
+               att = qmul(att, w)
+            else
+               call rotate_matrix_tr(att, w, qt)
+               att = reshape(qt, [9])
+            end if
+            ta = ta + tau
+         else
+            if (tq%kind == torque_user) then
+               if (natt == 4) then
+                  call torque_batch(tq, 1, ta, k, att, inertia, tb, cb)
+               else
+                  call torque_batch_tr(tq, 1, ta, k, att, inertia, tb, cb)
+               end if
+            else if (natt == 4) then
+               tb(:, 1) = torque_one(tq, ta, att, inertia)
+            else
+               tb(:, 1) = torque_one_tr(tq, ta, reshape(att, [3, 3]), inertia)
+            end if
+            m = m + tau * tb(:, 1)
+         end if
+      end do
+   end subroutine splitting_one
 
    !> The exact (quadrature = 0) or semi-exact free flow over time tf of the n bodies,
    !> flow_lanes_width bodies in lock-step (free_flow_chunk: the results of free_flow bit for bit),
