@@ -43,6 +43,41 @@ subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, tkind,
                    m_out, q_out, status, fail_step, fail_body, cb)
 end subroutine engine_integrate
 
+!> engine_integrate for a whole run in one call (bodies 1..n, steps 1..nsteps from t0 = 0) that
+!> calls no Python: a built-in torque, or a run of no step. No call-back to set up and no state
+!> between segments to pass (it is allocated here and never touched by a run in one segment), so
+!> a short run costs less.
+subroutine engine_integrate_builtin(family, variant, quadrature, nf, kinds, frac, tkind, tpar, &
+                                    n, nsteps, save_every, chunk, threads, nk, h, natt, m0, q0, &
+                                    inertia, m_out, q_out, status, fail_step, fail_body)
+   use kinds, only: dp
+   use step_interface, only: nws
+   implicit none
+   integer, intent(in) :: family, variant, quadrature, nf, tkind
+   integer, intent(in) :: kinds(nf)
+   real(dp), intent(in) :: frac(nf), tpar(7)
+   integer, intent(in) :: n, nsteps, save_every, chunk, threads, nk, natt
+   real(dp), intent(in) :: h, m0(3, n), q0(natt, n), inertia(3, n)
+   real(dp), intent(inout) :: m_out(3, n, nk), q_out(natt, n, nk)
+   integer, intent(out) :: status, fail_step, fail_body
+   real(dp), allocatable :: m(:, :), q(:, :), ws(:, :)
+
+   allocate (m(3, n), q(natt, n), ws(nws, n))
+   call engine_integrate(family, variant, quadrature, nf, kinds, frac, tkind, tpar, n, nsteps, &
+                         save_every, chunk, threads, 1, n, 0, nsteps, nk, h, 0.0_dp, natt, m0, q0, &
+                         m, q, ws, inertia, m_out, q_out, status, fail_step, fail_body, no_user_torque)
+
+contains
+
+   !> The call-back of a run without a user torque (never called).
+   subroutine no_user_torque(nb, t, step, qt, tb)
+      integer, intent(in) :: nb, step
+      real(dp), intent(in) :: t
+      real(dp), intent(in) :: qt(3, 3, nb)
+      real(dp), intent(inout) :: tb(3, nb)
+   end subroutine no_user_torque
+end subroutine engine_integrate_builtin
+
 !> The size nws of the per-body workspace ws of engine_integrate.
 subroutine engine_workspace(nws_out)
    use step_interface, only: nws

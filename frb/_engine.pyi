@@ -3,8 +3,9 @@
 ``engine_integrate`` runs the steps ``k_first + 1 .. k_last`` of the bodies ``b_first ..
 b_last`` (1-based) of one method (``family``, ``variant``) without the GIL;
 ``engine_integrate_gil`` is the same routine holding the GIL, for a user torque ``cb``;
-``engine_integrate_once`` is it again for a whole run in one call (every body, steps 1 ..
-nsteps from t0 = 0, the carried state hidden), for the built-in torques.
+``engine_integrate_builtin`` is it again for a whole run in one call (every body, steps 1 ..
+nsteps from t0 = 0) that calls no Python (a built-in torque, or no step): no call-back and no
+carried state.
 Array shapes are in the Fortran order of the binding (the Python layer passes the transposes
 ``x.T`` of C-ordered arrays): ``n`` bodies, ``nf`` flows a step, ``nk`` kept states. The
 ``in/output`` arrays (m, q, ws, m_out, q_out) are updated in place and must be float64 arrays
@@ -35,10 +36,9 @@ def engine_integrate_gil(family: int, variant: int, quadrature: int, kinds: Arra
                          q0: ArrayLike, m: _F64, q: _F64, ws: _F64, inertia: ArrayLike,
                          m_out: _F64, q_out: _F64, cb: _UserTorque,
                          cb_extra_args: tuple[Any, ...] = ...) -> tuple[int, int, int]: ...
-def engine_integrate_once(family: int, variant: int, quadrature: int, kinds: ArrayLike,
-                          frac: ArrayLike, tkind: int, tpar: ArrayLike, nsteps: int,
-                          save_every: int, chunk: int, threads: int, h: float, m0: ArrayLike,
-                          q0: ArrayLike, inertia: ArrayLike, m_out: _F64, q_out: _F64,
-                          cb: _UserTorque,
-                          cb_extra_args: tuple[Any, ...] = ...) -> tuple[int, int, int]: ...
+def engine_integrate_builtin(family: int, variant: int, quadrature: int, kinds: ArrayLike,
+                             frac: ArrayLike, tkind: int, tpar: ArrayLike, nsteps: int,
+                             save_every: int, chunk: int, threads: int, h: float, m0: ArrayLike,
+                             q0: ArrayLike, inertia: ArrayLike, m_out: _F64,
+                             q_out: _F64) -> tuple[int, int, int]: ...
 def engine_workspace() -> int: ...

@@ -727,9 +727,9 @@ def _run_engine(name: str, family: int, variant: int, quadrature: int, kinds: ND
     if nsteps == 0 or not (user or progress) and n * nsteps <= _segments.FIRST_WORK:
         # a short run is one call (what _segments.run would make of it); also a run of no step,
         # whose call writes the initial state (the call-back, never called then, may be a user's)
-        status, fail_step, fail_body = _engine.engine_integrate_once(
+        status, fail_step, fail_body = _engine.engine_integrate_builtin(
             family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every, CHUNK,
-            threads, h, m2.T, q2.T, I2.T, m_out.T, q_out.T, cb)
+            threads, h, m2.T, q2.T, I2.T, m_out.T, q_out.T)
         return (fail_step, fail_body, status) if status else None
     # the state between segments (not touched by a run in one segment: no page faults)
     m = np.empty_like(m2)

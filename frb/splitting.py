@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Optional, Tuple, cast
+from typing import Any, Callable, Literal, Tuple, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -372,7 +372,7 @@ def integrate(
             steps = (kinds, fractions)
         t_out, m_k, Q_k, failure = engine.run_validated(
             name, info, m[None], Q.reshape(1, 9), I[None], h, nsteps,
-            cast(Optional[Torque], torque), steps, save_every,
+            cast("Torque | None", torque), steps, save_every,
             quadrature, 1, progress, max(x, -x, y, -y, z, -z), i_min, i_max, True, label)
         m_out = m_k.reshape(-1, 3)          # (K, 1, 3) and (K, 1, 9) of one body: views
         if failure is not None:

@@ -36,13 +36,13 @@ def _python_field(u0):
 def spy(monkeypatch):
     """Count the calls of the compiled loop (a short run is one call of the engine)."""
     calls = []
-    real = frb._engine.engine_integrate_once
+    real = frb._engine.engine_integrate_builtin
 
     def wrapper(*args):
         calls.append(args)
         return real(*args)
 
-    monkeypatch.setattr(frb._engine, "engine_integrate_once", wrapper)
+    monkeypatch.setattr(frb._engine, "engine_integrate_builtin", wrapper)
     return calls
 
 

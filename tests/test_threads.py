@@ -307,7 +307,7 @@ def test_integrate_in_segments_equals_one_call(monkeypatch, method, torque):
         return a, b
 
     calls = []
-    real, real_once = frb._engine.engine_integrate, frb._engine.engine_integrate_once
+    real, real_once = frb._engine.engine_integrate, frb._engine.engine_integrate_builtin
 
     def spy(*args):
         calls.append(args[11:15])   # b_first, b_last, k_first, k_last
@@ -318,7 +318,7 @@ def test_integrate_in_segments_equals_one_call(monkeypatch, method, torque):
         return real_once(*args)
 
     monkeypatch.setattr(frb._engine, "engine_integrate", spy)
-    monkeypatch.setattr(frb._engine, "engine_integrate_once", spy_once)
+    monkeypatch.setattr(frb._engine, "engine_integrate_builtin", spy_once)
     (a, b), (c, d) = _one_call_and_tiny_segments(monkeypatch, run)
     # one call each, then blocks of 64 bodies, one step a call, a block after the other
     assert calls[:5] == [(1, 150, 0, 9)] * 2 + [(1, 64, 0, 1), (1, 64, 1, 2), (1, 64, 2, 3)]
