@@ -69,12 +69,9 @@ subroutine engine_integrate_builtin(family, variant, quadrature, nf, kinds, frac
 
 contains
 
-   !> The call-back of a run without a user torque (never called).
+   !> The call-back of a run without a user torque (never called; torques' user_torque_cb).
    subroutine no_user_torque(nb, t, step, qt, tb)
-      integer, intent(in) :: nb, step
-      real(dp), intent(in) :: t
-      real(dp), intent(in) :: qt(3, 3, nb)
-      real(dp), intent(inout) :: tb(3, nb)
+      integer, intent(in) :: nb, step; real(dp), intent(in) :: t, qt(3, 3, nb); real(dp), intent(inout) :: tb(3, nb)
    end subroutine no_user_torque
 end subroutine engine_integrate_builtin
 

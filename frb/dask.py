@@ -28,6 +28,7 @@ threads per worker, pass ``threads=1`` (or start the workers with ``threads_per_
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, Callable, Literal, NoReturn, Sequence
 
@@ -205,6 +206,7 @@ def quat_step(m: da.Array, q: da.Array, h: ArrayLike, inertia: ArrayLike, quadra
     return _step(flows.quat_step, "q", (4,), m, q, h, inertia, quadrature, threads)
 
 
+@dataclasses.dataclass(eq=False, repr=False)
 class DaskTrajectory:
     """Result of :func:`integrate`: the kept states of every body as dask arrays.
 
@@ -234,16 +236,6 @@ class DaskTrajectory:
     method: str
     inertia: Any
     torque: engine.TorqueLike | None
-
-    def __init__(self, t: NDArray[np.float64], m: da.Array, q: da.Array, form: str, method: str,
-                 inertia: Any, torque: engine.TorqueLike | None) -> None:
-        self.t = t
-        self.m = m
-        self.q = q
-        self.form = form
-        self.method = method
-        self.inertia = inertia
-        self.torque = torque
 
     @property
     def Q(self) -> da.Array:
