@@ -85,21 +85,14 @@ contains
       real(dp), intent(inout) :: m(3), att(natt)
       type(torque_t), intent(in) :: tq
       procedure(user_torque_cb) :: cb
-      real(dp) :: ta, tau, tb(3, 1), m1(3), w(4), qt(3, 3)
+      real(dp) :: ta, tau, tb(3, 1)
       integer :: i
 
       ta = t
       do i = 1, meth%nf
          tau = meth%frac(i) * h
          if (meth%kinds(i) == 0) then
-            call free_flow(m, tau, inertia, meth%quadrature, m1, w)
-            m = m1
-            if (natt == 4) then
-               att = qmul(att, w)
-            else
-               call rotate_matrix_tr(att, w, qt)
-               att = reshape(qt, [9])
-            end if
+            call free_flow_one(tau, meth%quadrature, m, natt, att, inertia)
             ta = ta + tau
          else
             if (tq%kind == torque_user) then
@@ -111,7 +104,7 @@ contains
             else if (natt == 4) then
                tb(:, 1) = torque_one(tq, ta, att, inertia)
             else
-               tb(:, 1) = torque_one_tr(tq, ta, reshape(att, [3, 3]), inertia)
+               tb(:, 1) = torque_one_tr(tq, ta, att, inertia)
             end if
             m = m + tau * tb(:, 1)
          end if
@@ -129,16 +122,7 @@ contains
       real(dp) :: m1(3, flow_lanes_width), w(4, flow_lanes_width), hc(1)
       integer :: b0, nc
       if (n == 1) then
-         ! one body (frb.splitting.integrate, a run of one body): the scalar free flow, which the
-         ! lanes repeat bit for bit, without the packing of the lanes (one body: the loop's
-         ! time goes to the flows; measured 20.0k -> see benchmarks instructions per RKN6_14 step)
-         call free_flow(m(:, 1), tf, inertia(:, 1), quadrature, m1(:, 1), w(:, 1))
-         m(:, 1) = m1(:, 1)
-         if (natt == 4) then
-            call rotate_quaternions(1, att, w)
-         else
-            call rotate_matrices(1, att, w)
-         end if
+         call free_flow_one(tf, quadrature, m, natt, att, inertia)
          return
       end if
       hc(1) = tf
@@ -154,6 +138,23 @@ contains
          end if
       end do
    end subroutine exact_free_flows
+
+   !> exact_free_flows for one body (frb.splitting.integrate, a run of one body): the scalar free
+   !> flow, which the lanes repeat bit for bit, without the packing of the lanes.
+   subroutine free_flow_one(tf, quadrature, m, natt, att, inertia)
+      integer, intent(in) :: quadrature, natt
+      real(dp), intent(in) :: tf, inertia(3)
+      real(dp), intent(inout) :: m(3), att(natt)
+      real(dp) :: m1(3), w(4)
+
+      call free_flow(m, tf, inertia, quadrature, m1, w)
+      m = m1
+      if (natt == 4) then
+         call rotate_quaternions(1, att, w)
+      else
+         call rotate_matrices(1, att, w)
+      end if
+   end subroutine free_flow_one
 
    !> q_j <- q_j w_j for nc quaternions.
    pure subroutine rotate_quaternions(nc, q, w)
