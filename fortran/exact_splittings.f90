@@ -13,7 +13,7 @@ module exact_splittings
    use kinds, only: dp
    use step_interface
    use torques, only: torque_t, user_torque_cb, torque_batch, torque_batch_tr, torque_one, torque_one_tr, &
-                      torque_user
+                      torque_user, torque_field, field_along_e3, field_e3_kick_tr
    use exact_flow, only: free_flow, rotate_matrix_tr
    use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use rotations, only: qmul
@@ -87,13 +87,18 @@ contains
       procedure(user_torque_cb) :: cb
       real(dp) :: ta, tau, tb(3, 1)
       integer :: i
+      logical :: e3_kick
 
+      e3_kick = natt == 9 .and. tq%kind == torque_field
+      if (e3_kick) e3_kick = field_along_e3(tq)
       ta = t
       do i = 1, meth%nf
          tau = meth%frac(i) * h
          if (meth%kinds(i) == 0) then
             call free_flow_one(tau, meth%quadrature, m, natt, att, inertia)
             ta = ta + tau
+         else if (e3_kick) then
+            call field_e3_kick_tr(tq, tau, att, m)
          else
             if (tq%kind == torque_user) then
                if (natt == 4) then
