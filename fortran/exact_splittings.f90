@@ -50,12 +50,16 @@ contains
       real(dp) :: ta, tau
       integer :: i
 
-      if (meth%variant == cz_exact) then
-         call exact_free_flows(n, h, meth%quadrature, m, natt, att, inertia)
+      if (n == 1) then
+         if (meth%variant == cz_exact) then
+            call free_flow_one(h, meth%quadrature, m, natt, att, inertia)
+         else
+            call splitting_one(meth, k, t, h, m, natt, att, inertia, tq, cb)
+         end if
          return
       end if
-      if (n == 1) then
-         call splitting_one(meth, k, t, h, m(:, 1), natt, att(:, 1), inertia(:, 1), tq, cb)
+      if (meth%variant == cz_exact) then
+         call exact_free_flows(n, h, meth%quadrature, m, natt, att, inertia)
          return
       end if
       allocate (tb(3, n))
