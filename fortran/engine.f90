@@ -177,7 +177,7 @@ contains
          else
             info = info_not_implemented
          end if
-         if (any(info /= info_ok) .or. .not. (all_finite(3 * nc, mc) .and. all_finite(natt * nc, qc))) then
+         if (.not. step_ok(nc, natt, info, mc, qc)) then
             do j = 1, nc
                if (info(j) == info_ok) then
                   if (.not. (all_finite(3, mc(:, j)) .and. all_finite(natt, qc(:, j)))) &
@@ -203,6 +203,21 @@ contains
          ws(:, b0:b1) = wc
       end if
    end subroutine run_chunk
+
+   !> True when no body of the chunk failed in the step (info) and every state is finite; for a
+   !> chunk of one body with fixed sizes (no loops: the time loop of one body checks every step).
+   pure logical function step_ok(nc, natt, info, mc, qc) result(ok)
+      integer, intent(in) :: nc, natt, info(nc)
+      real(dp), intent(in) :: mc(3, nc), qc(natt, nc)
+
+      if (nc == 1 .and. natt == 4) then
+         ok = info(1) == info_ok .and. all_finite(3, mc) .and. all_finite(4, qc)
+      else if (nc == 1 .and. natt == 9) then
+         ok = info(1) == info_ok .and. all_finite(3, mc) .and. all_finite(9, qc)
+      else
+         ok = all(info == info_ok) .and. all_finite(3 * nc, mc) .and. all_finite(natt * nc, qc)
+      end if
+   end function step_ok
 
    !> The first step after k whose state is kept (save_slot), at most k_last.
    pure integer function next_kept(k, nsteps, save_every, k_last) result(kn)

@@ -160,6 +160,12 @@ module exact_flow
       real(dp), intent(out) :: m_out(3), w(4)
       integer :: i
 
+      if (p%perm(1) == 1 .and. p%perm(2) == 2) then
+         ! moments already in order (no swap: the identity, all signs +1), the usual case
+         m_out = m1s * p%g
+         w = ws
+         return
+      end if
       w(1) = ws(1)
       do i = 1, 3
          m_out(p%perm(i)) = p%sgn(i) * m1s(i) * p%g

@@ -13,7 +13,7 @@ module exact_splittings
    use kinds, only: dp
    use step_interface
    use torques, only: torque_t, user_torque_cb, torque_batch, torque_batch_tr, torque_one, torque_one_tr, &
-                      torque_user
+                      torque_user, torque_field, field_along_e3, field_e3_kick_tr
    use exact_flow, only: free_flow, rotate_matrix_tr
    use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use rotations, only: qmul
@@ -50,12 +50,16 @@ contains
       real(dp) :: ta, tau
       integer :: i
 
-      if (meth%variant == cz_exact) then
-         call exact_free_flows(n, h, meth%quadrature, m, natt, att, inertia)
+      if (n == 1) then
+         if (meth%variant == cz_exact) then
+            call free_flow_one(h, meth%quadrature, m, natt, att, inertia)
+         else
+            call splitting_one(meth, k, t, h, m, natt, att, inertia, tq, cb)
+         end if
          return
       end if
-      if (n == 1) then
-         call splitting_one(meth, k, t, h, m(:, 1), natt, att(:, 1), inertia(:, 1), tq, cb)
+      if (meth%variant == cz_exact) then
+         call exact_free_flows(n, h, meth%quadrature, m, natt, att, inertia)
          return
       end if
       allocate (tb(3, n))
@@ -85,22 +89,20 @@ contains
       real(dp), intent(inout) :: m(3), att(natt)
       type(torque_t), intent(in) :: tq
       procedure(user_torque_cb) :: cb
-      real(dp) :: ta, tau, tb(3, 1), m1(3), w(4), qt(3, 3)
+      real(dp) :: ta, tau, tb(3, 1)
       integer :: i
+      logical :: e3_kick
 
+      e3_kick = natt == 9 .and. tq%kind == torque_field
+      if (e3_kick) e3_kick = field_along_e3(tq)
       ta = t
       do i = 1, meth%nf
          tau = meth%frac(i) * h
          if (meth%kinds(i) == 0) then
-            call free_flow(m, tau, inertia, meth%quadrature, m1, w)
-            m = m1
-            if (natt == 4) then
-               att = qmul(att, w)
-            else
-               call rotate_matrix_tr(att, w, qt)
-               att = reshape(qt, [9])
-            end if
+            call free_flow_one(tau, meth%quadrature, m, natt, att, inertia)
             ta = ta + tau
+         else if (e3_kick) then
+            call field_e3_kick_tr(tq, tau, att, m)
          else
             if (tq%kind == torque_user) then
                if (natt == 4) then
@@ -111,7 +113,7 @@ contains
             else if (natt == 4) then
                tb(:, 1) = torque_one(tq, ta, att, inertia)
             else
-               tb(:, 1) = torque_one_tr(tq, ta, reshape(att, [3, 3]), inertia)
+               tb(:, 1) = torque_one_tr(tq, ta, att, inertia)
             end if
             m = m + tau * tb(:, 1)
          end if
@@ -129,16 +131,7 @@ contains
       real(dp) :: m1(3, flow_lanes_width), w(4, flow_lanes_width), hc(1)
       integer :: b0, nc
       if (n == 1) then
-         ! one body (frb.splitting.integrate, a run of one body): the scalar free flow, which the
-         ! lanes repeat bit for bit, without the packing of the lanes (one body: the loop's
-         ! time goes to the flows; measured 20.0k -> see benchmarks instructions per RKN6_14 step)
-         call free_flow(m(:, 1), tf, inertia(:, 1), quadrature, m1(:, 1), w(:, 1))
-         m(:, 1) = m1(:, 1)
-         if (natt == 4) then
-            call rotate_quaternions(1, att, w)
-         else
-            call rotate_matrices(1, att, w)
-         end if
+         call free_flow_one(tf, quadrature, m, natt, att, inertia)
          return
       end if
       hc(1) = tf
@@ -154,6 +147,23 @@ contains
          end if
       end do
    end subroutine exact_free_flows
+
+   !> exact_free_flows for one body (frb.splitting.integrate, a run of one body): the scalar free
+   !> flow, which the lanes repeat bit for bit, without the packing of the lanes.
+   subroutine free_flow_one(tf, quadrature, m, natt, att, inertia)
+      integer, intent(in) :: quadrature, natt
+      real(dp), intent(in) :: tf, inertia(3)
+      real(dp), intent(inout) :: m(3), att(natt)
+      real(dp) :: m1(3), w(4)
+
+      call free_flow(m, tf, inertia, quadrature, m1, w)
+      m = m1
+      if (natt == 4) then
+         call rotate_quaternions(1, att, w)
+      else
+         call rotate_matrices(1, att, w)
+      end if
+   end subroutine free_flow_one
 
    !> q_j <- q_j w_j for nc quaternions.
    pure subroutine rotate_quaternions(nc, q, w)
