@@ -146,24 +146,6 @@ def common_arrays(m: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: in
     return single, n, m2, h1, inertia2, _quadrature(quadrature)
 
 
-def _one_body_step(step_single: Callable[..., Any], m: ArrayLike, attitude: ArrayLike,
-                   h: ArrayLike, inertia: ArrayLike, quadrature: int, name: str,
-                   shape: tuple[int, ...]
-                   ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
-    """One body through its lean binding (the same checks and results as a batch of one), or
-    None when the arguments are not one body of plain floats (the general path then runs)."""
-    one = single_body(m, h, inertia, quadrature)
-    if one is None:
-        return None
-    a1 = lean_array(attitude, name, shape)
-    if a1 is None:
-        return None
-    m_out, a_out, info = step_single(one[0], a1, one[1], one[2], one[3], ORTHOGONALITY_TOLERANCE)
-    if info:
-        raise_for(info, -1, name, one[0], one[1], one[2], attitude)
-    return m_out, a_out
-
-
 #: The bindings and the item shape of each attitude form: one body, a batch, a Fortran-ordered
 #: batch, the shape of one attitude.
 _FORMS: dict[str, tuple[Any, Any, Any, tuple[int, ...]]] = {
@@ -177,9 +159,20 @@ def _step(name: str, m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: A
           ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """frb_step (name "Q", matrices) and quat_step (name "q", quaternions)."""
     step_single, step_batch, step_batch_f, shape = _FORMS[name]
-    lean = _one_body_step(step_single, m, attitude, h, inertia, quadrature, name, shape)
-    if lean is not None:
-        return lean
+    # one body of plain floats: its lean binding (the same checks and results as a batch of one)
+    one = single_body(m, h, inertia, quadrature)
+    if one is not None:
+        a1 = lean_array(attitude, name, shape)
+        if a1 is not None:
+            m_out, a_out, info = step_single(one[0], a1, one[1], one[2], one[3],
+                                             ORTHOGONALITY_TOLERANCE)
+            if info:
+                raise_for(info, -1, name, one[0], one[1], one[2], attitude)
+            return m_out, a_out
+    frame = tensor_frame(inertia, m)
+    if frame is not None:   # inertia tensors: the step in their principal frame (frb.inertia)
+        return frame.step(partial(_step, name), m, attitude, h, quadrature, threads,
+                          names=("m", name))
     m_in, given = m, attitude
     single, n, m2, h1, inertia2, quadrature = common_arrays(m, h, inertia, quadrature,
                                                             check_finite=False)
@@ -284,9 +277,6 @@ def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadr
     >>> Q @ m
     array([0.3, 0.5, 0.8])
     """
-    frame = tensor_frame(inertia, m)
-    if frame is not None:   # inertia tensors: the step in their principal frame (frb.inertia)
-        return frame.step(partial(_step, "Q"), m, Q, h, quadrature, threads, names=("m", "Q"))
     return _step("Q", m, Q, h, inertia, quadrature, threads)
 
 
@@ -322,7 +312,4 @@ def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quad
     >>> bool(np.abs(q2 - [1.0, 0.0, 0.0, 0.0]).max() < 1e-15)
     True
     """
-    frame = tensor_frame(inertia, m)
-    if frame is not None:   # inertia tensors: the step in their principal frame (frb.inertia)
-        return frame.step(partial(_step, "q"), m, q, h, quadrature, threads, names=("m", "q"))
     return _step("q", m, q, h, inertia, quadrature, threads)
