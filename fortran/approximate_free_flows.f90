@@ -58,14 +58,15 @@
 ! kick h/2 with T_b(t + h, Q); this keeps the symmetric free methods symmetric also for
 ! time-dependent torques. Torque-free, the kicks are skipped.
 !
-! Every stage is a loop over the bodies; torques come from one torque_batch call per stage. No
+! Every stage is a loop over the bodies; torques come from one torque_batch call per stage (the
+! kicks: torque_flow, the exact flow of the torque part). No
 ! body's arithmetic depends on another body.
 module approximate_free_flows
    use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
    use kinds, only: dp
    use step_interface
    use checks, only: all_finite
-   use torques, only: torque_t, user_torque_cb, torque_batch, torque_none, field_v_torque
+   use torques, only: torque_t, user_torque_cb, torque_batch, torque_flow, torqued, field_v_torque
    use rotations, only: cross, qmul, quat_exp, quat_cayley, solve3
    use moser_veselov, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_step_inv, &
                             dmv_blocks_step, dmv_blocks_steps
@@ -87,23 +88,19 @@ contains
       integer, intent(in) :: n, k; integer, intent(inout) :: info(n); real(dp), intent(in) :: t, h, inertia(3, n)
       real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)   ! (step_interface's method_step)
       real(dp), allocatable :: tb(:, :)
-      logical :: torqued
+      logical :: with_torque
 
-      torqued = tq%kind /= torque_none
+      with_torque = torqued(tq)
       select case (meth%variant)
       case (vm_dmv2, vm_dmv4, vm_dmv6, vm_dmv8, vm_split3, vm_symrot, vm_midpoint)
-         if (torqued) then
+         if (with_torque) then
             allocate (tb(3, n))
-            call torque_batch(tq, n, t, k, q, inertia, tb, cb)
-            m = m + (0.5_dp * h) * tb
+            call torque_flow(tq, n, t, k, 4, q, m, inertia, 0.5_dp * h, tb, cb)
          end if
-         call free_step(meth%variant, n, k, h, m, q, inertia, ws, torqued, info)
-         if (torqued) then
-            call torque_batch(tq, n, t + h, k, q, inertia, tb, cb)
-            m = m + (0.5_dp * h) * tb
-         end if
+         call free_step(meth%variant, n, k, h, m, q, inertia, ws, with_torque, info)
+         if (with_torque) call torque_flow(tq, n, t + h, k, 4, q, m, inertia, 0.5_dp * h, tb, cb)
       case (vm_nystrom4)
-         if (.not. torqued) then
+         if (.not. with_torque) then
             call exact_free_flows(n, h, 0, m, 4, q, inertia)
             return
          end if
@@ -300,15 +297,15 @@ contains
 
       allocate (tb(3, n))
       tv = -h**3 / 72
-      call torque_batch(tq, n, t, k, q, inertia, tb, cb)
+      call torque_batch(tq, n, t, k, 4, q, m, inertia, tb, cb)
       m = m + (h / 6) * tb
       call exact_free_flows(n, 0.5_dp * h, 0, m, 4, q, inertia)
-      call torque_batch(tq, n, t + 0.5_dp * h, k, q, inertia, tb, cb)
+      call torque_batch(tq, n, t + 0.5_dp * h, k, 4, q, m, inertia, tb, cb)
       do j = 1, n
          m(:, j) = m(:, j) + (2 * h / 3) * tb(:, j) + tv * field_v_torque(tq, q(:, j), inertia(:, j))
       end do
       call exact_free_flows(n, 0.5_dp * h, 0, m, 4, q, inertia)
-      call torque_batch(tq, n, t + h, k, q, inertia, tb, cb)
+      call torque_batch(tq, n, t + h, k, 4, q, m, inertia, tb, cb)
       m = m + (h / 6) * tb
    end subroutine nystrom4_step
 

@@ -7,18 +7,20 @@
 ! the exact-flow splittings only). Everything is
 ! updated in place (see engine_run): Python enters a run in segments of steps and bodies, from
 ! the initial state m0, q0, the state carried between segments in m, q, ws.
-subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, tkind, tpar, &
-                            n, nsteps, save_every, chunk, threads, b_first, b_last, k_first, k_last, &
+subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, nt, tkinds, tpar, tuser, &
+                            nb, tbody, tbody_term, n, nsteps, save_every, chunk, threads, b_first, b_last, k_first, k_last, &
                             nk, h, t0, natt, m0, q0, m, q, ws, inertia, m_out, q_out, status, &
                             fail_step, fail_body, cb)
    use kinds, only: dp
    use step_interface, only: method_t, max_flows, nws
-   use torques, only: torque_t
-   use engine, only: engine_run
+   use torques, only: torque_term_reals, torque_body_reals
+   use engine, only: engine_run_torque
    implicit none
-   integer, intent(in) :: family, variant, quadrature, nf, tkind
-   integer, intent(in) :: kinds(nf)
-   real(dp), intent(in) :: frac(nf), tpar(7)
+   integer, intent(in) :: family, variant, quadrature, nf, nt, tuser, nb, tbody_term
+   integer, intent(in) :: kinds(nf), tkinds(nt)
+   real(dp), intent(in) :: frac(nf), tpar(torque_term_reals, nt)
+   ! the per-body parameters of term tbody_term (0: none)
+   real(dp), intent(in) :: tbody(torque_body_reals, nb)
    integer, intent(in) :: n, nsteps, save_every, chunk, threads, b_first, b_last, k_first, k_last, nk, natt
    real(dp), intent(in) :: h, t0, m0(3, n), q0(natt, n), inertia(3, n)
    ! the state carried between segments, and the kept states
@@ -26,7 +28,6 @@ subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, tkind,
    integer, intent(out) :: status, fail_step, fail_body
    external :: cb
    type(method_t) :: meth
-   type(torque_t) :: tq
 
    meth%family = family
    meth%variant = variant
@@ -34,28 +35,26 @@ subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, tkind,
    meth%nf = min(nf, max_flows)
    meth%kinds(1:meth%nf) = kinds(1:meth%nf)
    meth%frac(1:meth%nf) = frac(1:meth%nf)
-   tq%kind = tkind
-   tq%u0 = tpar(1:3)
-   tq%c = tpar(4:6)
-   tq%rate = tpar(7)
-   call engine_run(meth, tq, n, max(1, b_first), min(n, b_last), k_first, min(k_last, nsteps), &
-                   nsteps, save_every, max(1, chunk), threads, h, t0, natt, m0, q0, m, q, ws, inertia, nk, &
-                   m_out, q_out, status, fail_step, fail_body, cb)
+   call engine_run_torque(meth, nt, tkinds, tpar, tuser, nb, tbody, tbody_term, n, max(1, b_first), &
+                          min(n, b_last), k_first, min(k_last, nsteps), nsteps, save_every, max(1, chunk), &
+                          threads, h, t0, natt, m0, q0, m, q, ws, inertia, nk, m_out, q_out, status, &
+                          fail_step, fail_body, cb)
 end subroutine engine_integrate
 
 !> engine_integrate for a whole run in one call (bodies 1..n, steps 1..nsteps from t0 = 0) that
 !> calls no Python: a built-in torque, or a run of no step. No call-back to set up and no state
 !> between segments to pass (it is allocated here and never touched by a run in one segment), so
 !> a short run costs less.
-subroutine engine_integrate_builtin(family, variant, quadrature, nf, kinds, frac, tkind, tpar, &
-                                    n, nsteps, save_every, chunk, threads, nk, h, natt, m0, q0, &
+subroutine engine_integrate_builtin(family, variant, quadrature, nf, kinds, frac, nt, tkinds, tpar, &
+                                    nb, tbody, tbody_term, n, nsteps, save_every, chunk, threads, nk, h, natt, m0, q0, &
                                     inertia, m_out, q_out, status, fail_step, fail_body)
    use kinds, only: dp
    use step_interface, only: nws
+   use torques, only: torque_term_reals, torque_body_reals
    implicit none
-   integer, intent(in) :: family, variant, quadrature, nf, tkind
-   integer, intent(in) :: kinds(nf)
-   real(dp), intent(in) :: frac(nf), tpar(7)
+   integer, intent(in) :: family, variant, quadrature, nf, nt, nb, tbody_term
+   integer, intent(in) :: kinds(nf), tkinds(nt)
+   real(dp), intent(in) :: frac(nf), tpar(torque_term_reals, nt), tbody(torque_body_reals, nb)
    integer, intent(in) :: n, nsteps, save_every, chunk, threads, nk, natt
    real(dp), intent(in) :: h, m0(3, n), q0(natt, n), inertia(3, n)
    real(dp), intent(inout) :: m_out(3, n, nk), q_out(natt, n, nk)
@@ -63,15 +62,17 @@ subroutine engine_integrate_builtin(family, variant, quadrature, nf, kinds, frac
    real(dp), allocatable :: m(:, :), q(:, :), ws(:, :)
 
    allocate (m(3, n), q(natt, n), ws(nws, n))
-   call engine_integrate(family, variant, quadrature, nf, kinds, frac, tkind, tpar, n, nsteps, &
+   call engine_integrate(family, variant, quadrature, nf, kinds, frac, nt, tkinds, tpar, 0, nb, tbody, &
+                         tbody_term, n, nsteps, &
                          save_every, chunk, threads, 1, n, 0, nsteps, nk, h, 0.0_dp, natt, m0, q0, &
                          m, q, ws, inertia, m_out, q_out, status, fail_step, fail_body, no_user_torque)
 
 contains
 
    !> The call-back of a run without a user torque (never called; torques' user_torque_cb).
-   subroutine no_user_torque(nb, t, step, qt, tb)
-      integer, intent(in) :: nb, step; real(dp), intent(in) :: t, qt(3, 3, nb); real(dp), intent(inout) :: tb(3, nb)
+   subroutine no_user_torque(nu, t, step, qt, m, tb)
+      integer, intent(in) :: nu, step; real(dp), intent(in) :: t, qt(3, 3, nu), m(3, nu)
+      real(dp), intent(inout) :: tb(3, nu)
    end subroutine no_user_torque
 end subroutine engine_integrate_builtin
 

@@ -11,7 +11,8 @@
 module engine
    use kinds, only: dp
    use step_interface
-   use torques, only: torque_t, user_torque_cb, torque_none
+   use torques, only: torque_t, user_torque_cb, torqued, torque_none, torque_damping, torque_rotor, &
+                      torque_attitude_control, max_torque_terms, torque_term_reals, torque_body_reals
    use exact_splittings, only: exact_splitting_step, exact_splitting_flows
    use approximate_free_flows, only: approximate_flow_step, torque_free_steps
    use runge_kutta, only: runge_kutta_step
@@ -22,7 +23,7 @@ module engine
    implicit none
    private
 
-   public :: family_step, engine_run
+   public :: family_step, engine_run, engine_run_torque
 
 contains
 
@@ -103,6 +104,43 @@ contains
       !$omp end parallel do
    end subroutine engine_run
 
+   !> engine_run with the torque given as arrays (the form of the binding): the built-in terms
+   !> tkinds(1:nt) (none when tkinds(1) = torque_none) with their parameters tpar, a Python
+   !> torque (tuser: 0 none, 1 T(t, Q), 2 T(t, Q, m)), and the per-body parameters tbody of the
+   !> term tbody_term (0: none), which the torque holds through a pointer during the run.
+   subroutine engine_run_torque(meth, nt, tkinds, tpar, tuser, nb, tbody, tbody_term, n, b_first, b_last, &
+                                k_first, k_last, nsteps, save_every, chunk, threads, h, t0, natt, m0, q0, &
+                                m, q, ws, inertia, nk, m_out, q_out, status, fail_step, fail_body, cb)
+      type(method_t), intent(in) :: meth
+      integer, intent(in) :: nt, tuser, nb, tbody_term, tkinds(nt)
+      real(dp), intent(in) :: tpar(torque_term_reals, nt)
+      real(dp), intent(in), target :: tbody(torque_body_reals, nb)
+      integer, intent(in) :: n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, threads, nk
+      integer, intent(in) :: natt
+      real(dp), intent(in) :: h, t0, m0(3, n), q0(natt, n), inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), q(natt, n), ws(nws, n)
+      real(dp), intent(inout) :: m_out(3, n, nk), q_out(natt, n, nk)
+      integer, intent(out) :: status, fail_step, fail_body
+      procedure(user_torque_cb) :: cb
+      type(torque_t) :: tq
+
+      tq%nterms = min(nt, max_torque_terms)
+      if (tkinds(1) == torque_none) tq%nterms = 0
+      tq%kinds(1:tq%nterms) = tkinds(1:tq%nterms)
+      tq%par(:, 1:tq%nterms) = tpar(:, 1:tq%nterms)
+      tq%user = tuser
+      tq%momentum = tuser == 2 .or. any(tq%kinds(1:tq%nterms) == torque_damping) .or. &
+                    any(tq%kinds(1:tq%nterms) == torque_rotor) .or. &
+                    any(tq%kinds(1:tq%nterms) == torque_attitude_control)
+      if (tbody_term >= 1 .and. tbody_term <= tq%nterms .and. nb >= n) then
+         tq%body_term = tbody_term
+         tq%body => tbody
+      end if
+      call engine_run(meth, tq, n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, threads, &
+                      h, t0, natt, m0, q0, m, q, ws, inertia, nk, m_out, q_out, status, fail_step, &
+                      fail_body, cb)
+   end subroutine engine_run_torque
+
    !> engine_run for the nc bodies b0 .. b0+nc-1 (one chunk), on the calling thread. On failure
    !> code, kfail and jfail (the body in the chunk, 1-based) report the first failing body of
    !> the first failing step, and the chunk stops there.
@@ -121,6 +159,7 @@ contains
       integer :: k, j, slot, b1, nsub
       logical :: fast, done
       procedure(method_step), pointer :: step
+      type(torque_t) :: tqc
 
       code = info_ok
       kfail = 0
@@ -143,9 +182,12 @@ contains
       end if
       info = info_ok
       step => family_step(meth%family)
+      ! the torque of this chunk: its per-body parameters from body b0
+      tqc = tq
+      tqc%body_offset = tq%body_offset + b0 - 1
       ! torque-free steps between kept states may go through the family's fast path (the same
       ! operations, several steps a call); a failure there is taken again step by step
-      fast = natt == 4 .and. tq%kind == torque_none .and. meth%family == family_approximate_free_flows
+      fast = natt == 4 .and. .not. torqued(tq) .and. meth%family == family_approximate_free_flows
       k = k_first
       do while (k < k_last)
          nsub = 0
@@ -169,11 +211,11 @@ contains
          end if
          k = k + 1
          if (natt == 4 .and. associated(step)) then
-            call step(meth, nc, k, t0 + (k - 1) * h, h, mc, qc, inertia(:, b0:b1), wc, tq, cb, info)
+            call step(meth, nc, k, t0 + (k - 1) * h, h, mc, qc, inertia(:, b0:b1), wc, tqc, cb, info)
          else if (meth%family == family_exact_splittings) then
             ! attitudes held as matrices (Q^T): the exact-flow splittings only
             call exact_splitting_flows(meth, nc, k, t0 + (k - 1) * h, h, mc, natt, qc, inertia(:, b0:b1), &
-                                       tq, cb)
+                                       tqc, cb)
          else
             info = info_not_implemented
          end if

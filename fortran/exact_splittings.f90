@@ -12,8 +12,8 @@
 module exact_splittings
    use kinds, only: dp
    use step_interface
-   use torques, only: torque_t, user_torque_cb, torque_batch, torque_batch_tr, torque_one, torque_one_tr, &
-                      torque_user, torque_field, field_along_e3, field_e3_kick_tr
+   use torques, only: torque_t, user_torque_cb, torque_one, torque_flow, field_along_e3, &
+                      field_e3_kick_tr, damping_rate, expm1
    use exact_flow, only: free_flow, rotate_matrix_tr
    use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use rotations, only: qmul
@@ -47,19 +47,25 @@ contains
       type(torque_t), intent(in) :: tq
       procedure(user_torque_cb) :: cb
       real(dp), allocatable :: tb(:, :)
-      real(dp) :: ta, tau
+      real(dp) :: ta, tau, c
       integer :: i
 
-      if (n == 1) then
-         if (meth%variant == cz_exact) then
+      if (meth%variant == cz_exact) then
+         c = damping_rate(tq)
+         if (c > 0.0_dp) then
+            ! linear damping alone: m(t) = e^{-ct} M(s), Q(t) = Q_free(s), s = (1 - e^{-ct}) / c,
+            ! (M, Q_free) the free flow (the time change ds = e^{-ct} dt): exact over the step
+            call exact_free_flows(n, -expm1(-c * h) / c, meth%quadrature, m, natt, att, inertia)
+            m = exp(-c * h) * m
+         else if (n == 1) then
             call free_flow_one(h, meth%quadrature, m, natt, att, inertia)
          else
-            call splitting_one(meth, k, t, h, m, natt, att, inertia, tq, cb)
+            call exact_free_flows(n, h, meth%quadrature, m, natt, att, inertia)
          end if
          return
       end if
-      if (meth%variant == cz_exact) then
-         call exact_free_flows(n, h, meth%quadrature, m, natt, att, inertia)
+      if (n == 1) then
+         call splitting_one(meth, k, t, h, m, natt, att, inertia, tq, cb)
          return
       end if
       allocate (tb(3, n))
@@ -70,12 +76,7 @@ contains
             call exact_free_flows(n, tau, meth%quadrature, m, natt, att, inertia)
             ta = ta + tau
          else
-            if (natt == 4) then
-               call torque_batch(tq, n, ta, k, att, inertia, tb, cb)
-            else
-               call torque_batch_tr(tq, n, ta, k, att, inertia, tb, cb)
-            end if
-            m = m + tau * tb
+            call torque_flow(tq, n, ta, k, natt, att, m, inertia, tau, tb, cb)
          end if
       end do
    end subroutine exact_splitting_flows
@@ -91,10 +92,10 @@ contains
       procedure(user_torque_cb) :: cb
       real(dp) :: ta, tau, tb(3, 1)
       integer :: i
-      logical :: e3_kick
+      logical :: e3_kick, plain
 
-      e3_kick = natt == 9 .and. tq%kind == torque_field
-      if (e3_kick) e3_kick = field_along_e3(tq)
+      e3_kick = natt == 9 .and. field_along_e3(tq)
+      plain = tq%user == 0 .and. .not. tq%momentum
       ta = t
       do i = 1, meth%nf
          tau = meth%frac(i) * h
@@ -103,19 +104,10 @@ contains
             ta = ta + tau
          else if (e3_kick) then
             call field_e3_kick_tr(tq, tau, att, m)
+         else if (plain) then
+            m = m + tau * torque_one(tq, ta, 1, natt, att, m, inertia)
          else
-            if (tq%kind == torque_user) then
-               if (natt == 4) then
-                  call torque_batch(tq, 1, ta, k, att, inertia, tb, cb)
-               else
-                  call torque_batch_tr(tq, 1, ta, k, att, inertia, tb, cb)
-               end if
-            else if (natt == 4) then
-               tb(:, 1) = torque_one(tq, ta, att, inertia)
-            else
-               tb(:, 1) = torque_one_tr(tq, ta, att, inertia)
-            end if
-            m = m + tau * tb(:, 1)
+            call torque_flow(tq, 1, ta, k, natt, att, m, inertia, tau, tb, cb)
          end if
       end do
    end subroutine splitting_one

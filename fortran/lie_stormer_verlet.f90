@@ -30,7 +30,7 @@
 module lie_stormer_verlet
    use kinds, only: dp
    use step_interface
-   use torques, only: torque_t, user_torque_cb, torque_batch, torque_none
+   use torques, only: torque_t, user_torque_cb, torque_batch, torqued
    use rotations, only: qmul, qrotate_tr, quat_exp
    implicit none
    private
@@ -78,7 +78,7 @@ contains
          info = info_not_implemented
          return
       end if
-      if (tq%kind == torque_none) then
+      if (.not. torqued(tq)) then
          do j = 1, n
             call terze_free_body(h, m(:, j), q(:, j), inertia(:, j))
          end do
@@ -91,14 +91,14 @@ contains
       if (all(ws(4, :) == 1.0_dp)) then
          tb = ws(1:3, :)
       else
-         call torque_batch(tq, n, t, k, q, inertia, tb, cb)
+         call torque_batch(tq, n, t, k, 4, q, m, inertia, tb, cb)
       end if
       do j = 1, n
          a(:, j) = m(:, j) + hh * tb(:, j)
          call terze_first(h, m(:, j), q(:, j), inertia(:, j), a(:, j), p(:, j))
       end do
       ! T_{n+1} = T_b(t + h, R_{n+1})
-      call torque_batch(tq, n, t + h, k, q, inertia, tb, cb)
+      call torque_batch(tq, n, t + h, k, 4, q, m, inertia, tb, cb)
       do j = 1, n
          m(:, j) = qrotate_tr(p(:, j), a(:, j)) + hh * tb(:, j)
          ws(1:3, j) = tb(:, j)

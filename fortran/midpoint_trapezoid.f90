@@ -48,11 +48,11 @@
 !   d((dexp_psi)^-1 v)/dpsi = hat(v)/2 - c2 (hat(psi x v) + hat(psi) hat(v))
 !                            + 2 c2'(|psi|^2) (psi x (psi x v)) psi^T,
 !   c2(s) = (1 - (a/2) cot(a/2)) / a^2, s = a^2.
-! Torque-free bodies (tq%kind == torque_none) iterate body by body with no torque evaluation.
+! Torque-free bodies (not torqued(tq)) iterate body by body with no torque evaluation.
 module midpoint_trapezoid
    use kinds, only: dp
    use step_interface
-   use torques, only: torque_t, user_torque_cb, torque_batch, torque_none
+   use torques, only: torque_t, user_torque_cb, torque_batch, torqued
    use rotations, only: cross, hat, solve3, qmul, qrotate, qrotate_tr, quat_exp, quat_cayley, dexp_coefficients
    implicit none
    private
@@ -347,7 +347,7 @@ contains
          return
       end if
       zero = 0.0_dp
-      if (tq%kind == torque_none) then
+      if (.not. torqued(tq)) then
          ! torque-free: body by body, no torque evaluation
          do j = 1, n
             call setup(v, h, m(:, j), q(:, j), 1.0_dp / inertia(:, j), zero, bd, x)
@@ -370,7 +370,7 @@ contains
 
       allocate (bds(n), xs(3, n), tb(3, n), tl(3, n), qt(4, n), st(n))
       if (needs_t0(v)) then
-         call torque_batch(tq, n, t, k, q, inertia, tb, cb)
+         call torque_batch(tq, n, t, k, 4, q, m, inertia, tb, cb)
       else
          tb = 0.0_dp
       end if
@@ -384,7 +384,7 @@ contains
          do j = 1, n
             if (st(j) == active) qt(:, j) = torque_point(v, h, bds(j), xs(:, j))
          end do
-         call torque_batch(tq, n, tt, k, qt, inertia, tb, cb)
+         call torque_batch(tq, n, tt, k, 4, qt, m, inertia, tb, cb)
          do j = 1, n
             if (st(j) /= active) cycle
             tl(:, j) = tb(:, j)

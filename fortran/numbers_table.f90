@@ -28,6 +28,21 @@ module numbers_table
    integer, parameter, public :: torque_gravity_gradient = 2
    !> a Python callable (f2py call-back)
    integer, parameter, public :: torque_user = 3
+   !> linear damping -c m
+   integer, parameter, public :: torque_damping = 4
+   !> an internal rotor of constant momentum h: h x I^-1 m
+   integer, parameter, public :: torque_rotor = 5
+   !> PD attitude control -kp s e_v - kd I^-1 m
+   integer, parameter, public :: torque_attitude_control = 6
+
+   ! Sizes of a compiled torque: a sum of at most max_torque_terms built-in terms, each with
+   ! torque_term_reals parameters, and torque_body_reals parameters per body for one of them.
+   !> most terms of a compiled sum of torques
+   integer, parameter, public :: max_torque_terms = 8
+   !> parameters of one term
+   integer, parameter, public :: torque_term_reals = 8
+   !> per-body parameters (a reference quaternion, a rotor momentum)
+   integer, parameter, public :: torque_body_reals = 4
 
    ! Info codes of a body in a step (the engine stops after the step where one is set).
    !> the step succeeded

@@ -27,7 +27,7 @@
 module runge_kutta
    use kinds, only: dp
    use step_interface
-   use torques, only: torque_t, user_torque_cb, torque_batch, torque_none
+   use torques, only: torque_t, user_torque_cb, torque_batch, torqued
    use rotations, only: cross, quat_normalize
    implicit none
    private
@@ -78,7 +78,7 @@ contains
       type(method_t), intent(in) :: meth; type(torque_t), intent(in) :: tq; procedure(user_torque_cb) :: cb
       integer, intent(in) :: n, k; integer, intent(inout) :: info(n); real(dp), intent(in) :: t, h, inertia(3, n)
       real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)   ! (step_interface's method_step)
-      real(dp), allocatable :: qs(:, :), qn(:, :), wst(:, :), aq(:, :), aw(:, :), tb(:, :)
+      real(dp), allocatable :: qs(:, :), qn(:, :), wst(:, :), aq(:, :), aw(:, :), tb(:, :), ms(:, :)
       real(dp) :: w(3), kq(4), kw(3), th
       integer :: j, stage
 
@@ -86,7 +86,7 @@ contains
          info = info_not_implemented
          return
       end if
-      if (tq%kind == torque_none) then
+      if (.not. torqued(tq)) then
          do j = 1, n
             call rk4_free_body(h, m(:, j), q(:, j), inertia(:, j))
          end do
@@ -95,9 +95,9 @@ contains
 
       ! Stage-major with torque: qs, wst the stage point (q + c k_q, W + c k_w), qn its
       ! normalised quaternion (where the torque is evaluated), aq, aw the accumulated increments.
-      allocate (qs(4, n), qn(4, n), wst(3, n), aq(4, n), aw(3, n), tb(3, n))
+      allocate (qs(4, n), qn(4, n), wst(3, n), aq(4, n), aw(3, n), tb(3, n), ms(3, n))
       th = t + 0.5_dp * h
-      call torque_batch(tq, n, t, k, q, inertia, tb, cb)
+      call torque_batch(tq, n, t, k, 4, q, m, inertia, tb, cb)
       do j = 1, n
          w = m(:, j) / inertia(:, j)
          call rk4_rates(h, q(:, j), w, inertia(:, j), tb(:, j), kq, kw)
@@ -108,7 +108,8 @@ contains
          qn(:, j) = quat_normalize(qs(:, j))
       end do
       do stage = 2, 3
-         call torque_batch(tq, n, th, k, qn, inertia, tb, cb)
+         ms = inertia * wst   ! the momentum of the stage point
+         call torque_batch(tq, n, th, k, 4, qn, ms, inertia, tb, cb)
          do j = 1, n
             call rk4_rates(h, qs(:, j), wst(:, j), inertia(:, j), tb(:, j), kq, kw)
             aq(:, j) = aq(:, j) + 2.0_dp * kq
@@ -124,7 +125,8 @@ contains
             qn(:, j) = quat_normalize(qs(:, j))
          end do
       end do
-      call torque_batch(tq, n, t + h, k, qn, inertia, tb, cb)
+      ms = inertia * wst
+      call torque_batch(tq, n, t + h, k, 4, qn, ms, inertia, tb, cb)
       do j = 1, n
          call rk4_rates(h, qs(:, j), wst(:, j), inertia(:, j), tb(:, j), kq, kw)
          w = m(:, j) / inertia(:, j)

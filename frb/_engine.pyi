@@ -18,26 +18,29 @@ import numpy as np
 
 _F64 = NDArray[np.float64]
 
-#: The call-back of a user torque: ``cb(n, t, step, qt, tb)`` with ``qt`` (3, 3, n) the
-#: attitudes, fills and returns ``tb`` (3, n), the body torques.
-_UserTorque = Callable[[int, float, int, _F64, _F64], Any]
+#: The call-back of a user torque: ``cb(n, t, step, qt, m, tb)`` with ``qt`` (3, 3, n) the
+#: attitudes and ``m`` (3, n) the momenta, fills and returns ``tb`` (3, n), the body torques.
+_UserTorque = Callable[[int, float, int, _F64, _F64, _F64], Any]
 
 def engine_integrate(family: int, variant: int, quadrature: int, kinds: ArrayLike,
-                     frac: ArrayLike, tkind: int, tpar: ArrayLike, nsteps: int, save_every: int,
+                     frac: ArrayLike, tkinds: ArrayLike, tpar: ArrayLike, tuser: int,
+                     tbody: ArrayLike, tbody_term: int, nsteps: int, save_every: int,
                      chunk: int, threads: int, b_first: int, b_last: int, k_first: int,
                      k_last: int, h: float, t0: float, m0: ArrayLike, q0: ArrayLike, m: _F64,
                      q: _F64, ws: _F64, inertia: ArrayLike, m_out: _F64, q_out: _F64,
                      cb: _UserTorque,
                      cb_extra_args: tuple[Any, ...] = ...) -> tuple[int, int, int]: ...
 def engine_integrate_gil(family: int, variant: int, quadrature: int, kinds: ArrayLike,
-                         frac: ArrayLike, tkind: int, tpar: ArrayLike, nsteps: int,
+                         frac: ArrayLike, tkinds: ArrayLike, tpar: ArrayLike, tuser: int,
+                         tbody: ArrayLike, tbody_term: int, nsteps: int,
                          save_every: int, chunk: int, threads: int, b_first: int, b_last: int,
                          k_first: int, k_last: int, h: float, t0: float, m0: ArrayLike,
                          q0: ArrayLike, m: _F64, q: _F64, ws: _F64, inertia: ArrayLike,
                          m_out: _F64, q_out: _F64, cb: _UserTorque,
                          cb_extra_args: tuple[Any, ...] = ...) -> tuple[int, int, int]: ...
 def engine_integrate_builtin(family: int, variant: int, quadrature: int, kinds: ArrayLike,
-                             frac: ArrayLike, tkind: int, tpar: ArrayLike, nsteps: int,
+                             frac: ArrayLike, tkinds: ArrayLike, tpar: ArrayLike,
+                             tbody: ArrayLike, tbody_term: int, nsteps: int,
                              save_every: int, chunk: int, threads: int, h: float, m0: ArrayLike,
                              q0: ArrayLike, inertia: ArrayLike, m_out: _F64,
                              q_out: _F64) -> tuple[int, int, int]: ...

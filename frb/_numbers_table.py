@@ -29,6 +29,21 @@ TORQUE_FIELD: Final[int] = 1
 TORQUE_GRAVITY_GRADIENT: Final[int] = 2
 #: a Python callable (f2py call-back)
 TORQUE_USER: Final[int] = 3
+#: linear damping -c m
+TORQUE_DAMPING: Final[int] = 4
+#: an internal rotor of constant momentum h: h x I^-1 m
+TORQUE_ROTOR: Final[int] = 5
+#: PD attitude control -kp s e_v - kd I^-1 m
+TORQUE_ATTITUDE_CONTROL: Final[int] = 6
+
+# Sizes of a compiled torque: a sum of at most max_torque_terms built-in terms, each with
+# torque_term_reals parameters, and torque_body_reals parameters per body for one of them.
+#: most terms of a compiled sum of torques
+MAX_TORQUE_TERMS: Final[int] = 8
+#: parameters of one term
+TORQUE_TERM_REALS: Final[int] = 8
+#: per-body parameters (a reference quaternion, a rotor momentum)
+TORQUE_BODY_REALS: Final[int] = 4
 
 # Info codes of a body in a step (the engine stops after the step where one is set).
 #: the step succeeded

@@ -31,8 +31,7 @@ from ._numbers_table import (
     FAMILY_EXACT_SPLITTINGS as _CZ, FAMILY_APPROXIMATE_FREE_FLOWS as _VILMART,
     FAMILY_RUNGE_KUTTA as _GANAPATHI, FAMILY_LIE_STORMER_VERLET as _TERZE,
     FAMILY_MIDPOINT_TRAPEZOID as _KRYSL,
-    TORQUE_NONE as _T_NONE, TORQUE_FIELD as _T_FIELD,
-    TORQUE_GRAVITY_GRADIENT as _T_GRAVITY_GRADIENT, TORQUE_USER as _T_USER,
+    TORQUE_NONE as _T_NONE, TORQUE_TERM_REALS, TORQUE_BODY_REALS,
     INFO_NO_CONVERGENCE as _INFO_NO_CONVERGENCE, INFO_NON_FINITE as _INFO_NON_FINITE,
     INFO_NO_SOLUTION as _INFO_NO_SOLUTION, INFO_NOT_IMPLEMENTED as _INFO_NOT_IMPLEMENTED,
     BAD_QUATERNION, BAD_ROTATION)
@@ -43,7 +42,8 @@ from ._validate import IntegrationError
 from .threads import resolve as _resolve_threads, get_num_threads
 from .flows import ORTHOGONALITY_TOLERANCE
 from .rotations import is_rotation, matrix_to_quat, quat_to_matrix
-from .torques import ConstantField, Torque, UserTorque, as_torque
+from .torques import (BODY_SCALES, PARAMETER_SCALES, ConstantField, LinearDamping, Torque,
+                      UserTorque, as_torque)
 from .inertia import tensor_frame, tensor_kinetic_energy
 
 __all__ = ["integrate", "Trajectory", "IntegrationError", "METHODS", "MethodInfo"]
@@ -70,6 +70,8 @@ TorqueLike = Union[Torque, Callable[..., ArrayLike]]
 ANY_TORQUE: tuple[type, ...] = (Torque,)
 FIELD_TORQUES: tuple[type, ...] = (ConstantField,)
 NO_TORQUE: tuple[type, ...] = ()
+#: EXACT: linear damping alone (its exact flow is a time change of the free flow).
+DAMPING_ONLY: tuple[type, ...] = (LinearDamping,)
 
 
 @dataclass(frozen=True)
@@ -90,17 +92,35 @@ class MethodInfo:
     torques: tuple[type, ...] = ANY_TORQUE
     #: why the method takes only the torques above (the end of its refusal message)
     torque_note: str = ""
+    #: whether it takes torques of the angular momentum (``torque(t, Q, m)``, damping, rotors,
+    #: attitude control), and its order with them (None with ``momentum``: exact)
+    momentum: bool = False
+    momentum_order: int | None = None
 
     def accepts(self, torque: Any) -> bool:
         """True when the method takes ``torque`` (None, a Torque or a plain callable)."""
-        return torque is None or isinstance(as_torque(torque), self.torques)
+        if torque is None:
+            return True
+        tq = as_torque(torque)
+        if tq is None or not isinstance(tq, self.torques):
+            return tq is None
+        return self.momentum or not tq.uses_momentum
+
+    def refusal(self, torque: Any) -> str:
+        """Why the method does not take ``torque`` (for its ValueError)."""
+        tq = as_torque(torque)
+        if tq is not None and isinstance(tq, self.torques) and tq.uses_momentum:
+            return (f"method {self.name} does not take torques of the angular momentum "
+                    f"({tq!r}): use STRANG, YOSHIDA4, RK4 or a DMV method")
+        return f"method {self.name} {self.torque_note}"
 
 
 def _m(name: str, family: int, variant: int, reference: str, order: int | None, implicit: bool,
        conserves: str, description: str, torques: tuple[type, ...] = ANY_TORQUE,
-       torque_note: str = "") -> tuple[str, MethodInfo]:
+       torque_note: str = "", momentum: bool = False, momentum_order: int | None = None
+       ) -> tuple[str, MethodInfo]:
     return name, MethodInfo(name, family, variant, reference, order, implicit, conserves,
-                            description, torques, torque_note)
+                            description, torques, torque_note, momentum, momentum_order)
 
 
 _CZ2010 = "Celledoni and Zanna 2010 (ACM TOMS Algorithm 903)"
@@ -109,32 +129,44 @@ _K2008 = "Krysl 2008"
 #: The methods of :func:`integrate` (case-insensitive names).
 METHODS: dict[str, MethodInfo] = dict([
     _m("EXACT", _CZ, 0, _CZ2010 + ", the exact flow", None, False, "|m|, E, Qm (exact flow)",
-       "one exact free flow a step (torque-free bodies only)", NO_TORQUE,
-       "is the free flow: it takes no torque (use STRANG, RKN6_14 or another method for a "
-       "torqued body)"),
+       "one exact free flow a step (torque-free bodies, or linear damping alone: the free flow "
+       "in the time (1 - e^{-ch}) / c, m scaled by e^{-ch}, exact)", DAMPING_ONLY,
+       "is the exact flow: it takes no torque but linear_damping (use STRANG, RKN6_14 or "
+       "another method for a torqued body)", True),
     _m("STRANG", _CZ, 1, _CZ2010 + ", splitting with the exact free flow", 2, False,
        "|m|, Qm (torque-free: exact)",
-       "A(h/2) B(h) A(h/2), A the exact free flow, B the torque kick"),
+       "A(h/2) B(h) A(h/2), A the exact free flow, B the exact flow of the torque (Q fixed)",
+       momentum=True, momentum_order=2),
     _m("RKN6_14", _CZ, 1, "Blanes and Moan 2002, RKN6 of 14 stages; " + _CZ2010 + ", eq. (23)",
        6, False, "|m|, Qm (torque-free: exact)",
-       "14-stage sixth-order splitting, A exact free flow"),
+       "14-stage sixth-order splitting, A exact free flow (order 6 for torques of Q only: its "
+       "coefficients assume a kick that does not depend on m: order 4 measured with torques of m)",
+       momentum=True, momentum_order=4),
+    _m("YOSHIDA4", _CZ, 1, "Yoshida 1990 (triple jump of Strang); " + _CZ2010 + ", splitting "
+       "with the exact free flow", 4, False, "|m|, Qm (torque-free: exact)",
+       "S(g1 h) S(g2 h) S(g1 h), S = STRANG, g1 = 1 / (2 - 2^(1/3)), g2 = 1 - 2 g1: order 4 "
+       "also for torques of m", momentum=True, momentum_order=4),
     _m("DMV2", _VILMART, 2, "Moser and Veselov 1991; " + _V2013 + ", Algorithm 3 (eq. (16) with "
        "a torque)", 2, True, "|m|, E, Qm (torque-free); vertical Qm (heavy top)",
-       "discrete Moser-Veselov; with a torque the free part of Strang eq. (16)"),
+       "discrete Moser-Veselov; with a torque the free part of Strang eq. (16)",
+       momentum=True, momentum_order=2),
     *(_m(f"DMV{p}", _VILMART, p, "Hairer and Vilmart 2006; " + _V2013 + ", Algorithm 4, Table 1",
          p, True, "|m|, E, Qm (torque-free); vertical Qm (heavy top)",
-         f"preprocessed DMV of order {p} (order 2 with a torque: free part of Strang eq. (16))")
+         f"preprocessed DMV of order {p} (order 2 with a torque: free part of Strang eq. (16))",
+         momentum=True, momentum_order=2)
       for p in (4, 6, 8)),
     _m("SPLIT3", _VILMART, 10, _V2013 + ", splitting into three rotations (symmetric "
        "composition)", 2, False, "|m|, Qm (torque-free; not E); vertical Qm (heavy top)",
-       "R3(h/2) R2(h/2) R1(h) R2(h/2) R3(h/2); with a torque the free part of Strang eq. (16)"),
+       "R3(h/2) R2(h/2) R1(h) R2(h/2) R3(h/2); with a torque the free part of Strang eq. (16)",
+       momentum=True, momentum_order=2),
     _m("SYMROT", _VILMART, 11, _V2013 + ", Algorithm 2 (with alpha, beta corrected)", 2,
        False, "|m|, Qm (torque-free; not E); exact for I1 = I2 or I2 = I3, not I1 = I3",
        "symmetric + rotation splitting R(h/2) S(h) R(h/2) (axis 3 the symmetric axis); with a "
-       "torque the free part of Strang eq. (16)"),
+       "torque the free part of Strang eq. (16)", momentum=True, momentum_order=2),
     _m("MIDPOINT", _VILMART, 12, _V2013 + ", Remark 4", 2, True,
        "all quadratic invariants: |m|, E, Qm, Q^T Q (torque-free)",
-       "implicit midpoint rule (Newton); with a torque the free part of Strang eq. (16)"),
+       "implicit midpoint rule (Newton); with a torque the free part of Strang eq. (16)",
+       momentum=True, momentum_order=2),
     _m("NYSTROM4", _VILMART, 13, _V2013 + ", fourth-order Nystrom splitting (flow of the "
        "modified potential corrected)", 4, False,
        "|m| of the free part; Qm (vertical) for the heavy top",
@@ -144,7 +176,8 @@ METHODS: dict[str, MethodInfo] = dict([
     _m("RK4", _GANAPATHI, 1, "Ganapathi 2005, sections 3.1-3.4 and 7 (q' = q (0, omega) / 2; the "
        "torque at every stage)", 4, False,
        "|q| = 1 by renormalisation only (no invariant exact; not symmetric)",
-       "classical RK4 on (q, omega); the torque at the normalised stage quaternion"),
+       "classical RK4 on (q, omega); the torque at the normalised stage quaternion",
+       momentum=True, momentum_order=4),
     _m("TERZE", _TERZE, 1, "Terze, Mueller and Zlatar 2015 (explicit Lie-group Stormer-Verlet "
        "scheme)", 2, False, "Qm, |m| (torque-free); (Qm)_z for the heavy top; not E; not "
        "symmetric", "explicit Lie-group Stormer-Verlet type scheme (one torque evaluation a step)"),
@@ -175,7 +208,7 @@ METHODS: dict[str, MethodInfo] = dict([
 
 #: A splitting of the exact free flow with the user's coefficients (``coefficients=(a, b)``).
 SPLITTING = MethodInfo("SPLITTING", _CZ, 1, _CZ2010 + ", splitting with the exact free flow",
-                       None, False, "", "user splitting coefficients")
+                       None, False, "", "user splitting coefficients", momentum=True)
 
 
 class Trajectory:
@@ -262,8 +295,10 @@ class Trajectory:
 
     @property
     def spatial_momentum(self) -> NDArray[np.float64]:
-        """``Q m`` at the saved states."""
-        return np.einsum("...ij,...j->...i", self.Q, self.m)
+        """``Q m`` at the saved states; ``Q (m + h)`` with rotors of internal momentum ``h``
+        (:func:`frb.torques.rotor`), the conserved total."""
+        h = getattr(self.torque, "internal_momentum", None)
+        return np.einsum("...ij,...j->...i", self.Q, self.m if h is None else self.m + h)
 
     def __repr__(self) -> str:
         n = "1 body" if self.m.ndim == 2 else f"{self.m.shape[1]} bodies"
@@ -313,7 +348,25 @@ def _read_only(a: NDArray[Any]) -> NDArray[Any]:
 # the flows of a step without a schedule (kinds, fractions), and the parameters of no torque:
 # inputs of the compiled loop, which only reads them (made once, read-only)
 _ONE_FREE_FLOW = (_read_only(np.zeros(1, dtype=np.intc)), _read_only(np.ones(1)))
-_NO_TORQUE_PARAMETERS = _read_only(np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0]))
+#: The compiled torque arguments of a run without a built-in torque: kinds, parameters
+#: (TORQUE_TERM_REALS, 1), per-body parameters (TORQUE_BODY_REALS, 1).
+_NO_TORQUE_KINDS = _read_only(np.array([_T_NONE], dtype=np.intc))
+_NO_TORQUE_PARAMETERS = _read_only(np.zeros((1, TORQUE_TERM_REALS)))
+_NO_TORQUE_BODY = _read_only(np.zeros((1, TORQUE_BODY_REALS)))
+
+
+def _scaled_form(form: Any, ka: int, kb: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The parameters and per-body parameters of a compiled torque in the units of a rescaled
+    run (momenta times 2**ka, moments times 2**kb; frb.torques.PARAMETER_SCALES)."""
+    par = np.array(form.parameters)
+    for i, kind in enumerate(form.kinds):
+        for j, (a, b) in enumerate(PARAMETER_SCALES[kind]):
+            par[i, j] = math.ldexp(par[i, j], a * ka + b * kb)
+    body = form.body
+    if body is not None:
+        a, b = BODY_SCALES[form.kinds[form.body_term]]
+        body = np.ldexp(body, a * ka + b * kb)
+    return par, body
 
 
 class _TorqueCallback:
@@ -324,9 +377,14 @@ class _TorqueCallback:
     (a non-finite state); integrate then raises the kept exception. (Raising through the
     call-back would make f2py unwind the Fortran frames and print to stderr.)"""
 
-    def __init__(self, torque: Torque, method: str) -> None:
+    def __init__(self, torque: Torque, method: str,
+                 inertia: NDArray[np.float64] | None = None) -> None:
         function = torque.function if isinstance(torque, UserTorque) else torque
-        self.torque: Callable[[float, NDArray[np.float64]], Any] = function
+        self.torque: Callable[..., Any] = function
+        #: the momenta are passed (a torque of m), and the moments (a torque that needs them)
+        self.momentum = torque.uses_momentum
+        self.inertia = inertia if torque.needs_inertia else None
+        self.momentum_exp: int | None = None
         self.method = method
         self.label = getattr(function, "__name__", None) or repr(function)
         self.error: BaseException | None = None
@@ -335,25 +393,33 @@ class _TorqueCallback:
         self.torque_exp: int | None = None
 
     def __call__(self, nb: int, t: float, step: int, qt: NDArray[np.float64],
-                 tb: NDArray[np.float64]) -> NDArray[np.float64]:
+                 m: NDArray[np.float64], tb: NDArray[np.float64]) -> NDArray[np.float64]:
         if self.error is None:
             try:
-                tb.T[...] = self._evaluate(nb, t, step, qt)
+                tb.T[...] = self._evaluate(nb, t, step, qt, m)
                 return tb
             except BaseException as exc:  # noqa: BLE001 - re-raised by integrate
                 self.error = exc
         tb[...] = np.nan
         return tb
 
-    def _evaluate(self, nb: int, t: float, step: int, qt: NDArray[np.float64]
-                  ) -> NDArray[np.float64]:
+    def _evaluate(self, nb: int, t: float, step: int, qt: NDArray[np.float64],
+                  m: NDArray[np.float64]) -> NDArray[np.float64]:
         torque, method, label = self.torque, self.method, self.label
         Q = qt.T  # (n, 3, 3), Q[j] the attitude of body j
         Q.flags.writeable = False
         if self.time_exp is not None:
             t = math.ldexp(t, self.time_exp)
         try:
-            res = torque(t, Q)
+            if self.inertia is not None or self.momentum:
+                mb = m.T if self.momentum_exp is None else np.ldexp(m.T, self.momentum_exp)
+                mb.flags.writeable = False
+                if self.inertia is not None:
+                    res = torque(t, Q, mb, inertia=self.inertia)
+                else:
+                    res = torque(t, Q, mb)
+            else:
+                res = torque(t, Q)
         except ValueError as exc:
             if "read-only" in str(exc):
                 raise ValueError(f"torque {label} (method {method}, step {step}) must not modify Q "
@@ -384,7 +450,8 @@ class _TorqueCallback:
         return arr
 
 
-def _no_torque(nb: int, t: float, step: int, qt: NDArray[np.float64], tb: NDArray[np.float64]
+def _no_torque(nb: int, t: float, step: int, qt: NDArray[np.float64], m: NDArray[np.float64],
+               tb: NDArray[np.float64]
                ) -> NDArray[np.float64]:  # pragma: no cover - never called for built-in torques
     return tb
 
@@ -611,19 +678,16 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
     threads = _resolve_threads(threads)
     progress = _segments.check_progress(progress)
     tq = as_torque(torque)
-    if tq is not None and not isinstance(tq, info.torques):
-        raise ValueError(f"method {name} {info.torque_note}")
-    if tq is not None and tq.uses_momentum:
-        raise ValueError(f"torque {tq!r}: torques of the angular momentum, torque(t, Q, m), are "
-                         "not supported yet")
+    if tq is not None and not info.accepts(tq):
+        raise ValueError(info.refusal(tq))
     check_dmv_inertia(info, I2, single)
     if quadrature and info.family != _CZ:
         raise ValueError(f"quadrature applies to the exact-flow splittings, not to {name}")
 
     plan = None
-    if info.family == _CZ and tq is not None:
-        # (coef is set for every method of this family)
-        plan = schedules.plan(*coef)[:2]  # type: ignore[misc]
+    if info.family == _CZ and tq is not None and coef is not None:
+        # (EXACT, whose torque is linear damping alone, has no schedule)
+        plan = schedules.plan(*coef)[:2]
         if len(plan[1]) > 64:
             raise ValueError("coefficients: at most 64 flows a step")
     t_out, m_out, q_out, failure = run_validated(name, info, m2, q2, I2, h, nsteps, tq, plan,
@@ -663,12 +727,16 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
     # the torque: its compiled form, or the Python call-back (kind, parameters, callable)
     form = None if torque is None else torque.compiled
     user = None
+    tkinds, tpar, tbody, tbody_term = _NO_TORQUE_KINDS, _NO_TORQUE_PARAMETERS, _NO_TORQUE_BODY, 0
     if form is not None:
-        tkind, tpar = form.kind, form.parameters
-    elif torque is None:
-        tkind, tpar = _T_NONE, _NO_TORQUE_PARAMETERS
-    else:
-        tkind, tpar, user = _T_USER, _NO_TORQUE_PARAMETERS, torque
+        tkinds, tpar = np.array(form.kinds, dtype=np.intc), form.parameters
+        if form.body is not None:
+            if form.body.shape[0] != n:
+                raise ValueError(f"torque {torque!r}: its per-body parameters are given for "
+                                 f"{form.body.shape[0]} bodies, the run has {n}")
+            tbody, tbody_term = form.body, form.body_term + 1
+    elif torque is not None:
+        user = torque
     kinds, frac = _ONE_FREE_FLOW if plan is None else plan
     variant = info.variant
     if info.family == _CZ and plan is None:
@@ -685,18 +753,21 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
         # the same motion in units where |m| and the moments are about 1 (see _scale_of)
         ka, kb = scale
         m_run, I_run, h_run = np.ldexp(m2, ka), np.ldexp(I2, kb), math.ldexp(h, kb - ka)
-        tpar = np.array(tpar)
-        tpar[0:3] = np.ldexp(tpar[0:3], 2 * ka - kb)
-        tpar[6] = math.ldexp(tpar[6], ka - kb)
+        if form is not None:
+            tpar, scaled_body = _scaled_form(form, ka, kb)
+            if scaled_body is not None:
+                tbody = scaled_body
     # the kept states, the initial one included, are written by the compiled loop
     m_out = np.empty((len(saved), n, 3))
     q_out = np.empty((len(saved), n, q2.shape[1]))
     failure = None
     if n:
-        cb: Any = _TorqueCallback(user, name) if user is not None else _no_torque
+        cb: Any = _TorqueCallback(user, name, I2) if user is not None else _no_torque
         if scale is not None and user is not None:
-            cb.time_exp, cb.torque_exp = ka - kb, 2 * ka - kb
-        fail = _run_engine(name, info.family, variant, quadrature, kinds, frac, tkind, tpar,
+            cb.time_exp, cb.torque_exp, cb.momentum_exp = ka - kb, 2 * ka - kb, -ka
+        tuser = 0 if user is None else 2 if user.uses_momentum or user.needs_inertia else 1
+        torque_args = (tkinds, tpar.T, tuser, tbody.T, tbody_term)
+        fail = _run_engine(name, info.family, variant, quadrature, kinds, frac, torque_args,
                            nsteps, save_every, h_run, m_run, q2, I_run, m_out, q_out, cb,
                            user is not None, threads, progress, label or f"frb.integrate {name}")
         if user is not None and cb.error is not None:
@@ -711,11 +782,11 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
 
 
 def _run_engine(name: str, family: int, variant: int, quadrature: int, kinds: NDArray[np.intc],
-                frac: NDArray[np.float64], tkind: int, tpar: NDArray[np.float64], nsteps: int,
+                frac: NDArray[np.float64], torque_args: tuple[Any, ...], nsteps: int,
                 save_every: int, h: float, m2: NDArray[np.float64], q2: NDArray[np.float64],
                 I2: NDArray[np.float64], m_out: NDArray[np.float64], q_out: NDArray[np.float64],
-                cb: Callable[[int, float, int, NDArray[np.float64], NDArray[np.float64]],
-                             NDArray[np.float64]],
+                cb: Callable[[int, float, int, NDArray[np.float64], NDArray[np.float64],
+                              NDArray[np.float64]], NDArray[np.float64]],
                 user: bool, threads: int, progress: bool, label: str
                 ) -> tuple[int, int, int] | None:
     """The compiled loop over the whole run, entered in segments (frb._segments.run) from the
@@ -727,9 +798,10 @@ def _run_engine(name: str, family: int, variant: int, quadrature: int, kinds: ND
     if nsteps == 0 or not (user or progress) and n * nsteps <= _segments.FIRST_WORK:
         # a short run is one call (what _segments.run would make of it); also a run of no step,
         # whose call writes the initial state (the call-back, never called then, may be a user's)
+        tkinds, tpar, _, tbody, tbody_term = torque_args
         status, fail_step, fail_body = _engine.engine_integrate_builtin(
-            family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every, CHUNK,
-            threads, h, m2.T, q2.T, I2.T, m_out.T, q_out.T)
+            family, variant, quadrature, kinds, frac, tkinds, tpar, tbody, tbody_term, nsteps,
+            save_every, CHUNK, threads, h, m2.T, q2.T, I2.T, m_out.T, q_out.T)
         return (fail_step, fail_body, status) if status else None
     # the state between segments (not touched by a run in one segment: no page faults)
     m = np.empty_like(m2)
@@ -743,12 +815,14 @@ def _run_engine(name: str, family: int, variant: int, quadrature: int, kinds: ND
     args_m0, args_q0, args_m, args_q, args_ws = m2.T, q2.T, m.T, q.T, ws.T
     args_i, out_m, out_q = I2.T, m_out.T, q_out.T
 
+    tkinds, tpar, tuser, tbody, tbody_term = torque_args
+
     def advance(b_first: int, b_last: int, k_first: int, k_last: int
                 ) -> tuple[int, int, int] | None:
         status, fail_step, fail_body = compiled(
-            family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every, chunk,
-            threads, b_first + 1, b_last, k_first, k_last, h, 0.0, args_m0, args_q0, args_m,
-            args_q, args_ws, args_i, out_m, out_q, cb)
+            family, variant, quadrature, kinds, frac, tkinds, tpar, tuser, tbody, tbody_term,
+            nsteps, save_every, chunk, threads, b_first + 1, b_last, k_first, k_last, h, 0.0,
+            args_m0, args_q0, args_m, args_q, args_ws, args_i, out_m, out_q, cb)
         return (fail_step, fail_body, status) if status else None
 
     return _segments.run(advance, nsteps, n, align=chunk, split_bodies=split, threads=threads,

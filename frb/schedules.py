@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
 
-__all__ = ["RKN6_14", "STRANG", "SPLITTING_METHODS", "FREE_PLAN", "coefficients", "plan",
+__all__ = ["RKN6_14", "STRANG", "YOSHIDA4", "SPLITTING_METHODS", "FREE_PLAN", "coefficients", "plan",
            "schedule"]
 
 # Blanes & Moan (2002), RKN6 with 14 stages (Celledoni and Zanna 2010, appendix, eq. (23)).
@@ -47,9 +47,17 @@ RKN6_14: tuple[tuple[float, ...], tuple[float, ...]] = (
 )
 #: Strang splitting ``A(h/2) B(h) A(h/2)`` (second order).
 STRANG: tuple[tuple[float, ...], tuple[float, ...]] = ((0.5, 0.0), (0.5,))
+_G1 = 1.0 / (2.0 - 2.0 ** (1.0 / 3.0))
+_G2 = 1.0 - 2.0 * _G1
+#: Yoshida's triple jump of Strang ``S(g1 h) S(g2 h) S(g1 h)``, ``g1 = 1 / (2 - 2^(1/3))``,
+#: ``g2 = 1 - 2 g1`` (H. Yoshida, "Construction of higher order symplectic integrators", Phys.
+#: Lett. A 150, 1990): order 4 for any symmetric second-order S, so also with an exact torque flow
+#: that depends on m. Written as A(g1/2) B(g1) A((g1+g2)/2) B(g2) A((g1+g2)/2) B(g1) A(g1/2).
+YOSHIDA4: tuple[tuple[float, ...], tuple[float, ...]] = ((_G1 / 2, (_G1 + _G2) / 2, 0.0),
+                                                         (_G1, _G2 / 2))
 #: Named splitting methods (of :func:`frb.integrate` and :func:`frb.splitting.integrate`).
-SPLITTING_METHODS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {"RKN6_14": RKN6_14,
-                                                                   "STRANG": STRANG}
+SPLITTING_METHODS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {
+    "RKN6_14": RKN6_14, "STRANG": STRANG, "YOSHIDA4": YOSHIDA4}
 
 _CONSISTENCY_TOL = 1e-10
 

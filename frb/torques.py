@@ -33,7 +33,7 @@ from __future__ import annotations
 import inspect
 import math
 import warnings
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -41,24 +41,74 @@ from numpy.typing import ArrayLike, NDArray
 from . import _validate
 
 __all__ = ["Torque", "CompiledTorque", "ConstantField", "HeavyTop", "GravityGradient",
-           "UserTorque", "as_torque", "constant_field", "heavy_top", "gravity_gradient"]
+           "LinearDamping", "Rotor", "AttitudeControl", "TorqueSum", "UserTorque", "as_torque",
+           "constant_field", "heavy_top", "gravity_gradient", "linear_damping", "rotor",
+           "attitude_control"]
 
 # torque kinds of the compiled loop (fortran/torques.f90)
-from ._numbers_table import TORQUE_FIELD as KIND_FIELD, TORQUE_GRAVITY_GRADIENT as KIND_GRAVITY_GRADIENT  # noqa: E402,E501
+from ._numbers_table import (  # noqa: E402
+    TORQUE_FIELD as KIND_FIELD, TORQUE_GRAVITY_GRADIENT as KIND_GRAVITY_GRADIENT,
+    TORQUE_DAMPING as KIND_DAMPING, TORQUE_ROTOR as KIND_ROTOR,
+    TORQUE_ATTITUDE_CONTROL as KIND_ATTITUDE_CONTROL, MAX_TORQUE_TERMS, TORQUE_TERM_REALS,
+    TORQUE_BODY_REALS)
+
+#: The powers of two of each parameter of a term in the units of a rescaled run, as
+#: (a, b): the parameter is multiplied by 2**(a ka + b kb) when the momenta are multiplied by
+#: 2**ka and the moments by 2**kb (the time by 2**(kb - ka)): a torque scales as 2ka - kb, a
+#: rate as ka - kb, a momentum as ka.
+PARAMETER_SCALES: dict[int, tuple[tuple[int, int], ...]] = {
+    KIND_FIELD: ((2, -1),) * 3 + ((0, 0),) * 5,
+    KIND_GRAVITY_GRADIENT: ((1, -1),) + ((0, 0),) * 7,
+    KIND_DAMPING: ((1, -1),) + ((0, 0),) * 7,
+    KIND_ROTOR: ((1, 0),) * 3 + ((0, 0),) * 5,
+    KIND_ATTITUDE_CONTROL: ((2, -1), (1, 0)) + ((0, 0),) * 6,
+}
+#: The same for the per-body parameters of a term (a rotor's h, a reference quaternion).
+BODY_SCALES: dict[int, tuple[int, int]] = {KIND_ROTOR: (1, 0), KIND_ATTITUDE_CONTROL: (0, 0)}
 
 
 class CompiledTorque(NamedTuple):
-    """The compiled form of a built-in torque: its kind in the engine and its parameters
-    ``(u0_1, u0_2, u0_3, c_1, c_2, c_3, rate)`` (field, body point, orbit rate)."""
+    """The compiled form of a built-in torque or of a sum of them: the kinds of its terms, their
+    parameters (one row of ``TORQUE_TERM_REALS`` reals a term: field ``u0, c``; gravity
+    gradient ``n``; damping ``c``; rotor ``h``; attitude control ``kp, kd, q_ref``), and the
+    per-body parameters ``body`` (N, ``TORQUE_BODY_REALS``) of the one term that has them (a
+    rotor's ``h`` or the reference quaternions given per body), else None."""
 
-    kind: int
+    kinds: tuple[int, ...]
     parameters: NDArray[np.float64]
+    body: Optional[NDArray[np.float64]] = None
+    #: the term (0-based) whose per-body parameters are ``body``, or -1
+    body_term: int = -1
+
+    @property
+    def kind(self) -> int:
+        """The kind of a one-term torque (the first term's)."""
+        return self.kinds[0]
 
 
-def _compiled_form(kind: int, values: list[float]) -> CompiledTorque:
-    parameters = np.array(values, dtype=np.float64)
+def _compiled_form(kind: int, values: list[float],
+                   body: Optional[NDArray[np.float64]] = None) -> CompiledTorque:
+    parameters = np.zeros((1, TORQUE_TERM_REALS))
+    parameters[0, :len(values)] = values
     parameters.setflags(write=False)
-    return CompiledTorque(kind, parameters)
+    return CompiledTorque((kind,), parameters, body, -1 if body is None else 0)
+
+
+def _sum_form(forms: list[CompiledTorque]) -> Optional[CompiledTorque]:
+    """The compiled form of a sum of compiled terms, or None (too many terms, or per-body
+    parameters in more than one term: the sum is then called from Python)."""
+    kinds = tuple(k for f in forms for k in f.kinds)
+    with_body = [f for f in forms if f.body is not None]
+    if len(kinds) > MAX_TORQUE_TERMS or len(with_body) > 1:
+        return None
+    parameters = np.concatenate([f.parameters for f in forms])
+    parameters.setflags(write=False)
+    body, body_term, start = None, -1, 0
+    for f in forms:
+        if f.body is not None:
+            body, body_term = f.body, start + f.body_term
+        start += len(f.kinds)
+    return CompiledTorque(kinds, parameters, body, body_term)
 
 
 class Torque:
@@ -74,9 +124,25 @@ class Torque:
     has_potential: bool = False
     #: True when ``T_b`` depends on the angular momentum ``m`` (the third argument).
     uses_momentum: bool = False
+    #: True when the torque needs the moments of inertia (``torque(t, Q, m, inertia=I)``).
+    needs_inertia: bool = False
+    #: The constant internal angular momentum of rotors in the body (body frame): (3,), (N, 3)
+    #: per body, or None. The conserved spatial momentum is then ``Q (m + h)``.
+    internal_momentum: Optional[NDArray[np.float64]] = None
 
-    def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None
-                 ) -> NDArray[np.float64]:
+    def __add__(self, other: Any) -> Torque:
+        """The sum of two torques (a torque; a sum of built-in torques stays compiled)."""
+        if other is None:
+            return self
+        return TorqueSum([self, as_torque(other)])
+
+    def __radd__(self, other: Any) -> Torque:
+        if other is None or (isinstance(other, (int, float)) and other == 0):
+            return self       # sum([...]) starts from 0
+        return TorqueSum([as_torque(other), self])
+
+    def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
+                 inertia: ArrayLike | None = None) -> NDArray[np.float64]:
         raise NotImplementedError
 
     def potential(self, Q: ArrayLike) -> Any:
@@ -291,13 +357,13 @@ class GravityGradient(Torque):
     ``torque(t, Q, inertia=I)`` (``frb.integrate`` passes the bodies' own)."""
 
     __slots__ = ("rate", "_form")
+    needs_inertia = True
     rate: float
     _form: CompiledTorque
 
     def __init__(self, n: float) -> None:
         rate = _validate.real_scalar(n, "n")
-        self._init(rate=rate, _form=_compiled_form(KIND_GRAVITY_GRADIENT,
-                                                   [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, rate]))
+        self._init(rate=rate, _form=_compiled_form(KIND_GRAVITY_GRADIENT, [rate]))
 
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
                  inertia: ArrayLike | None = None) -> NDArray[np.float64]:
@@ -337,6 +403,287 @@ class GravityGradient(Torque):
         return f"gravity_gradient({self.rate!r})"
 
 
+def _momentum(m: Any, who: str) -> NDArray[np.float64]:
+    if m is None:
+        raise TypeError(f"{who} depends on the angular momentum: call it as torque(t, Q, m)")
+    return np.asarray(m, dtype=np.float64)
+
+
+def _moments(inertia: Any, who: str) -> NDArray[np.float64]:
+    if inertia is None:
+        raise TypeError(f"{who} needs the moments of inertia: call it as "
+                        "torque(t, Q, m, inertia=I)")
+    return np.asarray(inertia, dtype=np.float64)
+
+
+def _nonnegative(x: Any, name: str) -> float:
+    v = _validate.real_scalar(x, name)
+    if v < 0:
+        raise ValueError(f"{name} must be >= 0, got {v!r}")
+    return v
+
+
+class LinearDamping(Torque):
+    """Linear damping ``T_b = -c m`` (``c >= 0``, a rate: 1 / time); the energy decays, and
+    with no other torque the motion is the free motion in the time ``s = (1 - e^{-ct}) / c``
+    with ``m`` scaled by ``e^{-ct}`` (EXACT computes it exactly)."""
+
+    __slots__ = ("c", "_form")
+    uses_momentum = True
+    c: float
+    _form: CompiledTorque
+
+    def __init__(self, c: float) -> None:
+        value = _nonnegative(c, "c")
+        self._init(c=value, _form=_compiled_form(KIND_DAMPING, [value]))
+
+    def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
+                 inertia: ArrayLike | None = None) -> NDArray[np.float64]:
+        return -self.c * _momentum(m, "linear_damping")
+
+    @property
+    def compiled(self) -> CompiledTorque | None:
+        return self._form if type(self) is LinearDamping else None
+
+    def in_frame(self, R: ArrayLike) -> Torque:
+        """As :meth:`Torque.in_frame`: the torque itself (``-c m`` has no direction of its own)."""
+        from .inertia import rotation_argument
+        rotation_argument(R)
+        return self if type(self) is LinearDamping else super().in_frame(R)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (LinearDamping, (self.c,))
+
+    def __repr__(self) -> str:
+        return f"linear_damping({self.c!r})"
+
+
+class Rotor(Torque):
+    """An internal rotor of constant angular momentum ``h`` (body frame: a momentum wheel, the
+    rotor of a gyrostat); ``m`` is the momentum of the rigid part. ``T_b = h x w``,
+    ``w = I^-1 m``. The spatial momentum ``Q (m + h)`` and the energy ``m . I^-1 m / 2`` are
+    conserved (its potential is zero). ``h`` of shape (3,), or (N, 3) one per body."""
+
+    __slots__ = ("h", "_form")
+    uses_momentum = True
+    needs_inertia = True
+    has_potential = True
+    h: NDArray[np.float64]
+    _form: CompiledTorque
+
+    def __init__(self, h: ArrayLike) -> None:
+        a = np.array(_validate.real_array(h, "h", finite=False), dtype=np.float64)
+        if a.ndim not in (1, 2) or a.shape[-1] != 3:
+            raise ValueError(f"h must have shape (3,) or (N, 3), got {a.shape}")
+        if not np.isfinite(a).all():
+            raise ValueError("h must be finite")
+        a.setflags(write=False)
+        if a.ndim == 1:
+            form = _compiled_form(KIND_ROTOR, a.tolist())
+        else:
+            body = np.zeros((a.shape[0], TORQUE_BODY_REALS))
+            body[:, :3] = a
+            body.setflags(write=False)
+            form = _compiled_form(KIND_ROTOR, [], body)
+        self._init(h=a, _form=form)
+
+    @property
+    def internal_momentum(self) -> NDArray[np.float64]:  # type: ignore[override]
+        return self.h
+
+    def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
+                 inertia: ArrayLike | None = None) -> NDArray[np.float64]:
+        w = _momentum(m, "rotor") / _moments(inertia, "rotor")
+        return np.cross(self.h, w)
+
+    def potential(self, Q: ArrayLike) -> Any:
+        """Zero: the energy of a gyrostat is the kinetic energy of its rigid part."""
+        Q = np.asarray(Q, dtype=np.float64)
+        return 0.0 if Q.ndim == 2 else np.zeros(Q.shape[:-2])
+
+    @property
+    def compiled(self) -> CompiledTorque | None:
+        return self._form if type(self) is Rotor else None
+
+    def in_frame(self, R: ArrayLike) -> Torque:
+        """As :meth:`Torque.in_frame`: the rotor of momentum ``R^T h`` (per body for ``R`` per
+        body; compiled)."""
+        from .inertia import rotation_argument
+        Rm = rotation_argument(R)
+        if type(self) is not Rotor:
+            return super().in_frame(Rm)
+        return Rotor(np.einsum("...ji,...j->...i", Rm, self.h))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Rotor, (self.h,))
+
+    def __repr__(self) -> str:
+        return f"rotor({self.h.tolist()!r})"
+
+
+def _unit_quaternions(q: ArrayLike, name: str) -> NDArray[np.float64]:
+    a = np.array(_validate.real_array(q, name, finite=False), dtype=np.float64)
+    if a.ndim not in (1, 2) or a.shape[-1] != 4:
+        raise ValueError(f"{name} must have shape (4,) or (N, 4), got {a.shape}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} must be finite")
+    dev = np.abs(np.sqrt(np.sum(a * a, axis=-1)) - 1.0)
+    if (dev > 1e-10).any():
+        raise ValueError(f"{name} must be unit quaternions (|q| = 1 within 1e-10), got |q| - 1 "
+                         f"= {float(np.max(dev)):.3g}")
+    a.setflags(write=False)
+    return a
+
+
+def _quat_product(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Hamilton products p q of scalar-first quaternions (broadcast over leading axes)."""
+    p0, pv = p[..., :1], p[..., 1:]
+    q0, qv = q[..., :1], q[..., 1:]
+    return np.concatenate([p0 * q0 - np.sum(pv * qv, axis=-1, keepdims=True),
+                           p0 * qv + q0 * pv + np.cross(pv, qv)], axis=-1)
+
+
+class AttitudeControl(Torque):
+    """The PD attitude law ``T_b = -kp s e_v - kd w``: ``e = conj(q_ref) q`` (scalar first),
+    ``e_v`` its vector part, ``s = sign(e0)`` (+1 when ``e0 = 0``: the law is the same for
+    ``q`` and ``-q``), ``w = I^-1 m``; ``kp``, ``kd >= 0`` (torque, and torque per angular
+    velocity). ``q_ref``: one unit quaternion, or one per body (N, 4)."""
+
+    __slots__ = ("q_ref", "kp", "kd", "_form")
+    uses_momentum = True
+    needs_inertia = True
+    q_ref: NDArray[np.float64]
+    kp: float
+    kd: float
+    _form: CompiledTorque
+
+    def __init__(self, q_ref: ArrayLike, kp: float, kd: float) -> None:
+        q = _unit_quaternions(q_ref, "q_ref")
+        kp_, kd_ = _nonnegative(kp, "kp"), _nonnegative(kd, "kd")
+        if q.ndim == 1:
+            form = _compiled_form(KIND_ATTITUDE_CONTROL, [kp_, kd_] + q.tolist())
+        else:
+            body = np.ascontiguousarray(q)
+            body.setflags(write=False)
+            form = _compiled_form(KIND_ATTITUDE_CONTROL, [kp_, kd_], body)
+        self._init(q_ref=q, kp=kp_, kd=kd_, _form=form)
+
+    def error(self, Q: ArrayLike) -> NDArray[np.float64]:
+        """The error quaternions ``conj(q_ref) q`` of attitudes ``Q`` (..., 3, 3), with
+        ``e0 >= 0``."""
+        from .rotations import matrix_to_quat
+        q = np.asarray(matrix_to_quat(np.asarray(Q, dtype=np.float64)))
+        conj = self.q_ref * np.array([1.0, -1.0, -1.0, -1.0])
+        e = _quat_product(conj, q)
+        return np.where(e[..., :1] < 0, -e, e)
+
+    def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
+                 inertia: ArrayLike | None = None) -> NDArray[np.float64]:
+        w = _momentum(m, "attitude_control") / _moments(inertia, "attitude_control")
+        return -self.kp * self.error(Q)[..., 1:] - self.kd * w
+
+    @property
+    def compiled(self) -> CompiledTorque | None:
+        return self._form if type(self) is AttitudeControl else None
+
+    def in_frame(self, R: ArrayLike) -> Torque:
+        """As :meth:`Torque.in_frame`: the law with the reference ``q_ref r`` (``r`` the
+        quaternion of ``R``; per body for ``R`` per body; compiled)."""
+        from .inertia import rotation_argument
+        from .rotations import matrix_to_quat
+        Rm = rotation_argument(R)
+        if type(self) is not AttitudeControl:
+            return super().in_frame(Rm)
+        r = np.asarray(matrix_to_quat(Rm))
+        q = _quat_product(self.q_ref, r)
+        return AttitudeControl(q / np.linalg.norm(q, axis=-1, keepdims=True), self.kp, self.kd)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (AttitudeControl, (self.q_ref, self.kp, self.kd))
+
+    def __repr__(self) -> str:
+        return f"attitude_control({self.q_ref.tolist()!r}, {self.kp!r}, {self.kd!r})"
+
+
+class TorqueSum(Torque):
+    """A sum of torques (``a + b``). A sum of built-in torques has a compiled form (at most
+    ``MAX_TORQUE_TERMS`` terms, per-body parameters in one of them at most); any other is
+    called from Python. It has a potential when every term has one."""
+
+    __slots__ = ("terms", "_form")
+    terms: tuple[Torque, ...]
+    _form: Optional[CompiledTorque]
+
+    def __init__(self, terms: Sequence[Any]) -> None:
+        flat: list[Torque] = []
+        for term in terms:
+            tq = as_torque(term)
+            if tq is None:
+                continue
+            flat.extend(tq.terms if type(tq) is TorqueSum else (tq,))
+        if not flat:
+            raise ValueError("a sum of torques needs at least one torque")
+        forms = [tq.compiled for tq in flat]
+        form = None if any(f is None for f in forms) else _sum_form(
+            [f for f in forms if f is not None])
+        self._init(terms=tuple(flat), _form=form)
+
+    @property
+    def uses_momentum(self) -> bool:  # type: ignore[override]
+        return any(tq.uses_momentum for tq in self.terms)
+
+    @property
+    def needs_inertia(self) -> bool:  # type: ignore[override]
+        return any(tq.needs_inertia for tq in self.terms)
+
+    @property
+    def has_potential(self) -> bool:  # type: ignore[override]
+        return all(tq.has_potential for tq in self.terms)
+
+    @property
+    def internal_momentum(self) -> Optional[NDArray[np.float64]]:  # type: ignore[override]
+        hs = [tq.internal_momentum for tq in self.terms if tq.internal_momentum is not None]
+        if not hs:
+            return None
+        total = hs[0]
+        for h in hs[1:]:
+            total = total + h
+        return total
+
+    def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
+                 inertia: ArrayLike | None = None) -> NDArray[np.float64]:
+        total: Any = 0.0
+        for tq in self.terms:
+            if tq.needs_inertia:
+                res = tq(t, Q, m, inertia=inertia)
+            elif tq.uses_momentum:
+                res = tq(t, Q, m)
+            else:
+                res = tq(t, Q)
+            total = total + np.asarray(res, dtype=np.float64)
+        return np.asarray(total)
+
+    def potential(self, Q: ArrayLike) -> Any:
+        """The sum of the terms' potentials (AttributeError when one has none)."""
+        if not self.has_potential:
+            raise AttributeError(f"the torque {self!r} has no potential energy")
+        return sum(tq.potential(Q) for tq in self.terms)
+
+    @property
+    def compiled(self) -> CompiledTorque | None:
+        return self._form
+
+    def in_frame(self, R: ArrayLike) -> Torque:
+        """As :meth:`Torque.in_frame`: the sum of the terms in that frame."""
+        return TorqueSum([tq.in_frame(R) for tq in self.terms])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (TorqueSum, (self.terms,))
+
+    def __repr__(self) -> str:
+        return " + ".join(repr(tq) for tq in self.terms)
+
+
 class UserTorque(Torque):
     """A plain callable ``function(t, Q)`` or ``function(t, Q, m)`` as a :class:`Torque`
     (:func:`as_torque` makes one). ``Q`` has shape (N, 3, 3) and ``m`` (N, 3), both
@@ -351,8 +698,8 @@ class UserTorque(Torque):
             raise TypeError(f"torque must be callable, got {type(function).__name__}")
         self._init(function=function, uses_momentum=_positional_count(function) >= 3)
 
-    def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None
-                 ) -> NDArray[np.float64]:
+    def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
+                 inertia: ArrayLike | None = None) -> NDArray[np.float64]:
         if self.uses_momentum:
             return np.asarray(self.function(t, Q, m))
         return np.asarray(self.function(t, Q))
@@ -441,3 +788,28 @@ def gravity_gradient(n: float) -> GravityGradient:
     array([600.])
     """
     return GravityGradient(n)
+
+
+def linear_damping(c: float) -> LinearDamping:
+    """Linear damping ``T_b = -c m`` with ``c >= 0``; see :class:`LinearDamping`.
+
+    Examples
+    --------
+    >>> import frb
+    >>> tr = frb.integrate([0.3, 0.5, 0.8], [1.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0], 0.1, 10,
+    ...                    method="EXACT", torque=frb.torques.linear_damping(0.5))
+    >>> bool(abs(tr.kinetic_energy[-1] / tr.kinetic_energy[0] - 2.718281828459045**-1) < 1e-12)
+    True
+    """
+    return LinearDamping(c)
+
+
+def rotor(h: ArrayLike) -> Rotor:
+    """An internal rotor (momentum wheel) of constant body momentum ``h``; see :class:`Rotor`."""
+    return Rotor(h)
+
+
+def attitude_control(q_ref: ArrayLike, kp: float, kd: float) -> AttitudeControl:
+    """The PD attitude law ``-kp s e_v - kd w`` towards ``q_ref``; see :class:`AttitudeControl`."""
+    return AttitudeControl(q_ref, kp, kd)
+

@@ -75,7 +75,7 @@ def test_methods_that_do_not_apply_and_bad_arguments():
     c = frb.compare("all", problem="gravity-gradient", bodies=2, t_final=0.5, steps=(4,),
                     min_time=0)
     assert "EXACT" not in c.methods() and "NYSTROM4" not in c.methods()
-    assert len(c.methods()) == 19 and c.invariants == ()
+    assert len(c.methods()) == 20 and c.invariants == ()
 
 
 def test_cli(capsys, tmp_path):

@@ -49,9 +49,9 @@ def spy(monkeypatch):
 def _engine_call(args):
     """The schedule and counts of a recorded engine call: kinds, taus (fractions times h),
     quadrature, nsteps, save_every, k_first, k_last, u0 (the field of the torque parameters)."""
-    (family, variant, quadrature, kinds, frac, tkind, tpar, nsteps, save_every, chunk, threads,
-     h) = args[:12]
-    return kinds, frac * h, quadrature, nsteps, save_every, 0, nsteps, tpar[:3]
+    (family, variant, quadrature, kinds, frac, tkinds, tpar, tbody, tbody_term, nsteps, save_every,
+     chunk, threads, h) = args[:14]
+    return kinds, frac * h, quadrature, nsteps, save_every, 0, nsteps, tpar[:3, 0]
 
 
 def _assert_close(a, b, rel=1e-14):

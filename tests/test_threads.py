@@ -310,11 +310,11 @@ def test_integrate_in_segments_equals_one_call(monkeypatch, method, torque):
     real, real_once = frb._engine.engine_integrate, frb._engine.engine_integrate_builtin
 
     def spy(*args):
-        calls.append(args[11:15])   # b_first, b_last, k_first, k_last
+        calls.append(args[14:18])   # b_first, b_last, k_first, k_last
         return real(*args)
 
     def spy_once(*args):
-        calls.append((1, args[12].shape[1], 0, args[7]))   # every body (m0.T), steps 1..nsteps
+        calls.append((1, args[14].shape[1], 0, args[9]))   # every body (m0.T), steps 1..nsteps
         return real_once(*args)
 
     monkeypatch.setattr(frb._engine, "engine_integrate", spy)
@@ -351,7 +351,7 @@ def test_dmv_integrate_in_segments_equals_one_call(monkeypatch):
     real = frb._engine.engine_integrate
     # (steps, b_first, b_last) of each compiled call
     monkeypatch.setattr(frb._engine, "engine_integrate",
-                        lambda *a: calls.append((a[14] - a[13], a[11], a[12])) or real(*a))
+                        lambda *a: calls.append((a[17] - a[16], a[14], a[15])) or real(*a))
     whole, tiny = _one_call_and_tiny_segments(
         monkeypatch, lambda: frb.dmv_integrate(m, q, inertia, h, 30, order=6))
     # one step of a block of 64 bodies (4 lanes of 16) at a time, a block after the other

@@ -49,6 +49,16 @@ TABLE = (
         ("torque_field", 1, "a body point in a constant spatial field"),
         ("torque_gravity_gradient", 2, "gravity gradient of a circular orbit"),
         ("torque_user", 3, "a Python callable (f2py call-back)"),
+        ("torque_damping", 4, "linear damping -c m"),
+        ("torque_rotor", 5, "an internal rotor of constant momentum h: h x I^-1 m"),
+        ("torque_attitude_control", 6, "PD attitude control -kp s e_v - kd I^-1 m"),
+    )),
+    Group("Sizes of a compiled torque: a sum of at most max_torque_terms built-in terms, each "
+          "with torque_term_reals parameters, and torque_body_reals parameters per body for "
+          "one of them.", (
+        ("max_torque_terms", 8, "most terms of a compiled sum of torques"),
+        ("torque_term_reals", 8, "parameters of one term"),
+        ("torque_body_reals", 4, "per-body parameters (a reference quaternion, a rotor momentum)"),
     )),
     Group("Info codes of a body in a step (the engine stops after the step where one is set).", (
         ("info_ok", 0, "the step succeeded"),
