@@ -24,6 +24,23 @@ Built in:
   ``T_b = 3 n^2 c x (I c)`` (time-dependent; no potential). It needs the moments of inertia,
   which it takes where it is evaluated: ``torque(t, Q, inertia=I)`` (the engine passes them).
 
+Torques of the angular momentum ``m`` (``w = I^-1 m``), called ``torque(t, Q, m)`` (and
+``inertia=I`` where they need it):
+
+* :func:`linear_damping` ``(c)``: ``T_b = -c m``, ``c >= 0``. With no other torque the motion is
+  the free motion in the time ``(1 - e^{-ct}) / c`` with ``m`` scaled by ``e^{-ct}``, which
+  ``method="EXACT"`` computes exactly.
+* :func:`rotor` ``(h)``: an internal rotor of constant body momentum ``h`` (a momentum wheel, a
+  gyrostat), ``T_b = h x w``; ``m`` is the momentum of the rigid part, ``Q (m + h)`` and
+  ``m . I^-1 m / 2`` are conserved (``Trajectory.spatial_momentum`` adds ``h``).
+* :func:`attitude_control` ``(q_ref, kp, kd)``: the PD law ``T_b = -kp s e_v - kd w`` with
+  ``e = conj(q_ref) q`` (scalar first), ``e_v`` its vector part and ``s = sign(e0)`` (+1 when
+  ``e0 = 0``); ``q_ref`` one unit quaternion or one per body.
+
+Any two torques add up (``a + b``, :class:`TorqueSum`); a sum of built-in torques keeps a
+compiled form. A user torque with three positional parameters, ``f(t, Q, m)``, receives the
+momenta (N, 3), read-only.
+
 Torques are immutable: their parameters are fixed when they are made. ``torque.in_frame(R)``
 is the torque seen in a body frame turned by the rotation ``R`` (the principal frame of an
 inertia tensor, :mod:`frb.inertia`).
