@@ -41,12 +41,12 @@ subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, nt, tk
                           fail_step, fail_body, cb)
 end subroutine engine_integrate
 
-!> engine_integrate for a whole run in one call (bodies 1..n, steps 1..nsteps from t0 = 0) that
+!> engine_integrate for a whole run in one call (bodies 1..n, steps 1..nsteps from t0) that
 !> calls no Python: a built-in torque, or a run of no step. No call-back to set up and no state
 !> between segments to pass (it is allocated here and never touched by a run in one segment), so
 !> a short run costs less.
 subroutine engine_integrate_builtin(family, variant, quadrature, nf, kinds, frac, nt, tkinds, tpar, &
-                                    nb, tbody, tbody_term, n, nsteps, save_every, chunk, threads, nk, h, natt, m0, q0, &
+                                    nb, tbody, tbody_term, n, nsteps, save_every, chunk, threads, nk, h, t0, natt, m0, q0, &
                                     inertia, m_out, q_out, status, fail_step, fail_body)
    use kinds, only: dp
    use step_interface, only: nws
@@ -56,7 +56,7 @@ subroutine engine_integrate_builtin(family, variant, quadrature, nf, kinds, frac
    integer, intent(in) :: kinds(nf), tkinds(nt)
    real(dp), intent(in) :: frac(nf), tpar(torque_term_reals, nt), tbody(torque_body_reals, nb)
    integer, intent(in) :: n, nsteps, save_every, chunk, threads, nk, natt
-   real(dp), intent(in) :: h, m0(3, n), q0(natt, n), inertia(3, n)
+   real(dp), intent(in) :: h, t0, m0(3, n), q0(natt, n), inertia(3, n)
    real(dp), intent(inout) :: m_out(3, n, nk), q_out(natt, n, nk)
    integer, intent(out) :: status, fail_step, fail_body
    real(dp), allocatable :: m(:, :), q(:, :), ws(:, :)
@@ -64,7 +64,7 @@ subroutine engine_integrate_builtin(family, variant, quadrature, nf, kinds, frac
    allocate (m(3, n), q(natt, n), ws(nws, n))
    call engine_integrate(family, variant, quadrature, nf, kinds, frac, nt, tkinds, tpar, 0, nb, tbody, &
                          tbody_term, n, nsteps, &
-                         save_every, chunk, threads, 1, n, 0, nsteps, nk, h, 0.0_dp, natt, m0, q0, &
+                         save_every, chunk, threads, 1, n, 0, nsteps, nk, h, t0, natt, m0, q0, &
                          m, q, ws, inertia, m_out, q_out, status, fail_step, fail_body, no_user_torque)
 
 contains

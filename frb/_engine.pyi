@@ -41,7 +41,8 @@ def engine_integrate_gil(family: int, variant: int, quadrature: int, kinds: Arra
 def engine_integrate_builtin(family: int, variant: int, quadrature: int, kinds: ArrayLike,
                              frac: ArrayLike, tkinds: ArrayLike, tpar: ArrayLike,
                              tbody: ArrayLike, tbody_term: int, nsteps: int,
-                             save_every: int, chunk: int, threads: int, h: float, m0: ArrayLike,
+                             save_every: int, chunk: int, threads: int, h: float, t0: float,
+                             m0: ArrayLike,
                              q0: ArrayLike, inertia: ArrayLike, m_out: _F64,
                              q_out: _F64) -> tuple[int, int, int]: ...
 def engine_workspace() -> int: ...

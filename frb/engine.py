@@ -422,8 +422,9 @@ class _TorqueCallback:
                 res = torque(t, Q)
         except ValueError as exc:
             if "read-only" in str(exc):
-                raise ValueError(f"torque {label} (method {method}, step {step}) must not modify Q "
-                                 f"in place; return a new array ({exc})") from exc
+                raise ValueError(f"torque {label} (method {method}, step {step}) must not modify "
+                                 f"{'Q or m' if self.momentum else 'Q'} in place; return a new "
+                                 f"array ({exc})") from exc
             raise
         if res is None:
             raise ValueError(f"torque {label} (method {method}, step {step}) returned None "
@@ -538,7 +539,8 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
               method: str | None = None, torque: TorqueLike | None = None,
               save_every: int | Literal["final"] | None = 1,
               coefficients: tuple[ArrayLike, ArrayLike] | None = None, quadrature: int = 0,
-              threads: int | None = None, progress: bool = False) -> Trajectory:
+              threads: int | None = None, progress: bool = False, t0: float = 0.0
+              ) -> Trajectory:
     """Integrate one or many (torqued) rigid bodies with any method of the field.
 
     Parameters
@@ -581,6 +583,9 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
         (the Python callable needs the GIL; it is called once per stage for the whole batch).
     progress : bool
         Show a progress bar (tqdm when installed, else a line on stderr).
+    t0 : float
+        The time of the initial state: the states are at ``t0 + k h`` and a time-dependent
+        torque sees those times (a run continued from another).
 
     Returns
     -------
@@ -627,7 +632,8 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
     if frame is not None:   # inertia tensors: the run in their principal frame (frb.inertia)
         return frame.integrate(integrate, m0, attitude0, h, nsteps, method=method, torque=torque,
                                save_every=save_every, coefficients=coefficients,
-                               quadrature=quadrature, threads=threads, progress=progress)
+                               quadrature=quadrature, threads=threads, progress=progress,
+                               t0=t0)
     name, info, coef = _method(method, coefficients)
     # the exact-flow splittings hold a matrix attitude as a matrix (the free flow of frb.frb_step,
     # so that frb.splitting.integrate, repeated frb.frb_step and this agree bit for bit)
@@ -690,9 +696,11 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
         plan = schedules.plan(*coef)[:2]
         if len(plan[1]) > 64:
             raise ValueError("coefficients: at most 64 flows a step")
+    if t0 != 0.0 or type(t0) is not float:
+        t0 = _validate.real_scalar(t0, "t0")
     t_out, m_out, q_out, failure = run_validated(name, info, m2, q2, I2, h, nsteps, tq, plan,
                                                  save_every, quadrature, threads, progress,
-                                                 big_m, i_min, i_max, single)
+                                                 big_m, i_min, i_max, single, t0=t0)
     if failure is not None:
         raise failure
     if q_out.shape[-1] == 9:
@@ -709,7 +717,7 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
                   I2: NDArray[np.float64], h: float, nsteps: int, torque: Torque | None,
                   plan: tuple[NDArray[np.intc], NDArray[np.float64]] | None, save_every: int,
                   quadrature: int, threads: int, progress: bool, big_m: float, i_min: float,
-                  i_max: float, single: bool | None = None, label: str = ""
+                  i_max: float, single: bool | None = None, label: str = "", t0: float = 0.0
                   ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
                              IntegrationError | None]:
     """The engine under :func:`integrate` and its wrappers (:func:`frb.splitting.integrate`,
@@ -742,8 +750,10 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
     if info.family == _CZ and plan is None:
         variant = 0
     saved = _segments.kept_steps(nsteps, save_every)
-    t_out = saved * h          # t0 + k h, t0 = 0, as the compiled loop
-    if not h > 0:
+    t_out = saved * h          # t0 + k h, as the compiled loop
+    if t0 != 0.0:
+        t_out = t0 + t_out
+    elif not h > 0:
         t_out += 0.0           # (0 h = -0.0 for h < 0; the loop's 0.0 + 0 h is +0.0)
     scale = _scale_of(big_m, i_min, i_max, h) if n else None
     if scale is not None and n > 1:
@@ -767,8 +777,9 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
             cb.time_exp, cb.torque_exp, cb.momentum_exp = ka - kb, 2 * ka - kb, -ka
         tuser = 0 if user is None else 2 if user.uses_momentum or user.needs_inertia else 1
         torque_args = (tkinds, tpar.T, tuser, tbody.T, tbody_term)
+        t0_run = t0 if scale is None else math.ldexp(t0, kb - ka)
         fail = _run_engine(name, info.family, variant, quadrature, kinds, frac, torque_args,
-                           nsteps, save_every, h_run, m_run, q2, I_run, m_out, q_out, cb,
+                           nsteps, save_every, h_run, t0_run, m_run, q2, I_run, m_out, q_out, cb,
                            user is not None, threads, progress, label or f"frb.integrate {name}")
         if user is not None and cb.error is not None:
             raise cb.error
@@ -783,7 +794,8 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
 
 def _run_engine(name: str, family: int, variant: int, quadrature: int, kinds: NDArray[np.intc],
                 frac: NDArray[np.float64], torque_args: tuple[Any, ...], nsteps: int,
-                save_every: int, h: float, m2: NDArray[np.float64], q2: NDArray[np.float64],
+                save_every: int, h: float, t0: float, m2: NDArray[np.float64],
+                q2: NDArray[np.float64],
                 I2: NDArray[np.float64], m_out: NDArray[np.float64], q_out: NDArray[np.float64],
                 cb: Callable[[int, float, int, NDArray[np.float64], NDArray[np.float64],
                               NDArray[np.float64]], NDArray[np.float64]],
@@ -801,7 +813,7 @@ def _run_engine(name: str, family: int, variant: int, quadrature: int, kinds: ND
         tkinds, tpar, _, tbody, tbody_term = torque_args
         status, fail_step, fail_body = _engine.engine_integrate_builtin(
             family, variant, quadrature, kinds, frac, tkinds, tpar, tbody, tbody_term, nsteps,
-            save_every, CHUNK, threads, h, m2.T, q2.T, I2.T, m_out.T, q_out.T)
+            save_every, CHUNK, threads, h, t0, m2.T, q2.T, I2.T, m_out.T, q_out.T)
         return (fail_step, fail_body, status) if status else None
     # the state between segments (not touched by a run in one segment: no page faults)
     m = np.empty_like(m2)
@@ -821,7 +833,7 @@ def _run_engine(name: str, family: int, variant: int, quadrature: int, kinds: ND
                 ) -> tuple[int, int, int] | None:
         status, fail_step, fail_body = compiled(
             family, variant, quadrature, kinds, frac, tkinds, tpar, tuser, tbody, tbody_term,
-            nsteps, save_every, chunk, threads, b_first + 1, b_last, k_first, k_last, h, 0.0,
+            nsteps, save_every, chunk, threads, b_first + 1, b_last, k_first, k_last, h, t0,
             args_m0, args_q0, args_m, args_q, args_ws, args_i, out_m, out_q, cb)
         return (fail_step, fail_body, status) if status else None
 

@@ -242,6 +242,7 @@ def integrate(
     save_every: int | Literal["final"] | None = 1,
     progress: bool = False,
     threads: int | None = None,
+    t0: float = 0.0,
 ) -> Trajectory:
     """Integrate a (torqued) rigid body with a symmetric splitting method.
 
@@ -284,6 +285,9 @@ def integrate(
     threads : int, optional
         Accepted for a uniform interface with the batched integrators: one body runs on one
         thread whatever its value (it is validated as they validate it).
+    t0 : float
+        The time of the initial state (``t`` holds ``t0 + k h``; a time-dependent torque sees
+        those times).
 
     Returns
     -------
@@ -328,12 +332,15 @@ def integrate(
         engine_torque = type(torque) in _ENGINE_TORQUES or isinstance(torque, UserTorque)
         return frame.splitting(integrate, m0, Q0, h, nsteps, torque, engine_torque, method=method,
                                quadrature=quadrature, coefficients=coefficients,
-                               save_every=save_every, progress=progress, threads=threads)
+                               save_every=save_every, progress=progress, threads=threads,
+                               t0=t0)
     m = _vector(m0, "m0", (3,), check_finite=False)
     Q = _vector(Q0, "Q0", (3, 3), check_finite=False)
     I = _vector(inertia, "inertia", (3,), check_finite=False)
     _check_initial_values(m, Q, I, Q0)
     h = _validate.real_scalar(h, "h")
+    if t0 != 0.0 or type(t0) is not float:
+        t0 = _validate.real_scalar(t0, "t0")
     if type(nsteps) is not int or not 0 <= nsteps < _validate.INT32_MAX:
         nsteps = _validate.integer(nsteps, "nsteps (the trajectory holds nsteps + 1 states)", 0,
                                    _validate.INT32_MAX - 1)
@@ -373,7 +380,7 @@ def integrate(
         t_out, m_k, Q_k, failure = engine.run_validated(
             name, info, m[None], Q.reshape(1, 9), I[None], h, nsteps,
             cast("Torque | None", torque), steps, save_every,
-            quadrature, 1, progress, max(x, -x, y, -y, z, -z), i_min, i_max, True, label)
+            quadrature, 1, progress, max(x, -x, y, -y, z, -z), i_min, i_max, True, label, t0=t0)
         m_out = m_k.reshape(-1, 3)          # (K, 1, 3) and (K, 1, 9) of one body: views
         if failure is not None:
             raise _splitting_failure(failure.step, _segments.kept_steps(nsteps, save_every),
@@ -382,7 +389,7 @@ def integrate(
 
     # a torque flow: the Python loop
     saved = _segments.kept_steps(nsteps, save_every)      # (float64, read-only)
-    t_out = h * saved
+    t_out = t0 + h * saved
     m_out = np.empty((len(saved), 3))
     Q_out = np.empty((len(saved), 3, 3))
     if saved[0] == 0:

@@ -51,7 +51,8 @@ def period_scipy(m, inertia):
 
 def test_every_experiment_is_listed_and_documented(capsys):
     names = {"vilmart-book", "ganapathi-symmetric", "ganapathi-stable", "ganapathi-unstable",
-             "krysl-free", "krysl-slow-top", "krysl-fast-top", "krysl-coulomb", "torus"}
+             "krysl-free", "krysl-slow-top", "krysl-fast-top", "krysl-coulomb", "torus",
+             "satellite"}
     assert set(EXPERIMENTS) == names
     assert cli_main(["--list"]) == 0
     out = capsys.readouterr().out

@@ -314,7 +314,7 @@ def test_integrate_in_segments_equals_one_call(monkeypatch, method, torque):
         return real(*args)
 
     def spy_once(*args):
-        calls.append((1, args[14].shape[1], 0, args[9]))   # every body (m0.T), steps 1..nsteps
+        calls.append((1, args[15].shape[1], 0, args[9]))   # every body (m0.T), steps 1..nsteps
         return real_once(*args)
 
     monkeypatch.setattr(frb._engine, "engine_integrate", spy)

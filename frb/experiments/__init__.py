@@ -17,6 +17,7 @@ krysl-slow-top         :mod:`.krysl_convergence` (Krysl 2008, section 5.2, Fig. 
 krysl-fast-top         :mod:`.krysl_convergence` (Krysl 2008, section 5.3, Fig. 3)
 krysl-coulomb          :mod:`.krysl_coulomb` (Krysl 2008, section 5.4, Figs. 4-5)
 torus                  :mod:`.torus` (Celledoni and Zanna 2010, section 4.3, Fig. 7)
+satellite              :mod:`.satellite` (frb's own spacecraft problem in the same style)
 =====================  ==========================================================================
 
 The papers: G. Vilmart, "Rigid body dynamics", 2013 (HAL preprint hal-00912388);
@@ -32,8 +33,8 @@ from os import PathLike
 from typing import Any
 
 from ..reporting import Experiment, Option, Result, Table
-from . import (ganapathi_axes, ganapathi_symmetric, krysl_convergence, krysl_coulomb, torus,
-               vilmart_book)
+from . import (ganapathi_axes, ganapathi_symmetric, krysl_convergence, krysl_coulomb, satellite,
+               torus, vilmart_book)
 
 __all__ = ["EXPERIMENTS", "Experiment", "Option", "Result", "Table", "run_experiment",
            "plot_experiment", "get_experiment"]
@@ -42,7 +43,7 @@ __all__ = ["EXPERIMENTS", "Experiment", "Option", "Result", "Table", "run_experi
 EXPERIMENTS: dict[str, Experiment] = {
     e.name: e for e in (vilmart_book.EXPERIMENT, ganapathi_symmetric.EXPERIMENT,
                         *ganapathi_axes.EXPERIMENTS, *krysl_convergence.EXPERIMENTS,
-                        krysl_coulomb.EXPERIMENT, torus.EXPERIMENT)
+                        krysl_coulomb.EXPERIMENT, torus.EXPERIMENT, satellite.EXPERIMENT)
 }
 
 
