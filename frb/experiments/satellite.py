@@ -61,7 +61,9 @@ def run(h: float = 0.5, coast: float = 300.0, detumble: float = 900.0, slew: flo
     for name, duration, torque in phases:
         tr = integrate(m[-1][-1], q[-1][-1], J, h, int(round(duration / h)), method="YOSHIDA4",
                        torque=torque, t0=float(t[-1][-1]))
-        t.append(tr.t[1:]), m.append(tr.m[1:]), q.append(tr.q[1:])
+        t.append(tr.t[1:])
+        m.append(tr.m[1:])
+        q.append(tr.q[1:])
         w_end = np.linalg.solve(J, tr.m[-1])
         table.rows.append([name, float(tr.t[-1]), float(np.linalg.norm(w_end)),
                            float(_error_angle(tr.q[-1]))])
@@ -149,6 +151,6 @@ _OPTIONS = (Option("h", float, 0.5, "step in seconds (frb's choice: 0.5)"),
             Option("kp", float, 1.0, "proportional gain, N m"),
             Option("kd", float, 25.0, "derivative gain, N m s"))
 
-EXPERIMENT = Experiment.from_run("satellite", "frb's own spacecraft problem",
+EXPERIMENT: Experiment = Experiment.from_run("satellite", "frb's own spacecraft problem",
                                  "a spacecraft: tensor, wheel, gravity gradient, damping, PD slew",
                                  _OPTIONS, run, plot)
