@@ -13,8 +13,9 @@ subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, nt, tk
                             fail_step, fail_body, cb)
    use kinds, only: dp
    use step_interface, only: method_t, max_flows, nws
-   use torques, only: torque_term_reals, torque_body_reals
-   use engine, only: engine_run_torque
+   use torques, only: torque_t, torque_none, torque_damping, torque_rotor, torque_attitude_control, &
+                      max_torque_terms, torque_term_reals, torque_body_reals
+   use engine, only: engine_run
    implicit none
    integer, intent(in) :: family, variant, quadrature, nf, nt, tuser, nb, tbody_term
    integer, intent(in) :: kinds(nf), tkinds(nt)
@@ -28,6 +29,7 @@ subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, nt, tk
    integer, intent(out) :: status, fail_step, fail_body
    external :: cb
    type(method_t) :: meth
+   type(torque_t) :: tq
 
    meth%family = family
    meth%variant = variant
@@ -35,10 +37,20 @@ subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, nt, tk
    meth%nf = min(nf, max_flows)
    meth%kinds(1:meth%nf) = kinds(1:meth%nf)
    meth%frac(1:meth%nf) = frac(1:meth%nf)
-   call engine_run_torque(meth, nt, tkinds, tpar, tuser, nb, tbody, tbody_term, n, max(1, b_first), &
-                          min(n, b_last), k_first, min(k_last, nsteps), nsteps, save_every, max(1, chunk), &
-                          threads, h, t0, natt, m0, q0, m, q, ws, inertia, nk, m_out, q_out, status, &
-                          fail_step, fail_body, cb)
+   ! the torque: the built-in terms (none when the first kind is torque_none), a Python torque
+   ! (tuser: 0 none, 1 T(t, Q), 2 T(t, Q, m)), the per-body parameters of term tbody_term
+   tq%nterms = min(nt, max_torque_terms)
+   if (tkinds(1) == torque_none) tq%nterms = 0
+   tq%kinds(1:tq%nterms) = tkinds(1:tq%nterms)
+   tq%par(:, 1:tq%nterms) = tpar(:, 1:tq%nterms)
+   tq%user = tuser
+   tq%momentum = tuser == 2 .or. any(tq%kinds(1:tq%nterms) == torque_damping) .or. &
+                 any(tq%kinds(1:tq%nterms) == torque_rotor) .or. &
+                 any(tq%kinds(1:tq%nterms) == torque_attitude_control)
+   if (tbody_term >= 1 .and. tbody_term <= tq%nterms .and. nb >= n) tq%body_term = tbody_term
+   call engine_run(meth, tq, n, max(1, b_first), min(n, b_last), k_first, min(k_last, nsteps), &
+                   nsteps, save_every, max(1, chunk), threads, h, t0, natt, m0, q0, m, q, ws, inertia, nk, &
+                   m_out, q_out, status, fail_step, fail_body, cb, tbody)
 end subroutine engine_integrate
 
 !> engine_integrate for a whole run in one call (bodies 1..n, steps 1..nsteps from t0) that

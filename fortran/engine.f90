@@ -11,8 +11,7 @@
 module engine
    use kinds, only: dp
    use step_interface
-   use torques, only: torque_t, user_torque_cb, torqued, torque_none, torque_damping, torque_rotor, &
-                      torque_attitude_control, max_torque_terms, torque_term_reals, torque_body_reals
+   use torques, only: torque_t, user_torque_cb, torqued
    use exact_splittings, only: exact_splitting_step, exact_splitting_flows
    use approximate_free_flows, only: approximate_flow_step, torque_free_steps
    use runge_kutta, only: runge_kutta_step
@@ -23,7 +22,7 @@ module engine
    implicit none
    private
 
-   public :: family_step, engine_run, engine_run_torque
+   public :: family_step, engine_run
 
 contains
 
@@ -64,9 +63,11 @@ contains
    !> thread count and every split of the run into segments); status = 0 otherwise.
    subroutine engine_run(meth, tq, n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, &
                          threads, h, t0, natt, m0, q0, m, q, ws, inertia, nk, m_out, q_out, &
-                         status, fail_step, fail_body, cb)
+                         status, fail_step, fail_body, cb, tbody)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
+      !> the per-body parameters of the torque's term tq%body_term, held through a pointer
+      real(dp), intent(in), target, optional :: tbody(:, :)
       integer, intent(in) :: n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, threads, nk
       integer, intent(in) :: natt
       real(dp), intent(in) :: h, t0, m0(3, n), q0(natt, n), inertia(3, n)
@@ -75,7 +76,10 @@ contains
       integer, intent(out) :: status, fail_step, fail_body
       procedure(user_torque_cb) :: cb
       integer :: b0, nc, ic, code, kfail, jfail
+      type(torque_t) :: tqb
 
+      tqb = tq
+      if (present(tbody) .and. tq%body_term > 0) tqb%body => tbody
       status = info_ok
       fail_step = 0
       fail_body = 0
@@ -83,12 +87,12 @@ contains
       !$omp if(real(b_last - b_first + 1, dp) * max(k_last - k_first, 1) >= min_parallel_work &
       !$omp    .and. b_last - b_first >= chunk) &
       !$omp default(none) private(b0, nc, code, kfail, jfail) &
-      !$omp shared(meth, tq, n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, h, t0, natt, &
+      !$omp shared(meth, tqb, n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, h, t0, natt, &
       !$omp        m0, q0, m, q, ws, inertia, nk, m_out, q_out, status, fail_step, fail_body)
       do ic = 1, (b_last - b_first + chunk) / chunk
          b0 = b_first + (ic - 1) * chunk
          nc = min(chunk, b_last - b0 + 1)
-         call run_chunk(meth, tq, n, b0, nc, k_first, k_last, nsteps, save_every, h, t0, natt, m0, &
+         call run_chunk(meth, tqb, n, b0, nc, k_first, k_last, nsteps, save_every, h, t0, natt, m0, &
                         q0, m, q, ws, inertia, nk, m_out, q_out, code, kfail, jfail, cb)
          if (code /= info_ok) then
             !$omp critical (frb_engine_failure)
@@ -103,43 +107,6 @@ contains
       end do
       !$omp end parallel do
    end subroutine engine_run
-
-   !> engine_run with the torque given as arrays (the form of the binding): the built-in terms
-   !> tkinds(1:nt) (none when tkinds(1) = torque_none) with their parameters tpar, a Python
-   !> torque (tuser: 0 none, 1 T(t, Q), 2 T(t, Q, m)), and the per-body parameters tbody of the
-   !> term tbody_term (0: none), which the torque holds through a pointer during the run.
-   subroutine engine_run_torque(meth, nt, tkinds, tpar, tuser, nb, tbody, tbody_term, n, b_first, b_last, &
-                                k_first, k_last, nsteps, save_every, chunk, threads, h, t0, natt, m0, q0, &
-                                m, q, ws, inertia, nk, m_out, q_out, status, fail_step, fail_body, cb)
-      type(method_t), intent(in) :: meth
-      integer, intent(in) :: nt, tuser, nb, tbody_term, tkinds(nt)
-      real(dp), intent(in) :: tpar(torque_term_reals, nt)
-      real(dp), intent(in), target :: tbody(torque_body_reals, nb)
-      integer, intent(in) :: n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, threads, nk
-      integer, intent(in) :: natt
-      real(dp), intent(in) :: h, t0, m0(3, n), q0(natt, n), inertia(3, n)
-      real(dp), intent(inout) :: m(3, n), q(natt, n), ws(nws, n)
-      real(dp), intent(inout) :: m_out(3, n, nk), q_out(natt, n, nk)
-      integer, intent(out) :: status, fail_step, fail_body
-      procedure(user_torque_cb) :: cb
-      type(torque_t) :: tq
-
-      tq%nterms = min(nt, max_torque_terms)
-      if (tkinds(1) == torque_none) tq%nterms = 0
-      tq%kinds(1:tq%nterms) = tkinds(1:tq%nterms)
-      tq%par(:, 1:tq%nterms) = tpar(:, 1:tq%nterms)
-      tq%user = tuser
-      tq%momentum = tuser == 2 .or. any(tq%kinds(1:tq%nterms) == torque_damping) .or. &
-                    any(tq%kinds(1:tq%nterms) == torque_rotor) .or. &
-                    any(tq%kinds(1:tq%nterms) == torque_attitude_control)
-      if (tbody_term >= 1 .and. tbody_term <= tq%nterms .and. nb >= n) then
-         tq%body_term = tbody_term
-         tq%body => tbody
-      end if
-      call engine_run(meth, tq, n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, threads, &
-                      h, t0, natt, m0, q0, m, q, ws, inertia, nk, m_out, q_out, status, fail_step, &
-                      fail_body, cb)
-   end subroutine engine_run_torque
 
    !> engine_run for the nc bodies b0 .. b0+nc-1 (one chunk), on the calling thread. On failure
    !> code, kfail and jfail (the body in the chunk, 1-based) report the first failing body of

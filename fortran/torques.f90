@@ -284,6 +284,7 @@ contains
       real(dp), intent(inout) :: m(3, n)
       real(dp), intent(out) :: tb(3, n)
       procedure(user_torque_cb) :: cb
+      real(dp), allocatable :: acc(:, :), ms(:, :)
       real(dp) :: r(3, max_torque_terms), b(3), c, h(3), kd
       integer :: j
 
@@ -291,7 +292,19 @@ contains
          call torque_batch(tq, n, t, step, natt, att, m, inertia, tb, cb)
          m = m + tau * tb
       else if (tq%user /= 0) then
-         call runge_kutta_flow(tq, n, t, step, natt, att, m, inertia, tau, tb, cb)
+         ! one classical Runge-Kutta step of m' = T_b(t, Q, m) over tau
+         allocate (acc(3, n), ms(3, n))
+         call torque_batch(tq, n, t, step, natt, att, m, inertia, tb, cb)
+         acc = tb
+         ms = m + (0.5_dp * tau) * tb
+         call torque_batch(tq, n, t, step, natt, att, ms, inertia, tb, cb)
+         acc = acc + 2.0_dp * tb
+         ms = m + (0.5_dp * tau) * tb
+         call torque_batch(tq, n, t, step, natt, att, ms, inertia, tb, cb)
+         acc = acc + 2.0_dp * tb
+         ms = m + tau * tb
+         call torque_batch(tq, n, t, step, natt, att, ms, inertia, tb, cb)
+         m = m + (tau / 6.0_dp) * (acc + tb)
       else
          call term_times(tq, t, r)
          do j = 1, n
@@ -300,30 +313,6 @@ contains
          end do
       end if
    end subroutine torque_flow
-
-   !> One classical Runge-Kutta step of m' = T_b(t, Q, m) over tau (Q, t fixed).
-   subroutine runge_kutta_flow(tq, n, t, step, natt, att, m, inertia, tau, tb, cb)
-      type(torque_t), intent(in) :: tq
-      integer, intent(in) :: n, step, natt
-      real(dp), intent(in) :: t, att(natt, n), inertia(3, n), tau
-      real(dp), intent(inout) :: m(3, n)
-      real(dp), intent(out) :: tb(3, n)
-      procedure(user_torque_cb) :: cb
-      real(dp), allocatable :: acc(:, :), ms(:, :)
-
-      allocate (acc(3, n), ms(3, n))
-      call torque_batch(tq, n, t, step, natt, att, m, inertia, tb, cb)
-      acc = tb
-      ms = m + (0.5_dp * tau) * tb
-      call torque_batch(tq, n, t, step, natt, att, ms, inertia, tb, cb)
-      acc = acc + 2.0_dp * tb
-      ms = m + (0.5_dp * tau) * tb
-      call torque_batch(tq, n, t, step, natt, att, ms, inertia, tb, cb)
-      acc = acc + 2.0_dp * tb
-      ms = m + tau * tb
-      call torque_batch(tq, n, t, step, natt, att, ms, inertia, tb, cb)
-      m = m + (tau / 6.0_dp) * (acc + tb)
-   end subroutine runge_kutta_flow
 
    !> m(tau) of m' = A m + b, A = -c 1 + hat(h) D - kd D, D = diag(1 / inertia): exp(tau A) m +
    !> tau phi1(tau A) b, componentwise for h = 0, else from the exponential of the 4 x 4 matrix
