@@ -108,7 +108,7 @@ contains
          qn(:, j) = quat_normalize(qs(:, j))
       end do
       do stage = 2, 3
-         ms = inertia * wst   ! the momentum of the stage point
+         if (tq%momentum) ms = inertia * wst   ! the momentum of the stage point
          call torque_batch(tq, n, th, k, 4, qn, ms, inertia, tb, cb)
          do j = 1, n
             call rk4_rates(h, qs(:, j), wst(:, j), inertia(:, j), tb(:, j), kq, kw)
@@ -125,7 +125,7 @@ contains
             qn(:, j) = quat_normalize(qs(:, j))
          end do
       end do
-      ms = inertia * wst
+      if (tq%momentum) ms = inertia * wst
       call torque_batch(tq, n, t + h, k, 4, qn, ms, inertia, tb, cb)
       do j = 1, n
          call rk4_rates(h, qs(:, j), wst(:, j), inertia(:, j), tb(:, j), kq, kw)

@@ -211,6 +211,10 @@ contains
       real(dp), intent(in) :: t, att(natt), m(3), inertia(3)
       real(dp) :: tb(3), r(3, max_torque_terms), b(3), c, h(3), kd
 
+      if (tq%nterms == 1 .and. tq%kinds(1) == torque_field) then
+         tb = field_torque(tq%par(4:6, 1), body_vector(natt, att, tq%par(1:3, 1)))
+         return
+      end if
       call term_times(tq, t, r)
       call builtin_parts(tq, r, j, natt, att, inertia, b, c, h, kd)
       tb = torque_of_parts(tq, b, c, h, kd, m, inertia)
@@ -267,6 +271,22 @@ contains
          return
       end if
       call term_times(tq, t, r)
+      if (tq%nterms == 1 .and. .not. tq%momentum) then
+         ! one term of Q alone (the usual torque): its formula without the general sum
+         select case (tq%kinds(1))
+         case (torque_field)
+            do j = 1, n
+               tb(:, j) = field_torque(tq%par(4:6, 1), body_vector(natt, att(:, j), tq%par(1:3, 1)))
+            end do
+            return
+         case (torque_gravity_gradient)
+            do j = 1, n
+               tb(:, j) = gravity_gradient_torque(tq%par(1, 1), body_vector(natt, att(:, j), r(:, 1)), &
+                                                  inertia(:, j))
+            end do
+            return
+         end select
+      end if
       do j = 1, n
          call builtin_parts(tq, r, j, natt, att(:, j), inertia(:, j), b, c, h, kd)
          tb(:, j) = torque_of_parts(tq, b, c, h, kd, m(:, j), inertia(:, j))
