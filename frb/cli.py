@@ -6,7 +6,7 @@ Usage::
     frb-example --list
     frb-example NAME [--plot PATH] [--OPTION VALUE ...]      (NAME --help: what it computes)
     frb-example N [--input PATH] [--output PATH] [--compare PATH | --no-compare] [--tol TOL]
-    frb-compare [--problem free|heavy-top|gravity-gradient] [--methods A,B,...] [--plot PATH] ...
+    frb-compare [--problem free|heavy-top|gravity-gradient|damped] [--methods A,B,...] [--plot PATH] ...
 
 ``NAME`` is an experiment of :mod:`frb.experiments`; it prints its tables and, with ``--plot``,
 writes the figure (matplotlib).

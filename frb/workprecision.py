@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .engine import METHODS, IntegrationError, TorqueLike, Trajectory, integrate
 from .reporting import Table, attitude_error, format_value, method_list, pyplot, save_figure
-from .torques import ConstantField, gravity_gradient, heavy_top
+from .torques import ConstantField, LinearDamping, gravity_gradient, heavy_top, linear_damping
 
 __all__ = ["compare", "Comparison", "PROBLEMS", "DEFAULT_METHODS", "random_bodies"]
 
@@ -32,6 +32,8 @@ PROBLEMS: dict[str, TorqueLike | None] = {
     "free": None,
     "heavy-top": heavy_top(1.0, (0.0, 0.0, 0.5)),
     "gravity-gradient": gravity_gradient(1.0),
+    # a torque of m whose exact solution is known: the reference is EXACT, exact at any step
+    "damped": linear_damping(0.5),
 }
 
 #: Methods compared by default (one or two of each family; every method with ``methods="all"``).
@@ -216,9 +218,10 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
     methods : sequence of str or "all", optional
         Names of :data:`frb.engine.METHODS`: by default :data:`DEFAULT_METHODS`, with ``"all"``
         every method; methods that do not apply to the torque are left out of these two.
-    problem : {"free", "heavy-top", "gravity-gradient"}
+    problem : {"free", "heavy-top", "gravity-gradient", "damped"}
         A named problem (:data:`PROBLEMS`: heavy top of weight 1 with centre (0, 0, 0.5);
-        gravity gradient of orbital rate 1); ignored when ``torque`` is given.
+        gravity gradient of orbital rate 1; linear damping of rate 0.5, whose reference is the
+        exact flow of EXACT); ignored when ``torque`` is given.
     torque : a torque of :mod:`frb.torques` or a callable, optional
         Any torque :func:`frb.integrate` accepts.
     m0, attitude0, inertia : array_like, optional
@@ -286,10 +289,12 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
                 raise ValueError(f"{m} does not apply to the torque {torque!r}")
 
     common: dict[str, Any] = dict(torque=torque)
-    if torque is None:
-        ref = integrate(m0, attitude0, inertia, t_final, 1, method="EXACT")
+    if torque is None or type(torque) is LinearDamping:
+        # the free body, or the damped body (the free flow in the time (1 - e^{-ct}) / c): the
+        # exact flow in one step
+        ref = integrate(m0, attitude0, inertia, t_final, 1, method="EXACT", **common)
         chk = integrate(m0, attitude0, inertia, t_final / 100, 100, method="EXACT",
-                        save_every=100)
+                        save_every=100, **common)
         ref_label = f"exact flow, one step of {t_final:g}"
     else:
         n_ref = ref_factor * steps[-1]

@@ -90,3 +90,15 @@ def test_cli(capsys, tmp_path):
     assert compare_main(["--methods", "RK4", "--bodies", "2", "--steps", "4,8", "--plot",
                          str(path)]) == 0
     assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_damped_problem_has_the_exact_flow_as_reference():
+    c = frb.compare(["EXACT", "STRANG", "YOSHIDA4"], problem="damped", bodies=3, t_final=2.0,
+                    steps=(8, 16), min_time=0)
+    # the reference is EXACT in one step (damping alone: exact at any step), checked against
+    # EXACT in 100 steps
+    assert c.reference_accuracy < 1e-13
+    err = {(r.method, r.nsteps): r.error_m for r in c.rows}
+    assert err[("EXACT", 8)] < 1e-13 and err[("EXACT", 16)] < 1e-13
+    assert 3.5 < err[("STRANG", 8)] / err[("STRANG", 16)] < 4.5
+    assert 12 < err[("YOSHIDA4", 8)] / err[("YOSHIDA4", 16)] < 20
