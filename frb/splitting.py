@@ -56,7 +56,8 @@ from .schedules import FREE_PLAN, RKN6_14, SPLITTING_METHODS as METHODS, STRANG,
     _coefficients, plan, schedule
 from .inertia import tensor_frame
 from .threads import resolve as _resolve_threads
-from .torques import ConstantField, GravityGradient, HeavyTop, Torque, UserTorque, constant_field
+from .torques import (AttitudeControl, ConstantField, GravityGradient, HeavyTop, LinearDamping, Rotor,
+                      Torque, TorqueSum, UserTorque, constant_field)
 
 __all__ = [
     "RKN6_14",
@@ -72,7 +73,8 @@ __all__ = [
 
 #: Torques that run in the engine: the built-in ones (their exact types, which have a compiled
 #: form; a subclass may change the torque and is taken as a flow) and user torques.
-_ENGINE_TORQUES = frozenset({ConstantField, HeavyTop, GravityGradient, UserTorque})
+_ENGINE_TORQUES = frozenset({ConstantField, HeavyTop, GravityGradient, LinearDamping, Rotor,
+                             AttitudeControl, TorqueSum, UserTorque})
 
 #: A torque flow of :func:`integrate`: ``flow(m, Q, t) -> (m_new, Q_new)``, the exact flow of
 #: the torque over time ``t`` from the state ``m`` (3,), ``Q`` (3, 3) (read-only).

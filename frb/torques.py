@@ -96,6 +96,8 @@ class CompiledTorque(NamedTuple):
     body: Optional[NDArray[np.float64]] = None
     #: the term (0-based) whose per-body parameters are ``body``, or -1
     body_term: int = -1
+    #: ``kinds`` as the read-only int32 array the engine takes (made once)
+    codes: Optional[NDArray[np.intc]] = None
 
     @property
     def kind(self) -> int:
@@ -108,7 +110,13 @@ def _compiled_form(kind: int, values: list[float],
     parameters = np.zeros((1, TORQUE_TERM_REALS))
     parameters[0, :len(values)] = values
     parameters.setflags(write=False)
-    return CompiledTorque((kind,), parameters, body, -1 if body is None else 0)
+    return CompiledTorque((kind,), parameters, body, -1 if body is None else 0, _codes((kind,)))
+
+
+def _codes(kinds: tuple[int, ...]) -> NDArray[np.intc]:
+    codes = np.array(kinds, dtype=np.intc)
+    codes.setflags(write=False)
+    return codes
 
 
 def _sum_form(forms: list[CompiledTorque]) -> Optional[CompiledTorque]:
@@ -125,7 +133,7 @@ def _sum_form(forms: list[CompiledTorque]) -> Optional[CompiledTorque]:
         if f.body is not None:
             body, body_term = f.body, start + f.body_term
         start += len(f.kinds)
-    return CompiledTorque(kinds, parameters, body, body_term)
+    return CompiledTorque(kinds, parameters, body, body_term, _codes(kinds))
 
 
 class Torque:
