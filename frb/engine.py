@@ -737,7 +737,8 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
     user = None
     tkinds, tpar, tbody, tbody_term = _NO_TORQUE_KINDS, _NO_TORQUE_PARAMETERS, _NO_TORQUE_BODY, 0
     if form is not None:
-        tkinds, tpar = form.codes, form.parameters
+        tpar = form.parameters
+        tkinds = form.codes if form.codes is not None else np.array(form.kinds, dtype=np.intc)
         if form.body is not None:
             if form.body.shape[0] != n:
                 raise ValueError(f"torque {torque!r}: its per-body parameters are given for "
