@@ -41,8 +41,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
-from .rotations import is_rotation, matrix_to_quat
-from .torques import Torque, UserTorque, as_torque
+from .rotations import matrix_to_quat
+from .torques import (FrameTorque, FrameTorqueOfMomentum, Torque, UserTorque, as_torque,
+                      frame_torque, quaternion_product, rotate, rotate_back, rotation_argument)
 
 __all__ = ["SYMMETRY_TOLERANCE", "principal_axes", "PrincipalFrame", "tensor_frame",
            "tensor_kinetic_energy", "inertia_layout", "shared_tensor", "rotation_argument",
@@ -169,102 +170,6 @@ def off_diagonal_zero(J3: NDArray[np.float64]) -> NDArray[np.bool_]:
     """True for each tensor of J3 (k, 3, 3) whose off-diagonal entries are exactly zero."""
     off = J3.reshape(-1, 9)[:, [1, 2, 3, 5, 6, 7]]
     return (off == 0).all(axis=1)
-
-
-def quaternion_product(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Hamilton product ``p q`` of quaternions (..., 4), scalar first, broadcast, without checks
-    (non-finite values propagate): ``(p0, p)(q0, q) = (p0 q0 - p.q, p0 q + q0 p + p x q)``."""
-    p0, p1, p2, p3 = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
-    q0, q1, q2, q3 = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    return np.stack([p0 * q0 - p1 * q1 - p2 * q2 - p3 * q3,
-                     p0 * q1 + q0 * p1 + p2 * q3 - p3 * q2,
-                     p0 * q2 + q0 * p2 + p3 * q1 - p1 * q3,
-                     p0 * q3 + q0 * p3 + p1 * q2 - p2 * q1], axis=-1)
-
-
-def rotation_argument(R: ArrayLike, name: str = "R") -> NDArray[np.float64]:
-    """``R`` as a float64 rotation (3, 3), or rotations (N, 3, 3) one per body ((1, 3, 3) is
-    taken as (3, 3)): the input rule, the shape, and the rotation check of the attitudes
-    (``R^T R = 1`` within 1e-10, ``det R = +1``), read-only."""
-    a = _validate.real_array(R, name, item_ndim=2)
-    if a.ndim not in (2, 3) or a.shape[-2:] != (3, 3):
-        raise ValueError(f"{name} must have shape (3, 3) or (N, 3, 3), got {a.shape}")
-    if a.ndim == 3 and a.shape[0] == 1:
-        a = a[0]
-    if not is_rotation(a.reshape(-1, 3, 3)):
-        raise ValueError(f"{name} must be a rotation matrix (R^T R = 1 within "
-                         f"{_validate.ORTHOGONALITY_TOLERANCE}, det R = +1)")
-    a = np.array(a, dtype=np.float64)
-    a.setflags(write=False)
-    return a
-
-
-def rotate_back(R: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``R^T v`` for vectors v (..., 3) and R (3, 3) or (n, 3, 3) (broadcast over the bodies)."""
-    return (v[..., None, :] @ R)[..., 0, :]
-
-
-def rotate(R: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``R v`` for vectors v (..., 3) and R (3, 3) or (n, 3, 3) (broadcast over the bodies)."""
-    return (v[..., None, :] @ np.swapaxes(R, -1, -2))[..., 0, :]
-
-
-class FrameTorque:
-    """A torque seen in a rotated body frame: ``T'(t, Q') = R^T T(t, Q' R^T)`` (``R`` (3, 3)
-    or one per body (n, 3, 3)), the function of the :class:`~frb.torques.UserTorque` that
-    :func:`frame_torque` makes. The attitudes passed to ``torque`` are read-only (so that one
-    modified in place is reported as for any user torque); a result that is not a real array
-    of shape (n, 3) or (3,) is returned as it is, for the engine to report."""
-
-    def __init__(self, torque: Torque, R: NDArray[np.float64]) -> None:
-        self.torque = torque
-        self.R = R
-        name = torque.name if isinstance(torque, UserTorque) else repr(torque)
-        self.__name__ = name
-
-    def user_attitude(self, Q: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``Q' R^T``, read-only."""
-        Qu = np.asarray(Q, dtype=np.float64) @ np.swapaxes(self.R, -1, -2)
-        Qu.flags.writeable = False
-        return Qu
-
-    def principal_torque(self, res: Any) -> Any:
-        """``R^T T`` of a result ``T`` of the torque (unchanged when it is not one)."""
-        if res is None:
-            return None
-        try:
-            arr = np.asarray(res)
-        except Exception:       # noqa: BLE001 - left to the engine's checks
-            return res
-        if arr.dtype.kind not in "iuf" or arr.shape[-1:] != (3,) or arr.ndim > 2:
-            return res
-        return rotate_back(self.R, arr.astype(np.float64))
-
-    def __call__(self, t: float, Q: NDArray[np.float64]) -> Any:
-        return self.principal_torque(self.torque(t, self.user_attitude(Q)))
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.torque!r}, R)"
-
-
-class FrameTorqueOfMomentum(FrameTorque):
-    """:class:`FrameTorque` of a torque of the angular momentum: ``T'(t, Q', m') = R^T T(t,
-    Q' R^T, R m')`` (``R m'`` read-only)."""
-
-    def __call__(self, t: float, Q: NDArray[np.float64],  # type: ignore[override]
-                 m: NDArray[np.float64]) -> Any:
-        mu = rotate(self.R, np.asarray(m, dtype=np.float64))
-        mu.flags.writeable = False
-        return self.principal_torque(self.torque(t, self.user_attitude(Q), mu))
-
-
-def frame_torque(torque: Torque, R: ArrayLike) -> UserTorque:
-    """``torque`` seen in the frame rotated by ``R``, as a :class:`~frb.torques.UserTorque`
-    (called from Python once per stage): ``T'(t, Q', m') = R^T T(t, Q' R^T, R m')``. The
-    generic :meth:`frb.torques.Torque.in_frame`."""
-    Rm = rotation_argument(R)
-    cls = FrameTorqueOfMomentum if torque.uses_momentum else FrameTorque
-    return UserTorque(cls(torque, Rm))
 
 
 class FrameFlow:

@@ -56,6 +56,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
+from .rotations import is_rotation
 
 __all__ = ["Torque", "CompiledTorque", "ConstantField", "HeavyTop", "GravityGradient",
            "LinearDamping", "Rotor", "AttitudeControl", "TorqueSum", "UserTorque", "as_torque",
@@ -203,7 +204,6 @@ class Torque:
         >>> bool(np.allclose(turned(0.0, Q @ R), R.T @ top(0.0, Q)))
         True
         """
-        from .inertia import frame_torque
         return frame_torque(self, R)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -317,7 +317,6 @@ class ConstantField(Torque):
     def in_frame(self, R: ArrayLike) -> Torque:
         """As :meth:`Torque.in_frame`; with one rotation ``R`` (3, 3) the same field acting on
         the body point ``R^T c`` (a built-in torque, compiled)."""
-        from .inertia import rotation_argument
         Rm = rotation_argument(R)
         if Rm.ndim == 2 and type(self) is ConstantField:
             return ConstantField(self.u0, Rm.T @ self.center)
@@ -354,7 +353,6 @@ class HeavyTop(ConstantField):
     def in_frame(self, R: ArrayLike) -> Torque:
         """As :meth:`Torque.in_frame`; with one rotation ``R`` (3, 3) the heavy top of centre
         ``R^T center`` (compiled)."""
-        from .inertia import rotation_argument
         Rm = rotation_argument(R)
         if Rm.ndim == 2 and type(self) is HeavyTop:
             return HeavyTop(self.weight, Rm.T @ self.center)
@@ -412,7 +410,6 @@ class GravityGradient(Torque):
         ``c' = Q'^T r = R^T c`` and the moments of the frame ``I' = R^T I R``,
         ``R^T (c x I c) = c' x I' c'``: in the principal frame of an inertia tensor it is the
         same formula with the principal moments, which the engine passes."""
-        from .inertia import rotation_argument
         Rm = rotation_argument(R)
         if type(self) is GravityGradient:
             return self
@@ -472,7 +469,6 @@ class LinearDamping(Torque):
 
     def in_frame(self, R: ArrayLike) -> Torque:
         """As :meth:`Torque.in_frame`: the torque itself (``-c m`` has no direction of its own)."""
-        from .inertia import rotation_argument
         rotation_argument(R)
         return self if type(self) is LinearDamping else super().in_frame(R)
 
@@ -533,7 +529,6 @@ class Rotor(Torque):
     def in_frame(self, R: ArrayLike) -> Torque:
         """As :meth:`Torque.in_frame`: the rotor of momentum ``R^T h`` (per body for ``R`` per
         body; compiled)."""
-        from .inertia import rotation_argument
         Rm = rotation_argument(R)
         if type(self) is not Rotor:
             return super().in_frame(Rm)
@@ -558,14 +553,6 @@ def _unit_quaternions(q: ArrayLike, name: str) -> NDArray[np.float64]:
                          f"= {float(np.max(dev)):.3g}")
     a.setflags(write=False)
     return a
-
-
-def _quat_product(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Hamilton products p q of scalar-first quaternions (broadcast over leading axes)."""
-    p0, pv = p[..., :1], p[..., 1:]
-    q0, qv = q[..., :1], q[..., 1:]
-    return np.concatenate([p0 * q0 - np.sum(pv * qv, axis=-1, keepdims=True),
-                           p0 * qv + q0 * pv + np.cross(pv, qv)], axis=-1)
 
 
 class AttitudeControl(Torque):
@@ -599,7 +586,7 @@ class AttitudeControl(Torque):
         from .rotations import matrix_to_quat
         q = np.asarray(matrix_to_quat(np.asarray(Q, dtype=np.float64)))
         conj = self.q_ref * np.array([1.0, -1.0, -1.0, -1.0])
-        e = _quat_product(conj, q)
+        e = quaternion_product(conj, q)
         return np.where(e[..., :1] < 0, -e, e)
 
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
@@ -614,13 +601,12 @@ class AttitudeControl(Torque):
     def in_frame(self, R: ArrayLike) -> Torque:
         """As :meth:`Torque.in_frame`: the law with the reference ``q_ref r`` (``r`` the
         quaternion of ``R``; per body for ``R`` per body; compiled)."""
-        from .inertia import rotation_argument
         from .rotations import matrix_to_quat
         Rm = rotation_argument(R)
         if type(self) is not AttitudeControl:
             return super().in_frame(Rm)
         r = np.asarray(matrix_to_quat(Rm))
-        q = _quat_product(self.q_ref, r)
+        q = quaternion_product(self.q_ref, r)
         return AttitudeControl(q / np.linalg.norm(q, axis=-1, keepdims=True), self.kp, self.kd)
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -739,6 +725,104 @@ class UserTorque(Torque):
 
     def __repr__(self) -> str:
         return f"UserTorque({self.function!r})"
+
+
+# Torques seen in a rotated body frame (Torque.in_frame; the principal frame of an inertia tensor)
+
+def quaternion_product(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Hamilton product ``p q`` of quaternions (..., 4), scalar first, broadcast, without checks
+    (non-finite values propagate): ``(p0, p)(q0, q) = (p0 q0 - p.q, p0 q + q0 p + p x q)``."""
+    p0, p1, p2, p3 = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
+    q0, q1, q2, q3 = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    return np.stack([p0 * q0 - p1 * q1 - p2 * q2 - p3 * q3,
+                     p0 * q1 + q0 * p1 + p2 * q3 - p3 * q2,
+                     p0 * q2 + q0 * p2 + p3 * q1 - p1 * q3,
+                     p0 * q3 + q0 * p3 + p1 * q2 - p2 * q1], axis=-1)
+
+
+def rotation_argument(R: ArrayLike, name: str = "R") -> NDArray[np.float64]:
+    """``R`` as a float64 rotation (3, 3), or rotations (N, 3, 3) one per body ((1, 3, 3) is
+    taken as (3, 3)): the input rule, the shape, and the rotation check of the attitudes
+    (``R^T R = 1`` within 1e-10, ``det R = +1``), read-only."""
+    a = _validate.real_array(R, name, item_ndim=2)
+    if a.ndim not in (2, 3) or a.shape[-2:] != (3, 3):
+        raise ValueError(f"{name} must have shape (3, 3) or (N, 3, 3), got {a.shape}")
+    if a.ndim == 3 and a.shape[0] == 1:
+        a = a[0]
+    if not is_rotation(a.reshape(-1, 3, 3)):
+        raise ValueError(f"{name} must be a rotation matrix (R^T R = 1 within "
+                         f"{_validate.ORTHOGONALITY_TOLERANCE}, det R = +1)")
+    a = np.array(a, dtype=np.float64)
+    a.setflags(write=False)
+    return a
+
+
+def rotate_back(R: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``R^T v`` for vectors v (..., 3) and R (3, 3) or (n, 3, 3) (broadcast over the bodies)."""
+    return (v[..., None, :] @ R)[..., 0, :]
+
+
+def rotate(R: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``R v`` for vectors v (..., 3) and R (3, 3) or (n, 3, 3) (broadcast over the bodies)."""
+    return (v[..., None, :] @ np.swapaxes(R, -1, -2))[..., 0, :]
+
+
+class FrameTorque:
+    """A torque seen in a rotated body frame: ``T'(t, Q') = R^T T(t, Q' R^T)`` (``R`` (3, 3)
+    or one per body (n, 3, 3)), the function of the :class:`~UserTorque` that
+    :func:`frame_torque` makes. The attitudes passed to ``torque`` are read-only (so that one
+    modified in place is reported as for any user torque); a result that is not a real array
+    of shape (n, 3) or (3,) is returned as it is, for the engine to report."""
+
+    def __init__(self, torque: Torque, R: NDArray[np.float64]) -> None:
+        self.torque = torque
+        self.R = R
+        name = torque.name if isinstance(torque, UserTorque) else repr(torque)
+        self.__name__ = name
+
+    def user_attitude(self, Q: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``Q' R^T``, read-only."""
+        Qu = np.asarray(Q, dtype=np.float64) @ np.swapaxes(self.R, -1, -2)
+        Qu.flags.writeable = False
+        return Qu
+
+    def principal_torque(self, res: Any) -> Any:
+        """``R^T T`` of a result ``T`` of the torque (unchanged when it is not one)."""
+        if res is None:
+            return None
+        try:
+            arr = np.asarray(res)
+        except Exception:       # noqa: BLE001 - left to the engine's checks
+            return res
+        if arr.dtype.kind not in "iuf" or arr.shape[-1:] != (3,) or arr.ndim > 2:
+            return res
+        return rotate_back(self.R, arr.astype(np.float64))
+
+    def __call__(self, t: float, Q: NDArray[np.float64]) -> Any:
+        return self.principal_torque(self.torque(t, self.user_attitude(Q)))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.torque!r}, R)"
+
+
+class FrameTorqueOfMomentum(FrameTorque):
+    """:class:`FrameTorque` of a torque of the angular momentum: ``T'(t, Q', m') = R^T T(t,
+    Q' R^T, R m')`` (``R m'`` read-only)."""
+
+    def __call__(self, t: float, Q: NDArray[np.float64],  # type: ignore[override]
+                 m: NDArray[np.float64]) -> Any:
+        mu = rotate(self.R, np.asarray(m, dtype=np.float64))
+        mu.flags.writeable = False
+        return self.principal_torque(self.torque(t, self.user_attitude(Q), mu))
+
+
+def frame_torque(torque: Torque, R: ArrayLike) -> UserTorque:
+    """``torque`` seen in the frame rotated by ``R``, as a :class:`~UserTorque`
+    (called from Python once per stage): ``T'(t, Q', m') = R^T T(t, Q' R^T, R m')``. The
+    generic :meth:`frb.torques.Torque.in_frame`."""
+    Rm = rotation_argument(R)
+    cls = FrameTorqueOfMomentum if torque.uses_momentum else FrameTorque
+    return UserTorque(cls(torque, Rm))
 
 
 def _positional_count(function: Callable[..., Any]) -> int:
