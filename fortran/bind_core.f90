@@ -177,3 +177,16 @@ subroutine openmp_info(enabled, max_threads)
    enabled = merge(1, 0, openmp_enabled())
    max_threads = thread_count(0)
 end subroutine openmp_info
+
+! The SIMD target of this extension's lane kernels (simd_dispatch; frb.cpu): requested (a
+! cpu_target_* code), or the best the CPU supports when it lacks it or requested < 0; best: that
+! best target.
+subroutine cpu_target_select(requested, in_use, best)
+   use simd_dispatch, only: select_cpu_target, best_cpu_target
+   implicit none
+   integer, intent(in) :: requested
+   integer, intent(out) :: in_use, best
+
+   best = best_cpu_target()
+   in_use = select_cpu_target(requested)
+end subroutine cpu_target_select

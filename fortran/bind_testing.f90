@@ -128,3 +128,13 @@ subroutine ell_third_kind(n, phi1, phi2, nn, k, kp, np, pi1, pi2, pi12, pi_gauss
       pi_gauss = 0
    end if
 end subroutine ell_third_kind
+
+!> The SIMD target of this extension's lane kernels (as frb._core.cpu_target_select).
+subroutine testing_cpu_target(requested, in_use)
+   use simd_dispatch, only: select_cpu_target
+   implicit none
+   integer, intent(in) :: requested
+   integer, intent(out) :: in_use
+
+   in_use = select_cpu_target(requested)
+end subroutine testing_cpu_target

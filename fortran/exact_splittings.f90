@@ -15,7 +15,7 @@ module exact_splittings
    use torques, only: torque_t, user_torque_cb, torque_one, torque_flow, field_along_e3, &
                       field_e3_kick_tr, damping_rate, expm1
    use exact_flow, only: free_flow, rotate_matrix_tr
-   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
+   use simd_dispatch, only: free_flow_chunk, flow_lanes_width
    use rotations, only: qmul
    implicit none
    private

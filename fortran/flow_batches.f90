@@ -19,7 +19,7 @@ module flow_batches
    use iso_c_binding, only: c_double, c_int
    use exact_flow, only: rotate_matrix_tr
    use rotations, only: qmul
-   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
+   use simd_dispatch, only: free_flow_chunk, flow_lanes_width
    use checks, only: check_body_matrix, check_body_quat, input_ok
    use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
    implicit none

@@ -94,6 +94,15 @@ module numbers_table
    !> largest I_max / I_min of the double precision path
    real(dp), parameter, public :: ratio_threshold = 1.0e150_dp
 
+   ! SIMD targets of the lane kernels (simd_dispatch.f90, frb.cpu_dispatch), in increasing order of
+   ! the instruction sets they need.
+   !> the baseline of the architecture (x86-64: SSE2)
+   integer, parameter, public :: cpu_target_baseline = 0
+   !> x86-64-v3: AVX2, FMA (not contracted), BMI2
+   integer, parameter, public :: cpu_target_avx2 = 1
+   !> x86-64-v4: AVX-512 F, VL, BW, DQ, CD, 512-bit vectors
+   integer, parameter, public :: cpu_target_avx512 = 2
+
    ! Sizes of the time loop of frb.integrate.
    !> most flows in one step of an exact-flow splitting
    integer, parameter, public :: max_flows = 64

@@ -14,6 +14,7 @@ read_dat, write_dat      the original free-format data files
 experiments              the published experiments (``frb-example NAME``)
 compare                  work-precision table of the methods on one problem (``frb-compare``)
 set_num_threads, get_num_threads   threads of the compiled batched loops (OpenMP)
+cpu_dispatch, set_cpu_target       SIMD target of the batched flows (``frb.simd``, FRB_CPU_TARGET)
 frb.dask                 batches as dask arrays, chunk by chunk (optional extra ``dask``)
 
 Quaternions are **scalar first** everywhere in frb, ``q = (q0, q1, q2, q3)``, ``Q = E(q)``
@@ -32,9 +33,12 @@ from .engine import integrate, Trajectory, IntegrationError
 from . import experiments
 from .workprecision import compare
 from .threads import set_num_threads, get_num_threads
+from . import simd
+from .simd import cpu_dispatch, set_cpu_target
 
 __version__ = "0.1.0"
 
 __all__ = ["compare", "experiments", "integrate", "Trajectory", "IntegrationError", "torques", "engine", "frb_step", "quat_step", "dmv_step", "dmv_integrate", "baselines", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
            "matrix_to_quat", "kinetic_energy", "spatial_momentum", "to_rotation", "from_rotation",
-           "read_dat", "write_dat", "set_num_threads", "get_num_threads", "principal_axes"]
+           "read_dat", "write_dat", "set_num_threads", "get_num_threads", "principal_axes",
+           "simd", "cpu_dispatch", "set_cpu_target"]

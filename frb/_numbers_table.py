@@ -95,6 +95,15 @@ PHASE_LIMIT: Final[float] = 1e18
 #: largest I_max / I_min of the double precision path
 RATIO_THRESHOLD: Final[float] = 1e150
 
+# SIMD targets of the lane kernels (simd_dispatch.f90, frb.cpu_dispatch), in increasing order of
+# the instruction sets they need.
+#: the baseline of the architecture (x86-64: SSE2)
+CPU_TARGET_BASELINE: Final[int] = 0
+#: x86-64-v3: AVX2, FMA (not contracted), BMI2
+CPU_TARGET_AVX2: Final[int] = 1
+#: x86-64-v4: AVX-512 F, VL, BW, DQ, CD, 512-bit vectors
+CPU_TARGET_AVX512: Final[int] = 2
+
 # Sizes of the time loop of frb.integrate.
 #: most flows in one step of an exact-flow splitting
 MAX_FLOWS: Final[int] = 64

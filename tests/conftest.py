@@ -40,3 +40,21 @@ def published_dir():
 @pytest.fixture(scope="session")
 def repo_root():
     return REPO_ROOT
+
+
+def _supported_cpu_targets():
+    import frb
+
+    return frb.simd.supported_cpu_targets()
+
+
+@pytest.fixture(scope="module", params=_supported_cpu_targets())
+def each_cpu_target(request):
+    """Runs every test of a module (``pytestmark = pytest.mark.usefixtures("each_cpu_target")``)
+    once under each SIMD target this CPU supports (frb.simd), then restores the target."""
+    import frb
+
+    before = frb.cpu_dispatch()
+    frb.set_cpu_target(request.param)
+    yield request.param
+    frb.set_cpu_target(before)

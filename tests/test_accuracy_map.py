@@ -28,6 +28,9 @@ accuracy_map = pytest.importorskip("accuracy_map")
 
 from mpmath import mp, mpf  # noqa: E402
 
+# the accuracy tests of the batched flows run under each SIMD target of this CPU (frb.simd)
+pytestmark = pytest.mark.usefixtures("each_cpu_target")
+
 
 def _unit(v):
     v = np.asarray(v, dtype=float)

@@ -26,6 +26,9 @@ from frb.examples import (
 )
 from frb.io import read_dat, write_dat
 
+# the accuracy tests of the batched flows run under each SIMD target of this CPU (frb.simd)
+pytestmark = pytest.mark.usefixtures("each_cpu_target")
+
 RECORD = {1: 13, 3: 13, 4: 8}
 
 

@@ -12,6 +12,9 @@ import pytest
 import frb
 import refdata
 
+# the accuracy tests of the batched flows run under each SIMD target of this CPU (frb.simd)
+pytestmark = pytest.mark.usefixtures("each_cpu_target")
+
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "calgo903")
 
 

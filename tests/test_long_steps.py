@@ -10,6 +10,9 @@ from frb._validate import PHASE_LIMIT
 
 from refdata import load
 
+# the accuracy tests of the batched flows run under each SIMD target of this CPU (frb.simd)
+pytestmark = pytest.mark.usefixtures("each_cpu_target")
+
 REF = load("long")
 
 

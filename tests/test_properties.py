@@ -8,6 +8,9 @@ from hypothesis import example, given, settings, strategies as st
 
 import frb
 
+# the accuracy tests of the batched flows run under each SIMD target of this CPU (frb.simd)
+pytestmark = pytest.mark.usefixtures("each_cpu_target")
+
 component = st.one_of(
     st.floats(-1e3, 1e3, allow_nan=False, allow_subnormal=False),
     st.sampled_from([0.0, -0.0, 1.0, -1.0, 1e-12, -1e-9, 1e-160, 2.5e-300]),

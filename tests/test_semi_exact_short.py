@@ -16,6 +16,9 @@ import pytest
 
 import frb
 
+# the accuracy tests of the batched flows run under each SIMD target of this CPU (frb.simd)
+pytestmark = pytest.mark.usefixtures("each_cpu_target")
+
 mp = mpmath.mp
 
 

@@ -94,6 +94,12 @@ TABLE = (
           "underflow).", (
         ("ratio_threshold", Real("1.0e150_dp", "1e150"), "largest I_max / I_min of the double precision path"),
     )),
+    Group("SIMD targets of the lane kernels (simd_dispatch.f90, frb.cpu_dispatch), in increasing "
+          "order of the instruction sets they need.", (
+        ("cpu_target_baseline", 0, "the baseline of the architecture (x86-64: SSE2)"),
+        ("cpu_target_avx2", 1, "x86-64-v3: AVX2, FMA (not contracted), BMI2"),
+        ("cpu_target_avx512", 2, "x86-64-v4: AVX-512 F, VL, BW, DQ, CD, 512-bit vectors"),
+    )),
     Group("Sizes of the time loop of frb.integrate.", (
         ("max_flows", 64, "most flows in one step of an exact-flow splitting"),
         ("nws", 8, "reals of the per-body workspace kept across steps"),

@@ -1,0 +1,78 @@
+! Run-time choice of the SIMD target of the lane kernels.
+!
+! The lock-step flows (exact_flow_lanes) are compiled once per target: the baseline of the
+! architecture and, on x86-64, x86-64-v3 (AVX2) and x86-64-v4 (AVX-512) (meson.build; the copies
+! are the same source with the module renamed, tools/simd_target_source.py). This module holds the
+! target in use (cpu_target) and forwards each call to that target's copy; it is set once, at
+! import of the Python package (frb.cpu_dispatch), from the CPU's features (cpu_features.c) or the
+! environment variable FRB_CPU_TARGET.
+!
+! Every target performs the same IEEE operations in the same order: the vector instructions act
+! lane by lane, and floating-point contraction (a*b + c fused into one FMA rounding) is off in
+! every library of the extension (meson.build, -ffp-contract=off). So every target gives the
+! results of the baseline bit for bit; a wider target only advances more bodies per instruction.
+! (The lanes call no vectorised library function: their atan2 and cos/sin beyond the series are
+! scalar calls.)
+module simd_dispatch
+   use iso_c_binding, only: c_int
+   use kinds, only: dp
+   use numbers_table, only: cpu_target_baseline, cpu_target_avx2, cpu_target_avx512
+   use exact_flow_lanes, only: chunk_baseline => free_flow_chunk, flow_lanes_width
+   use exact_flow_lanes_avx2, only: chunk_avx2 => free_flow_chunk, width_avx2 => flow_lanes_width
+   use exact_flow_lanes_avx512, only: chunk_avx512 => free_flow_chunk, &
+                                      width_avx512 => flow_lanes_width
+   implicit none
+   private
+
+   public :: free_flow_chunk, flow_lanes_width, select_cpu_target, cpu_target, best_cpu_target
+
+   !> The target of the lane kernels in use (a cpu_target_* code); the baseline until
+   !> select_cpu_target is called.
+   integer, protected :: cpu_target = cpu_target_baseline
+
+   interface
+      !> The highest target the CPU supports (cpu_features.c).
+      function frb_cpu_level() bind(C, name='frb_cpu_level') result(level)
+         import :: c_int
+         integer(c_int) :: level
+      end function frb_cpu_level
+   end interface
+
+   ! the chunk buffers of the callers are sized by flow_lanes_width: every target has the same
+   integer, parameter :: same_width = 1 / merge(1, 0, width_avx2 == flow_lanes_width &
+                                                      .and. width_avx512 == flow_lanes_width)
+
+contains
+
+   !> The highest target this CPU supports (a cpu_target_* code).
+   integer function best_cpu_target()
+      best_cpu_target = max(cpu_target_baseline, min(int(frb_cpu_level()), cpu_target_avx512))
+   end function best_cpu_target
+
+   !> Uses the target requested (a cpu_target_* code), or the best this CPU supports when it lacks
+   !> it or requested < 0; returns the target now in use. (Not while another thread runs a flow.)
+   integer function select_cpu_target(requested) result(in_use)
+      integer, intent(in) :: requested
+
+      in_use = best_cpu_target()
+      if (requested >= cpu_target_baseline) in_use = min(requested, in_use)
+      cpu_target = in_use
+   end function select_cpu_target
+
+   !> exact_flow_lanes.free_flow_chunk of the target in use (the same arguments and results).
+   pure subroutine free_flow_chunk(nc, b0, nh, ni, m, h, inertia, quadrature, m_out, w)
+      integer, intent(in) :: nc, b0, nh, ni, quadrature
+      real(dp), intent(in) :: m(3, nc), h(nh), inertia(3, ni)
+      real(dp), intent(out) :: m_out(3, nc), w(4, nc)
+
+      select case (cpu_target)
+      case (cpu_target_avx512)
+         call chunk_avx512(nc, b0, nh, ni, m, h, inertia, quadrature, m_out, w)
+      case (cpu_target_avx2)
+         call chunk_avx2(nc, b0, nh, ni, m, h, inertia, quadrature, m_out, w)
+      case default
+         call chunk_baseline(nc, b0, nh, ni, m, h, inertia, quadrature, m_out, w)
+      end select
+   end subroutine free_flow_chunk
+
+end module simd_dispatch
