@@ -21,7 +21,8 @@
 ! den, RJ duplications) is flagged and stepped by free_flow_unit instead (free_flow_chunk).
 module exact_flow_lanes
    use kinds, only: dp, wp => dp
-   use elliptic_functions, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q, gl_node, gl_weight
+   use elliptic_functions, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q, gl_node, gl_weight, &
+                                 agm_stop, agm_max, half_pi, rc_series_max, carlson_rj
    use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_unit, free_flow, free_flow_unit, &
                              long_step_threshold, ratio_threshold, norm_sq_min, norm_sq_max, &
                              atan_ratio, atan2_ratio, cos_sin, jint_gauss, invariant_floor, &
@@ -188,11 +189,180 @@ contains
       end if
    end subroutine amplitude_step_lanes
 
+   !> sn, cn, dn(v(k) | m = k2(k)) for the lanes k = 1..nl with use(k) = 1 (others: 0), as
+   !> free_flow_unit computes them for |v| beyond the series: agm_setup (the Gauss transformations,
+   !> each lane through its own number of levels), then jacobi_reduced (the library sin and cos,
+   !> lane by lane, then the levels back down); kp^2 = kp2n / kp2d. A lane with |v| > K (not
+   !> served by the addition formulas) gets use(k) = -1.
+   pure subroutine jacobi_agm_lanes(nl, use, k2, kp2n, kp2d, v, s, c, d)
+      integer, intent(in) :: nl
+      real(dp), dimension(flow_lanes_width), intent(inout) :: use
+      real(dp), dimension(flow_lanes_width), intent(in) :: k2, kp2n, kp2d, v
+      real(dp), dimension(flow_lanes_width), intent(out) :: s, c, d
+      real(dp), dimension(flow_lanes_width) :: kn, kpn, a, levels, w
+      real(dp) :: kl(agm_max, flow_lanes_width), oml(agm_max, flow_lanes_width), t, act, kk
+      real(dp) :: den, s_new, c_new, d_new, corr
+      integer :: k, n, top
+
+      ! agm_setup: k_(n+1) = (k_n / (1 + k'_n))^2, k'_(n+1) = 2 sqrt(k'_n) / (1 + k'_n), ...
+      do k = 1, nl
+         kn(k) = sqrt(k2(k)); kpn(k) = sqrt(kp2n(k) / kp2d(k)); a(k) = 1; levels(k) = 0
+      end do
+      top = 0
+      do n = 1, agm_max
+         act = 0
+         do k = 1, nl
+            act = max(act, merge(1.0_dp, 0.0_dp, use(k) > 0 .and. kn(k) > agm_stop))
+         end do
+         if (act == 0) exit
+         top = n
+         do k = 1, nl
+            act = merge(1.0_dp, 0.0_dp, use(k) > 0 .and. kn(k) > agm_stop)
+            t = 1 / (1 + kpn(k))
+            oml(n, k) = 2 * kpn(k) * t
+            a(k) = merge(a(k) * (1 + kpn(k)) / 2, a(k), act > 0)
+            kpn(k) = merge(2 * sqrt(kpn(k)) * t, kpn(k), act > 0)
+            kn(k) = merge((kn(k) * t)**2, kn(k), act > 0)
+            kl(n, k) = kn(k)
+            levels(k) = levels(k) + act
+         end do
+      end do
+      ! jacobi_reduced at r = v, where |v| <= K = (pi / 2) / a_N
+      do k = 1, nl
+         use(k) = merge(-1.0_dp, use(k), use(k) > 0 .and. .not. abs(v(k)) <= half_pi / a(k))
+         w(k) = a(k) * v(k)
+      end do
+      ! (the scalar library sin and cos: a vectorised loop would call libmvec's, whose results
+      ! differ in the last bit)
+      !GCC$ novector
+      do k = 1, nl
+         s(k) = 0; c(k) = 1
+         if (use(k) > 0) then
+            s(k) = sin(w(k)); c(k) = cos(w(k))
+         end if
+      end do
+      do k = 1, nl
+         kk = kn(k)**2
+         corr = kk / 4 * (w(k) - s(k) * c(k))
+         d(k) = 1 - kk / 2 * s(k) * s(k)
+         s_new = s(k) - corr * c(k)
+         c(k) = c(k) + corr * s(k)
+         s(k) = s_new
+      end do
+      do n = top, 1, -1
+         do k = 1, nl
+            kk = kl(n, k)
+            den = 1 / (1 + kk * s(k) * s(k))
+            s_new = (1 + kk) * s(k) * den
+            c_new = c(k) * d(k) * den
+            d_new = (oml(n, k) + kk * c(k) * c(k)) * den
+            s(k) = merge(s_new, s(k), n <= levels(k))
+            c(k) = merge(c_new, c(k), n <= levels(k))
+            d(k) = merge(d_new, d(k), n <= levels(k))
+         end do
+      end do
+   end subroutine jacobi_agm_lanes
+
+   !> carlson_rj(x(k), y(k), 1, p(k), weight(k)) for the lanes k = 1..nl with use(k) > 0, whose
+   !> series needs duplications: the duplications of carlson_rj in lock-step, each lane through
+   !> its own number (the library atan of RC beyond its series lane by lane). A lane with
+   !> delta = (p - x)(p - y)(p - 1) < 0 (not in exact arithmetic: p - x = (1 + a) sn^2 and
+   !> p - y = (a + k^2) sn^2), or still duplicating after max_duplications, is computed by
+   !> carlson_rj itself.
+   pure subroutine rj_duplications_lanes(nl, use, x, y, p, weight, rj)
+      integer, intent(in) :: nl
+      real(dp), dimension(flow_lanes_width), intent(in) :: use, x, y, p, weight
+      real(dp), dimension(flow_lanes_width), intent(out) :: rj
+      integer, parameter :: max_duplications = 40
+      real(dp), dimension(flow_lanes_width) :: xm, ym, zm, pm, am, a0, q, delta, fourm, sum_rc
+      real(dp), dimension(flow_lanes_width) :: act, lam, dm, em, rc
+      real(dp) :: sx, sy, sz, sp, t, r
+      integer :: k, it
+
+      do k = 1, nl
+         xm(k) = x(k); ym(k) = y(k); zm(k) = 1.0_dp; pm(k) = p(k)
+         a0(k) = (x(k) + y(k) + 1.0_dp + 2 * p(k)) * 0.2_dp
+         am(k) = a0(k)
+         q(k) = rj_q * max(abs(a0(k) - x(k)), abs(a0(k) - y(k)), abs(a0(k) - 1.0_dp), abs(a0(k) - p(k)))
+         delta(k) = (p(k) - x(k)) * (p(k) - y(k)) * (p(k) - 1.0_dp)
+         fourm(k) = 1
+         sum_rc(k) = 0
+      end do
+      do it = 1, max_duplications
+         do k = 1, nl
+            act(k) = merge(1.0_dp, 0.0_dp, use(k) > 0 .and. delta(k) >= 0 &
+                           .and. rj_needs_duplication(weight(k), q(k) * fourm(k) / am(k)))
+         end do
+         if (.not. any(act(1:nl) > 0)) exit
+         do k = 1, nl
+            sx = sqrt(xm(k)); sy = sqrt(ym(k)); sz = sqrt(zm(k))
+            lam(k) = sx * (sy + sz) + sy * sz
+            sp = sqrt(pm(k))
+            dm(k) = (sp + sx) * (sp + sy) * (sp + sz)
+            em(k) = fourm(k)**3 * delta(k) / (dm(k) * dm(k))
+            ! rc_one_positive(em) by its series
+            rc(k) = 1 - em(k) * (1 / 3.0_dp - em(k) * (0.2_dp - em(k) * (1 / 7.0_dp - em(k) * (1 / 9.0_dp &
+                    - em(k) * (1 / 11.0_dp - em(k) / 13.0_dp)))))
+         end do
+         !GCC$ novector
+         do k = 1, nl
+            if (act(k) > 0 .and. .not. em(k) < rc_series_max) then
+               t = sqrt(em(k))
+               rc(k) = atan(t) / t
+            end if
+         end do
+         do k = 1, nl
+            sum_rc(k) = merge(sum_rc(k) + fourm(k) * 2 * rc(k) / dm(k), sum_rc(k), act(k) > 0)
+            xm(k) = merge((xm(k) + lam(k)) * 0.25_dp, xm(k), act(k) > 0)
+            ym(k) = merge((ym(k) + lam(k)) * 0.25_dp, ym(k), act(k) > 0)
+            zm(k) = merge((zm(k) + lam(k)) * 0.25_dp, zm(k), act(k) > 0)
+            pm(k) = merge((pm(k) + lam(k)) * 0.25_dp, pm(k), act(k) > 0)
+            am(k) = merge((am(k) + lam(k)) * 0.25_dp, am(k), act(k) > 0)
+            fourm(k) = merge(fourm(k) * 0.25_dp, fourm(k), act(k) > 0)
+         end do
+      end do
+      do k = 1, nl
+         r = fourm(k) / am(k)
+         rj(k) = r * sqrt(r / fourm(k)) * rj_series((a0(k) - x(k)) * r, (a0(k) - y(k)) * r, &
+                                                    (a0(k) - 1.0_dp) * r) + 3 * sum_rc(k)
+      end do
+      do k = 1, nl
+         if (use(k) > 0 .and. (.not. delta(k) >= 0 .or. act(k) > 0)) &
+            rj(k) = carlson_rj(x(k), y(k), 1.0_dp, p(k), weight(k))
+      end do
+   end subroutine rj_duplications_lanes
+
+   !> cos_sin(e x(k)) for the lanes k = 1..nl: its series in lock-step, the library cos and sin
+   !> (cos_sin itself) lane by lane beyond it.
+   !> (The series is written out here, a loop over the lanes: through cos_sin as an elemental
+   !> routine the loops did not vectorise.)
+   pure subroutine cos_sin_lanes(nl, e, x, c, s)
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: e, x(flow_lanes_width)
+      real(dp), dimension(flow_lanes_width), intent(out) :: c, s
+      real(dp) :: y, y2, ex(flow_lanes_width)
+      integer :: k
+
+      do k = 1, nl
+         ex(k) = e * x(k)
+         y = ex(k) * ex(k)
+         y2 = y * y
+         c(k) = (1 - y * (1 / 2.0_dp)) + y2 * ((1 / 24.0_dp - y * (1 / 720.0_dp)) &
+                + y2 * (1 / 40320.0_dp - y * (1 / 3628800.0_dp)))
+         s(k) = ex(k) * ((1 - y * (1 / 6.0_dp)) + y2 * ((1 / 120.0_dp - y * (1 / 5040.0_dp)) &
+                + y2 * (1 / 362880.0_dp - y * (1 / 39916800.0_dp))))
+      end do
+      !GCC$ novector
+      do k = 1, nl
+         if (.not. abs(ex(k)) <= 0.2_dp * short_series_max) call cos_sin(ex(k), c(k), s(k))
+      end do
+   end subroutine cos_sin_lanes
+
    !> The angle psi of the semi-exact short step of free_flow_unit (quadrature = np nodes) for the
    !> lanes k = 1..nl, from the stages of free_flow_lanes: dphi = amplitude_step of the amplitude
    !> difference (amplitude_step_lanes), then jint_gauss's sum over the midpoint and the pairs of
-   !> nodes in lock-step (cos_sin by its series; a lane with an argument beyond it is redone by
-   !> jint_gauss).
+   !> nodes in lock-step (cos_sin_lanes: the library cos and sin only for the lanes beyond the
+   !> series, as for the longer steps).
    !> psi = tau / I_a + D_a / (sigma lambda) jint, the operations of free_flow_unit.
    pure subroutine semi_exact_angle(nl, np, sn0, cn0, s1, cc1, bab, kp2n, kp2d, tau, cia, dcoef, &
                                     sigma, lam, psi)
@@ -200,8 +370,8 @@ contains
       real(dp), dimension(flow_lanes_width), intent(in) :: sn0, cn0, s1, cc1, bab, kp2n, kp2d, tau, &
                                                            cia, dcoef, sigma, lam
       real(dp), intent(out) :: psi(flow_lanes_width)
-      real(dp), dimension(flow_lanes_width) :: dphi, kp2, val, far, ay, ax, sm, cm
-      real(dp) :: x, y, y2, cd, sd, s, c, d, dd, ps, qs, pc, qc, offset, weight, middle
+      real(dp), dimension(flow_lanes_width) :: dphi, kp2, val, ay, ax, sm, cm, cd, sd
+      real(dp) :: s, c, d, dd, ps, qs, pc, qc, weight, middle
       integer :: k, i
 
       do k = 1, nl
@@ -213,42 +383,23 @@ contains
       ! lane: a vectorised loop would call libmvec's atan2, glibc's vector math for gfortran, whose
       ! results differ in the last bit)
       call amplitude_step_lanes(nl, ay, ax, dphi)
-      ! the midpoint phi_m = phi0 + dphi/2 (cos_sin(dphi/2) by its series; far: beyond it) and, for
-      ! odd np, its node (for even np, middle = 0 and so val = +0, jint_gauss's start).
-      ! (cos_sin's series is written out here, for the nodes and for the half angle: through a
-      ! shared elemental routine the loops no longer vectorise, callgrind h = 0.1: exact 851 ->
-      ! 892, q3 739 -> 892 instructions per body-step)
+      ! the midpoint phi_m = phi0 + dphi/2 and, for odd np, its node (for even np, middle = 0 and
+      ! so val = +0, jint_gauss's start)
       middle = merge(gl_weight((np + 1) / 2, np), 0.0_dp, mod(np, 2) == 1)
+      call cos_sin_lanes(nl, 0.5_dp, dphi, cd, sd)
       do k = 1, nl
-         x = dphi(k) / 2
-         y = x * x
-         y2 = y * y
-         cd = (1 - y * (1 / 2.0_dp)) + y2 * ((1 / 24.0_dp - y * (1 / 720.0_dp)) &
-              + y2 * (1 / 40320.0_dp - y * (1 / 3628800.0_dp)))
-         sd = x * ((1 - y * (1 / 6.0_dp)) + y2 * ((1 / 120.0_dp - y * (1 / 5040.0_dp)) &
-              + y2 * (1 / 362880.0_dp - y * (1 / 39916800.0_dp))))
-         far(k) = merge(0.0_dp, 1.0_dp, abs(x) <= 0.2_dp * short_series_max)
-         sm(k) = sn0(k) * cd + cn0(k) * sd
-         cm(k) = cn0(k) * cd - sn0(k) * sd
+         sm(k) = sn0(k) * cd(k) + cn0(k) * sd(k)
+         cm(k) = cn0(k) * cd(k) - sn0(k) * sd(k)
          d = sqrt(cm(k) * cm(k) + kp2(k) * sm(k) * sm(k))
          val(k) = middle / (d * (1 + bab(k) * d))
       end do
       ! the pairs of nodes phi_m -+ e_i dphi
       do i = 1, np / 2
-         offset = 0.5_dp - gl_node(i, np)
          weight = gl_weight(i, np)
+         call cos_sin_lanes(nl, 0.5_dp - gl_node(i, np), dphi, cd, sd)
          do k = 1, nl
-            ! cos_sin(e_i dphi) by its series
-            x = offset * dphi(k)
-            y = x * x
-            y2 = y * y
-            cd = (1 - y * (1 / 2.0_dp)) + y2 * ((1 / 24.0_dp - y * (1 / 720.0_dp)) &
-                 + y2 * (1 / 40320.0_dp - y * (1 / 3628800.0_dp)))
-            sd = x * ((1 - y * (1 / 6.0_dp)) + y2 * ((1 / 120.0_dp - y * (1 / 5040.0_dp)) &
-                 + y2 * (1 / 362880.0_dp - y * (1 / 39916800.0_dp))))
-            far(k) = max(far(k), merge(0.0_dp, 1.0_dp, abs(x) <= 0.2_dp * short_series_max))
-            ps = sm(k) * cd; qs = cm(k) * sd
-            pc = cm(k) * cd; qc = sm(k) * sd
+            ps = sm(k) * cd(k); qs = cm(k) * sd(k)
+            pc = cm(k) * cd(k); qc = sm(k) * sd(k)
             s = ps - qs; c = pc + qc
             d = sqrt(c * c + kp2(k) * s * s)
             s = ps + qs; c = pc - qc
@@ -260,11 +411,6 @@ contains
          ! (jint_gauss returns 0 for an empty interval)
          val(k) = merge(0.0_dp, val(k) * dphi(k), dphi(k) == 0)
       end do
-      if (any(far(1:nl) > 0)) then
-         do k = 1, nl
-            if (far(k) > 0) val(k) = jint_gauss(sn0(k), cn0(k), dphi(k), bab(k), kp2(k), np)
-         end do
-      end if
       do k = 1, nl
          psi(k) = tau(k) / cia(k) + dcoef(k) / (sigma(k) * lam(k)) * val(k)
       end do
@@ -286,6 +432,7 @@ contains
       real(dp), dimension(nb) :: bab, bba, b2a, lam, sigma, c0, c1, k2, sn0, cn0, dn0, v, dcoef, cia, twot
       real(dp), dimension(nb) :: sv, cv, dv, s1, cc1, dd1, wq, third, ay, ax, pw, pz, ap, aa, psi, hc, hs
       real(dp), dimension(nb) :: tsum, tv, nt, okf, case3, big, use_rj, far, kp2n, kp2d
+      real(dp), dimension(nb) :: agm, sva, cva, dva, dup, xra, yra, pra, wra, rjd
       real(dp) :: i21, i31, i32, x1, x2, x3, d1, d2, d3, da, db, ia2, ib2, ma, mb, den, r
       real(dp) :: xr, yr, pr, a0, q, rj, z0, z1, val, y, y2, c, s, b2, a
       real(dp) :: weight, ss, cc, ntmax, p0(4), p1(4), rq(4), wk(4), m11, m13
@@ -319,7 +466,8 @@ contains
          sn0(k) = m0(k, 2) / b2a(k); cn0(k) = mb / bba(k); dn0(k) = abs(ma) / bab(k)
          c1(k) = bab(k) * bab(k) * k2(k)
          v(k) = sigma(k) * lam(k) * tau(k)
-         okf(k) = merge(okf(k), 0.0_dp, abs(v(k)) <= jacobi_series_max)
+         agm(k) = merge(1.0_dp, 0.0_dp, abs(v(k)) > jacobi_series_max)
+         sva(k) = 0; cva(k) = 0; dva(k) = 0
          ! kp^2 = 1 - k^2 without cancellation, as kp2n / kp2d (used by the semi-exact angle)
          kp2n(k) = abs(d2) * i31
          kp2d(k) = db * ia2
@@ -338,6 +486,20 @@ contains
       if (2 * count(okf(1:nl) > 0) < nl) then
          ok(1:nl) = .false.
          return
+      end if
+
+      ! --- (sn, cn, dn)(v) from the AGM where |v| is beyond the series (free_flow_unit's longer
+      ! steps; the library sin and cos inside, lane by lane): the addition formulas need |v| <= K,
+      ! a lane beyond K takes free_flow_unit's other path ---
+      if (any(agm(1:nl) > 0)) then
+         do k = 1, nl
+            agm(k) = agm(k) * okf(k)
+         end do
+         call jacobi_agm_lanes(nl, agm, k2, kp2n, kp2d, v, sva, cva, dva)
+         do k = 1, nl
+            okf(k) = okf(k) * merge(0.0_dp, 1.0_dp, agm(k) < 0)
+            agm(k) = abs(agm(k))
+         end do
       end if
 
       ! --- (sn, cn, dn)(v) by the Maclaurin series (jacobi_series, sn_series_sum) ---
@@ -360,6 +522,9 @@ contains
          sv(k) = v(k) * tsum(k)
          cv(k) = sqrt((1 - sv(k)) * (1 + sv(k)))
          dv(k) = sqrt(1 - k2(k) * sv(k) * sv(k))
+         sv(k) = merge(sva(k), sv(k), agm(k) > 0)
+         cv(k) = merge(cva(k), cv(k), agm(k) > 0)
+         dv(k) = merge(dva(k), dv(k), agm(k) > 0)
          den = dn0(k) * dn0(k) + k2(k) * (sn0(k) * cv(k)) * (sn0(k) * cv(k))
          r = 1 / den
          s1(k) = (sn0(k) * cv(k) * dv(k) + sv(k) * cn0(k) * dn0(k)) * r
@@ -394,7 +559,9 @@ contains
             xr = cv(k) * cv(k); yr = dv(k) * dv(k); pr = 1 + a * sv(k) * sv(k)
             a0 = (xr + yr + 1.0_dp + 2 * pr) * 0.2_dp
             q = rj_q * max(abs(a0 - xr), abs(a0 - yr), abs(a0 - 1.0_dp), abs(a0 - pr))
-            okf(k) = okf(k) * merge(0.0_dp, 1.0_dp, rj_needs_duplication(use_rj(k) * weight, q / a0))
+            ! (a lane whose RJ needs duplications: carlson_rj below)
+            dup(k) = merge(1.0_dp, 0.0_dp, rj_needs_duplication(use_rj(k) * weight, q / a0))
+            xra(k) = xr; yra(k) = yr; pra(k) = pr; wra(k) = weight
             r = 1 / a0
             rj = r * sqrt(r) * rj_series((a0 - xr) * r, (a0 - yr) * r, (a0 - 1.0_dp) * r)
             third(k) = sv(k)**3 / 3 * rj
@@ -410,6 +577,12 @@ contains
             ax(k) = merge(1 + wq(k) * wq(k) * z0 * z1, &
                           c0(k) * cc1(k) * cn0(k) + (c0(k) + c1(k)) * s1(k) * sn0(k), big(k) > 0)
          end do
+         if (any(dup(1:nl) > 0)) then
+            call rj_duplications_lanes(nl, dup, xra, yra, pra, wra, rjd)
+            do k = 1, nl
+               if (dup(k) > 0) third(k) = sv(k)**3 / 3 * rjd(k)
+            end do
+         end if
          call atan_ratio_lanes(nl, pw, pz, ap)
          call atan2_ratio_lanes(nl, wq, ay, ax, aa)
 
