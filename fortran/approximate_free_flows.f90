@@ -68,8 +68,8 @@ module approximate_free_flows
    use checks, only: all_finite
    use torques, only: torque_t, user_torque_cb, torque_batch, torque_flow, torqued, field_v_torque
    use rotations, only: cross, qmul, quat_exp, quat_cayley, solve3
-   use moser_veselov, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_step_inv, &
-                            dmv_blocks_step, dmv_blocks_steps
+   use moser_veselov, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_step_inv
+   use simd_dispatch, only: dmv_blocks_step, dmv_blocks_steps
    use exact_splittings, only: exact_free_flows
    implicit none
    private

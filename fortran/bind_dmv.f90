@@ -24,7 +24,8 @@ end subroutine dmv_step_batch
 !> 1, 1 + dmv_lanes_width, ...), so the results do not depend on the thread count.
 subroutine dmv_integrate_batch(n, ni, nh, m, q, h, inertia, order, nsteps, threads, m_out, q_out)
    use iso_c_binding, only: c_double, c_int
-   use moser_veselov, only: dmv_integrate_many, dmv_lanes_width
+   use moser_veselov, only: dmv_lanes_width
+   use simd_dispatch, only: dmv_integrate_many
    use parallel, only: thread_count, min_parallel_work
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, order, nsteps, threads

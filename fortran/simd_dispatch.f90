@@ -1,11 +1,11 @@
 ! Run-time choice of the SIMD target of the lane kernels.
 !
-! The lock-step flows (exact_flow_lanes) are compiled once per target: the baseline of the
-! architecture and, on x86-64, x86-64-v3 (AVX2) and x86-64-v4 (AVX-512) (meson.build; the copies
-! are the same source with the module renamed, tools/simd_target_source.py). This module holds the
-! target in use (cpu_target) and forwards each call to that target's copy; it is set once, at
-! import of the Python package (frb.cpu_dispatch), from the CPU's features (cpu_features.c) or the
-! environment variable FRB_CPU_TARGET.
+! The lock-step kernels (exact_flow_lanes, and the batched discrete Moser-Veselov steps of
+! moser_veselov) are compiled once per target: the baseline of the architecture and, on x86-64,
+! x86-64-v3 (AVX2) and x86-64-v4 (AVX-512) (meson.build; the copies are the same source with the
+! module renamed, tools/simd_target_source.py). This module holds the target in use (cpu_target)
+! and forwards each call to that target's copy; it is set at import of the Python package
+! (frb.simd), from the CPU's features (cpu_features.c) or the environment variable FRB_CPU_TARGET.
 !
 ! Every target performs the same IEEE operations in the same order: the vector instructions act
 ! lane by lane, and floating-point contraction (a*b + c fused into one FMA rounding) is off in
@@ -21,10 +21,15 @@ module simd_dispatch
    use exact_flow_lanes_avx2, only: chunk_avx2 => free_flow_chunk, width_avx2 => flow_lanes_width
    use exact_flow_lanes_avx512, only: chunk_avx512 => free_flow_chunk, &
                                       width_avx512 => flow_lanes_width
+   use moser_veselov, only: many_baseline => dmv_integrate_many, steps_baseline => dmv_blocks_steps
+   use moser_veselov_avx2, only: many_avx2 => dmv_integrate_many, steps_avx2 => dmv_blocks_steps
+   use moser_veselov_avx512, only: many_avx512 => dmv_integrate_many, &
+                                   steps_avx512 => dmv_blocks_steps
    implicit none
    private
 
    public :: free_flow_chunk, flow_lanes_width, select_cpu_target, cpu_target, best_cpu_target
+   public :: dmv_integrate_many, dmv_blocks_step, dmv_blocks_steps
 
    !> The target of the lane kernels in use (a cpu_target_* code); the baseline until
    !> select_cpu_target is called.
@@ -74,5 +79,48 @@ contains
          call chunk_baseline(nc, b0, nh, ni, m, h, inertia, quadrature, m_out, w)
       end select
    end subroutine free_flow_chunk
+
+   !> moser_veselov.dmv_integrate_many of the target in use.
+   pure subroutine dmv_integrate_many(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
+      integer, intent(in) :: n, ni, nh, order, nsteps
+      real(dp), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
+      real(dp), intent(out) :: m_out(3, n), q_out(4, n)
+
+      select case (cpu_target)
+      case (cpu_target_avx512)
+         call many_avx512(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
+      case (cpu_target_avx2)
+         call many_avx2(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
+      case default
+         call many_baseline(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
+      end select
+   end subroutine dmv_integrate_many
+
+   !> moser_veselov.dmv_blocks_steps of the target in use (order, inertia: both or neither).
+   pure subroutine dmv_blocks_steps(n, nsub, h, m, q, ldw, w, order, inertia)
+      integer, intent(in) :: n, nsub, ldw
+      real(dp), intent(in) :: h
+      real(dp), intent(inout) :: m(3, n), q(4, n), w(ldw, n)
+      integer, intent(in), optional :: order
+      real(dp), intent(in), optional :: inertia(3, n)
+
+      select case (cpu_target)
+      case (cpu_target_avx512)
+         call steps_avx512(n, nsub, h, m, q, ldw, w, order, inertia)
+      case (cpu_target_avx2)
+         call steps_avx2(n, nsub, h, m, q, ldw, w, order, inertia)
+      case default
+         call steps_baseline(n, nsub, h, m, q, ldw, w, order, inertia)
+      end select
+   end subroutine dmv_blocks_steps
+
+   !> One step of dmv_blocks_steps.
+   pure subroutine dmv_blocks_step(n, h, m, q, ldw, w)
+      integer, intent(in) :: n, ldw
+      real(dp), intent(in) :: h
+      real(dp), intent(inout) :: m(3, n), q(4, n), w(ldw, n)
+
+      call dmv_blocks_steps(n, 1, h, m, q, ldw, w)
+   end subroutine dmv_blocks_step
 
 end module simd_dispatch
