@@ -392,6 +392,7 @@ def integrate(
     # a torque flow: the Python loop
     saved = _segments.kept_steps(nsteps, save_every)      # (float64, read-only)
     t_out = t0 + h * saved
+    _segments.check_kept_states(len(saved), 1, 12)
     m_out = np.empty((len(saved), 3))
     Q_out = np.empty((len(saved), 3, 3))
     if saved[0] == 0:
