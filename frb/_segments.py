@@ -66,7 +66,7 @@ def save_every_arg(save_every: int | str | None, int_arg: Callable[[Any, str, in
     return int_arg(save_every, "save_every", 1)
 
 
-def available_memory() -> float:
+def _free_memory() -> float:
     """Bytes of memory available now (MemAvailable of /proc/meminfo, else the physical memory;
     inf when neither is known)."""
     try:
@@ -82,6 +82,18 @@ def available_memory() -> float:
         return math.inf
 
 
+def available_memory() -> float:
+    """Bytes of memory a run may take now: :func:`_free_memory`, within the address-space
+    limit of the process (``ulimit -v``) when there is one."""
+    free = _free_memory()
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError, AttributeError):
+        return free
+    return free if soft in (resource.RLIM_INFINITY, -1) else min(free, float(soft))
+
+
 def _size(nbytes: float) -> str:
     for unit, scale in (("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20)):
         if nbytes >= scale:
@@ -89,11 +101,19 @@ def _size(nbytes: float) -> str:
     return f"{nbytes / 1024:.1f} KiB"
 
 
+def kept_count(nsteps: int, save_every: int) -> int:
+    """``len(kept_steps(nsteps, save_every))``, without making the array."""
+    if save_every == 0:
+        return 1
+    return nsteps // save_every + 1 + (1 if nsteps % save_every else 0)
+
+
 def check_kept_states(kept: int, n: int, values: int, where: str = "") -> None:
-    """Raise ValueError before allocating when ``kept`` states of ``n`` bodies of ``values``
-    float64 each would not fit in the memory available, saying what they would take and
-    pointing to ``save_every``. ``where``: added to the message (e.g. a dask chunk)."""
-    need = 8.0 * kept * n * values
+    """Raise ValueError before allocating when ``kept`` states (and their times) of ``n``
+    bodies of ``values`` float64 each would not fit in the memory available, saying what they
+    would take and pointing to ``save_every``. ``where``: added to the message (e.g. a dask
+    chunk)."""
+    need = 8.0 * kept * (n * values + 3)          # (the times, and two temporaries of them)
     if need < 2.0**26:                  # (64 MiB: always allowed, no system call)
         return
     free = available_memory()

@@ -755,6 +755,7 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
     variant = info.variant
     if info.family == _CZ and plan is None:
         variant = 0
+    _segments.check_kept_states(_segments.kept_count(nsteps, save_every), n, 3 + q2.shape[1])
     saved = _segments.kept_steps(nsteps, save_every)
     t_out = saved * h          # t0 + k h, as the compiled loop
     if t0 != 0.0:
@@ -774,7 +775,6 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
             if scaled_body is not None:
                 tbody = scaled_body
     # the kept states, the initial one included, are written by the compiled loop
-    _segments.check_kept_states(len(saved), n, 3 + q2.shape[1])
     m_out = np.empty((len(saved), n, 3))
     q_out = np.empty((len(saved), n, q2.shape[1]))
     failure = None
