@@ -188,6 +188,7 @@ def _step(name: str, m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: A
         return np.empty((0, 3)), np.empty((0,) + shape)
     if _fortran_ordered(m_in, a):
         # Fortran-ordered batches go in and come out without any transposing copy
+        assert isinstance(m_in, np.ndarray)
         m_f = np.empty(m_in.shape, order="F")
         a_f = np.empty(a.shape, order="F")
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -102,6 +102,7 @@ def _range_error(token: str, value: float) -> str | None:
 _CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")
 #: Bytes read at a time; a record longer than this is read in pieces cut between two fields.
 READ_BYTES = 1 << 20
+_SEPARATORS = b" \t\r\x0b\x0c,"
 #: Longest field (characters): a longer one is not a number frb reads.
 MAX_FIELD = 1000
 #: Bytes of a file per value allowed (with max_values): blanks beyond are not a number file.
@@ -135,8 +136,8 @@ def _decode(raw: bytes, name: str, lineno: int, column: int = 0) -> str:
 
 def _records(fh: Any, name: str, max_bytes: float) -> Iterator[tuple[int, str]]:
     """(line number, text) of the records of a binary file, read READ_BYTES at a time: a record
-    longer than that comes in pieces cut after a blank or a comma, so that every piece holds
-    whole fields (a comma ending a piece is a separator, as at the end of a record). Refuses,
+    longer than that comes in pieces cut before a field, so that every piece holds whole
+    fields and the whole run of blanks and commas after its last one. Refuses,
     naming the line, control bytes, a field longer than MAX_FIELD characters and a file longer
     than ``max_bytes``."""
     lineno, column, total = 1, 0, 0
@@ -161,23 +162,31 @@ def _records(fh: Any, name: str, max_bytes: float) -> Iterator[tuple[int, str]]:
             if rest:
                 yield lineno, _decode(rest, name, lineno, column)
             return
-        cut = _cut(rest)
+        # rest: whole fields and their separators, the last field (unfinished, perhaps), and
+        # the separators after it: cut before that last field, so that a piece ends with the
+        # whole separator run that follows its last field (a comma in it is seen as such)
+        body = rest.rstrip(_SEPARATORS)
+        tail = rest[len(body):]
+        cut = _cut(body)
         if cut > 0:
-            yield lineno, _decode(rest[:cut], name, lineno, column)
+            yield lineno, _decode(body[:cut], name, lineno, column)
             column += cut
-            rest = rest[cut:]
-        # (what is left is the start of one field)
-        if len(rest) > MAX_FIELD:
-            _decode(rest[:READ_BYTES], name, lineno, column)    # (the byte errors first)
+        field = body[cut:]
+        if len(field) > MAX_FIELD:
+            _decode(field[:READ_BYTES], name, lineno, column)    # (the byte errors first)
             raise ValueError(f"{name}:{lineno}: a field of more than {MAX_FIELD} characters at "
-                             f"column {column + 1} ({rest[:20].decode('ascii')!r}...) is not a "
+                             f"column {column + 1} ({field[:20].decode('ascii')!r}...) is not a "
                              "number")
-        pending = rest
+        if len(tail) > MAX_FIELD:
+            # a long run of blanks: one blank, one comma, or a null (two commas) says the same
+            # (the columns reported beyond it are then off by the characters left out)
+            commas = tail.count(b",")
+            tail = b" " if commas == 0 else b"," if commas == 1 else b",,"
+        pending = field + tail
 
 
 def _cut(buf: bytes) -> int:
-    """Where to cut an unfinished record: after its last blank or comma (0: none), so that
-    the piece ends between two fields and the rest is the start of one field."""
+    """Where the last field of ``buf`` starts: after its last blank or comma (0: none)."""
     return max(buf.rfind(c) for c in (b" ", b"\t", b"\r", b"\x0b", b"\x0c", b",")) + 1
 
 

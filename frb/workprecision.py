@@ -301,6 +301,7 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
                          "reference: more than a run can take (2147483646)")
     if m0 is None:
         m0, attitude0, inertia = random_bodies(bodies, rng)
+    assert attitude0 is not None and inertia is not None    # (all three, or none, above)
     m0 = _validate.real_array(m0, "m0")
     nb = 1 if m0.ndim == 1 else m0.shape[0]
     if methods is not None and not isinstance(methods, str) and not (

@@ -30,7 +30,7 @@ from .. import integrate
 from ..engine import IntegrationError
 from ..torques import HeavyTop, heavy_top
 from ..reporting import (Experiment, Option, Result, Table, attitude_error, fit_order, method_list,
-                         pyplot, save_figure)
+                         pyplot, save_figure, steps_of)
 from ..rotations import rotation_exp
 
 KRYSL_METHODS = ("TRAP", "IMID", "TRAPM", "IMIDM", "SWC1", "AKW", "BBTRAP")
