@@ -194,7 +194,7 @@ def check_progress(progress: bool) -> bool:
 
 def run(advance: Advance, nsteps: int, n: int, *, align: int = 1, split_bodies: bool = True,
         threads: int = 1, progress: bool = False, label: str = "frb",
-        first_work: int = FIRST_WORK) -> tuple[Any, ...] | None:
+        first_work: int | None = None) -> tuple[Any, ...] | None:
     """Run steps 1..nsteps of n bodies through ``advance(b_first, b_last, k_first, k_last)``,
     which takes the steps ``k_first + 1 .. k_last`` of the bodies ``b_first .. b_last - 1``
     (0-based) in one compiled call and returns None, or on failure a tuple ordered by
@@ -206,7 +206,9 @@ def run(advance: Advance, nsteps: int, n: int, *, align: int = 1, split_bodies: 
     at step s the later blocks run up to step s - 1 only (a failure there would come earlier),
     so the failure returned is the earliest (smallest step, then smallest body), whatever the
     blocks and calls; None when every body ran through. ``first_work``: the body-steps of the
-    first call (and the largest run made in one call)."""
+    first call (and the largest run made in one call; default FIRST_WORK)."""
+    if first_work is None:
+        first_work = FIRST_WORK
     if not progress and 0 < n * nsteps <= first_work:
         # a short run is one call (what the loop below makes of it, without its bookkeeping)
         return advance(0, n, 0, nsteps)

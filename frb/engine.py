@@ -284,12 +284,14 @@ class Trajectory:
         attitude control, a user torque)."""
         if self.torque is None:
             return np.zeros(self.t.shape + self.m.shape[1:-1])
-        tq = as_torque(self.torque)
-        if tq is None or not tq.has_potential:
+        # a Torque says whether it has one; a plain callable may bring a potential(Q) method
+        tq = self.torque
+        if isinstance(tq, Torque) and not tq.has_potential or \
+                not callable(getattr(tq, "potential", None)):
             raise ValueError(f"the torque {self.torque!r} has no potential energy, so the "
                              "trajectory has no total energy (kinetic plus potential): "
                              "kinetic_energy gives the kinetic energy")
-        return tq.potential(self.Q)
+        return tq.potential(self.Q)  # type: ignore[union-attr]
 
     @property
     def energy(self) -> NDArray[np.float64]:
