@@ -11,6 +11,8 @@ run in one call bit for bit.
 from __future__ import annotations
 
 import functools
+import math
+import os
 import sys
 import time
 from typing import Any, Callable, Optional, Tuple
@@ -62,6 +64,66 @@ def save_every_arg(save_every: int | str | None, int_arg: Callable[[Any, str, in
     if isinstance(save_every, str):
         raise ValueError(f"save_every must be a positive integer, None or 'final', got {save_every!r}")
     return int_arg(save_every, "save_every", 1)
+
+
+def _free_memory() -> float:
+    """Bytes of memory available now (MemAvailable of /proc/meminfo, else the physical memory;
+    inf when neither is known)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return float(os.sysconf("SC_PHYS_PAGES")) * float(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):
+        return math.inf
+
+
+def available_memory() -> float:
+    """Bytes of memory a run may take now: :func:`_free_memory`, within the address-space
+    limit of the process (``ulimit -v``) when there is one."""
+    free = _free_memory()
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError, AttributeError):
+        return free
+    return free if soft in (resource.RLIM_INFINITY, -1) else min(free, float(soft))
+
+
+def _size(nbytes: float) -> str:
+    for unit, scale in (("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{nbytes / 1024:.1f} KiB"
+
+
+def kept_count(nsteps: int, save_every: int) -> int:
+    """``len(kept_steps(nsteps, save_every))``, without making the array."""
+    if save_every == 0:
+        return 1
+    return nsteps // save_every + 1 + (1 if nsteps % save_every else 0)
+
+
+def check_kept_states(kept: int, n: int, values: int, where: str = "") -> None:
+    """Raise ValueError before allocating when ``kept`` states (and their times) of ``n``
+    bodies of ``values`` float64 each would not fit in the memory available, saying what they
+    would take and pointing to ``save_every``. ``where``: added to the message (e.g. a dask
+    chunk)."""
+    need = 8.0 * kept * (n * values + 3)          # (the times, and two temporaries of them)
+    if need < 2.0**26:                  # (64 MiB: always allowed, no system call)
+        return
+    free = available_memory()
+    if need <= 0.9 * free:
+        return
+    raise ValueError(f"the kept states would take {_size(need)} ({kept} states of {n} "
+                     f"bod{'y' if n == 1 else 'ies'}{where}, {values} values each), more than the "
+                     f"memory available ({_size(free)}): keep fewer with save_every (every k-th "
+                     "state; save_every=None keeps the final state only) or run fewer bodies "
+                     "at a time")
 
 
 def _tqdm_class() -> Any:
@@ -131,7 +193,8 @@ def check_progress(progress: bool) -> bool:
 
 
 def run(advance: Advance, nsteps: int, n: int, *, align: int = 1, split_bodies: bool = True,
-        threads: int = 1, progress: bool = False, label: str = "frb") -> tuple[Any, ...] | None:
+        threads: int = 1, progress: bool = False, label: str = "frb",
+        first_work: int | None = None) -> tuple[Any, ...] | None:
     """Run steps 1..nsteps of n bodies through ``advance(b_first, b_last, k_first, k_last)``,
     which takes the steps ``k_first + 1 .. k_last`` of the bodies ``b_first .. b_last - 1``
     (0-based) in one compiled call and returns None, or on failure a tuple ordered by
@@ -142,13 +205,16 @@ def run(advance: Advance, nsteps: int, n: int, *, align: int = 1, split_bodies: 
     TARGET_SECONDS: a short run of a block is one call from its initial state. After a failure
     at step s the later blocks run up to step s - 1 only (a failure there would come earlier),
     so the failure returned is the earliest (smallest step, then smallest body), whatever the
-    blocks and calls; None when every body ran through."""
-    if not progress and 0 < n * nsteps <= FIRST_WORK:
+    blocks and calls; None when every body ran through. ``first_work``: the body-steps of the
+    first call (and the largest run made in one call; default FIRST_WORK)."""
+    if first_work is None:
+        first_work = FIRST_WORK
+    if not progress and 0 < n * nsteps <= first_work:
         # a short run is one call (what the loop below makes of it, without its bookkeeping)
         return advance(0, n, 0, nsteps)
     bar = Progress(progress, nsteps, n, label)
     try:
-        work = float(FIRST_WORK)     # body-steps of the next call
+        work = float(first_work)     # body-steps of the next call
         limit = nsteps               # steps every block must reach (lowered by a failure)
         failure = None
         smallest = align * max(1, CHUNKS_PER_THREAD * threads)

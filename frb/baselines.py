@@ -107,6 +107,8 @@ def _run(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order: in
     the final state only): one engine run per distinct value of h. One body of a short run
     takes the lean binding dmv_integrate_single, the engine's steps for one body."""
     q_in = q
+    if threads is not None:
+        _resolve_threads(threads)   # (checked for one body too)
     # one body, a run short enough for one compiled call (Ctrl-C, see _SINGLE_CALL_WORK)
     short = type(nsteps) is int and nsteps <= _SINGLE_CALL_WORK
     one = single_body(m, h, inertia, 0) if short and not progress else None

@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import sys
 from os import PathLike
-from typing import TYPE_CHECKING, Literal, Sequence
+from typing import TYPE_CHECKING, Literal, NoReturn, Sequence
 
 if TYPE_CHECKING:
     from .reporting import Experiment
@@ -33,11 +33,18 @@ if TYPE_CHECKING:
 __all__ = ["main", "run_driver", "build_parser", "compare_main", "list_text"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its usage errors on one line (``prog: error: message``, exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .examples import EXAMPLES, PUBLISHED_TOLERANCE
 
     tols = ", ".join(f"{k}: {v:g}" for k, v in PUBLISHED_TOLERANCE.items())
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="frb-example",
         description="Run an example of ACM TOMS Algorithm 903 (exact free rigid body motion) "
         "and compare it with the published output.",
@@ -83,13 +90,14 @@ def list_text() -> str:
 
 
 def _experiment_parser(exp: Experiment) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=f"frb-example {exp.name}", description=exp.description)
+    p = _Parser(prog=f"frb-example {exp.name}", description=exp.description)
     p.add_argument("--plot", metavar="PATH", default=None,
-                   help="write the figure to PATH (format from the suffix, e.g. .png; needs "
-                   "matplotlib: pip install 'frb[plot]')")
+                   help="write the figure to PATH (format from the suffix, e.g. .png), or into "
+                   "the folder PATH as NAME.png; needs matplotlib: pip install 'frb[plot]'")
     for o in exp.options:
-        p.add_argument("--" + o.name.replace("_", "-"), dest=o.name, type=o.type,
-                       default=o.default, metavar=o.type.__name__.upper(),
+        # (the text is converted and checked by the option: its messages name --NAME)
+        p.add_argument("--" + o.name.replace("_", "-"), dest=o.name, type=str,
+                       default=None, metavar=o.type.__name__.upper(),
                        help=f"{o.help} (default: {o.default})")
     return p
 
@@ -97,11 +105,17 @@ def _experiment_parser(exp: Experiment) -> argparse.ArgumentParser:
 def _run_experiment(name: str, argv: Sequence[str]) -> int:
     from .experiments import EXPERIMENTS, plot_experiment, run_experiment
 
+    from .reporting import figure_path
+
     exp = EXPERIMENTS[name]
     args = vars(_experiment_parser(exp).parse_args(argv))
     path = args.pop("plot")
     try:
-        result = run_experiment(name, **args)
+        if path is not None:
+            path = figure_path(path, name)        # (a wrong path before the run, not after)
+        options = {o.name: o.parse(args[o.name]) for o in exp.options
+                   if args[o.name] is not None}
+        result = run_experiment(name, **options)
     except MemoryError as exc:
         return _error(f"not enough memory for this run ({exc})", f"frb-example {name}")
     except (TypeError, ValueError, OverflowError, RuntimeError) as exc:
@@ -109,10 +123,9 @@ def _run_experiment(name: str, argv: Sequence[str]) -> int:
     print(result.format())
     if path is not None:
         try:
-            plot_experiment(result, path)
+            path = plot_experiment(result, path)
         except (ImportError, OSError, ValueError) as exc:
-            print(f"frb-example {name}: cannot write the figure: {exc}", file=sys.stderr)
-            return 2
+            return _error(f"cannot write the figure: {exc}", f"frb-example {name}")
         print(f"figure written to {path}")
     return 0
 
@@ -189,13 +202,31 @@ def run_driver(n: int, default_input: str | PathLike[str], argv: Sequence[str] |
 
 
 def _floats(text: str) -> list[float]:
-    return [float(x) for x in text.split(",")]
+    try:
+        return [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"three comma-separated numbers expected, got "
+                                         f"{text!r}") from None
+
+
+def _int_text(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"an integer expected, got {text!r}") from None
+
+
+def _float_text(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number expected, got {text!r}") from None
 
 
 def build_compare_parser() -> argparse.ArgumentParser:
     from .workprecision import DEFAULT_METHODS, DEFAULT_STEPS, PROBLEMS
 
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="frb-compare",
         description="Work-precision comparison of the methods of frb.integrate: for each method "
         "and step, the error at the final time against a stated reference (the exact flow for a "
@@ -207,16 +238,16 @@ def build_compare_parser() -> argparse.ArgumentParser:
                    "(orbital rate 1); default: free")
     p.add_argument("--methods", default=None,
                    help="comma-separated methods, or 'all' (default: one or two per family)")
-    p.add_argument("--bodies", type=int, default=500, help="number of random bodies (default 500)")
+    p.add_argument("--bodies", type=_int_text, default=500, help="number of random bodies (default 500)")
     p.add_argument("--inertia", type=_floats, default=None, metavar="I1,I2,I3",
                    help="one body: its moments (with --m0; attitude the identity)")
     p.add_argument("--m0", type=_floats, default=None, metavar="M1,M2,M3",
                    help="one body: its initial body momentum (with --inertia)")
-    p.add_argument("--t-final", type=float, default=10.0, help="final time (default 10)")
+    p.add_argument("--t-final", type=_float_text, default=10.0, help="final time (default 10)")
     p.add_argument("--steps", default=",".join(map(str, DEFAULT_STEPS)),
                    help="comma-separated step counts (h = t_final / n); default "
                    + ",".join(map(str, DEFAULT_STEPS)))
-    p.add_argument("--rng", type=int, default=0,
+    p.add_argument("--rng", type=_int_text, default=0,
                    help="start of the random generator of the bodies (default 0)")
     p.add_argument("--plot", metavar="PATH", default=None,
                    help="draw error against cost on log axes (needs matplotlib)")
@@ -237,6 +268,16 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
         kw = dict(m0=args.m0, attitude0=[1.0, 0.0, 0.0, 0.0], inertia=args.inertia)
     try:
         steps = [int(x) for x in args.steps.split(",")]
+    except ValueError:
+        return _error(f"--steps must be comma-separated integers, got {args.steps!r}",
+                      "frb-compare")
+    if args.bodies < 1:
+        return _error(f"--bodies must be a positive integer, got {args.bodies}", "frb-compare")
+    try:
+        plot_path = None
+        if args.plot is not None:
+            from .reporting import figure_path
+            plot_path = figure_path(args.plot, f"compare-{args.problem}")
         result = compare(args.methods, problem=args.problem, bodies=args.bodies,
                          t_final=args.t_final, steps=steps, rng=args.rng, **kw)
     except MemoryError as exc:
@@ -244,13 +285,12 @@ def compare_main(argv: Sequence[str] | None = None) -> int:
     except (TypeError, ValueError, OverflowError, RuntimeError) as exc:
         return _error(exc, "frb-compare")
     print(result.to_markdown() if args.markdown else result.format())
-    if args.plot is not None:
+    if plot_path is not None:
         try:
-            result.plot(args.plot)
+            result.plot(plot_path)
         except (ImportError, OSError, ValueError) as exc:
-            print(f"frb-compare: cannot write the figure: {exc}", file=sys.stderr)
-            return 2
-        print(f"figure written to {args.plot}")
+            return _error(f"cannot write the figure: {exc}", "frb-compare")
+        print(f"figure written to {plot_path}")
     return 0
 
 

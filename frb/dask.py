@@ -29,6 +29,7 @@ threads per worker, pass ``threads=1`` (or start the workers with ``threads_per_
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from typing import Any, Callable, Literal, NoReturn, Sequence
 
@@ -42,12 +43,20 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("frb.dask needs dask: pip install 'frb[dask]' "
                       "(or pip install 'dask[distributed]')") from exc
 
+from . import _segments
 from . import engine
 from . import flows
 from .inertia import inertia_layout, shared_tensor
-from .rotations import quat_to_matrix
+from .rotations import _quat_to_matrix
 
 __all__ = ["frb_step", "quat_step", "integrate", "DaskTrajectory"]
+
+
+def _known(a: da.Array, name: str) -> None:
+    """ValueError naming ``name`` for a dask array whose chunk sizes are unknown (NaN)."""
+    if any(math.isnan(c) for dim in a.chunks for c in dim):
+        raise ValueError(f"{name} has chunks of unknown size (NaN, e.g. after boolean "
+                         f"indexing): call {name}.compute_chunk_sizes() first")
 
 
 def _body_array(x: ArrayLike, name: str, n: int, chunks: tuple[int, ...], tail: tuple[int, ...]
@@ -55,15 +64,17 @@ def _body_array(x: ArrayLike, name: str, n: int, chunks: tuple[int, ...], tail: 
     """x as a dask array of shape (n,) + tail chunked like the bodies (one chunk on the other
     axes)."""
     a = da.asarray(x)
+    _known(a, name)
     if a.shape != (n,) + tail:
         raise ValueError(f"{name} must have shape {(n,) + tail}, got {a.shape}")
     return a.astype(np.float64).rechunk((chunks,) + tuple(-1 for _ in tail))
 
 
-def _bodies(m: Any) -> tuple[da.Array, int, tuple[int, ...]]:
+def _bodies(m: Any, name: str = "m") -> tuple[da.Array, int, tuple[int, ...]]:
     m = da.asarray(m)
+    _known(m, name)
     if m.ndim != 2 or m.shape[1] != 3:
-        raise ValueError(f"m must be a batch of shape (n, 3), got {m.shape}")
+        raise ValueError(f"{name} must be a batch of shape (n, 3), got {m.shape}")
     m = m.astype(np.float64).rechunk({1: -1})
     return m, m.shape[0], m.chunks[0]
 
@@ -99,6 +110,12 @@ def _pack(parts: Sequence[da.Array]) -> da.Array:
 def _where(block_info: Any) -> tuple[int, int]:
     start, stop = block_info[0]["array-location"][0]
     return start, stop
+
+
+def _check_shared_inertia(inertia: Any) -> None:
+    """The values of an inertia shared by every body, checked at once (a ValueError naming
+    inertia, not a body of a chunk): one torque-free step of zero length of a body at rest."""
+    flows.quat_step(np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]), 0.0, inertia)
 
 
 def _reraise(exc: Exception, start: int, stop: int) -> NoReturn:
@@ -145,6 +162,8 @@ def _step(step: Callable[..., tuple[NDArray[np.float64], NDArray[np.float64]]], 
     # the scalar arguments (and shared values) are checked now, on an empty batch
     h_shared, h_body = _shared_or_per_body(h, "h", n, chunks, ())
     i_shared, i_body, i_shape = _inertia(inertia, n, chunks)
+    if i_body is None:
+        _check_shared_inertia(i_shared)
     step(np.empty((0, 3)), np.empty((0,) + attitude_shape),
          0.0 if h_body is not None else h_shared,
          np.ones(3) if i_body is not None else i_shared, quadrature, threads=threads)
@@ -239,7 +258,7 @@ class DaskTrajectory:
 
     @property
     def Q(self) -> da.Array:
-        return self.q.map_blocks(quat_to_matrix, new_axis=3, chunks=self.q.chunks[:2] + ((3,), (3,)),
+        return self.q.map_blocks(_quat_to_matrix, new_axis=3, chunks=self.q.chunks[:2] + ((3,), (3,)),
                                  dtype=np.float64, meta=np.empty((0, 0, 0, 0)))
 
     @property
@@ -278,7 +297,7 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
               method: str | None = None, torque: engine.TorqueLike | None = None,
               save_every: int | Literal["final"] | None = 1,
               coefficients: tuple[ArrayLike, ArrayLike] | None = None, quadrature: int = 0,
-              threads: int | None = None) -> DaskTrajectory:
+              threads: int | None = None, t0: float = 0.0) -> DaskTrajectory:
     """:func:`frb.integrate` of a batch of dask arrays, chunk by chunk.
 
     Parameters
@@ -290,24 +309,40 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
     inertia : array_like, shape (3,), (n, 3), (3, 3), (1, 3, 3) or (n, 3, 3)
         Principal moments of inertia, or inertia tensors (as :func:`frb.integrate`), shared or
         per body.
-    h, nsteps, method, torque, save_every, coefficients, quadrature, threads
-        As for :func:`frb.integrate` (``threads`` on each worker). A user torque (a callable,
-        which must pickle to reach the workers) is called once per stage for each chunk.
+    h, nsteps, method, torque, save_every, coefficients, quadrature, threads, t0
+        As for :func:`frb.integrate` (``threads`` on each worker; ``t0`` the time of the
+        initial state, which a time-dependent torque sees as ``t0 + k h``). A user torque (a
+        callable, which must pickle to reach the workers) is called once per stage for each
+        chunk.
 
     Returns
     -------
     DaskTrajectory
         ``t`` (numpy), ``m`` (K, n, 3) and ``q`` (K, n, 4) dask arrays chunked like the bodies;
         ``save_every=None`` keeps the final states only (K = 1).
+
+    Raises
+    ------
+    TypeError, ValueError
+        At once for the scalar arguments, a shared ``inertia``, shapes and chunks of unknown
+        size, and kept states of a chunk that would not fit in this machine's memory; the
+        values of the per-body arrays when the result is computed (naming the chunk's bodies).
     """
-    m, n, chunks = _bodies(m0)
+    m, n, chunks = _bodies(m0, "m0")
     att = da.asarray(attitude0)
+    _known(att, "attitude0")
     attitude_shape = (3, 3) if att.ndim == 3 else (4,)
     att = _body_array(att, "attitude0", n, chunks, attitude_shape)
     i_shared, i_body, i_shape = _inertia(inertia, n, chunks)
+    if i_body is None:
+        _check_shared_inertia(i_shared)
     kwargs: dict[str, Any] = dict(h=h, nsteps=nsteps, method=method, torque=torque,
-                                  save_every=save_every,
-                  coefficients=coefficients, quadrature=quadrature, threads=threads)
+                                  save_every=save_every, coefficients=coefficients,
+                                  quadrature=quadrature, threads=threads, t0=t0)
+    # the kept states of the largest chunk must fit in a worker (this machine's memory)
+    kept = _segments.kept_count(engine._int_arg(nsteps, "nsteps", 0),
+                                _segments.save_every_arg(save_every, engine._int_arg))
+    _segments.check_kept_states(kept, max(chunks, default=0), 7, " in one dask chunk")
     # the scalar arguments are checked now, and the kept times found, on an empty batch
     empty = engine.integrate(np.empty((0, 3)), np.empty((0,) + attitude_shape),
                               np.ones((0, 3)) if i_body is not None else i_shared, **kwargs)

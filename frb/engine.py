@@ -41,7 +41,7 @@ from . import _validate
 from ._validate import IntegrationError
 from .threads import resolve as _resolve_threads, get_num_threads
 from .flows import ORTHOGONALITY_TOLERANCE
-from .rotations import is_rotation, matrix_to_quat, quat_to_matrix
+from .rotations import is_rotation, _matrix_to_quat, _quat_to_matrix
 from .torques import (BODY_SCALES, PARAMETER_SCALES, ConstantField, LinearDamping, Torque,
                       UserTorque, as_torque)
 from .inertia import tensor_frame, tensor_kinetic_energy
@@ -256,14 +256,14 @@ class Trajectory:
     def q(self) -> NDArray[np.float64]:
         if self._q is None:
             assert self._Q is not None
-            self._q = matrix_to_quat(self._Q)
+            self._q = _matrix_to_quat(self._Q)
         return self._q
 
     @property
     def Q(self) -> NDArray[np.float64]:
         if self._Q is None:
             assert self._q is not None
-            self._Q = quat_to_matrix(self._q)
+            self._Q = _quat_to_matrix(self._q)
         return self._Q
 
     @property
@@ -280,17 +280,24 @@ class Trajectory:
     @property
     def potential_energy(self) -> NDArray[np.float64]:
         """The torque's potential at the saved states (zero for a free body); raises
-        AttributeError for a torque without a potential."""
+        ValueError, saying so, for a torque without a potential (gravity gradient, damping,
+        attitude control, a user torque)."""
         if self.torque is None:
             return np.zeros(self.t.shape + self.m.shape[1:-1])
-        if not hasattr(self.torque, "potential"):
-            raise AttributeError(f"the torque {self.torque!r} has no potential energy")
-        # (hasattr above; an array for the stack Q)
-        return self.torque.potential(self.Q)  # type: ignore[union-attr]
+        # a Torque says whether it has one; a plain callable may bring a potential(Q) method
+        tq = self.torque
+        if isinstance(tq, Torque) and not tq.has_potential or \
+                not callable(getattr(tq, "potential", None)):
+            raise ValueError(f"the torque {self.torque!r} has no potential energy, so the "
+                             "trajectory has no total energy (kinetic plus potential): "
+                             "kinetic_energy gives the kinetic energy")
+        return tq.potential(self.Q)  # type: ignore[union-attr]
 
     @property
     def energy(self) -> NDArray[np.float64]:
-        """Total energy, kinetic plus the torque's potential."""
+        """Total energy, kinetic plus the torque's potential (the kinetic energy of a free
+        body); ValueError, saying so, for a torque without a potential
+        (:attr:`kinetic_energy` is always there)."""
         return self.kinetic_energy + self.potential_energy
 
     @property
@@ -485,7 +492,7 @@ def _attitude(attitude0: ArrayLike, single: bool, n: int, matrices: bool
                                                      plural=True, original=attitude0))
         if matrices:
             return "matrix", np.ascontiguousarray(Q).reshape(-1, 9)
-        return "matrix", np.ascontiguousarray(matrix_to_quat(Q))
+        return "matrix", np.ascontiguousarray(_matrix_to_quat(Q))
     want = "(4,) or (3, 3)" if single else f"({n}, 4) or ({n}, 3, 3)"
     raise ValueError(f"attitude0 must have shape {want}, got {a.shape}")
 
@@ -750,6 +757,7 @@ def run_validated(name: str, info: MethodInfo, m2: NDArray[np.float64], q2: NDAr
     variant = info.variant
     if info.family == _CZ and plan is None:
         variant = 0
+    _segments.check_kept_states(_segments.kept_count(nsteps, save_every), n, 3 + q2.shape[1])
     saved = _segments.kept_steps(nsteps, save_every)
     t_out = saved * h          # t0 + k h, as the compiled loop
     if t0 != 0.0:

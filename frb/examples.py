@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import _validate
 from .datasets import (EXAMPLES, REFERENCE_ENV, example_number, find_published_output,
                        packaged_input, reference_dirs, source_root)
 from .io import matrix_from_columns, matrix_to_columns, read_dat, write_dat
@@ -303,6 +304,10 @@ def run_example(n: int | str, input_path: str | os.PathLike[str] | None = None,
         raise TypeError(f"run_example({n!r}) takes no options {', '.join(options)} "
                         "(options are for the experiments)")
     n = example_number(n)
+    if tolerance is not None:
+        tolerance = _validate.real_scalar(tolerance, "tolerance")
+        if tolerance < 0:
+            raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
     with ExitStack() as stack:
         if input_path is None:
             src = stack.enter_context(resources.as_file(packaged_input(n)))

@@ -22,7 +22,8 @@ from . import _numbers_table as _sn
 from . import _validate
 from ._validate import ORTHOGONALITY_TOLERANCE
 from .inertia import tensor_frame
-from .threads import resolve as _resolve_threads
+from . import _segments
+from .threads import resolve as _resolve_threads, get_num_threads
 
 __all__ = ["frb_step", "quat_step"]
 
@@ -159,6 +160,8 @@ def _step(name: str, m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: A
           ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """frb_step (name "Q", matrices) and quat_step (name "q", quaternions)."""
     step_single, step_batch, step_batch_f, shape = _FORMS[name]
+    if threads is not None:
+        _resolve_threads(threads)   # (checked for one body too, which runs on one thread)
     # one body of plain floats: its lean binding (the same checks and results as a batch of one)
     one = single_body(m, h, inertia, quadrature)
     if one is not None:
@@ -185,12 +188,52 @@ def _step(name: str, m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: A
         return np.empty((0, 3)), np.empty((0,) + shape)
     if _fortran_ordered(m_in, a):
         # Fortran-ordered batches go in and come out without any transposing copy
-        m_out, a_out, info, where = step_batch_f(
-            m_in, a, h1, inertia2.T, quadrature, ORTHOGONALITY_TOLERANCE, nthreads)
-        raise_for(info, where, name, m_in, h1, inertia2, given)
-        return m_out, a_out
+        assert isinstance(m_in, np.ndarray)
+        m_f = np.empty(m_in.shape, order="F")
+        a_f = np.empty(a.shape, order="F")
+
+        def advance_f(b0: int, b1: int, k0: int, k1: int) -> tuple[int, int, int] | None:
+            mo, ao, info, where = step_batch_f(
+                m_in[b0:b1], a[b0:b1], _rows(h1, b0, b1), _rows(inertia2, b0, b1).T,
+                quadrature, ORTHOGONALITY_TOLERANCE, nthreads)
+            if info:
+                return (1, b0 + int(where), int(info))
+            m_f[b0:b1], a_f[b0:b1] = mo, ao
+            return None
+
+        _raise_first(_in_segments(advance_f, n, nthreads), name, m_in, h1, inertia2, given)
+        return m_f, a_f
     return _batch_step(step_batch, m2, a.reshape((-1,) + shape), h1, inertia2, quadrature,
                        nthreads, single, name, given)
+
+
+#: Bodies of one call of a batched binding are a multiple of this (whole chunks of the
+#: compiled batch, whatever its lane width).
+_ALIGN = 64
+#: Bodies of the first call of a batch (a batch this small is one call): a step in quadruple
+#: precision (a long h) takes up to about 0.1 ms a body, the usual step about 1 us.
+_FIRST_BODIES = 1024
+
+
+def _rows(x: NDArray[np.float64], b0: int, b1: int) -> NDArray[np.float64]:
+    """The rows b0..b1-1 of a per-body array, or the array itself when shared (one row)."""
+    return x if x.shape[0] == 1 else x[b0:b1]
+
+
+def _in_segments(advance: _segments.Advance, n: int, threads: int) -> tuple[Any, ...] | None:
+    """One step of n bodies through ``advance`` in calls of about 0.1 s of work
+    (frb._segments.run): Python runs between them, so Ctrl-C stops a long batch (quadruple
+    precision steps, millions of bodies) within a fraction of a second. Each body's arithmetic
+    does not depend on the calls, so the results are those of one call bit for bit."""
+    return _segments.run(advance, 1, n, align=_ALIGN, threads=max(threads or get_num_threads(), 1),
+                         first_work=_FIRST_BODIES)
+
+
+def _raise_first(failure: tuple[Any, ...] | None, name: str, m: NDArray[np.float64],
+                 h1: NDArray[np.float64], inertia2: NDArray[np.float64], given: ArrayLike,
+                 single: bool = False) -> None:
+    if failure is not None:
+        raise_for(failure[2], -1 if single else failure[1], name, m, h1, inertia2, given)
 
 
 def _batch_step(step_batch: Callable[..., Any], m2: NDArray[np.float64],
@@ -198,13 +241,24 @@ def _batch_step(step_batch: Callable[..., Any], m2: NDArray[np.float64],
                 inertia2: NDArray[np.float64], quadrature: int, threads: int, single: bool,
                 name: str, given: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """A batch (n, 3) with its attitudes (n, 3, 3) or (n, 4) through the batched binding (C-ordered
-    arrays passed as their transposes); errors name the argument ``name`` (``given``: as given)."""
+    arrays passed as their transposes), in segments (:func:`_in_segments`); errors name the
+    argument ``name`` (``given``: as given)."""
     m2 = np.ascontiguousarray(m2)
     a2 = np.ascontiguousarray(attitude)
-    m_out, a_out, info, where = step_batch(m2.T, a2.T, h1, inertia2.T, quadrature,
-                                           ORTHOGONALITY_TOLERANCE, threads)
-    raise_for(info, where if not single else -1, name, m2, h1, inertia2, given)
-    m_out, a_out = m_out.T, a_out.T
+    n = m2.shape[0]
+    m_out = np.empty_like(m2)
+    a_out = np.empty_like(a2)
+
+    def advance(b0: int, b1: int, k0: int, k1: int) -> tuple[int, int, int] | None:
+        mo, ao, info, where = step_batch(m2[b0:b1].T, a2[b0:b1].T, _rows(h1, b0, b1),
+                                         _rows(inertia2, b0, b1).T, quadrature,
+                                         ORTHOGONALITY_TOLERANCE, threads)
+        if info:
+            return (1, b0 + int(where), int(info))
+        m_out[b0:b1], a_out[b0:b1] = mo.T, ao.T
+        return None
+
+    _raise_first(_in_segments(advance, n, threads), name, m2, h1, inertia2, given, single)
     if single:
         return m_out[0].copy(), a_out[0].copy()
     return m_out, a_out

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -87,28 +87,107 @@ def _fields(line: str) -> Iterator[str | None]:
 def _range_error(token: str, value: float) -> str | None:
     """Why a parsed token is out of the float64 range (None if it is not)."""
     if math.isinf(value) and not _SPECIAL.fullmatch(token):
-        return f"{token!r} is too large for a float64 (it would become infinity)"
+        return f"{_shown(token)} is too large for a float64 (it would become infinity)"
     if value == 0.0:
         # (a number token starts with its mantissa: the match is never None)
         digits = _MANTISSA.match(token).group(1)  # type: ignore[union-attr]
         if any(c in "123456789" for c in digits):
-            return (f"{token!r} is too small for a float64 (it would become zero; the "
+            return (f"{_shown(token)} is too small for a float64 (it would become zero; the "
                     "smallest positive float64 is about 4.9e-324)")
     return None
 
 
-def _decode(raw: bytes, name: str, lineno: int) -> str:
-    if lineno == 1 and raw.startswith(_BOM):
+#: Control bytes (all but the blanks tab, newline, vertical tab, form feed, carriage return):
+#: never part of a number file.
+_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")
+#: Bytes read at a time; a record longer than this is read in pieces cut between two fields.
+READ_BYTES = 1 << 20
+_SEPARATORS = b" \t\r\x0b\x0c,"
+#: Longest field (characters): a longer one is not a number frb reads.
+MAX_FIELD = 1000
+#: Bytes of a file per value allowed (with max_values): blanks beyond are not a number file.
+BYTES_PER_VALUE = 256
+
+
+def _shown(text: str) -> str:
+    """A field as quoted in a message: at most 40 characters of it."""
+    return repr(text) if len(text) <= 40 else f"{text[:30]!r}... ({len(text)} characters)"
+
+
+def _decode(raw: bytes, name: str, lineno: int, column: int = 0) -> str:
+    if lineno == 1 and column == 0 and raw.startswith(_BOM):
         raw = raw[len(_BOM):]
     try:
-        return raw.decode("ascii")
+        text = raw.decode("ascii")
     except UnicodeDecodeError as exc:
         hint = ""
-        if lineno == 1 and raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        if lineno == 1 and column == 0 and raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
             hint = " (a UTF-16 file? save it as ASCII or UTF-8)"
         raise ValueError(f"{name}:{lineno}: byte 0x{raw[exc.start]:02x} at column "
-                         f"{exc.start + 1} is not ASCII: the file must hold plain numbers"
-                         f"{hint}") from None
+                         f"{column + exc.start + 1} is not ASCII: the file must hold plain "
+                         f"numbers{hint}") from None
+    bad = _CONTROL.search(raw)
+    if bad is not None:
+        raise ValueError(f"{name}:{lineno}: byte 0x{bad.group()[0]:02x} at column "
+                         f"{column + bad.start() + 1} is a control character: the file must "
+                         "hold plain numbers")
+    return text
+
+
+def _records(fh: Any, name: str, max_bytes: float) -> Iterator[tuple[int, str]]:
+    """(line number, text) of the records of a binary file, read READ_BYTES at a time: a record
+    longer than that comes in pieces cut before a field, so that every piece holds whole
+    fields and the whole run of blanks and commas after its last one. Refuses,
+    naming the line, control bytes, a field longer than MAX_FIELD characters and a file longer
+    than ``max_bytes``."""
+    lineno, column, total = 1, 0, 0
+    pending = b""
+    while True:
+        chunk = fh.read(READ_BYTES)
+        total += len(chunk)
+        if total > max_bytes:
+            raise ValueError(f"{name}: longer than {max_bytes:.0f} bytes, more than "
+                             f"{BYTES_PER_VALUE} bytes per value of max_values: not a number "
+                             "file of that size (pass a larger max_values to read it)")
+        buf = pending + chunk
+        start = 0
+        while True:
+            end = buf.find(b"\n", start)
+            if end < 0:
+                break
+            yield lineno, _decode(buf[start:end + 1], name, lineno, column)
+            lineno, column, start = lineno + 1, 0, end + 1
+        rest = buf[start:]
+        if not chunk:
+            if rest:
+                yield lineno, _decode(rest, name, lineno, column)
+            return
+        # rest: whole fields and their separators, the last field (unfinished, perhaps), and
+        # the separators after it: cut before that last field, so that a piece ends with the
+        # whole separator run that follows its last field (a comma in it is seen as such)
+        body = rest.rstrip(_SEPARATORS)
+        tail = rest[len(body):]
+        cut = _cut(body)
+        if cut > 0:
+            yield lineno, _decode(body[:cut], name, lineno, column)
+            column += cut
+        field = body[cut:]
+        if len(field) > MAX_FIELD:
+            _decode(field[:READ_BYTES], name, lineno, column)    # (the byte errors first)
+            raise ValueError(f"{name}:{lineno}: a field of more than {MAX_FIELD} characters at "
+                             f"column {column + 1} ({field[:20].decode('ascii')!r}...) is not a "
+                             "number")
+        if len(tail) > MAX_FIELD:
+            # a long run of blanks: one blank, one comma, or a null (two commas) says the same
+            # (the columns reported beyond it are then off by the characters left out)
+            commas = tail.count(b",")
+            tail = b" " if commas == 0 else b"," if commas == 1 else b",,"
+        pending = field + tail
+
+
+def _cut(buf: bytes) -> int:
+    """Where the last field of ``buf`` starts: after its last blank or comma (0: none)."""
+    return max(buf.rfind(c) for c in (b" ", b"\t", b"\r", b"\x0b", b"\x0c", b",")) + 1
 
 
 def _fast_line(line: str) -> tuple[list[str], list[float]] | None:
@@ -173,9 +252,10 @@ def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
                           f"more, beyond max_values = {max_values} (pass a larger max_values to "
                           "read it)")
 
+    max_bytes = math.inf if max_values is None else \
+        max(float(READ_BYTES), float(BYTES_PER_VALUE) * max_values)
     with open(name, "rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            line = _decode(raw, name, lineno)
+        for lineno, line in _records(fh, name, max_bytes):
             fast = _fast_line(line)
             if fast is not None:
                 tokens, vals = fast
@@ -203,12 +283,12 @@ def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
                     text = rep.group("value")
                     if count < 1 or not text:
                         raise ValueError(
-                            f"{name}:{lineno}: unsupported repeat field {field!r}"
+                            f"{name}:{lineno}: unsupported repeat field {_shown(field)}"
                         )
                 value = _parse_number(text)
                 if value is None:
                     raise ValueError(
-                        f"{name}:{lineno}: cannot read {field!r} as a number"
+                        f"{name}:{lineno}: cannot read {_shown(field)} as a number"
                     )
                 why = _range_error(text, value)
                 if why:

@@ -36,7 +36,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["Experiment", "Option", "Table", "Result", "pyplot", "save_figure", "fit_order",
-           "attitude_error", "format_value", "batch_error", "method_list"]
+           "attitude_error", "format_value", "batch_error", "method_list", "steps_of",
+           "figure_path"]
 
 
 def format_value(x: Any) -> str:
@@ -159,12 +160,81 @@ class Result:
 
 @dataclass(frozen=True)
 class Option:
-    """A command-line option of an experiment: ``--name VALUE`` (``type`` converts VALUE)."""
+    """A command-line option of an experiment: ``--name VALUE`` (``type`` converts VALUE).
+
+    The value is checked by :meth:`value` (the input rule of :mod:`frb._validate`, then
+    ``low`` (exclusive with ``strict``) and ``high``; ``choices`` for a name, ``methods`` for
+    comma-separated names of :data:`frb.engine.METHODS`); None is taken where the default is
+    None."""
 
     name: str
     type: Callable[[str], Any]
     default: Any
     help: str
+    low: float | None = None
+    strict: bool = False
+    high: float | None = None
+    choices: tuple[str, ...] | None = None
+    methods: bool = False
+
+    def value(self, x: Any, label: str | None = None) -> Any:
+        """``x`` checked and converted; TypeError or ValueError naming ``label`` (default the
+        option's name) otherwise."""
+        from . import _validate
+        from .engine import METHODS
+
+        label = label or self.name
+        if x is None and self.default is None:
+            return None
+        if self.type is int:
+            return _validate.integer(x, label, None if self.low is None else int(self.low),
+                                     None if self.high is None else int(self.high))
+        if self.type is float:
+            v = _validate.real_scalar(x, label)
+            if self.low is not None and (v <= self.low if self.strict else v < self.low):
+                raise ValueError(f"{label} must be {'>' if self.strict else '>='} "
+                                 f"{self.low:g}, got {v!r}")
+            if self.high is not None and v > self.high:
+                raise ValueError(f"{label} must be at most {self.high:g}, got {v!r}")
+            return v
+        if self.methods and not isinstance(x, str):
+            if isinstance(x, (list, tuple)) and all(isinstance(s, str) for s in x):
+                x = ",".join(x)
+        if not isinstance(x, str):
+            raise TypeError(f"{label} must be a string, got {type(x).__name__}")
+        if self.choices is not None:
+            if x.strip().upper() not in self.choices:
+                raise ValueError(f"{label} must be one of {', '.join(self.choices)}, got {x!r}")
+            return x.strip().upper()
+        if self.methods:
+            names = method_list(x, ())
+            bad = [s for s in names if s not in METHODS]
+            if bad or not names:
+                raise ValueError(f"{label} must be comma-separated methods of frb.integrate "
+                                 f"({', '.join(METHODS)}), got {x!r}")
+        return x
+
+    def parse(self, text: str) -> Any:
+        """The command-line text of the option, converted and checked (ValueError naming
+        ``--name``)."""
+        label = "--" + self.name.replace("_", "-")
+        if self.type in (int, float):
+            try:
+                x = self.type(text)
+            except ValueError:
+                what = "an integer" if self.type is int else "a number"
+                raise ValueError(f"{label} must be {what}, got {text!r}") from None
+            return self.value(x, label)
+        return self.value(text, label)
+
+
+def steps_of(t_final: float, h: float, names: str = "t_final / h") -> int:
+    """``round(t_final / h)``, the steps of a run, checked: 1 .. 2**31 - 1 (ValueError naming
+    ``names`` otherwise)."""
+    ratio = t_final / h
+    if not 0.5 <= ratio < 2**31 - 1:
+        raise ValueError(f"{names} must give 1 to 2147483646 steps, got {ratio:.6g}")
+    return int(round(ratio))
 
 
 @dataclass(frozen=True)
@@ -205,6 +275,11 @@ class Experiment:
         """The options' default values by name."""
         return {o.name: o.default for o in self.options}
 
+    def checked(self, options: dict[str, Any]) -> dict[str, Any]:
+        """``options`` (by name) checked and converted by their :class:`Option`."""
+        by_name = {o.name: o for o in self.options}
+        return {k: by_name[k].value(v) for k, v in options.items()}
+
 
 def pyplot() -> Any:
     """matplotlib.pyplot with a non-interactive backend, or ImportError saying how to get it."""
@@ -218,12 +293,34 @@ def pyplot() -> Any:
     return plt
 
 
+def figure_path(path: str | PathLike[str], name: str) -> str:
+    """Where a figure called ``name`` goes for ``path``: ``path/name.png`` when ``path`` is an
+    existing folder (or ends with a separator), else ``path`` itself, whose suffix gives the
+    format (``.png`` added when it has none, as matplotlib would); ValueError for an empty path
+    or a file in a missing folder."""
+    import os
+
+    text = os.fspath(path)
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("the figure path must name a file or a folder, got an empty path")
+    if os.path.isdir(text) or text.endswith(("/", os.sep)):
+        if not os.path.isdir(text):
+            raise ValueError(f"the folder {text!r} of the figure does not exist")
+        return os.path.join(text, f"{name}.png")
+    folder = os.path.dirname(text)
+    if folder and not os.path.isdir(folder):
+        raise ValueError(f"the folder {folder!r} of the figure {text!r} does not exist")
+    return text if os.path.splitext(text)[1] else text + ".png"
+
+
 def save_figure(fig: Any, path: str | PathLike[str]) -> None:
     """Lay out ``fig``, write it to ``path`` (110 dpi, format from the suffix) and close it."""
     plt = pyplot()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        fig.savefig(path, dpi=110)
+    finally:
+        plt.close(fig)
 
 
 def fit_order(hs: ArrayLike, errors: ArrayLike, floor: float = 0.0) -> float:

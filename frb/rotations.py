@@ -130,8 +130,17 @@ def quat_to_matrix(q: ArrayLike) -> NDArray[np.float64]:
     """Rotation matrix ``E(q) = 1 + 2 q0 hat(v) + 2 hat(v)^2`` of a unit quaternion.
 
     ``q`` has shape ``(..., 4)`` (scalar first), the result ``(..., 3, 3)``.
-    The formula is applied as is: ``q`` is not normalised, so a non-unit
-    quaternion gives a non-orthogonal matrix.
+    ``q`` must be a unit quaternion (``|q| = 1`` within 1e-10, as the flows take it): a
+    quaternion of another length would give a matrix that is not a rotation, and is refused
+    (normalise it first, ``q / np.linalg.norm(q)``).
+
+    Raises
+    ------
+    TypeError
+        ``q`` is not an array of real numbers.
+    ValueError
+        Another shape, non-finite values, or ``|q| != 1`` beyond 1e-10 (the zero quaternion
+        included); in a stack the message names the first such quaternion (``body k``).
 
     Examples
     --------
@@ -143,9 +152,31 @@ def quat_to_matrix(q: ArrayLike) -> NDArray[np.float64]:
            [1., 0., 0.],
            [0., 1., 0.]])
     """
+    given = q
     q = _as_float_array(q, "q", (4,))
+    _check_unit(q, "q", given)
+    return _quat_to_matrix(q)
+
+
+def _check_unit(q: NDArray[np.float64], name: str, given: ArrayLike) -> None:
+    """ValueError naming ``name`` (and the first bad quaternion of a stack) unless every
+    quaternion of ``q`` (..., 4) has ``| |q| - 1 | <= 1e-10``."""
+    tol = _validate.ORTHOGONALITY_TOLERANCE
+    bad = np.abs(_validate.norm3(q) - 1.0) > tol
+    if bad.any():
+        body = "" if q.ndim == 1 else f" (body {int(np.argmax(bad.reshape(-1)))})"
+        plural = "unit quaternions" if q.ndim > 1 else "a unit quaternion"
+        raise ValueError(f"{name} must be {plural}, scalar first (|q| = 1 within {tol}){body}"
+                         + _validate.low_precision_hint(given))
+
+
+def _quat_to_matrix(q: NDArray[np.float64]) -> NDArray[np.float64]:
+    """E(q) of float64 quaternions (..., 4) as given, not checked (frb's own results)."""
     q0 = q[..., 0]
-    H = hat(q[..., 1:])
+    v = q[..., 1:]
+    H = np.zeros(v.shape[:-1] + (3, 3))
+    H[..., 0, 1], H[..., 0, 2], H[..., 1, 2] = -v[..., 2], v[..., 1], -v[..., 0]
+    H[..., 1, 0], H[..., 2, 0], H[..., 2, 1] = v[..., 2], -v[..., 1], v[..., 0]
     out = 2.0 * (q0[..., None, None] * H + H @ H)
     out[..., 0, 0] += 1.0
     out[..., 1, 1] += 1.0
@@ -156,7 +187,7 @@ def quat_to_matrix(q: ArrayLike) -> NDArray[np.float64]:
 def matrix_to_quat(Q: ArrayLike) -> NDArray[np.float64]:
     """Unit quaternion ``q`` (scalar first, ``q0 >= 0``) with ``E(q) == Q``.
 
-    ``Q`` has shape ``(..., 3, 3)`` and should be a rotation matrix.  The
+    ``Q`` has shape ``(..., 3, 3)`` and must be a rotation matrix.  The
     component of largest modulus among ``q0, q1, q2, q3`` is computed from the
     diagonal (Shepperd's choice: the largest of ``trace Q, Q11, Q22, Q33``) and
     the others from the off-diagonal entries, which avoids the cancellation of
@@ -171,8 +202,40 @@ def matrix_to_quat(Q: ArrayLike) -> NDArray[np.float64]:
     >>> import frb
     >>> frb.matrix_to_quat(np.diag([1.0, -1.0, -1.0]))
     array([0., 1., 0., 0.])
+
+    Raises
+    ------
+    TypeError
+        ``Q`` is not an array of real numbers.
+    ValueError
+        Another shape, non-finite values, or not a rotation (``Q^T Q = 1`` within 1e-10 and
+        ``det Q = +1``: a reflection or a scaled matrix has no unit quaternion); in a stack the
+        message names the first such matrix (``body k``).
     """
+    given = Q
     Q = _as_float_array(Q, "Q", (3, 3))
+    _check_rotation(Q, "Q", given)
+    return _matrix_to_quat(Q)
+
+
+def _check_rotation(Q: NDArray[np.float64], name: str, given: ArrayLike) -> None:
+    """ValueError naming ``name`` (and the first bad matrix of a stack) unless every matrix of
+    ``Q`` (..., 3, 3) is a rotation (``Q^T Q = 1`` within 1e-10, ``det Q > 0``)."""
+    tol = _validate.ORTHOGONALITY_TOLERANCE
+    flat = Q.reshape(-1, 3, 3)
+    dev = np.abs(np.swapaxes(flat, 1, 2) @ flat - np.eye(3)).max(axis=(1, 2), initial=0.0)
+    det = np.einsum("ni,ni->n", np.cross(flat[:, :, 0], flat[:, :, 1]), flat[:, :, 2])
+    bad = (dev > tol) | ~(det > 0)
+    if bad.any():
+        body = "" if Q.ndim == 2 else f" (body {int(np.argmax(bad))})"
+        what = "rotation matrices" if Q.ndim > 2 else "a rotation matrix"
+        raise ValueError(f"{name} must be {what} (Q^T Q = 1 within {tol}, det Q = +1){body}"
+                         + _validate.low_precision_hint(given))
+
+
+def _matrix_to_quat(Q: NDArray[np.float64]) -> NDArray[np.float64]:
+    """matrix_to_quat of float64 matrices (..., 3, 3) as given, not checked (frb's own
+    results and checked inputs)."""
     if Q.ndim == 2 or (Q.ndim == 3 and Q.shape[0] <= _FEW_MATRICES):
         try:
             q = _matrix_to_quat_few(Q.reshape(-1, 3, 3))
@@ -251,7 +314,8 @@ def kinetic_energy(m: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
     """Kinetic energy ``T = sum_i m_i^2 / (2 I_i)`` of the body momentum ``m``.
 
     ``m`` and ``inertia`` have shape ``(..., 3)`` and broadcast; the result has
-    the broadcast leading shape (a numpy scalar for single vectors).
+    the broadcast leading shape (a numpy scalar for single vectors). The moments must be
+    strictly positive (ValueError otherwise, as everywhere in frb).
 
     Examples
     --------
@@ -264,14 +328,19 @@ def kinetic_energy(m: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
     """
     m = _as_float_array(m, "m", (3,))
     inertia = _as_float_array(inertia, "inertia", (3,))
+    if not (inertia > 0).all():
+        body = "" if inertia.ndim == 1 else \
+            f" (body {int(np.argmax(~(inertia > 0).all(axis=-1).reshape(-1)))})"
+        raise ValueError("inertia must contain strictly positive moments of inertia" + body)
+    _broadcast("m", m, 1, "inertia", inertia, 1)
     return np.sum(m * m / (2.0 * inertia), axis=-1)
 
 
 def spatial_momentum(m: ArrayLike, Q: ArrayLike) -> NDArray[np.float64]:
     """Spatial angular momentum ``Q @ m`` (constant along free rigid body motion).
 
-    ``m`` has shape ``(..., 3)`` and ``Q`` shape ``(..., 3, 3)``; leading axes
-    broadcast.
+    ``m`` has shape ``(..., 3)`` and ``Q`` shape ``(..., 3, 3)``, rotation matrices (within
+    1e-10, ValueError otherwise); leading axes broadcast.
 
     Examples
     --------
@@ -281,8 +350,23 @@ def spatial_momentum(m: ArrayLike, Q: ArrayLike) -> NDArray[np.float64]:
     array([0., 1., 0.])
     """
     m = _as_float_array(m, "m", (3,))
+    given = Q
     Q = _as_float_array(Q, "Q", (3, 3))
+    _check_rotation(Q, "Q", given)
+    _broadcast("m", m, 1, "Q", Q, 2)
     return np.einsum("...ij,...j->...i", Q, m)
+
+
+def _broadcast(name_a: str, a: NDArray[np.float64], item_a: int, name_b: str,
+               b: NDArray[np.float64], item_b: int) -> None:
+    """ValueError naming both arguments when their leading (batch) shapes do not broadcast."""
+    lead_a, lead_b = a.shape[:a.ndim - item_a], b.shape[:b.ndim - item_b]
+    try:
+        np.broadcast_shapes(lead_a, lead_b)
+    except ValueError:
+        raise ValueError(f"{name_a} of shape {a.shape} and {name_b} of shape {b.shape} do not "
+                         f"match: their batch shapes {lead_a} and {lead_b} must be equal or "
+                         "broadcast (numpy's rules)") from None
 
 
 def rotation_exp(v: ArrayLike) -> NDArray[np.float64]:
@@ -297,7 +381,7 @@ def rotation_exp(v: ArrayLike) -> NDArray[np.float64]:
            [ 1.,  0.,  0.],
            [ 0.,  0.,  1.]])
     """
-    v = np.asarray(v, dtype=float)
+    v = _as_float_array(v, "v", (3,))
     a = np.linalg.norm(v, axis=-1)[..., None, None]
     K = np.zeros(v.shape[:-1] + (3, 3))
     K[..., 0, 1], K[..., 0, 2], K[..., 1, 2] = -v[..., 2], v[..., 1], -v[..., 0]
@@ -348,8 +432,13 @@ def momentum_period(m: ArrayLike, inertia: ArrayLike) -> float:
     >>> round(momentum_period([0.0, 0.6, -0.8], [0.376, 0.627, 1.0]), 10)   # Vilmart's book
     7.3075754393
     """
-    m = np.asarray(m, dtype=float)
-    I = np.asarray(inertia, dtype=float)
+    m = _as_float_array(m, "m", (3,))
+    I = _as_float_array(inertia, "inertia", (3,))
+    if m.shape != (3,) or I.shape != (3,):
+        raise ValueError(f"m and inertia must have shape (3,) (one body), got {m.shape} and "
+                         f"{I.shape}")
+    if not (I > 0).all():
+        raise ValueError("inertia must contain strictly positive moments of inertia")
     order = np.argsort(I)
     m, I = m[order], I[order]
     G = float(m @ m)

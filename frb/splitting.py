@@ -390,6 +390,7 @@ def integrate(
         return Trajectory(t=t_out, m=m_out, Q=Q_k.reshape(-1, 3, 3))
 
     # a torque flow: the Python loop
+    _segments.check_kept_states(_segments.kept_count(nsteps, save_every), 1, 12)
     saved = _segments.kept_steps(nsteps, save_every)      # (float64, read-only)
     t_out = t0 + h * saved
     m_out = np.empty((len(saved), 3))

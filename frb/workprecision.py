@@ -21,8 +21,10 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import _validate
 from .engine import METHODS, IntegrationError, TorqueLike, Trajectory, integrate
-from .reporting import Table, attitude_error, format_value, method_list, pyplot, save_figure
+from .reporting import (Table, attitude_error, figure_path, format_value, method_list, pyplot,
+                        save_figure)
 from .torques import ConstantField, LinearDamping, gravity_gradient, heavy_top, linear_damping
 
 __all__ = ["compare", "Comparison", "PROBLEMS", "DEFAULT_METHODS", "random_bodies"]
@@ -142,9 +144,13 @@ class Comparison:
         r = min(ok, key=lambda r: r.cost_ns * r.nsteps)  # type: ignore[operator]
         return r.method, r.nsteps, r.cost_ns * r.nsteps  # type: ignore[operator]
 
-    def plot(self, path: str | PathLike[str]) -> None:
+    def plot(self, path: str | PathLike[str]) -> str:
         """Draw the error at ``t_final`` against the cost to reach it, one curve per method, to
-        ``path`` (matplotlib, the ``plot`` extra)."""
+        ``path`` (matplotlib, the ``plot`` extra): a file (format from its suffix, ``.png``
+        when it has none) or an existing folder (``path/compare-PROBLEM.png``). Returns the
+        path written."""
+        path = figure_path(path, "compare-" + "".join(c if c.isalnum() or c in "-_" else "-"
+                                                      for c in self.problem)[:40])
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(7.5, 5.5))
         markers = "os^vD<>phX*"
@@ -162,6 +168,7 @@ class Comparison:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, ncol=2)
         save_figure(fig, path)
+        return path
 
 
 def _invariants(torque: TorqueLike | None) -> tuple[str, ...]:
@@ -266,17 +273,41 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
         label = problem
     else:
         label = repr(torque)
-    if m0 is None:
-        m0, attitude0, inertia = random_bodies(int(bodies), rng)
-    elif attitude0 is None or inertia is None:
-        raise ValueError("give m0, attitude0 and inertia together")
-    m0 = np.asarray(m0, dtype=float)
-    nb = 1 if m0.ndim == 1 else m0.shape[0]
-    steps = sorted({int(n) for n in steps})
-    if not steps or steps[0] < 1:
-        raise ValueError(f"steps must be positive step counts, got {steps!r}")
-    if not (math.isfinite(t_final) and t_final > 0):
+    given = [k for k, v in (("m0", m0), ("attitude0", attitude0), ("inertia", inertia))
+             if v is not None]
+    if given and len(given) < 3:
+        raise ValueError(f"give m0, attitude0 and inertia together (got only {', '.join(given)}); "
+                         "without them the bodies are random")
+    bodies = _validate.integer(bodies, "bodies", 1, _validate.INT32_MAX)
+    repeat = _validate.integer(repeat, "repeat", 1, 1000)
+    saves = _validate.integer(saves, "saves", 1, _validate.INT32_MAX)
+    ref_factor = _validate.integer(ref_factor, "ref_factor", 1, _validate.INT32_MAX)
+    min_time = _validate.real_scalar(min_time, "min_time")
+    if min_time < 0:
+        raise ValueError(f"min_time must be >= 0 seconds, got {min_time!r}")
+    t_final = _validate.real_scalar(t_final, "t_final")
+    if not t_final > 0:
         raise ValueError(f"t_final must be positive and finite, got {t_final!r}")
+    if rng is not None:
+        rng = _validate.integer(rng, "rng", 0)
+    if isinstance(steps, (str, bytes)) or not hasattr(steps, "__iter__"):
+        raise TypeError(f"steps must be a sequence of step counts, got {steps!r}")
+    steps = sorted({_validate.integer(n, "steps", 1, _validate.INT32_MAX - 1) for n in steps})
+    if not steps:
+        raise ValueError("steps must hold at least one step count, got none")
+    if torque is not None and type(torque) is not LinearDamping \
+            and ref_factor * steps[-1] > _validate.INT32_MAX - 1:
+        raise ValueError(f"ref_factor * max(steps) = {ref_factor * steps[-1]} steps of the "
+                         "reference: more than a run can take (2147483646)")
+    if m0 is None:
+        m0, attitude0, inertia = random_bodies(bodies, rng)
+    assert attitude0 is not None and inertia is not None    # (all three, or none, above)
+    m0 = _validate.real_array(m0, "m0")
+    nb = 1 if m0.ndim == 1 else m0.shape[0]
+    if methods is not None and not isinstance(methods, str) and not (
+            isinstance(methods, (list, tuple)) and all(isinstance(s, str) for s in methods)):
+        raise TypeError(f"methods must be a method name, comma-separated names, 'all' or a "
+                        f"sequence of names, got {methods!r}")
     if methods is None or methods == "all":
         pool = DEFAULT_METHODS if methods is None else tuple(METHODS)
         methods = [m for m in pool if _applies(m, torque)]

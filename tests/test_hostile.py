@@ -388,3 +388,442 @@ def test_integrate_batch_of_incompatible_scales_is_refused():
     # each alone is fine, rescaled or not
     for k in range(2):
         assert np.isfinite(frb.integrate(m[k], QUAT, I, 0.1 * 2.0**-400, 2, method="RK4").m).all()
+
+
+# ================================================ issue 23: what a hostile-input trial got through
+
+# ---- 1. helpers refuse what the core refuses (10: mismatched batches name both arguments)
+def _refl():
+    return np.diag([1.0, 1.0, -1.0])
+
+
+HELPER_CASES = [
+    ("kinetic_energy negative moment", lambda: frb.kinetic_energy(M, [-1, 2, 3]), (ValueError, "inertia must contain strictly positive moments")),
+    ("kinetic_energy zero moment", lambda: frb.kinetic_energy(M, [0, 1, 2]), (ValueError, "strictly positive")),
+    ("kinetic_energy batch names body", lambda: frb.kinetic_energy(MB, [I, I, [1, -2, 3]]), (ValueError, "(body 2)")),
+    ("kinetic_energy mismatched batches", lambda: frb.kinetic_energy(np.ones((4, 3)), np.ones((3, 3))), (ValueError, "m of shape (4, 3) and inertia of shape (3, 3) do not match")),
+    ("spatial_momentum scaled Q", lambda: frb.spatial_momentum(M, 2 * np.eye(3)), (ValueError, "Q must be a rotation matrix")),
+    ("spatial_momentum reflection in batch", lambda: frb.spatial_momentum(MB, np.array([Q, _refl(), Q])), (ValueError, "(body 1)")),
+    ("spatial_momentum mismatched batches", lambda: frb.spatial_momentum(np.ones((4, 3)), QB), (ValueError, "m of shape (4, 3) and Q of shape (3, 3, 3) do not match")),
+    ("matrix_to_quat reflection", lambda: frb.matrix_to_quat(_refl()), (ValueError, "Q must be a rotation matrix")),
+    ("matrix_to_quat scaled", lambda: frb.matrix_to_quat(2 * np.eye(3)), (ValueError, "Q must be a rotation matrix")),
+    ("matrix_to_quat batch names body", lambda: frb.matrix_to_quat(np.array([Q, Q, Q * 0.5])), (ValueError, "rotation matrices (Q^T Q = 1 within 1e-10, det Q = +1) (body 2)")),
+    ("matrix_to_quat float32 hint", lambda: frb.matrix_to_quat(F32_Q), (ValueError, "the input is float32")),
+    ("quat_to_matrix zero", lambda: frb.quat_to_matrix([0, 0, 0, 0]), (ValueError, "q must be a unit quaternion")),
+    ("quat_to_matrix not unit", lambda: frb.quat_to_matrix([1.0, 0, 0, 0.1]), (ValueError, "|q| = 1 within 1e-10")),
+    ("quat_to_matrix batch names body", lambda: frb.quat_to_matrix([QUAT, QUAT, 2 * QUAT]), (ValueError, "unit quaternions, scalar first (|q| = 1 within 1e-10) (body 2)")),
+    ("rotation_exp strings", lambda: frb.rotations.rotation_exp(["1", "2", "3"]), (TypeError, "v must be an array of real numbers, got strings")),
+    ("momentum_period bools", lambda: frb.rotations.momentum_period([True, 0.5, 0.8], I), (TypeError, "m must be an array of real numbers, but it holds a boolean")),
+    ("momentum_period zero moment", lambda: frb.rotations.momentum_period(M, [0, 1, 2]), (ValueError, "strictly positive")),
+    # right answers: a rotation passes, against scipy
+    ("matrix_to_quat rotation", lambda: frb.matrix_to_quat(_rot_x(0.7)), lambda q: np.testing.assert_allclose(frb.quat_to_matrix(q), _rot_x(0.7), atol=1e-15)),
+    ("quat_to_matrix vs scipy", lambda: frb.quat_to_matrix(F32_QUAT.astype(np.float64) / np.linalg.norm(F32_QUAT.astype(np.float64))),
+     lambda R: np.testing.assert_allclose(R, _scipy_rotation().from_quat(np.roll(F32_QUAT.astype(np.float64), -1)).as_matrix(), atol=1e-15)),
+]
+
+# ---- 4. threads= checked for one body as for a batch
+THREADS_CASES = [
+    (f"{fname} threads {bad!r}", call, bad, err)
+    for fname, call in [
+        ("quat_step", lambda t: frb.quat_step(M, QUAT, 0.1, I, threads=t)),
+        ("frb_step", lambda t: frb.frb_step(M, Q, 0.1, I, threads=t)),
+        ("dmv_step", lambda t: frb.dmv_step(M, QUAT, 0.1, I, threads=t)),
+        ("dmv_integrate", lambda t: frb.dmv_integrate(M, QUAT, I, 0.1, 3, threads=t)),
+        ("integrate", lambda t: _integrate(threads=t)),
+        ("splitting.integrate", lambda t: _split(threads=t)),
+    ]
+    for bad, err in [("2", TypeError), (0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError)]
+]
+
+
+@pytest.mark.parametrize("call, expect", [c[1:] for c in HELPER_CASES], ids=[c[0] for c in HELPER_CASES])
+def test_helpers_keep_the_input_rule(call, expect):
+    test_hostile_input(call, expect)
+
+
+@pytest.mark.parametrize("call, bad, error", [c[1:] for c in THREADS_CASES], ids=[c[0] for c in THREADS_CASES])
+def test_threads_checked_for_one_body(call, bad, error):
+    with pytest.raises(error, match="threads must be a positive integer"):
+        call(bad)
+
+
+# ---- 2. torques are immutable: an edit raises instead of being silently ignored
+def _all_torques():
+    from frb import torques as T
+    return [T.heavy_top(1.0, [0, 0, 0.5]), T.constant_field([0, 0, 1.0]), T.gravity_gradient(1e-3),
+            T.linear_damping(0.1), T.rotor([0, 0, 1.0]), T.rotor(np.ones((3, 3))),
+            T.attitude_control(QUAT, 1.0, 2.0), T.heavy_top(1.0, [0, 0, 0.5]) + T.linear_damping(0.1),
+            T.as_torque(lambda t, Q: np.zeros((len(Q), 3))),
+            T.heavy_top(1.0, [0, 0, 0.5]).in_frame(_rot_x(0.3)[None].repeat(3, 0))]
+
+
+@pytest.mark.parametrize("k", range(10))
+def test_torques_are_immutable(k):
+    tq = _all_torques()[k]
+    before = repr(tq)
+    names = {n for cls in type(tq).__mro__ for n in getattr(cls, "__slots__", ())} | {"weight", "x"}
+    for name in names:
+        with pytest.raises(AttributeError, match="immutable"):
+            setattr(tq, name, 5.0)
+        with pytest.raises(AttributeError):
+            delattr(tq, name)
+        value = getattr(tq, name, None)
+        if isinstance(value, np.ndarray):
+            with pytest.raises(ValueError, match="read-only"):
+                value[...] = 5.0
+    assert repr(tq) == before
+
+
+def test_heavy_top_edit_cannot_diverge_from_the_run():
+    t = frb.torques.heavy_top(1.0, [0, 0, 0.5])
+    with pytest.raises(AttributeError):
+        t.weight = 5
+    ref = frb.integrate(M, QUAT, I, 0.1, 10, method="RK4", torque=frb.torques.heavy_top(1.0, [0, 0, 0.5]))
+    assert np.array_equal(frb.integrate(M, QUAT, I, 0.1, 10, method="RK4", torque=t).m, ref.m)
+
+
+# ---- 3. read_dat on junk: refused at once, with a short message
+@pytest.mark.parametrize("content, fragment", [
+    (b"\x00" * 10_000_000, "byte 0x00 at column 1 is a control character"),
+    (b"1.0 2.0\n3.0 \x07", "x.dat:2: byte 0x07 at column 5"),
+    (b"1.0 " + b"7" * 5_000_000, "a field of more than 1000 characters at column 5"),
+    (b"1.0 " + b"x" * 3000 + b"\n", "cannot read 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (3000 characters)"),
+    (b"1.0 " + b"x" * 500 + b"\n", "cannot read 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (500 characters)"),
+    (b" " * 3_000_000, "longer than 1048576 bytes, more than 256 bytes per value"),
+])
+def test_read_dat_refuses_junk_quickly(tmp_path, content, fragment):
+    import time
+    path = tmp_path / "x.dat"
+    path.write_bytes(content)
+    start = time.perf_counter()
+    with pytest.raises(ValueError) as info:
+        frb.read_dat(path, max_values=10 if content[:100].isspace() else 10**7)
+    assert time.perf_counter() - start < 1.0
+    assert fragment in str(info.value) and len(str(info.value)) < 300, str(info.value)[:300]
+
+
+def test_read_dat_dev_zero_within_a_second():
+    import os
+    import time
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero")
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="control character"):
+        frb.read_dat("/dev/zero")
+    assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("record", [b"1.0 ,2", b"1.0, 2.0,3.0", b"1.0 , , 2", b"7 ,  ,", b"-2.5d0,1.5 ",
+                                    b"1.0" + b" " * 1500 + b", 2.0"])
+def test_read_dat_long_records_in_pieces_read_exactly(tmp_path, record):
+    # records longer than the 1 MiB pieces, cut anywhere between two fields, read as one
+    def read(copies):
+        (tmp_path / "x.dat").write_bytes(b" ".join([record] * copies) + b"\n5.0\n")
+        try:
+            return frb.read_dat(tmp_path / "x.dat")
+        except ValueError as exc:
+            return str(exc)
+    short, long = read(3), read(200_000)
+    if isinstance(short, str):
+        assert long == short                     # (a null value, in line 1)
+    else:
+        per_record = (short.size - 1) // 3
+        assert np.array_equal(long, np.concatenate([np.tile(short[:per_record], 200_000), [5.0]]))
+
+
+# ---- 5. a huge output refused before allocating, pointing to save_every
+@pytest.mark.parametrize("call", [
+    lambda: frb.integrate(M, QUAT, I, 1e-9, 2**31 - 1, method="RK4"),
+    lambda: frb.integrate(np.ones((10**6, 3)), np.tile(QUAT, (10**6, 1)), I, 1e-3, 10**4, method="DMV2"),
+    lambda: frb.splitting.integrate(M, Q, I, 1e-9, 2**31 - 2),
+    lambda: frb.splitting.integrate(M, Q, I, 1e-9, 2**31 - 2, torque=constant_field([0, 0, 1.0])),
+    lambda: frb.splitting.integrate(M, Q, I, 1e-9, 2**31 - 2, torque=lambda m, Q, t: (m, Q)),
+])
+def test_huge_output_refused_before_allocating(call):
+    with pytest.raises(ValueError, match=r"the kept states would take [0-9.]+ [GT]iB .* save_every"):
+        call()
+
+
+def test_huge_output_refused_through_dask():
+    da = pytest.importorskip("dask.array")
+    import frb.dask
+    m = da.from_array(np.tile(M, (20, 1)), chunks=(5, 3))
+    q = da.from_array(np.tile(QUAT, (20, 1)), chunks=(5, 4))
+    with pytest.raises(ValueError, match="in one dask chunk, 7 values each.*save_every"):
+        frb.dask.integrate(m, q, I, 1e-9, 2**31 - 1, method="RK4")
+    # the final state only: fine
+    tr = frb.dask.integrate(m, q, I, 1e-9, 10, method="RK4", save_every=None)
+    assert tr.m.shape == (1, 20, 3)
+
+
+# ---- 6. the experiments' options, in Python and on the command line
+EXPERIMENT_OPTIONS = [
+    ("vilmart-book", dict(h=0), "h must be > 0"),
+    ("vilmart-book", dict(h=float("nan")), "h must be finite"),
+    ("vilmart-book", dict(h=100.0), "t_final / h must give 1 to 2147483646 steps"),
+    ("vilmart-book", dict(t_final=-1.0), "t_final must be > 0"),
+    ("vilmart-book", dict(method="RK4"), "method must be one of DMV2, DMV4, DMV6, DMV8"),
+    ("krysl-fast-top", dict(levels=0), "levels must be an integer in 1..31"),
+    ("krysl-free", dict(n0=0), "n0 must be an integer in 1..2147483647"),
+    ("krysl-free", dict(n0=2**30, levels=3), "more than a run can take"),
+    ("krysl-slow-top", dict(h_ref=0.0), "h_ref must be > 0"),
+    ("krysl-free", dict(methods="FOO"), "methods must be comma-separated methods"),
+    ("ganapathi-symmetric", dict(nsteps=0), "nsteps must be an integer in 2..100000000"),
+    ("ganapathi-symmetric", dict(dt=True), "dt must be a real number"),
+    ("ganapathi-stable", dict(dt=-0.01), "dt must be > 0"),
+    ("krysl-coulomb", dict(nsteps=-5), "nsteps must be an integer in 1.."),
+    ("satellite", dict(h=10.0), "h must be at most 5"),
+    ("satellite", dict(coast=1e300), "coast / h must give 1 to 2147483646 steps"),
+    ("satellite", dict(kd=-1.0), "kd must be >= 0"),
+    ("torus", dict(h=0.0), "h must be > 0"),
+    ("torus", dict(t_final="5"), "t_final must be a real number"),
+]
+
+
+@pytest.mark.parametrize("name, options, fragment", EXPERIMENT_OPTIONS,
+                         ids=[f"{n} {o}" for n, o, _ in EXPERIMENT_OPTIONS])
+def test_experiment_options_checked(name, options, fragment):
+    from frb.experiments import run_experiment
+    with pytest.raises((TypeError, ValueError)) as info:
+        run_experiment(name, **options)
+    assert fragment in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["vilmart-book", "--h", "0"], "--h must be > 0, got 0.0"),
+    (["vilmart-book", "--h", "nan"], "--h must be finite, got nan"),
+    (["vilmart-book", "--method", "RK4"], "--method must be one of DMV2"),
+    (["vilmart-book", "--n0", "0"], "unrecognized arguments: --n0 0"),
+    (["krysl-fast-top", "--levels", "0"], "--levels must be an integer in 1..31"),
+    (["krysl-free", "--n0", "0"], "--n0 must be an integer in 1.."),
+    (["krysl-slow-top", "--h-ref", "0"], "--h-ref must be > 0"),
+    (["ganapathi-symmetric", "--nsteps", "0"], "--nsteps must be an integer in 2.."),
+    (["ganapathi-symmetric", "--nsteps", "1.5"], "--nsteps must be an integer, got '1.5'"),
+    (["torus", "--h", "abc"], "--h must be a number, got 'abc'"),
+    (["satellite", "--kp", "-1"], "--kp must be >= 0"),
+    (["krysl-coulomb", "--plot", "{tmp}/missing/x.png"], "of the figure"),
+])
+def test_experiment_cli_errors_exit_2_with_one_line(tmp_path, capsys, argv, fragment):
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    try:
+        status = cli.main(argv)
+    except SystemExit as exc:       # (argparse's own errors)
+        status = exc.code
+    captured = capsys.readouterr()
+    assert status == 2
+    assert captured.err.count("\n") == 1 and "error: " in captured.err, captured.err
+    assert fragment in captured.err, captured.err
+    assert "Traceback" not in captured.err and "DLASCL" not in captured.out + captured.err
+
+
+# ---- 7. --plot DIR writes into the folder
+def test_plot_into_a_folder(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from frb.experiments import plot_experiment, run_experiment
+    folder = tmp_path / "figs"
+    folder.mkdir()
+    assert cli.main(["ganapathi-symmetric", "--nsteps", "30", "--plot", str(folder)]) == 0
+    written = folder / "ganapathi-symmetric.png"
+    assert written.is_file() and not (tmp_path / "figs.png").exists()
+    assert f"figure written to {written}" in capsys.readouterr().out
+    result = run_experiment("ganapathi-symmetric", nsteps=30)
+    assert plot_experiment(result, tmp_path / "plain") == str(tmp_path / "plain.png")
+    assert (tmp_path / "plain.png").is_file()
+    table = frb.compare(["EXACT"], bodies=3, steps=(5,), t_final=1.0)
+    assert table.plot(folder) == str(folder / "compare-free.png")
+    assert (folder / "compare-free.png").is_file()
+    assert cli.compare_main(["--methods", "EXACT", "--bodies", "3", "--steps", "5",
+                             "--plot", str(folder)]) == 0
+
+
+# ---- 8. frb.compare and frb-compare
+@pytest.mark.parametrize("kw, error, fragment", [
+    (dict(steps=[2.5]), TypeError, "steps must be an integer, got 2.5"),
+    (dict(steps=[0, 5]), ValueError, "steps must be an integer in 1.."),
+    (dict(steps="10"), TypeError, "steps must be a sequence of step counts"),
+    (dict(inertia=[1.0, 2.0, 3.0]), ValueError, "give m0, attitude0 and inertia together (got only inertia)"),
+    (dict(m0=M, attitude0=QUAT), ValueError, "together (got only m0, attitude0)"),
+    (dict(repeat=0), ValueError, "repeat must be an integer in 1..1000"),
+    (dict(saves=0), ValueError, "saves must be an integer in 1.."),
+    (dict(min_time=-1), ValueError, "min_time must be >= 0"),
+    (dict(min_time=float("nan")), ValueError, "min_time must be finite"),
+    (dict(ref_factor=0, problem="heavy-top"), ValueError, "ref_factor must be an integer in 1.."),
+    (dict(bodies=0), ValueError, "bodies must be an integer in 1.."),
+    (dict(bodies=2.0), TypeError, "bodies must be an integer"),
+    (dict(t_final="1"), TypeError, "t_final must be a real number"),
+])
+def test_compare_arguments_checked(kw, error, fragment):
+    with pytest.raises(error) as info:
+        frb.compare(["EXACT"], **{"bodies": 3, **kw})
+    assert fragment in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--bodies", "0"], "--bodies must be a positive integer, got 0"),
+    (["--bodies", "-1"], "--bodies must be a positive integer, got -1"),
+    (["--bodies", "x"], "argument --bodies: an integer expected, got 'x'"),
+    (["--steps", "a"], "--steps must be comma-separated integers, got 'a'"),
+    (["--steps", "2.5"], "--steps must be comma-separated integers"),
+    (["--t-final", "x"], "argument --t-final: a number expected"),
+    (["--inertia", "1,2,x", "--m0", "1,2,3"], "argument --inertia: three comma-separated numbers"),
+    (["--inertia", "1,2,3"], "give --inertia and --m0 together"),
+])
+def test_compare_cli_errors_exit_2_with_one_line(capsys, argv, fragment):
+    try:
+        status = cli.compare_main(argv)
+    except SystemExit as exc:
+        status = exc.code
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and err.startswith("frb-compare: error: "), err
+    assert fragment in err, err
+
+
+# ---- 9. run_example's tolerance under the input rule
+@pytest.mark.parametrize("tol, error, fragment", [
+    (-1, ValueError, "tolerance must be a finite number >= 0, got -1.0"),
+    (float("nan"), ValueError, "tolerance must be finite"),
+    ("x", TypeError, "tolerance must be a real number, got a string"),
+    (True, TypeError, "tolerance must be a real number, got a boolean"),
+])
+def test_run_example_tolerance(tmp_path, tol, error, fragment):
+    from frb.examples import run_example
+    with pytest.raises(error, match=fragment.replace("(", r"\(")):
+        run_example(0, output_path=tmp_path / "o.dat", compare_path=False, tolerance=tol)
+    assert not (tmp_path / "o.dat").exists()
+
+
+# ---- 11. Dask: shared inertia checked at once, chunks of unknown size, names
+def _dask_batch():
+    da = pytest.importorskip("dask.array")
+    import frb.dask
+    m = da.from_array(np.random.default_rng(0).normal(size=(10, 3)), chunks=(5, 3))
+    q = da.from_array(np.tile(QUAT, (10, 1)), chunks=(5, 4))
+    return da, frb.dask, m, q
+
+
+@pytest.mark.parametrize("route", ["integrate", "quat_step"])
+@pytest.mark.parametrize("inertia, fragment", [
+    ([1.0, np.nan, 3.0], "inertia contains non-finite values (NaN or infinity)"),
+    ([1.0, -2.0, 3.0], "strictly positive"),
+])
+def test_dask_shared_inertia_checked_at_once(route, inertia, fragment):
+    _, fdask, m, q = _dask_batch()
+    with pytest.raises(ValueError) as info:
+        if route == "integrate":
+            fdask.integrate(m, q, inertia, 0.1, 3, method="RK4")
+        else:
+            fdask.quat_step(m, q, 0.1, inertia)
+    assert fragment in str(info.value) and "body" not in str(info.value) and "chunk" not in str(info.value)
+
+
+@pytest.mark.parametrize("route", ["integrate", "quat_step"])
+def test_dask_unknown_chunk_sizes(route):
+    _, fdask, m, q = _dask_batch()
+    keep = m[:, 0] > 0
+    name = "m0" if route == "integrate" else "m"
+    with pytest.raises(ValueError, match=f"{name} has chunks of unknown size.*compute_chunk_sizes"):
+        if route == "integrate":
+            fdask.integrate(m[keep], q[keep], I, 0.1, 3, method="RK4")
+        else:
+            fdask.quat_step(m[keep], q[keep], 0.1, I)
+
+
+def test_dask_integrate_names_m0_and_takes_t0():
+    da, fdask, m, q = _dask_batch()
+    with pytest.raises(ValueError, match=r"m0 must be a batch of shape \(n, 3\)"):
+        fdask.integrate(da.ones((10, 4)), q, I, 0.1, 3, method="RK4")
+    # a time-dependent torque sees t0 + k h: the same as frb.integrate(..., t0=) bit for bit
+    tq = frb.torques.as_torque(lambda t, Q: np.outer(np.full(len(Q), np.sin(3 * t)), [1.0, -0.5, 0.25]))
+    got = fdask.integrate(m, q, I, 0.1, 6, method="RK4", torque=tq, t0=2.0).compute()
+    ref = frb.integrate(m.compute(), q.compute(), I, 0.1, 6, method="RK4", torque=tq, t0=2.0)
+    assert np.array_equal(got.m, ref.m) and np.array_equal(got.q, ref.q)
+    np.testing.assert_allclose(got.t, 2.0 + 0.1 * np.arange(7), rtol=0, atol=1e-15)
+    assert not np.array_equal(ref.m, frb.integrate(m.compute(), q.compute(), I, 0.1, 6, method="RK4", torque=tq).m)
+    with pytest.raises(ValueError, match="t0 must be finite"):
+        fdask.integrate(m, q, I, 0.1, 3, method="RK4", t0=np.inf)
+
+
+# ---- 12. a long batched step returns to Python: Ctrl-C stops it quickly, results unchanged
+_INTERRUPT = r"""
+import _thread, sys, threading, time
+import numpy as np, frb
+n = 40000
+rng = np.random.default_rng(0)
+m, I = rng.normal(size=(n, 3)), rng.uniform(0.5, 2.0, size=(n, 3))
+q = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
+fired = []
+threading.Timer(0.3, lambda: (fired.append(time.perf_counter()), _thread.interrupt_main())).start()
+start = time.perf_counter()
+try:
+    frb.quat_step(m, q, 1e12, I)
+except KeyboardInterrupt:
+    print("latency", time.perf_counter() - fired[0])
+else:
+    print("finished", time.perf_counter() - start)
+"""
+
+
+def test_long_batched_step_stops_on_ctrl_c():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _INTERRUPT], capture_output=True, text=True,
+                         timeout=120)
+    word, seconds = out.stdout.split()
+    assert word == "latency", out.stdout + out.stderr     # (uninterrupted it takes seconds)
+    assert float(seconds) < 1.0
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_batched_step_in_segments_is_bit_identical(order, monkeypatch):
+    from frb import flows
+    rng = np.random.default_rng(4)
+    n = 3000
+    m = np.asarray(rng.normal(size=(n, 3)), order=order)
+    q = rng.normal(size=(n, 4))
+    q = np.asarray(q / np.linalg.norm(q, axis=1)[:, None], order=order)
+    h, inertia = rng.uniform(-1e3, 1e3, n), rng.uniform(0.5, 2.0, (n, 3))
+    whole = frb.quat_step(m, q, h, inertia)           # 3000 bodies: several calls
+    monkeypatch.setattr(flows, "_FIRST_BODIES", 10**9)  # one call
+    once = frb.quat_step(m, q, h, inertia)
+    assert np.array_equal(whole[0], once[0]) and np.array_equal(whole[1], once[1])
+    # a bad body late in the batch is still named by its index in the whole batch
+    monkeypatch.undo()
+    bad = np.array(inertia)
+    bad[2500, 1] = -1.0
+    with pytest.raises(ValueError, match=r"\(body 2500\)"):
+        frb.quat_step(m, q, h, bad)
+
+
+# ---- 13. Trajectory.energy: kinetic always, total where the torque has a potential
+@pytest.mark.parametrize("torque, has_potential", [
+    (None, True), (frb.torques.heavy_top(1.0, [0, 0, 0.5]), True), (frb.torques.rotor([0, 0, 1.0]), True),
+    (frb.torques.gravity_gradient(1e-3), False), (frb.torques.linear_damping(0.1), False),
+    (lambda t, Q: np.zeros((len(Q), 3)), False),
+])
+def test_trajectory_energy(torque, has_potential):
+    tr = frb.integrate(M, QUAT, I, 0.1, 5, method="RK4", torque=torque)
+    np.testing.assert_allclose(tr.kinetic_energy, 0.5 * np.sum(tr.m**2 / I, axis=-1), rtol=1e-15)
+    assert hasattr(tr, "kinetic_energy")
+    if has_potential:
+        U = 0.0 if torque is None or isinstance(torque, frb.torques.Rotor) else 0.5 * tr.Q[:, 2, 2]
+        np.testing.assert_allclose(tr.energy, tr.kinetic_energy + U, rtol=1e-15)
+    else:
+        with pytest.raises(ValueError, match="has no potential energy.*kinetic_energy gives"):
+            tr.energy
+        with pytest.raises(ValueError, match="has no potential energy"):
+            tr.potential_energy
+
+
+# ---- 14. SYMROT keeps the attitude orthogonal to rounding, in both attitude forms
+@pytest.mark.parametrize("nsteps", [1000, 10000])
+@pytest.mark.parametrize("form", ["quaternion", "matrix"])
+def test_symrot_orthogonality_at_rounding_level(nsteps, form):
+    rng = np.random.default_rng(3)
+    m0, inertia = rng.normal(size=(8, 3)), rng.uniform(0.5, 2.0, size=(8, 3))
+    a0 = np.tile(QUAT, (8, 1)) if form == "quaternion" else np.tile(Q, (8, 1, 1))
+    tr = frb.integrate(m0, a0, inertia, 0.1, nsteps, method="SYMROT", save_every=None)
+    Qf = tr.Q[-1]
+    assert np.abs(np.swapaxes(Qf, 1, 2) @ Qf - np.eye(3)).max() < 1e-13
+    assert np.abs(np.linalg.norm(tr.q[-1], axis=1) - 1.0).max() < 1e-13
+    # and it is still SYMROT: |m| and Q m conserved (torque-free)
+    np.testing.assert_allclose(np.linalg.norm(tr.m[-1], axis=1), np.linalg.norm(m0, axis=1), rtol=1e-12)

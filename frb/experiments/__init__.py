@@ -32,7 +32,7 @@ from __future__ import annotations
 from os import PathLike
 from typing import Any
 
-from ..reporting import Experiment, Option, Result, Table
+from ..reporting import Experiment, Option, Result, Table, figure_path
 from . import (ganapathi_axes, ganapathi_symmetric, krysl_convergence, krysl_coulomb, satellite,
                torus, vilmart_book)
 
@@ -69,9 +69,15 @@ def run_experiment(name: str, **options: Any) -> Result:
     if unknown:
         raise TypeError(f"{name} has no option(s) {', '.join(sorted(unknown))}; "
                         f"options: {', '.join(exp.defaults())}")
-    return exp.run(**{**exp.defaults(), **options})
+    return exp.run(**{**exp.defaults(), **exp.checked(options)})
 
 
-def plot_experiment(result: Result, path: str | PathLike[str]) -> None:
-    """Write the figure of ``result`` (from :func:`run_experiment`) to ``path``."""
-    get_experiment(result.name).plot(result, path)
+def plot_experiment(result: Result, path: str | PathLike[str]) -> str:
+    """Write the figure of ``result`` (from :func:`run_experiment`) to ``path``: a file (format
+    from its suffix, ``.png`` when it has none) or an existing folder (``path/NAME.png``).
+    Returns the path written."""
+    if not isinstance(result, Result):
+        raise TypeError(f"result must be a Result of run_experiment, got {type(result).__name__}")
+    out = figure_path(path, result.name)
+    get_experiment(result.name).plot(result, out)
+    return out

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import integrate
-from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure
+from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure, steps_of
 from ..rotations import momentum_period
 
 INERTIA = (2.0, 8.0, 4.0)
@@ -32,7 +32,7 @@ def _run(name: str, dt: float, t_final: float) -> Result:
     case = CASES[name]
     I = np.array(INERTIA)
     m0 = I * np.array(case["w0"])
-    nsteps = int(round(t_final / dt))
+    nsteps = steps_of(t_final, dt, "t_final / dt")
     runs = {meth: integrate(m0, np.eye(3), I, dt, nsteps, method=meth) for meth in ("EXACT", "RK4")}
     t = runs["EXACT"].t
     j = case["axis"]
@@ -104,8 +104,8 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
     save_figure(fig, path)
 
 
-_OPTIONS = (Option("dt", float, 0.01, "step (frb's choice: 0.01)"),
-            Option("t_final", float, 60.0, "final time (frb's choice: 60)"))
+_OPTIONS = (Option("dt", float, 0.01, "step (frb's choice: 0.01)", low=0, strict=True),
+            Option("t_final", float, 60.0, "final time (frb's choice: 60)", low=0, strict=True))
 _COMMON = ("I = (2, 8, 4), Q(0) = 1, RK4 and the exact flow at the same step. Prints the largest "
            "and smallest angle between the axis and the fixed momentum l, the number of sign "
            "changes of the body momentum along the axis, and the period of m(t) in closed form "

@@ -53,8 +53,10 @@ def analytic(t: ArrayLike, inertia: tuple[float, float, float] = INERTIA,
     return w, Q
 
 
-OPTIONS: tuple[Option, ...] = (Option("dt", float, 1.0 / 30.0, "step (frb's choice: 1/30)"),
-                               Option("nsteps", int, 300, "number of steps (paper: 300)"))
+OPTIONS: tuple[Option, ...] = (Option("dt", float, 1.0 / 30.0, "step (frb's choice: 1/30)",
+                                      low=0, strict=True),
+                               Option("nsteps", int, 300, "number of steps (paper: 300)", low=2,
+                                      high=10**8))
 
 
 def run(dt: float = 1.0 / 30.0, nsteps: int = 300) -> Result:

@@ -30,7 +30,7 @@ from .. import integrate
 from ..engine import IntegrationError
 from ..torques import HeavyTop, heavy_top
 from ..reporting import (Experiment, Option, Result, Table, attitude_error, fit_order, method_list,
-                         pyplot, save_figure)
+                         pyplot, save_figure, steps_of)
 from ..rotations import rotation_exp
 
 KRYSL_METHODS = ("TRAP", "IMID", "TRAPM", "IMIDM", "SWC1", "AKW", "BBTRAP")
@@ -88,6 +88,11 @@ def _run(name: str, n0: int | None = None, levels: int | None = None,
     levels = p["levels"] if levels is None else int(levels)
     methods = method_list(methods, KRYSL_METHODS + OTHER_METHODS)
     T = p["t_final"]
+    if n0 * 2**(levels - 1) >= 2**31 - 1:
+        raise ValueError(f"n0 and levels: the finest run would take n0 * 2**(levels - 1) = "
+                         f"{n0 * 2**(levels - 1)} steps, more than a run can take (2147483646)")
+    if p["torque"] is not None:
+        steps_of(T, h_ref, f"t_final / h_ref (t_final = {T:g})")
     m0, R0, I, torque = initial_state(name)
     m_ref, R_ref, label, how, acc = reference(name, T, h_ref)
     ns = [n0 * 2**k for k in range(levels)]
@@ -165,15 +170,18 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
 
 
 def _options(n0: int, top: bool = False) -> tuple[Option, ...]:
-    opts: tuple[Option, ...] = (Option("n0", int, n0, "coarsest number of steps"),
-            Option("levels", int, 6, "number of step sizes"), _METHODS_OPT)
+    opts: tuple[Option, ...] = (Option("n0", int, n0, "coarsest number of steps", low=1,
+                                       high=2**31 - 1),
+            Option("levels", int, 6, "number of step sizes", low=1, high=31), _METHODS_OPT)
     if top:
-        opts += (Option("h_ref", float, REFERENCE_STEP, "step of the RKN6_14 reference"),)
+        opts += (Option("h_ref", float, REFERENCE_STEP, "step of the RKN6_14 reference", low=0,
+                        strict=True),)
     return opts
 
 
 _METHODS_OPT = Option("methods", str, None,
-                      "comma-separated methods (default: the seven Krysl methods, RKN6_14, DMV6)")
+                      "comma-separated methods (default: the seven Krysl methods, RKN6_14, DMV6)",
+                      methods=True)
 _HELP = (" Prints the error of the body momentum and of the attitude at the final time for TRAP, "
          "IMID, TRAPM, IMIDM, SWC1, AKW, BBTRAP and, beside them, the exact-flow splitting "
          "RKN6_14 and DMV6 (with a torque: DMV6 as the free part of a Strang splitting), with the "

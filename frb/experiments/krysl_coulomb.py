@@ -63,10 +63,11 @@ def _step_angles(q: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.degrees(2.0 * np.arccos(np.clip(c, -1.0, 1.0)))
 
 
-OPTIONS: tuple[Option, ...] = (Option("h", float, 0.5, "step (paper: 0.5)"),
-                               Option("nsteps", int, 40000, "number of steps (paper: 40,000)"),
+OPTIONS: tuple[Option, ...] = (Option("h", float, 0.5, "step (paper: 0.5)", low=0, strict=True),
+                               Option("nsteps", int, 40000, "number of steps (paper: 40,000)",
+                                      low=1, high=2**31 - 2),
                                Option("methods", str, None, "comma-separated methods (default: "
-                                      "the seven Krysl methods, STRANG, RKN6_14)"))
+                                      "the seven Krysl methods, STRANG, RKN6_14)", methods=True))
 
 
 def run(h: float = 0.5, nsteps: int = 40000, methods: str | Sequence[str] | None = None) -> Result:

@@ -19,14 +19,16 @@ import numpy as np
 from .. import integrate
 from ..datasets import example1_data, find_published_output
 from ..io import read_dat
-from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure
+from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure, steps_of
 from ..torques import constant_field
 
 __all__ = ["example1_data", "run", "plot", "EXPERIMENT"]
 
 
-OPTIONS: tuple[Option, ...] = (Option("t_final", float, 5.0e4, "final time (paper: 5e4)"),
-                               Option("h", float, None, "step (default: the input file's 0.5)"))
+OPTIONS: tuple[Option, ...] = (Option("t_final", float, 5.0e4, "final time (paper: 5e4)", low=0,
+                                      strict=True),
+                               Option("h", float, None, "step (default: the input file's 0.5)",
+                                      low=0, strict=True))
 
 
 def run(t_final: float = 5.0e4, h: float | None = None) -> Result:
@@ -37,7 +39,7 @@ def run(t_final: float = 5.0e4, h: float | None = None) -> Result:
     the published out_example1.dat when it is found."""
     d = example1_data()
     h = d["h"] if h is None else float(h)
-    nsteps = int(round(t_final / h))
+    nsteps = steps_of(t_final, h)
     tq = constant_field(d["u0"])
     tr = integrate(d["m0"], d["Q0"], d["inertia"], h, nsteps, coefficients=(d["a"], d["b"]),
                    torque=tq)

@@ -14,16 +14,18 @@ from os import PathLike
 import numpy as np
 
 from .. import integrate
-from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure
+from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure, steps_of
 from ..rotations import momentum_period
 
 INERTIA = (0.376, 0.627, 1.0)
 Y0 = (0.0, 0.6, -0.8)
 
 
-OPTIONS: tuple[Option, ...] = (Option("h", float, 0.01, "step (paper: 0.01)"),
-                               Option("t_final", float, 40.0, "final time (paper: 40)"),
-                               Option("method", str, "DMV8", "DMV method (DMV2, DMV4, DMV6, DMV8)"))
+OPTIONS: tuple[Option, ...] = (Option("h", float, 0.01, "step (paper: 0.01)", low=0, strict=True),
+                               Option("t_final", float, 40.0, "final time (paper: 40)", low=0,
+                                      strict=True),
+                               Option("method", str, "DMV8", "DMV method (DMV2, DMV4, DMV6, DMV8)",
+                                      choices=("DMV2", "DMV4", "DMV6", "DMV8")))
 
 
 def run(h: float = 0.01, t_final: float = 40.0, method: str = "DMV8") -> Result:
@@ -33,7 +35,7 @@ def run(h: float = 0.01, t_final: float = 40.0, method: str = "DMV8") -> Result:
     times, and prints the largest difference of the two. Vilmart used order 10, whose
     coefficients the paper does not give (its Table 1 stops at order 8): frb uses DMV8, its
     highest order. Also prints the period of y(t) from the closed form."""
-    nsteps = int(round(t_final / h))
+    nsteps = steps_of(t_final, h)
     dmv = integrate(Y0, np.eye(3), INERTIA, h, nsteps, method=method)
     exact = integrate(Y0, np.eye(3), INERTIA, h, nsteps, method="EXACT")
     axes_diff = np.abs(dmv.Q - exact.Q).max(axis=(1, 2))
@@ -62,8 +64,8 @@ def run(h: float = 0.01, t_final: float = 40.0, method: str = "DMV8") -> Result:
         [("inertia", INERTIA, "Vilmart 2013, Fig. 1"), ("y(0)", Y0, "Vilmart 2013, Fig. 1"),
          ("Q(0)", "identity", "Vilmart 2013, Fig. 1"), ("h", h, "Vilmart 2013, Fig. 1"),
          ("t_final", t_final, "Vilmart 2013, Fig. 1"),
-         ("method", method, "frb: DMV8 (the paper's order 10 has no coefficients in its "
-          "Table 1)")],
+         ("method", method, "frb: DMV8 by default (the paper's order 10 has no coefficients "
+          "in its Table 1)")],
         [table, invariants], numbers,
         data={"t": exact.t, "Q_exact": exact.Q, "Q_dmv": dmv.Q, "axes_diff": axes_diff,
               "method": method},
