@@ -47,7 +47,7 @@ from . import _segments
 from . import engine
 from . import flows
 from .inertia import inertia_layout, shared_tensor
-from .rotations import _quat_to_matrix
+from .rotations import quat_to_matrix_unchecked
 
 __all__ = ["frb_step", "quat_step", "integrate", "DaskTrajectory"]
 
@@ -258,7 +258,7 @@ class DaskTrajectory:
 
     @property
     def Q(self) -> da.Array:
-        return self.q.map_blocks(_quat_to_matrix, new_axis=3, chunks=self.q.chunks[:2] + ((3,), (3,)),
+        return self.q.map_blocks(quat_to_matrix_unchecked, new_axis=3, chunks=self.q.chunks[:2] + ((3,), (3,)),
                                  dtype=np.float64, meta=np.empty((0, 0, 0, 0)))
 
     @property

@@ -41,7 +41,7 @@ from . import _validate
 from ._validate import IntegrationError
 from .threads import resolve as _resolve_threads, get_num_threads
 from .flows import ORTHOGONALITY_TOLERANCE
-from .rotations import is_rotation, _matrix_to_quat, _quat_to_matrix
+from .rotations import is_rotation, matrix_to_quat_unchecked, quat_to_matrix_unchecked
 from .torques import (BODY_SCALES, PARAMETER_SCALES, ConstantField, LinearDamping, Torque,
                       UserTorque, as_torque)
 from .inertia import tensor_frame, tensor_kinetic_energy
@@ -256,14 +256,14 @@ class Trajectory:
     def q(self) -> NDArray[np.float64]:
         if self._q is None:
             assert self._Q is not None
-            self._q = _matrix_to_quat(self._Q)
+            self._q = matrix_to_quat_unchecked(self._Q)
         return self._q
 
     @property
     def Q(self) -> NDArray[np.float64]:
         if self._Q is None:
             assert self._q is not None
-            self._Q = _quat_to_matrix(self._q)
+            self._Q = quat_to_matrix_unchecked(self._q)
         return self._Q
 
     @property
@@ -492,7 +492,7 @@ def _attitude(attitude0: ArrayLike, single: bool, n: int, matrices: bool
                                                      plural=True, original=attitude0))
         if matrices:
             return "matrix", np.ascontiguousarray(Q).reshape(-1, 9)
-        return "matrix", np.ascontiguousarray(_matrix_to_quat(Q))
+        return "matrix", np.ascontiguousarray(matrix_to_quat_unchecked(Q))
     want = "(4,) or (3, 3)" if single else f"({n}, 4) or ({n}, 3, 3)"
     raise ValueError(f"attitude0 must have shape {want}, got {a.shape}")
 

@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
-from .rotations import _matrix_to_quat
+from .rotations import matrix_to_quat_unchecked
 from .torques import (FrameTorque, FrameTorqueOfMomentum, Torque, UserTorque, as_torque,
                       frame_torque, quaternion_product, rotate, rotate_back, rotation_argument)
 
@@ -230,7 +230,7 @@ class PrincipalFrame:
         self.tensor = tensor
         self.moments = moments
         self.R = R
-        self.r = None if R is None else _matrix_to_quat(R)
+        self.r = None if R is None else matrix_to_quat_unchecked(R)
         self.shared = shared
         self.single = single
 

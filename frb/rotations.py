@@ -155,7 +155,7 @@ def quat_to_matrix(q: ArrayLike) -> NDArray[np.float64]:
     given = q
     q = _as_float_array(q, "q", (4,))
     _check_unit(q, "q", given)
-    return _quat_to_matrix(q)
+    return quat_to_matrix_unchecked(q)
 
 
 def _check_unit(q: NDArray[np.float64], name: str, given: ArrayLike) -> None:
@@ -170,7 +170,7 @@ def _check_unit(q: NDArray[np.float64], name: str, given: ArrayLike) -> None:
                          + _validate.low_precision_hint(given))
 
 
-def _quat_to_matrix(q: NDArray[np.float64]) -> NDArray[np.float64]:
+def quat_to_matrix_unchecked(q: NDArray[np.float64]) -> NDArray[np.float64]:
     """E(q) of float64 quaternions (..., 4) as given, not checked (frb's own results)."""
     q0 = q[..., 0]
     v = q[..., 1:]
@@ -215,7 +215,7 @@ def matrix_to_quat(Q: ArrayLike) -> NDArray[np.float64]:
     given = Q
     Q = _as_float_array(Q, "Q", (3, 3))
     _check_rotation(Q, "Q", given)
-    return _matrix_to_quat(Q)
+    return matrix_to_quat_unchecked(Q)
 
 
 def _check_rotation(Q: NDArray[np.float64], name: str, given: ArrayLike) -> None:
@@ -233,7 +233,7 @@ def _check_rotation(Q: NDArray[np.float64], name: str, given: ArrayLike) -> None
                          + _validate.low_precision_hint(given))
 
 
-def _matrix_to_quat(Q: NDArray[np.float64]) -> NDArray[np.float64]:
+def matrix_to_quat_unchecked(Q: NDArray[np.float64]) -> NDArray[np.float64]:
     """matrix_to_quat of float64 matrices (..., 3, 3) as given, not checked (frb's own
     results and checked inputs)."""
     if Q.ndim == 2 or (Q.ndim == 3 and Q.shape[0] <= _FEW_MATRICES):

@@ -583,8 +583,8 @@ class AttitudeControl(Torque):
     def error(self, Q: ArrayLike) -> NDArray[np.float64]:
         """The error quaternions ``conj(q_ref) q`` of attitudes ``Q`` (..., 3, 3), with
         ``e0 >= 0``."""
-        from .rotations import _matrix_to_quat
-        q = np.asarray(_matrix_to_quat(np.asarray(Q, dtype=np.float64)))
+        from .rotations import matrix_to_quat_unchecked
+        q = np.asarray(matrix_to_quat_unchecked(np.asarray(Q, dtype=np.float64)))
         conj = self.q_ref * np.array([1.0, -1.0, -1.0, -1.0])
         e = quaternion_product(conj, q)
         return np.where(e[..., :1] < 0, -e, e)

@@ -18,7 +18,7 @@ def awkward_rotations(n, seed):
     q[rng.random(n) < 0.3, 0] *= 1e-9
     q[rng.random(n) < 0.2, 1:] *= 1e-9
     q[rng.random(n) < 0.1, 2:] = 0
-    Q = rotations._quat_to_matrix(q)
+    Q = rotations.quat_to_matrix_unchecked(q)
     Q[rng.random(n) < 0.3] += 1e-12 * rng.normal(size=(3, 3))
     return Q
 
@@ -26,18 +26,18 @@ def awkward_rotations(n, seed):
 def test_few_matrices_equal_the_numpy_path_bit_for_bit():
     Q = awkward_rotations(4000, 1)
     assert Q.shape[0] > rotations._FEW_MATRICES
-    big = rotations._matrix_to_quat(Q)       # the numpy path
+    big = rotations.matrix_to_quat_unchecked(Q)       # the numpy path
     for k in range(0, 4000, 16):
-        few = rotations._matrix_to_quat(Q[k:k + 16])
+        few = rotations.matrix_to_quat_unchecked(Q[k:k + 16])
         assert np.array_equal(few, big[k:k + 16]), k
     for k in range(50):
-        one = rotations._matrix_to_quat(Q[k])
+        one = rotations.matrix_to_quat_unchecked(Q[k])
         assert one.shape == (4,) and np.array_equal(one, big[k]), k
 
 
 def test_compiled_conversion_equals_the_numpy_path_bit_for_bit():
     Q = awkward_rotations(4000, 4)
-    big = rotations._matrix_to_quat(Q)       # the numpy path
+    big = rotations.matrix_to_quat_unchecked(Q)       # the numpy path
     m, inertia = np.array([0.3, 0.1, -2.0]), np.array([1.0, 2.0, 3.0])
     rotations_seen = 0
     for k in range(4000):
@@ -52,8 +52,8 @@ def test_compiled_conversion_equals_the_numpy_path_bit_for_bit():
     q[:1000, 0] *= 1e-9
     q[500:1500, 2:] *= np.array([0.0, 1e-9])
     q /= np.linalg.norm(q, axis=1, keepdims=True)
-    Q = rotations._quat_to_matrix(q)
-    big = rotations._matrix_to_quat(Q)
+    Q = rotations.quat_to_matrix_unchecked(q)
+    big = rotations.matrix_to_quat_unchecked(Q)
     for k in range(2000):
         code, qk = frb._core.check_single_matrix_quat(m, Q[k], inertia, 1e-10)
         assert code == 0 and np.array_equal(qk, big[k]), k
@@ -64,9 +64,9 @@ def test_compiled_conversion_equals_the_numpy_path_bit_for_bit():
 @pytest.mark.parametrize("Q", [np.zeros((3, 3)), -5 * np.eye(3), np.full((3, 3), 1e300)])
 def test_few_matrices_not_rotations_as_the_numpy_path(Q):
     """Any finite (3, 3) matrix, rotation or not: the same numbers (or NaN) as the numpy path."""
-    many = rotations._matrix_to_quat(np.repeat(Q[None], rotations._FEW_MATRICES + 1, axis=0))
+    many = rotations.matrix_to_quat_unchecked(np.repeat(Q[None], rotations._FEW_MATRICES + 1, axis=0))
     with np.errstate(all="ignore"):
-        one = rotations._matrix_to_quat(Q)
+        one = rotations.matrix_to_quat_unchecked(Q)
     assert np.array_equal(one, many[0], equal_nan=True)
 
 
@@ -74,7 +74,7 @@ def test_integrate_from_a_matrix_starts_from_the_numpy_quaternion():
     # (RK4 holds the attitude as a quaternion, made from a matrix on entry; the exact-flow
     # splittings hold a matrix as it is)
     Q = awkward_rotations(40, 2)
-    q = rotations._matrix_to_quat(np.concatenate([Q, Q]))[:40]   # numpy path (80 matrices)
+    q = rotations.matrix_to_quat_unchecked(np.concatenate([Q, Q]))[:40]   # numpy path (80 matrices)
     rng = np.random.default_rng(3)
     m = rng.normal(size=(40, 3))
     inertia = np.array([0.8, 1.7, 2.6])
