@@ -30,6 +30,7 @@ import argparse
 import contextlib
 import os
 import sys
+import textwrap
 from os import PathLike
 from typing import TYPE_CHECKING, Iterator, Literal, Sequence
 
@@ -55,9 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="frb-example",
         usage="frb-example [-h] [--list] [--names] [--version] {N | NAME} [options]",
-        description="Run an example of ACM TOMS Algorithm 903 (exact free rigid body motion) "
-        "and compare it with the published output, or rerun a published experiment.",
-        epilog=list_text() + "\n\n" + _reference_help(),
+        description=textwrap.fill(
+            "Run an example of ACM TOMS Algorithm 903 (exact free rigid body motion) and compare "
+            "it with the published output, or rerun a published experiment.", 79),
+        epilog=list_text() + "\n\n" + textwrap.fill(_reference_help(), 79),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("example", type=int, choices=EXAMPLES, metavar="N",

@@ -103,7 +103,8 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
         ax.plot(d["t"], d["angle"][meth], markevery=every, **styles[meth])
     ax.set_xlabel("t (s)")
     ax.set_ylabel(f"angle between e{d['axis'] + 1} and l (degrees)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.13),
+              frameon=False)                      # below the axes: the curves fill them
     ax.grid(True, alpha=0.3)
     save_figure(fig, path)
 

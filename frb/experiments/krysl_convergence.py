@@ -150,6 +150,8 @@ def run_fast_top(n0: int = 2000, levels: int = 6, methods: str | Sequence[str] |
 
 def plot(result: Result, path: str | PathLike[str]) -> None:
     plt = pyplot()
+    from matplotlib.ticker import NullFormatter
+
     d = result.data
     fig, axes = plt.subplots(1, 2, figsize=(12.5, 4.8))
     styles = method_styles(list(d["err_m"]))
@@ -162,6 +164,7 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
             ax.loglog(d["hs"], e, **style)
         reference_accuracy(ax, acc, "accuracy of the reference; grey: below 10x it, "
                            "not resolved")
+        ax.xaxis.set_minor_formatter(NullFormatter())      # (labelled minor ticks overlap)
         ax.set_xlabel("step size")
         ax.set_ylabel(label)
         ax.grid(True, which="both", alpha=0.3)
