@@ -15,6 +15,7 @@ experiments              the published experiments (``frb-example NAME``)
 compare                  work-precision table of the methods on one problem (``frb-compare``)
 set_num_threads, get_num_threads   threads of the compiled batched loops (OpenMP)
 cpu_dispatch, set_cpu_target       SIMD target of the batched flows (``frb.simd``, FRB_CPU_TARGET)
+show_config              how this installation was built (version, compilers, flags, OpenMP)
 frb.dask                 batches as dask arrays, chunk by chunk (optional extra ``dask``)
 
 Quaternions are **scalar first** everywhere in frb, ``q = (q0, q1, q2, q3)``, ``Q = E(q)``
@@ -22,6 +23,23 @@ Quaternions are **scalar first** everywhere in frb, ``q = (q0, q1, q2, q3)``, ``
 Every public function takes real numbers under one rule (``frb._validate``): bools, complex
 numbers, strings and None are refused with TypeError naming the argument.
 """
+import os as _os
+
+try:
+    from . import _core, _build_info
+except ImportError as _exc:  # the source folder, or an extension that does not load
+    _here = _os.path.dirname(_os.path.abspath(__file__))
+    if not any(_f.startswith("_core.") and not _f.endswith((".pyi", ".py"))
+               for _f in _os.listdir(_here)):
+        raise ImportError(
+            f"'import frb' found the source folder {_here}, which has no compiled extension: "
+            "frb must be installed before it is imported. Install it (pip install .), or for "
+            "development in place: pip install meson-python meson ninja numpy, then "
+            "pip install --no-build-isolation -e . ; or run Python outside the source tree "
+            "(the tests run from tests/). See README.md, section Install.") from None
+    raise ImportError(f"frb could not load its compiled extension frb._core from {_here}: "
+                      f"{_exc}") from _exc
+
 from .flows import frb_step, quat_step
 from .inertia import principal_axes
 from .rotations import (hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat,
@@ -35,10 +53,12 @@ from .workprecision import compare
 from .threads import set_num_threads, get_num_threads
 from . import simd
 from .simd import cpu_dispatch, set_cpu_target
+from ._config import show_config
 
-__version__ = "0.1.0"
+#: The version of frb (the one version of meson.build, the metadata and the manual).
+__version__: str = _build_info.VERSION
 
 __all__ = ["compare", "experiments", "integrate", "Trajectory", "IntegrationError", "torques", "engine", "frb_step", "quat_step", "dmv_step", "dmv_integrate", "baselines", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
            "matrix_to_quat", "kinetic_energy", "spatial_momentum", "to_rotation", "from_rotation",
            "read_dat", "write_dat", "set_num_threads", "get_num_threads", "principal_axes",
-           "simd", "cpu_dispatch", "set_cpu_target"]
+           "simd", "cpu_dispatch", "set_cpu_target", "show_config"]

@@ -3,9 +3,10 @@ experiments) and ``frb-compare`` (work-precision comparison of the methods).
 
 Usage::
 
-    frb-example --list
-    frb-example NAME [--plot PATH] [--OPTION VALUE ...]      (NAME --help: what it computes)
-    frb-example N [--input PATH] [--output PATH] [--compare PATH | --no-compare] [--tol TOL]
+    frb-example --help | --list | --names | --version
+    frb-example NAME [--plot PATH] [--reference DIR] [--OPTION VALUE ...]   (NAME --help)
+    frb-example N [--input PATH] [--output PATH] [--reference DIR]
+                  [--compare PATH | --no-compare] [--tol TOL]
     frb-compare [--problem free|heavy-top|gravity-gradient|damped] [--methods A,B,...] [--plot PATH] ...
 
 ``NAME`` is an experiment of :mod:`frb.experiments`; it prints its tables and, with ``--plot``,
@@ -13,8 +14,11 @@ writes the figure (matplotlib).
 
 ``N`` is 0..4.  The default input is the packaged ``frb/data/init_exampleN.dat``,
 the default output ``out_exampleN.dat`` in the current directory, and the
-default comparison the published ``out_exampleN.dat`` found as described in
-:mod:`frb.datasets` (nothing is compared if it is absent).  The exit status is
+default comparison the published ``out_exampleN.dat`` of the Algorithm 903 distribution
+(:data:`PUBLISHED_SOURCE`), which frb does not ship: from ``--reference DIR``, else found as
+described in :mod:`frb.datasets` (the environment variable ``FRB_REFERENCE_DIR`` first;
+nothing is compared if it is absent, and the summary says where to get it).  ``--names``
+prints the experiments' names, one per line (for scripts).  The exit status is
 0, or 1 when a comparison was made and the largest absolute deviation exceeds
 the tolerance (default: the published tolerance of the example), or 2 for
 usage and input errors.
@@ -23,14 +27,25 @@ usage and input errors.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+import textwrap
 from os import PathLike
-from typing import TYPE_CHECKING, Literal, NoReturn, Sequence
+from typing import TYPE_CHECKING, Iterator, Literal, NoReturn, Sequence
+
+from .datasets import PUBLISHED_SOURCE, REFERENCE_ENV
 
 if TYPE_CHECKING:
     from .reporting import Experiment
 
-__all__ = ["main", "run_driver", "build_parser", "compare_main", "list_text"]
+__all__ = ["main", "run_driver", "build_parser", "compare_main", "list_text", "PUBLISHED_SOURCE"]
+
+
+def _version_text(prog: str) -> str:
+    from . import __version__
+
+    return f"{prog} (frb) {__version__}"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,15 +56,31 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``frb-example N``; its ``--help`` lists every example and experiment."""
     from .examples import EXAMPLES, PUBLISHED_TOLERANCE
 
     tols = ", ".join(f"{k}: {v:g}" for k, v in PUBLISHED_TOLERANCE.items())
     p = _Parser(
         prog="frb-example",
-        description="Run an example of ACM TOMS Algorithm 903 (exact free rigid body motion) "
-        "and compare it with the published output.",
+        usage="frb-example [-h] [--list] [--names] [--version] {N | NAME} [options]",
+        description=textwrap.fill(
+            "Run an example of ACM TOMS Algorithm 903 (exact free rigid body motion) and compare "
+            "it with the published output, or rerun a published experiment.", 79),
+        epilog=list_text() + "\n\n" + textwrap.fill(_reference_help(), 79),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("example", type=int, choices=EXAMPLES, help="example number")
+    p.add_argument("example", type=int, choices=EXAMPLES, metavar="N",
+                   help="example number, 0..4 (or an experiment's NAME: see below)")
+    p.add_argument("--list", action="store_true",
+                   help="list the examples and the experiments, and exit")
+    p.add_argument("--names", action="store_true",
+                   help="print the experiments' names, one per line (for scripts), and exit")
+    p.add_argument("--version", action="version", version=_version_text("frb-example"))
+    p.add_argument(
+        "--reference", metavar="DIR", default=None,
+        help="directory holding the published out_exampleN.dat (default: $FRB_REFERENCE_DIR, "
+        "else looked for beside a development checkout)",
+    )
     p.add_argument(
         "--input", metavar="PATH", default=None,
         help="input file in the original layout (default: packaged init_exampleN.dat)",
@@ -61,9 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_mutually_exclusive_group()
     g.add_argument(
         "--compare", metavar="PATH", default=None,
-        help="reference output to compare with (default: the published "
-        "out_exampleN.dat from $FRB_REFERENCE_DIR, ../shared/calgo903 of the current "
-        "directory or of the source tree, if present)",
+        help="reference output file to compare with (default: the published "
+        "out_exampleN.dat, see --reference)",
     )
     g.add_argument("--no-compare", action="store_true", help="do not compare")
     p.add_argument(
@@ -71,6 +101,13 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"tolerance on the largest absolute deviation (default per example: {tols})",
     )
     return p
+
+
+def _reference_help() -> str:
+    return ("The published outputs out_exampleN.dat, which frb does not ship, come with "
+            f"{PUBLISHED_SOURCE}. Point at the folder holding them with --reference DIR or the "
+            f"environment variable {REFERENCE_ENV}=DIR; without them the examples run and "
+            "nothing is compared.")
 
 
 def list_text() -> str:
@@ -94,6 +131,9 @@ def _experiment_parser(exp: Experiment) -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="PATH", default=None,
                    help="write the figure to PATH (format from the suffix, e.g. .png), or into "
                    "the folder PATH as NAME.png; needs matplotlib: pip install 'frb[plot]'")
+    p.add_argument("--reference", metavar="DIR", default=None,
+                   help="directory holding the published out_exampleN.dat, for the "
+                   f"experiments that compare with them (default: ${REFERENCE_ENV})")
     for o in exp.options:
         # (the text is converted and checked by the option: its messages name --NAME)
         p.add_argument("--" + o.name.replace("_", "-"), dest=o.name, type=str,
@@ -110,12 +150,17 @@ def _run_experiment(name: str, argv: Sequence[str]) -> int:
     exp = EXPERIMENTS[name]
     args = vars(_experiment_parser(exp).parse_args(argv))
     path = args.pop("plot")
+    reference = args.pop("reference")
+    if reference is not None and not os.path.isdir(reference):
+        return _error(f"--reference must name a directory, got {reference!r}",
+                      f"frb-example {name}")
     try:
         if path is not None:
             path = figure_path(path, name)        # (a wrong path before the run, not after)
         options = {o.name: o.parse(args[o.name]) for o in exp.options
                    if args[o.name] is not None}
-        result = run_experiment(name, **options)
+        with _reference_dir(reference):
+            result = run_experiment(name, **options)
     except MemoryError as exc:
         return _error(f"not enough memory for this run ({exc})", f"frb-example {name}")
     except (TypeError, ValueError, OverflowError, RuntimeError) as exc:
@@ -130,6 +175,23 @@ def _run_experiment(name: str, argv: Sequence[str]) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _reference_dir(directory: str | None) -> Iterator[None]:
+    """``FRB_REFERENCE_DIR`` set to ``directory`` (when not None) for the duration."""
+    if directory is None:
+        yield
+        return
+    old = os.environ.get(REFERENCE_ENV)
+    os.environ[REFERENCE_ENV] = os.path.abspath(directory)
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[REFERENCE_ENV]
+        else:
+            os.environ[REFERENCE_ENV] = old
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``frb-example`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     from .examples import format_summary, run_example
@@ -138,6 +200,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "--list":
         print(list_text())
+        return 0
+    if argv and argv[0] == "--names":
+        print("\n".join(EXPERIMENTS))
         return 0
     if argv and argv[0] in EXPERIMENTS:
         return _run_experiment(argv[0], argv[1:])
@@ -150,6 +215,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         return _error(problem)
     compare: str | Literal[False] | None = False if args.no_compare else args.compare
+    if args.reference is not None and compare is None:
+        compare = os.path.join(args.reference, f"out_example{args.example}.dat")
+        if not os.path.isfile(compare):
+            return _error(f"--reference {args.reference}: no out_example{args.example}.dat in "
+                          f"it (the published outputs come with {PUBLISHED_SOURCE})")
     try:
         summary = run_example(
             args.example,
@@ -177,10 +247,13 @@ def _error(message: object, prog: str = "frb-example") -> int:
 
 
 def _check_options(args: argparse.Namespace) -> str | None:
-    """The problem with --tol or --output, or None."""
+    """The problem with --tol, --output or --reference, or None."""
     import math
-    import os
 
+    if args.list or args.names:
+        return "--list and --names take no example: frb-example --list"
+    if args.reference is not None and not os.path.isdir(args.reference):
+        return f"--reference must name a directory, got {args.reference!r}"
     if args.tol is not None and not (math.isfinite(args.tol) and args.tol >= 0):
         return f"--tol must be a finite number >= 0, got {args.tol!r}"
     if args.output is not None:
@@ -252,6 +325,7 @@ def build_compare_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="PATH", default=None,
                    help="draw error against cost on log axes (needs matplotlib)")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    p.add_argument("--version", action="version", version=_version_text("frb-compare"))
     return p
 
 

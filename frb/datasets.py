@@ -13,7 +13,9 @@
      root is the parent of the ``frb`` package directory when the package is used from a source
      tree (that directory holds ``pyproject.toml`` or ``.git``).
 
-  The first existing file is used; None when there is none.
+  The first existing file is used; None when there is none. The outputs come with the
+  Algorithm 903 distribution (:data:`PUBLISHED_SOURCE`); ``frb-example N --reference DIR``
+  points at them for one run.
 
 The examples (:mod:`frb.examples`), the experiments (:mod:`frb.experiments`) and the command
 line (:mod:`frb.cli`) all look their data up here.
@@ -46,13 +48,16 @@ if TYPE_CHECKING:
     else:
         from importlib.abc import Traversable
 
-__all__ = ["EXAMPLES", "REFERENCE_ENV", "example_number", "packaged_input", "read_packaged_input",
+__all__ = ["EXAMPLES", "REFERENCE_ENV", "PUBLISHED_SOURCE", "example_number", "packaged_input", "read_packaged_input",
            "example1_data", "source_root", "reference_dirs", "find_published_output"]
 
 #: The example numbers of Algorithm 903.
 EXAMPLES = (0, 1, 2, 3, 4)
 #: Environment variable naming a directory holding the published outputs.
 REFERENCE_ENV = "FRB_REFERENCE_DIR"
+#: Where the published outputs ``out_exampleN.dat`` come from (frb does not ship them).
+PUBLISHED_SOURCE = ("the Algorithm 903 distribution (ACM Collected Algorithms, CALGO: the "
+                    "software of Celledoni and Zanna 2010, https://doi.org/10.1145/1731022.1731033)")
 
 
 def example_number(n: object) -> int:

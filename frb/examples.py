@@ -47,8 +47,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
-from .datasets import (EXAMPLES, REFERENCE_ENV, example_number, find_published_output,
-                       packaged_input, reference_dirs, source_root)
+from .datasets import (EXAMPLES, PUBLISHED_SOURCE, REFERENCE_ENV, example_number,
+                       find_published_output, packaged_input, reference_dirs, source_root)
 from .io import matrix_from_columns, matrix_to_columns, read_dat, write_dat
 from .rotations import kinetic_energy, quat_to_matrix, spatial_momentum
 
@@ -288,6 +288,7 @@ def run_example(n: int | str, input_path: str | os.PathLike[str] | None = None,
     -------
     dict
         ``example``, ``input``, ``output``, ``compare`` (path or None),
+        ``compare_disabled`` (True when ``compare_path`` is False),
         ``steps``, ``flows`` (free rigid body flows computed), ``h``,
         ``t_final``, ``wall_time`` (seconds, computation only), ``n_values``,
         ``invariants`` (name -> largest absolute drift over the run),
@@ -367,6 +368,7 @@ def run_example(n: int | str, input_path: str | os.PathLike[str] | None = None,
         "input": input_name,
         "output": None if out_path is None else str(out_path),
         "compare": None if ref_path is None else str(ref_path),
+        "compare_disabled": compare_path is False,
         **summary,
         "n_values": int(values.size),
         "max_abs_deviation": dev,
@@ -393,8 +395,12 @@ def format_summary(summary: dict[str, Any]) -> str:
     ]
     for k, val in s["invariants"].items():
         lines.append(f"    {k:<26s} {val:.3e}")
-    if s["compare"] is None:
-        lines.append("  compared:   no reference file (published output not found)")
+    if s["compare"] is None and s.get("compare_disabled"):
+        lines.append("  compared:   no (comparison turned off)")
+    elif s["compare"] is None:
+        lines.append(f"  compared:   nothing: the published out_example{s['example']}.dat was "
+                     f"not found. It comes with {PUBLISHED_SOURCE}; point at its folder with "
+                     f"frb-example {s['example']} --reference DIR or {REFERENCE_ENV}=DIR.")
     else:
         lines.append(f"  compared with: {s['compare']}")
         verdict = "OK" if s["within_tolerance"] else "EXCEEDS"

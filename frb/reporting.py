@@ -8,6 +8,9 @@ What is here:
 * :class:`Option`, :class:`Experiment`: the description of a published experiment (its
   command-line options, its run and plot functions, the paper it reproduces);
 * :func:`pyplot`, :func:`save_figure`: matplotlib set-up and output (the ``plot`` extra);
+* the figures' style: :func:`method_styles` (a colour, line style and marker per method, so
+  that curves lying on each other stay visible), :func:`reference_accuracy` (the accuracy of a
+  reference drawn and labelled), :func:`tidy_3d` (3-D axes with few, small tick labels);
 * error measures: :func:`attitude_error`, :func:`batch_error`, and :func:`fit_order`, the
   observed order of a method from errors at several steps;
 * :func:`method_list`: a comma-separated list of method names, as the options take them.
@@ -37,7 +40,7 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["Experiment", "Option", "Table", "Result", "pyplot", "save_figure", "fit_order",
            "attitude_error", "format_value", "batch_error", "method_list", "steps_of",
-           "figure_path"]
+           "figure_path", "method_styles", "reference_accuracy", "tidy_3d"]
 
 
 def format_value(x: Any) -> str:
@@ -313,14 +316,100 @@ def figure_path(path: str | PathLike[str], name: str) -> str:
     return text if os.path.splitext(text)[1] else text + ".png"
 
 
-def save_figure(fig: Any, path: str | PathLike[str]) -> None:
-    """Lay out ``fig``, write it to ``path`` (110 dpi, format from the suffix) and close it."""
+def save_figure(fig: Any, path: str | PathLike[str], layout: bool = True) -> None:
+    """Lay out ``fig`` (unless ``layout`` is False: laid out already), write it to ``path``
+    (110 dpi, format from the suffix) and close it."""
     plt = pyplot()
-    fig.tight_layout()
+    if layout:
+        fig.tight_layout()
     try:
         fig.savefig(path, dpi=110)
     finally:
         plt.close(fig)
+
+
+#: Colours of the method styles (matplotlib's tab10, then darker and lighter shades).
+_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
+            "tab:pink", "tab:gray", "tab:olive", "tab:cyan", "navy", "darkgoldenrod")
+_LINESTYLES = ("-", "--", "-.", ":")
+_MARKERS = ("o", "s", "^", "v", "D", "<", ">", "p", "h", "X", "*", "P")
+
+
+def method_styles(methods: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """A distinct style per method: keyword arguments for matplotlib's ``plot``.
+
+    Every method gets its own colour, line style and marker, and one of three marker sizes in
+    turn (small and filled, medium and hollow, large and hollow), so that when two or three
+    methods give the same numbers (as TRAP and IMID do) their markers nest inside each other
+    and every curve and legend entry stays visible.
+
+    Parameters
+    ----------
+    methods : sequence of str
+        The methods in the order of the legend.
+
+    Returns
+    -------
+    dict
+        ``{method: {"color", "linestyle", "marker", "markersize", "markerfacecolor",
+        "linewidth", "label"}}``.
+
+    Examples
+    --------
+    >>> from frb.reporting import method_styles
+    >>> s = method_styles(["TRAP", "IMID"])
+    >>> trap, imid = s["TRAP"], s["IMID"]
+    >>> trap["marker"] != imid["marker"], trap["linestyle"] != imid["linestyle"]
+    (True, True)
+    >>> s["IMID"]["markerfacecolor"]
+    'none'
+    """
+    out = {}
+    for i, meth in enumerate(methods):
+        size = (3.5, 6.5, 9.5)[i % 3]
+        colour = _COLOURS[i % len(_COLOURS)]
+        out[meth] = {"color": colour, "linestyle": _LINESTYLES[i % len(_LINESTYLES)],
+                     "marker": _MARKERS[i % len(_MARKERS)], "markersize": size,
+                     "markerfacecolor": colour if i % 3 == 0 else "none",
+                     "linewidth": 1.0, "label": meth}
+    return out
+
+
+def reference_accuracy(ax: Any, accuracy: float, label: str, factor: float = 10.0) -> None:
+    """Draw the accuracy of a reference on the log-scale axes ``ax``: a dotted line at
+    ``accuracy`` and a grey band below ``factor * accuracy``, where errors against this
+    reference measure the reference rather than the method; ``label`` goes into the legend.
+
+    Examples
+    --------
+    >>> from frb.reporting import pyplot, reference_accuracy
+    >>> fig, ax = pyplot().subplots()
+    >>> ax.set_yscale("log")
+    >>> reference_accuracy(ax, 1e-10, "reference accuracy")
+    >>> [t.get_label() for t in ax.get_lines()]
+    ['reference accuracy']
+    >>> pyplot().close(fig)
+    """
+    if not (math.isfinite(accuracy) and accuracy > 0):
+        return
+    ax.axhline(accuracy, color="black", linestyle=":", linewidth=1.0, label=label)
+    low, high = ax.get_ylim()
+    low = min(low, accuracy / 3)
+    ax.axhspan(low, factor * accuracy, color="0.85", alpha=0.6, linewidth=0, zorder=0)
+    ax.set_ylim(low, max(high, 3 * factor * accuracy))     # the band does not widen the axes
+
+
+def tidy_3d(ax: Any, labels: Sequence[str] = ("x", "y", "z"), nbins: int = 4,
+            fontsize: float = 7.0) -> None:
+    """3-D axes whose tick labels do not overlap: at most ``nbins`` + 1 ticks an axis, small
+    tick labels close to the axis, and the axis labels ``labels``."""
+    from matplotlib.ticker import MaxNLocator
+
+    for axis, name in zip((ax.xaxis, ax.yaxis, ax.zaxis), labels):
+        axis.set_major_locator(MaxNLocator(nbins))
+        axis.set_tick_params(labelsize=fontsize, pad=0)
+        axis.set_label_text(name, fontsize=fontsize + 1)
+        axis.labelpad = -2
 
 
 def fit_order(hs: ArrayLike, errors: ArrayLike, floor: float = 0.0) -> float:

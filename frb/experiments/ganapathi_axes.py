@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from .. import integrate
-from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure, steps_of
+from ..reporting import (Experiment, Option, Result, Table, method_styles, pyplot, save_figure,
+                         steps_of, tidy_3d)
 from ..rotations import momentum_period
 
 INERTIA = (2.0, 8.0, 4.0)
@@ -88,18 +89,22 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
     d = result.data
     fig = plt.figure(figsize=(10, 4.5))
     ax = fig.add_subplot(1, 2, 1, projection="3d")
-    ax.plot(*d["paths"]["EXACT"].T, lw=0.8, label="exact flow")
-    ax.plot(*d["paths"]["RK4"][::5].T, ".", ms=1.0, label="RK4")
+    ax.plot(*d["paths"]["EXACT"].T, lw=0.8, color="tab:blue", label="exact flow")
+    ax.plot(*d["paths"]["RK4"][::5].T, ".", ms=1.0, color="tab:orange", label="RK4 (dots)")
     ax.plot(*d["ell"], "ro", ms=6, label="l (fixed)")
     ax.set_box_aspect((1, 1, 1))
+    tidy_3d(ax)
     ax.set_title(f"{d['figure']}: body axis e{d['axis'] + 1} in the fixed frame", fontsize=10)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left")
     ax = fig.add_subplot(1, 2, 2)
-    for meth, style in (("EXACT", "-"), ("RK4", "--")):
-        ax.plot(d["t"], d["angle"][meth], style, lw=0.8, label=meth)
+    styles = method_styles(["EXACT", "RK4"])
+    every = max(1, len(d["t"]) // 40)
+    for meth in ("EXACT", "RK4"):
+        ax.plot(d["t"], d["angle"][meth], markevery=every, **styles[meth])
     ax.set_xlabel("t (s)")
     ax.set_ylabel(f"angle between e{d['axis'] + 1} and l (degrees)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.13),
+              frameon=False)                      # below the axes: the curves fill them
     ax.grid(True, alpha=0.3)
     save_figure(fig, path)
 

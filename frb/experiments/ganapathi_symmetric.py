@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import integrate
-from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure
+from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure, tidy_3d
 from ..rotations import rotation_exp
 
 __all__ = ["INERTIA", "W0", "rotation_exp", "precession", "analytic", "run", "plot", "EXPERIMENT"]
@@ -134,11 +134,18 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
     ax.set_xlabel("t (s)")
     ax.set_ylabel("body angular velocity (rad/s)")
     ax.set_title("Fig. 1: RK4 and analytic W(t)", fontsize=10)
-    ax.legend(fontsize=6, ncol=2)
+    lo, hi = float(d["w_ref"].min()), float(d["w_ref"].max())
+    ax.set_ylim(lo - 0.08 * (hi - lo), hi + 0.45 * (hi - lo))   # room above for the legend
+    ax.legend(fontsize=6, ncol=3, loc="upper center")
     ax = fig.add_subplot(1, 3, 2)
-    for name, style in (("RK4", "-"), ("EXACT", ":")):
+    for name in ("RK4", "EXACT"):
         e = d["w"][name] - d["w_ref"]
-        ax.plot(e[:, 0] * 1e5, e[:, 1] * 1e5, style, lw=0.8, label=name)
+        if name == "EXACT":      # ~1e-14: a mark at the origin, its size in the legend
+            largest = float(np.abs(e[:, :2]).max())
+            ax.plot(e[:, 0] * 1e5, e[:, 1] * 1e5, "x", color="tab:red", ms=9, markevery=[0],
+                    label=f"EXACT (all within {largest:.0e}: at the origin)")
+        else:
+            ax.plot(e[:, 0] * 1e5, e[:, 1] * 1e5, "-", color="tab:blue", lw=0.8, label=name)
     ax.set_xlabel("error of W1 (1e-5 rad/s)")
     ax.set_ylabel("error of W2 (1e-5 rad/s)")
     ax.set_title("Fig. 2: error of (W1, W2)", fontsize=10)
@@ -151,6 +158,7 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
     ax.plot(*d["axis"].T, lw=0.8, label="symmetry axis x3")
     ax.plot([0, ell[0]], [0, ell[1]], [0, ell[2]], "r-", lw=1.5, label="l (fixed)")
     ax.set_title("Fig. 3: W and x3 on cones about l", fontsize=10)
+    tidy_3d(ax)
     ax.legend(fontsize=6)
     save_figure(fig, path)
 

@@ -30,7 +30,7 @@ from .. import integrate
 from ..engine import IntegrationError
 from ..torques import HeavyTop, heavy_top
 from ..reporting import (Experiment, Option, Result, Table, attitude_error, fit_order, method_list,
-                         pyplot, save_figure, steps_of)
+                         method_styles, pyplot, reference_accuracy, save_figure, steps_of)
 from ..rotations import rotation_exp
 
 KRYSL_METHODS = ("TRAP", "IMID", "TRAPM", "IMIDM", "SWC1", "AKW", "BBTRAP")
@@ -132,7 +132,8 @@ def _run(name: str, n0: int | None = None, levels: int | None = None,
     return Result(
         name, f"error at t = {T:g} against the step size (Krysl {p['section']})", params,
         [t_m, t_R], numbers,
-        data={"hs": hs, "err_m": err_m, "err_R": err_R, "section": p["section"]},
+        data={"hs": hs, "err_m": err_m, "err_R": err_R, "section": p["section"],
+              "reference": label, "reference_accuracy": acc},
         notes=[f"reference: {label}; its accuracy ({how}): |dPi| = {acc[0]:.1e}, "
                f"|dR| = {acc[1]:.1e}", "orders: least-squares slope on the three smallest "
                f"steps, errors below {floor:.1e} (10x the reference accuracy) left out"])
@@ -154,19 +155,30 @@ def run_fast_top(n0: int = 2000, levels: int = 6, methods: str | Sequence[str] |
 
 def plot(result: Result, path: str | PathLike[str]) -> None:
     plt = pyplot()
+    from matplotlib.ticker import NullFormatter
+
     d = result.data
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
-    for ax, key, label in ((axes[0], "err_m", "||Pi - Pi_ref||_2"),
-                           (axes[1], "err_R", "||R - R_ref||_2")):
+    fig, axes = plt.subplots(1, 2, figsize=(12.5, 4.8))
+    styles = method_styles(list(d["err_m"]))
+    for ax, key, label, acc in ((axes[0], "err_m", "||Pi - Pi_ref||_2", d["reference_accuracy"][0]),
+                                (axes[1], "err_R", "||R - R_ref||_2", d["reference_accuracy"][1])):
         for meth, e in d[key].items():
-            style = "o-" if meth in KRYSL_METHODS else "s--"
-            ax.loglog(d["hs"], e, style, ms=3, lw=1, label=meth)
+            style = dict(styles[meth])
+            if np.isfinite(e).any() and np.nanmax(e) <= 10 * acc:
+                style["label"] = f"{meth} (at the reference's accuracy)"
+            ax.loglog(d["hs"], e, **style)
+        reference_accuracy(ax, acc, "accuracy of the reference; grey: below 10x it, "
+                           "not resolved")
+        ax.xaxis.set_minor_formatter(NullFormatter())      # (labelled minor ticks overlap)
         ax.set_xlabel("step size")
         ax.set_ylabel(label)
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize=7, ncol=2)
-    fig.suptitle(f"Krysl {d['section']}: error at the final time", fontsize=10)
-    save_figure(fig, path)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.suptitle(f"Krysl {d['section']}: error at the final time against the reference "
+                 f"({d['reference']})", fontsize=10)
+    fig.tight_layout(rect=(0, 0.16, 1, 1))
+    save_figure(fig, path, layout=False)
 
 
 def _options(n0: int, top: bool = False) -> tuple[Option, ...]:

@@ -24,7 +24,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import integrate
 from ..engine import IntegrationError
-from ..reporting import Experiment, Option, Result, Table, method_list, pyplot, save_figure
+from ..reporting import (Experiment, Option, Result, Table, method_list, method_styles, pyplot,
+                         save_figure)
 
 INERTIA = (2.0, 3.0, 4.5)
 PI0 = (2.0, 2.0, 2.0)
@@ -123,15 +124,20 @@ def run(h: float = 0.5, nsteps: int = 40000, methods: str | Sequence[str] | None
 def plot(result: Result, path: str | PathLike[str]) -> None:
     plt = pyplot()
     d = result.data
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4), sharex=True)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), sharex=True)
     for ax, group, title in ((axes[0], FIG4, "Fig. 4"), (axes[1], FIG5, "Fig. 5"),
                              (axes[2], SPLITTINGS, "exact-flow splittings")):
-        for meth in group:
-            if meth in d["H"]:
-                ax.plot(d["t"], d["H"][meth], lw=0.6, label=meth)
+        shown = [meth for meth in group if meth in d["H"]]
+        styles = method_styles(shown)
+        every = max(1, len(d["t"]) // 12)
+        for meth in shown:
+            ax.plot(d["t"], d["H"][meth], **{**styles[meth], "linewidth": 0.5}, alpha=0.8,
+                    markevery=(every * shown.index(meth) // max(1, len(shown)), every))
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("t")
-        ax.legend(fontsize=7)
+        # below the axes: the curves fill them
+        ax.legend(fontsize=7, ncol=len(shown), loc="upper center", bbox_to_anchor=(0.5, -0.16),
+                  frameon=False)
         ax.grid(True, alpha=0.3)
     axes[0].set_ylabel("H / H0")
     save_figure(fig, path)

@@ -21,7 +21,8 @@ from os import PathLike
 import numpy as np
 
 from .. import integrate
-from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure, steps_of
+from ..reporting import (Experiment, Option, Result, Table, method_styles, pyplot, save_figure,
+                         steps_of)
 from ..torques import attitude_control, gravity_gradient, linear_damping, rotor
 
 #: Inertia tensor (kg m^2) in the body frame of the attitude, wheel momentum (N m s, body
@@ -137,9 +138,10 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
             ax.axvline(x, color="gray", lw=0.6)
         ax.grid(True, alpha=0.3)
     ax = axes[2]
-    for (meth, pts), marker in zip(d["curves"].items(), "os^vD"):
+    styles = method_styles(list(d["curves"]))
+    for meth, pts in d["curves"].items():
         ms, err = zip(*pts)
-        ax.loglog(ms, err, marker=marker, ls="-", label=meth)
+        ax.loglog(ms, err, **styles[meth])
     ax.set_xlabel("time (ms)")
     ax.set_ylabel("largest error of q over the slew")
     ax.legend(fontsize=8)

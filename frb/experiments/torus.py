@@ -19,7 +19,7 @@ import numpy as np
 from .. import integrate
 from ..datasets import example1_data, find_published_output
 from ..io import read_dat
-from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure, steps_of
+from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure, steps_of, tidy_3d
 from ..torques import constant_field
 
 __all__ = ["example1_data", "run", "plot", "EXPERIMENT"]
@@ -87,6 +87,7 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
                       lw=0.3)
     ax.plot(*m.T, ",", color="tab:blue")
     ax.set_box_aspect((1, 1, 1))
+    tidy_3d(ax, labels=("m1", "m2", "m3"))
     ax.set_title("m_i, i h in [0, %g], on the unit sphere" % result.data["t"][-1], fontsize=10)
     # close-up: the points near the top of the orbit (largest m3), in the m1-m2 plane
     ax2 = fig.add_subplot(1, 2, 2)
@@ -98,6 +99,7 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
     near = np.linalg.norm(m - centre, axis=1) < 0.02
     ax2.plot(m[near, 0], m[near, 1], ".", ms=1.0)
     ax2.set_xlabel("m1")
+    ax2.xaxis.set_major_locator(plt.MaxNLocator(5))      # tick labels of 7 digits: few of them
     ax2.set_ylabel("m2")
     ax2.set_title("close-up of the torus near m = (%.3f, %.3f, %.3f)" % tuple(centre),
                   fontsize=10)

@@ -14,7 +14,7 @@ from os import PathLike
 import numpy as np
 
 from .. import integrate
-from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure, steps_of
+from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure, steps_of, tidy_3d
 from ..rotations import momentum_period
 
 INERTIA = (0.376, 0.627, 1.0)
@@ -85,6 +85,7 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
         ax.plot(*d["Q_exact"][:, :, j].T, color=c, lw=0.8, label=f"axis {j + 1} (exact)")
         ax.plot(*d["Q_dmv"][::10, :, j].T, ".", color=c, ms=1.2, label=f"axis {j + 1} ({d['method']})")
     ax.set_box_aspect((1, 1, 1))
+    tidy_3d(ax)
     ax.set_title("body axes in the fixed frame, t in [0, %g]" % d["t"][-1], fontsize=10)
     ax.legend(fontsize=6, loc="upper left")
     ax2 = fig.add_subplot(1, 2, 2)
