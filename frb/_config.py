@@ -36,17 +36,10 @@ def _version_of(dist: str) -> str | None:
         return None
 
 
-def _simd_target() -> str | None:
-    """The SIMD target the compiled loops dispatch to, when this build reports one."""
-    import frb
-
-    dispatch = getattr(frb, "cpu_dispatch", None)
-    return None if dispatch is None else str(dispatch())
-
-
 def _config() -> dict[str, Any]:
     import numpy
 
+    from .simd import cpu_dispatch, supported_cpu_targets
     from .threads import get_num_threads, openmp_enabled
 
     build = _build_info.BUILD
@@ -61,7 +54,7 @@ def _config() -> dict[str, Any]:
         "flags": build["flags"],
         "openmp": {**build["openmp"], "enabled": openmp_enabled(),
                    "threads": get_num_threads()},
-        "simd": {"target": _simd_target()},
+        "simd": {"target": cpu_dispatch(), "supported": list(supported_cpu_targets())},
         "extras": {name: {dist: _version_of(dist) for dist in dists}
                    for name, (dists, _) in EXTRAS.items()},
     }
@@ -91,7 +84,8 @@ def _format(cfg: dict[str, Any]) -> str:
     else:
         out.append("  OpenMP:     not in this build (every loop runs on one thread)")
     target = cfg["simd"]["target"]
-    out.append(f"  SIMD:       {target if target is not None else 'one target (this build does not dispatch)'}")
+    out.append(f"  SIMD:       {target} (this CPU supports: {', '.join(cfg['simd']['supported'])}; "
+               "frb.set_cpu_target, FRB_CPU_TARGET)")
     out.append("  extras (pip install 'frb[EXTRA]'):")
     for name, dists in cfg["extras"].items():
         have = ", ".join(f"{d} {v}" if v else f"{d} not installed" for d, v in dists.items())

@@ -83,7 +83,7 @@ def test_show_config_dicts():
 
 def test_show_config_prints(capsys, monkeypatch):
     """The report names the version, the Fortran compiler and its flags, OpenMP, the SIMD
-    target (when the build reports one: frb.cpu_dispatch) and the extras, installed or not."""
+    target (frb.cpu_dispatch) and the extras, installed or not."""
     from frb import _config
 
     monkeypatch.setitem(_config.EXTRAS, "plot", (("no-such-distribution-xyz",), "figures"))
@@ -93,9 +93,15 @@ def test_show_config_prints(capsys, monkeypatch):
     assert "fortran:" in out and frb.show_config("dicts")["compilers"]["fortran"]["version"] in out
     assert "OpenMP:" in out and "SIMD:" in out
     assert "no-such-distribution-xyz not installed" in out
-    monkeypatch.setattr(frb, "cpu_dispatch", lambda: "avx-test-target", raising=False)
-    frb.show_config()
-    assert "SIMD:       avx-test-target" in capsys.readouterr().out
+    config = frb.show_config("dicts")
+    assert config["simd"] == {"target": frb.cpu_dispatch(),
+                              "supported": list(frb.simd.supported_cpu_targets())}
+    frb.set_cpu_target("baseline")
+    try:
+        frb.show_config()
+    finally:
+        frb.set_cpu_target(config["simd"]["target"])
+    assert "SIMD:       baseline (this CPU supports: baseline" in capsys.readouterr().out
 
 
 def test_show_config_mode_refused():

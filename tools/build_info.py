@@ -52,7 +52,9 @@ def collect(build_dir: Path) -> dict[str, Any]:
     for target in _load(info, "targets"):
         for src in target.get("target_sources", []):
             lang = src.get("language")
-            if lang not in ("fortran", "c") or not src.get("sources"):
+            # (the SIMD targets' copies of the lane modules are generated sources)
+            if lang not in ("fortran", "c") or not (src.get("sources")
+                                                    or src.get("generated_sources")):
                 continue
             per_target.setdefault(lang, {})[target["name"]] = _flags(src.get("parameters", []))
     flags: dict[str, Any] = {}
