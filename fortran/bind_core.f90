@@ -6,7 +6,8 @@
 subroutine frb_step_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, threads, m_out, qt_out, &
                           info, where)
    use iso_c_binding, only: c_double, c_int
-   use flow_batches, only: flow_batch, attitude_matrix
+   use simd_dispatch, only: flow_batch
+   use flow_batches, only: attitude_matrix
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni), tol
@@ -24,7 +25,8 @@ end subroutine frb_step_batch
 subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
                            info, where)
    use iso_c_binding, only: c_double, c_int
-   use flow_batches, only: flow_batch, attitude_quat
+   use simd_dispatch, only: flow_batch
+   use flow_batches, only: attitude_quat
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni), tol
@@ -45,7 +47,8 @@ end subroutine quat_step_batch
 subroutine frb_step_batch_f(n, ni, nh, m, qf, h, inertia, quadrature, tol, threads, m_out, qf_out, &
                             info, where)
    use iso_c_binding, only: c_double, c_int
-   use flow_batches, only: flow_batch, attitude_matrix, layout_body_first
+   use simd_dispatch, only: flow_batch
+   use flow_batches, only: attitude_matrix, layout_body_first
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(n, 3), qf(n, 3, 3), h(nh), inertia(3, ni), tol
@@ -62,7 +65,8 @@ end subroutine frb_step_batch_f
 subroutine quat_step_batch_f(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
                              info, where)
    use iso_c_binding, only: c_double, c_int
-   use flow_batches, only: flow_batch, attitude_quat, layout_body_first
+   use simd_dispatch, only: flow_batch
+   use flow_batches, only: attitude_quat, layout_body_first
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
    real(c_double), intent(in) :: m(n, 3), q(n, 4), h(nh), inertia(3, ni), tol

@@ -7,7 +7,8 @@
 
 subroutine frb_integrate_batch(n, ni, nh, m, qt, h, inertia, quadrature, nsteps, threads, m_out, qt_out)
    use iso_c_binding, only: c_double, c_int
-   use flow_batches, only: flow_batch, attitude_matrix
+   use simd_dispatch, only: flow_batch
+   use flow_batches, only: attitude_matrix
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps, threads
    real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni)
@@ -22,7 +23,8 @@ end subroutine frb_integrate_batch
 
 subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps, threads, m_out, q_out)
    use iso_c_binding, only: c_double, c_int
-   use flow_batches, only: flow_batch, attitude_quat
+   use simd_dispatch, only: flow_batch
+   use flow_batches, only: attitude_quat
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, quadrature, nsteps, threads
    real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)

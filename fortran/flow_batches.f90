@@ -1,5 +1,7 @@
 ! The one chunk driver of the batched free flows (the f2py bindings frb_step_batch, quat_step_batch,
-! their body-first forms and the integrate loops are thin calls of flow_batch).
+! their body-first forms and the integrate loops are thin calls of flow_batch). Compiled once per
+! SIMD target with the lanes it drives (simd_dispatch.f90 forwards flow_batch to the target in
+! use), so that the checks and the turns of the attitudes run on the wide vectors too.
 !
 ! A batch of n bodies runs in chunks of flow_lanes_width bodies (exact_flow_lanes.free_flow_chunk,
 ! the lanes in lock-step), the chunks shared among the threads (parallel.f90: the chunks depend on
@@ -19,7 +21,7 @@ module flow_batches
    use iso_c_binding, only: c_double, c_int
    use exact_flow, only: rotate_matrix_tr
    use rotations, only: qmul
-   use simd_dispatch, only: free_flow_chunk, flow_lanes_width
+   use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use checks, only: check_body_matrix, check_body_quat, input_ok
    use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
    implicit none

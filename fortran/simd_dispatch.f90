@@ -1,7 +1,7 @@
 ! Run-time choice of the SIMD target of the lane kernels.
 !
-! The lock-step kernels (exact_flow_lanes, and the batched discrete Moser-Veselov steps of
-! moser_veselov) are compiled once per target: the baseline of the architecture and, on x86-64,
+! The lock-step kernels (exact_flow_lanes and its chunk driver flow_batches, and the batched
+! discrete Moser-Veselov steps of moser_veselov) are compiled once per target: the baseline of the architecture and, on x86-64,
 ! x86-64-v3 (AVX2) and x86-64-v4 (AVX-512) (meson.build; the copies are the same source with the
 ! module renamed, tools/simd_target_source.py). This module holds the target in use (cpu_target)
 ! and forwards each call to that target's copy; it is set at import of the Python package
@@ -14,7 +14,7 @@
 ! (The lanes call no vectorised library function: their atan2 and cos/sin beyond the series are
 ! scalar calls.)
 module simd_dispatch
-   use iso_c_binding, only: c_int
+   use iso_c_binding, only: c_int, c_double
    use kinds, only: dp
    use numbers_table, only: cpu_target_baseline, cpu_target_avx2, cpu_target_avx512
    use exact_flow_lanes, only: chunk_baseline => free_flow_chunk, flow_lanes_width
@@ -22,6 +22,9 @@ module simd_dispatch
    use exact_flow_lanes_avx512, only: chunk_avx512 => free_flow_chunk, &
                                       width_avx512 => flow_lanes_width
    use moser_veselov, only: many_baseline => dmv_integrate_many, steps_baseline => dmv_blocks_steps
+   use flow_batches, only: batch_baseline => flow_batch
+   use flow_batches_avx2, only: batch_avx2 => flow_batch
+   use flow_batches_avx512, only: batch_avx512 => flow_batch
    use moser_veselov_avx2, only: many_avx2 => dmv_integrate_many, steps_avx2 => dmv_blocks_steps
    use moser_veselov_avx512, only: many_avx512 => dmv_integrate_many, &
                                    steps_avx512 => dmv_blocks_steps
@@ -29,7 +32,7 @@ module simd_dispatch
    private
 
    public :: free_flow_chunk, flow_lanes_width, select_cpu_target, cpu_target, best_cpu_target
-   public :: dmv_integrate_many, dmv_blocks_step, dmv_blocks_steps
+   public :: dmv_integrate_many, dmv_blocks_step, dmv_blocks_steps, flow_batch
 
    !> The target of the lane kernels in use (a cpu_target_* code); the baseline until
    !> select_cpu_target is called.
@@ -79,6 +82,29 @@ contains
          call chunk_baseline(nc, b0, nh, ni, m, h, inertia, quadrature, m_out, w)
       end select
    end subroutine free_flow_chunk
+
+   !> flow_batches.flow_batch of the target in use (the same arguments and results).
+   subroutine flow_batch(na, n, ni, nh, m, att, h, inertia, quadrature, threads, m_out, att_out, &
+                         tol, info, where, nsteps, layout)
+      integer, intent(in) :: na, n, ni, nh, quadrature, threads
+      real(c_double), intent(in) :: m(3 * n), att(na * n), h(nh), inertia(3, ni)
+      real(c_double), intent(out) :: m_out(3 * n), att_out(na * n)
+      real(c_double), intent(in), optional :: tol
+      integer(c_int), intent(out), optional :: info, where
+      integer, intent(in), optional :: nsteps, layout
+
+      select case (cpu_target)
+      case (cpu_target_avx512)
+         call batch_avx512(na, n, ni, nh, m, att, h, inertia, quadrature, threads, m_out, att_out, &
+                           tol, info, where, nsteps, layout)
+      case (cpu_target_avx2)
+         call batch_avx2(na, n, ni, nh, m, att, h, inertia, quadrature, threads, m_out, att_out, &
+                         tol, info, where, nsteps, layout)
+      case default
+         call batch_baseline(na, n, ni, nh, m, att, h, inertia, quadrature, threads, m_out, &
+                             att_out, tol, info, where, nsteps, layout)
+      end select
+   end subroutine flow_batch
 
    !> moser_veselov.dmv_integrate_many of the target in use.
    pure subroutine dmv_integrate_many(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
