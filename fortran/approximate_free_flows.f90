@@ -16,7 +16,7 @@
 !   no solution (|h| |omega| beyond about 1): info_no_solution.
 !   Torque-free, the modified inverse moments depend on y only through the conserved C, H; they
 !   are computed once per body at step k = 1 and kept in ws(1:3, j), and the chunk's bodies are
-!   stepped in lock-step by dmv_blocks_step (the lanes dmv_lanes, blocks of 16 from the chunk's
+!   stepped in lock-step by dmv_blocks_steps (the lanes dmv_lanes, blocks of 16 from the chunk's
 !   first body; frb.dmv_integrate runs here too). With a torque they are recomputed every step
 !   from the momentum entering the free step, and the bodies are stepped one by one.
 ! * SPLIT3 (variant 10): the three-rotation splitting H = R1 + R2 + R3, R_j = y_j^2 / (2 I_j)
@@ -70,7 +70,7 @@ module approximate_free_flows
    use torques, only: torque_t, user_torque_cb, torque_batch, torque_flow, torqued, field_v_torque
    use rotations, only: cross, qmul, quat_exp, quat_cayley, solve3, quat_normalize
    use moser_veselov, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_step_inv
-   use simd_dispatch, only: dmv_blocks_step, dmv_blocks_steps
+   use simd_dispatch, only: dmv_blocks_steps
    use exact_splittings, only: exact_free_flows
    implicit none
    private
@@ -146,7 +146,7 @@ contains
                ! the inverse moments from the initial state, in the same pass as the step
                call dmv_blocks_steps(n, 1, h, m, q, nws, ws, variant, inertia)
             else
-               call dmv_blocks_step(n, h, m, q, nws, ws)
+               call dmv_blocks_steps(n, 1, h, m, q, nws, ws)
             end if
             if (all_finite(3 * n, m) .and. all_finite(4 * n, q)) return
             do j = 1, n

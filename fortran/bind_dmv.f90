@@ -100,7 +100,7 @@ end subroutine dmv_integrate_checked
 !> One body (shapes (3,) and (4,), h a scalar): the lean path of frb.dmv_step / frb.dmv_integrate,
 !> the checks of dmv_check_batch for a batch of one, then the steps of frb.integrate's torque-free
 !> DMV for one body (moser_veselov: dmv_prepare_inverse once, then every step dmv_step_scalar with
-!> h / 2, which is dmv_blocks_step for one body; the routines free_step of approximate_free_flows calls), so the results are those of
+!> h / 2, which is dmv_blocks_steps for one body; the routines free_step of approximate_free_flows calls), so the results are those of
 !> frb.integrate(method="DMV<order>") bit for bit; nfail is 1 when the DMV equation had no
 !> solution (NaN results), else 0. The order must be 2, 4, 6 or 8 (checked by the caller).
 subroutine dmv_integrate_single(m, q, h, inertia, order, nsteps, tol, m_out, q_out, info, nfail)

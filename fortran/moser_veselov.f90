@@ -51,7 +51,7 @@ module moser_veselov
 
    public :: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_lanes_inverse, dmv_lanes
    public :: dmv_step_scalar, dmv_step_inv, dmv_step_coef, dmv_step_one
-   public :: dmv_integrate_many, dmv_prepare_inverse, dmv_blocks_step, dmv_blocks_steps
+   public :: dmv_integrate_many, dmv_prepare_inverse, dmv_blocks_steps
 
    !> Iteration cap of the Newton solver of (14).
    integer, parameter, public :: dmv_max_iter = 50
@@ -569,26 +569,15 @@ contains
       end if
    end subroutine block_inverse
 
-   !> One DMV step (Algorithm 3) of n bodies in place, m(3, n), q(4, n), step h, inverse
-   !> moments w(1:3, j) of body j (w(ldw, n), ldw >= 3): the step of frb.integrate's
+   !> nsub DMV steps (Algorithm 3) of n bodies in place, m(3, n), q(4, n), step h, inverse
+   !> moments w(1:3, j) of body j (w(ldw, n), ldw >= 3): the steps of frb.integrate's
    !> torque-free DMV and of frb.dmv_step / frb.dmv_integrate. The bodies go through dmv_lanes in
-   !> blocks of dmv_lanes_width starting at body 1; a last block of nl < dmv_lanes_width bodies
-   !> runs only its nl lanes, a block of one body dmv_step_scalar (the blocks and operations of
-   !> dmv_integrate_many, so the same results bit for bit). A body whose equation (14) has no
-   !> solution gets NaN.
-   pure subroutine dmv_blocks_step(n, h, m, q, ldw, w)
-      integer, intent(in) :: n, ldw
-      real(dp), intent(in) :: h
-      real(dp), intent(inout) :: m(3, n), q(4, n), w(ldw, n)
-
-      call dmv_blocks_steps(n, 1, h, m, q, ldw, w)
-   end subroutine dmv_blocks_step
-
-   !> nsub steps of dmv_blocks_step, each block packed into the lanes once for all of them (the
-   !> same operations, so the same results bit for bit: the fast path of a torque-free run
-   !> between two kept states). With order and inertia present (the first step of a run), the
-   !> inverse moments w(1:3, :) are first computed from m as dmv_prepare_inverse does, in the
-   !> same pass over the block.
+   !> blocks of dmv_lanes_width starting at body 1, each block packed into the lanes once for
+   !> all nsub steps; a last block of nl < dmv_lanes_width bodies runs only its nl lanes, a block
+   !> of one body dmv_step_scalar (the blocks and operations of dmv_integrate_many, so the same
+   !> results bit for bit). A body whose equation (14) has no solution gets NaN. With order and
+   !> inertia present (the first step of a run), the inverse moments w(1:3, :) are first
+   !> computed from m as dmv_prepare_inverse does, in the same pass over the block.
    pure subroutine dmv_blocks_steps(n, nsub, h, m, q, ldw, w, order, inertia)
       integer, intent(in) :: n, nsub, ldw
       real(dp), intent(in) :: h

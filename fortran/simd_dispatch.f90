@@ -32,7 +32,7 @@ module simd_dispatch
    private
 
    public :: free_flow_chunk, flow_lanes_width, select_cpu_target, cpu_target, best_cpu_target
-   public :: dmv_integrate_many, dmv_blocks_step, dmv_blocks_steps, flow_batch
+   public :: dmv_integrate_many, dmv_blocks_steps, flow_batch
 
    !> The target of the lane kernels in use (a cpu_target_* code); the baseline until
    !> select_cpu_target is called.
@@ -139,14 +139,5 @@ contains
          call steps_baseline(n, nsub, h, m, q, ldw, w, order, inertia)
       end select
    end subroutine dmv_blocks_steps
-
-   !> One step of dmv_blocks_steps.
-   pure subroutine dmv_blocks_step(n, h, m, q, ldw, w)
-      integer, intent(in) :: n, ldw
-      real(dp), intent(in) :: h
-      real(dp), intent(inout) :: m(3, n), q(4, n), w(ldw, n)
-
-      call dmv_blocks_steps(n, 1, h, m, q, ldw, w)
-   end subroutine dmv_blocks_step
 
 end module simd_dispatch

@@ -163,10 +163,17 @@ def _check_unit(q: NDArray[np.float64], name: str, given: ArrayLike) -> None:
     quaternion of ``q`` (..., 4) has ``| |q| - 1 | <= 1e-10``."""
     tol = _validate.ORTHOGONALITY_TOLERANCE
     bad = np.abs(_validate.norm3(q) - 1.0) > tol
+    _refuse_first(bad, q.ndim > 1, f"{name} must be", ("a unit quaternion", "unit quaternions"),
+                  f", scalar first (|q| = 1 within {tol})", given)
+
+
+def _refuse_first(bad: NDArray[np.bool_], stacked: bool, start: str, what: tuple[str, str],
+                  condition: str, given: ArrayLike) -> None:
+    """ValueError ``start what condition`` (what: singular, plural for a stack), naming the
+    first body of a stack where ``bad`` is set, if any is."""
     if bad.any():
-        body = "" if q.ndim == 1 else f" (body {int(np.argmax(bad.reshape(-1)))})"
-        plural = "unit quaternions" if q.ndim > 1 else "a unit quaternion"
-        raise ValueError(f"{name} must be {plural}, scalar first (|q| = 1 within {tol}){body}"
+        body = f" (body {int(np.argmax(bad.reshape(-1)))})" if stacked else ""
+        raise ValueError(f"{start} {what[stacked]}{condition}{body}"
                          + _validate.low_precision_hint(given))
 
 
@@ -226,11 +233,8 @@ def _check_rotation(Q: NDArray[np.float64], name: str, given: ArrayLike) -> None
     dev = np.abs(np.swapaxes(flat, 1, 2) @ flat - np.eye(3)).max(axis=(1, 2), initial=0.0)
     det = np.einsum("ni,ni->n", np.cross(flat[:, :, 0], flat[:, :, 1]), flat[:, :, 2])
     bad = (dev > tol) | ~(det > 0)
-    if bad.any():
-        body = "" if Q.ndim == 2 else f" (body {int(np.argmax(bad))})"
-        what = "rotation matrices" if Q.ndim > 2 else "a rotation matrix"
-        raise ValueError(f"{name} must be {what} (Q^T Q = 1 within {tol}, det Q = +1){body}"
-                         + _validate.low_precision_hint(given))
+    _refuse_first(bad, Q.ndim > 2, f"{name} must be", ("a rotation matrix", "rotation matrices"),
+                  f" (Q^T Q = 1 within {tol}, det Q = +1)", given)
 
 
 def matrix_to_quat_unchecked(Q: NDArray[np.float64]) -> NDArray[np.float64]:
