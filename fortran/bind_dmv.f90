@@ -41,7 +41,8 @@ subroutine dmv_integrate_batch(n, ni, nh, m, q, h, inertia, order, nsteps, threa
 
    !$omp parallel do num_threads(thread_count(threads)) &
    !$omp if(real(n, c_double) * max(nsteps, 1) >= min_parallel_work) schedule(dynamic) &
-   !$omp default(none) private(b0, b1) shared(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
+   !$omp default(none) private(b0, b1) shared(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out) &
+   !$omp shared(dmv_integrate_many)
    do ic = 1, (n + nb - 1) / nb
       b0 = (ic - 1) * nb + 1
       b1 = min(n, b0 + nb - 1)

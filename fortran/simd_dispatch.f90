@@ -14,8 +14,7 @@
 ! (The lanes call no vectorised library function: their atan2 and cos/sin beyond the series are
 ! scalar calls.)
 module simd_dispatch
-   use iso_c_binding, only: c_int, c_double
-   use kinds, only: dp
+   use iso_c_binding, only: c_int
    use numbers_table, only: cpu_target_baseline, cpu_target_avx2, cpu_target_avx512
    use exact_flow_lanes, only: chunk_baseline => free_flow_chunk, flow_lanes_width
    use exact_flow_lanes_avx2, only: chunk_avx2 => free_flow_chunk, width_avx2 => flow_lanes_width
@@ -31,12 +30,20 @@ module simd_dispatch
    implicit none
    private
 
-   public :: free_flow_chunk, flow_lanes_width, select_cpu_target, cpu_target, best_cpu_target
-   public :: dmv_integrate_many, dmv_blocks_steps, flow_batch
+   public :: flow_lanes_width, select_cpu_target, cpu_target, best_cpu_target
+   public :: free_flow_chunk, flow_batch, dmv_integrate_many, dmv_blocks_steps
 
    !> The target of the lane kernels in use (a cpu_target_* code); the baseline until
    !> select_cpu_target is called.
    integer, protected :: cpu_target = cpu_target_baseline
+
+   ! The entry points, each the routine of the same name of the target in use (the same arguments
+   ! and results as the baseline's): exact_flow_lanes.free_flow_chunk, flow_batches.flow_batch,
+   ! moser_veselov.dmv_integrate_many and dmv_blocks_steps.
+   procedure(chunk_baseline), pointer, protected :: free_flow_chunk => chunk_baseline
+   procedure(batch_baseline), pointer, protected :: flow_batch => batch_baseline
+   procedure(many_baseline), pointer, protected :: dmv_integrate_many => many_baseline
+   procedure(steps_baseline), pointer, protected :: dmv_blocks_steps => steps_baseline
 
    interface
       !> The highest target the CPU supports (cpu_features.c).
@@ -65,79 +72,23 @@ contains
       in_use = best_cpu_target()
       if (requested >= cpu_target_baseline) in_use = min(requested, in_use)
       cpu_target = in_use
+      select case (in_use)
+      case (cpu_target_avx512)
+         free_flow_chunk => chunk_avx512
+         flow_batch => batch_avx512
+         dmv_integrate_many => many_avx512
+         dmv_blocks_steps => steps_avx512
+      case (cpu_target_avx2)
+         free_flow_chunk => chunk_avx2
+         flow_batch => batch_avx2
+         dmv_integrate_many => many_avx2
+         dmv_blocks_steps => steps_avx2
+      case default
+         free_flow_chunk => chunk_baseline
+         flow_batch => batch_baseline
+         dmv_integrate_many => many_baseline
+         dmv_blocks_steps => steps_baseline
+      end select
    end function select_cpu_target
-
-   !> exact_flow_lanes.free_flow_chunk of the target in use (the same arguments and results).
-   pure subroutine free_flow_chunk(nc, b0, nh, ni, m, h, inertia, quadrature, m_out, w)
-      integer, intent(in) :: nc, b0, nh, ni, quadrature
-      real(dp), intent(in) :: m(3, nc), h(nh), inertia(3, ni)
-      real(dp), intent(out) :: m_out(3, nc), w(4, nc)
-
-      select case (cpu_target)
-      case (cpu_target_avx512)
-         call chunk_avx512(nc, b0, nh, ni, m, h, inertia, quadrature, m_out, w)
-      case (cpu_target_avx2)
-         call chunk_avx2(nc, b0, nh, ni, m, h, inertia, quadrature, m_out, w)
-      case default
-         call chunk_baseline(nc, b0, nh, ni, m, h, inertia, quadrature, m_out, w)
-      end select
-   end subroutine free_flow_chunk
-
-   !> flow_batches.flow_batch of the target in use (the same arguments and results).
-   subroutine flow_batch(na, n, ni, nh, m, att, h, inertia, quadrature, threads, m_out, att_out, &
-                         tol, info, where, nsteps, layout)
-      integer, intent(in) :: na, n, ni, nh, quadrature, threads
-      real(c_double), intent(in) :: m(3 * n), att(na * n), h(nh), inertia(3, ni)
-      real(c_double), intent(out) :: m_out(3 * n), att_out(na * n)
-      real(c_double), intent(in), optional :: tol
-      integer(c_int), intent(out), optional :: info, where
-      integer, intent(in), optional :: nsteps, layout
-
-      select case (cpu_target)
-      case (cpu_target_avx512)
-         call batch_avx512(na, n, ni, nh, m, att, h, inertia, quadrature, threads, m_out, att_out, &
-                           tol, info, where, nsteps, layout)
-      case (cpu_target_avx2)
-         call batch_avx2(na, n, ni, nh, m, att, h, inertia, quadrature, threads, m_out, att_out, &
-                         tol, info, where, nsteps, layout)
-      case default
-         call batch_baseline(na, n, ni, nh, m, att, h, inertia, quadrature, threads, m_out, &
-                             att_out, tol, info, where, nsteps, layout)
-      end select
-   end subroutine flow_batch
-
-   !> moser_veselov.dmv_integrate_many of the target in use.
-   pure subroutine dmv_integrate_many(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
-      integer, intent(in) :: n, ni, nh, order, nsteps
-      real(dp), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
-      real(dp), intent(out) :: m_out(3, n), q_out(4, n)
-
-      select case (cpu_target)
-      case (cpu_target_avx512)
-         call many_avx512(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
-      case (cpu_target_avx2)
-         call many_avx2(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
-      case default
-         call many_baseline(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out)
-      end select
-   end subroutine dmv_integrate_many
-
-   !> moser_veselov.dmv_blocks_steps of the target in use (order, inertia: both or neither).
-   pure subroutine dmv_blocks_steps(n, nsub, h, m, q, ldw, w, order, inertia)
-      integer, intent(in) :: n, nsub, ldw
-      real(dp), intent(in) :: h
-      real(dp), intent(inout) :: m(3, n), q(4, n), w(ldw, n)
-      integer, intent(in), optional :: order
-      real(dp), intent(in), optional :: inertia(3, n)
-
-      select case (cpu_target)
-      case (cpu_target_avx512)
-         call steps_avx512(n, nsub, h, m, q, ldw, w, order, inertia)
-      case (cpu_target_avx2)
-         call steps_avx2(n, nsub, h, m, q, ldw, w, order, inertia)
-      case default
-         call steps_baseline(n, nsub, h, m, q, ldw, w, order, inertia)
-      end select
-   end subroutine dmv_blocks_steps
 
 end module simd_dispatch
