@@ -22,6 +22,7 @@ the same results bit for bit; a wider target only costs less time.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import warnings
 
@@ -42,11 +43,11 @@ def _select(code: int) -> tuple[int, int]:
     in_use, best = _core.cpu_target_select(code)
     _engine.cpu_target_select(in_use)
     try:                                      # built with the meson option testing only
-        from . import _testing
+        testing = importlib.import_module(f"{__package__}._testing")
     except ImportError:
         pass
     else:
-        _testing.testing_cpu_target(in_use)
+        testing.testing_cpu_target(in_use)
     return in_use, best
 
 
