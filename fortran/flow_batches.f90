@@ -20,9 +20,8 @@
 module flow_batches
    use iso_c_binding, only: c_double, c_int
    use exact_flow, only: rotate_matrix_tr
-   use rotations, only: qmul
    use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use checks, only: check_body_matrix, check_body_quat, input_ok
+   use checks, only: check_body_matrix, check_body_quat, input_ok, phase_limit
    use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
    implicit none
    private
@@ -129,7 +128,7 @@ contains
       integer :: i, s, codes(nb)
 
       bad = .false.
-      if (checked) then
+      if (checked .and. .not. chunk_valid(na, nc, b0, ni, nh, m, att, h, inertia, tol)) then
          do i = 1, nc
             codes(i) = body_code(na, m(:, i), h(min(b0 + i - 1, nh)), inertia(:, min(b0 + i - 1, ni)), &
                                  att(na * (i - 1) + 1:na * i), tol)
@@ -167,11 +166,54 @@ contains
             call rotate_matrix_tr(a(9 * i - 8:9 * i), w(:, i), a_out(9 * i - 8:9 * i))
          end do
       else
+         ! qmul(a, w) written out (the same operations), a loop that vectorises
          do i = 1, nc
-            a_out(4 * i - 3:4 * i) = qmul(a(4 * i - 3:4 * i), w(:, i))
+            a_out(4 * i - 3) = a(4 * i - 3) * w(1, i) - a(4 * i - 2) * w(2, i) &
+                               - a(4 * i - 1) * w(3, i) - a(4 * i) * w(4, i)
+            a_out(4 * i - 2) = a(4 * i - 3) * w(2, i) + w(1, i) * a(4 * i - 2) &
+                               + a(4 * i - 1) * w(4, i) - a(4 * i) * w(3, i)
+            a_out(4 * i - 1) = a(4 * i - 3) * w(3, i) + w(1, i) * a(4 * i - 1) &
+                               + a(4 * i) * w(2, i) - a(4 * i - 2) * w(4, i)
+            a_out(4 * i) = a(4 * i - 3) * w(4, i) + w(1, i) * a(4 * i) &
+                           + a(4 * i - 2) * w(3, i) - a(4 * i - 1) * w(2, i)
          end do
       end if
    end subroutine turn
+
+   !> True when every body of the chunk passes body_code (.false.: not shown, the caller checks
+   !> body by body). Without branches, so that it vectorises: m, h, inertia and q finite
+   !> (|x| <= huge: false for a NaN), the moments positive, |h| max|m_i| <= phase_limit I_min / 2
+   !> (where check_state's phase test returns at once), and |q| within tol of 1 by the
+   !> operations of check_unit_quaternion. Matrices: the state only (their rotation test is
+   !> body_code's).
+   pure logical function chunk_valid(na, nc, b0, ni, nh, m, att, h, inertia, tol) result(valid)
+      integer, intent(in) :: na, nc, b0, ni, nh
+      real(c_double), intent(in) :: m(3, nc), att(na * nc), h(nh), inertia(3, ni), tol
+      real(c_double), parameter :: big = huge(1.0_c_double)
+      real(c_double) :: hb, i1, i2, i3, limit, ok
+      integer :: i
+
+      valid = .false.
+      if (na /= attitude_quat) return
+      ok = 1
+      do i = 1, nc
+         hb = h(min(b0 + i - 1, nh))
+         i1 = inertia(1, min(b0 + i - 1, ni)); i2 = inertia(2, min(b0 + i - 1, ni))
+         i3 = inertia(3, min(b0 + i - 1, ni))
+         limit = 0.5_c_double * phase_limit * min(i1, i2, i3)
+         ok = min(ok, merge(1.0_c_double, 0.0_c_double, &
+                            abs(m(1, i)) <= big .and. abs(m(2, i)) <= big .and. abs(m(3, i)) <= big &
+                            .and. abs(hb) <= big .and. i1 > 0 .and. i2 > 0 .and. i3 > 0 &
+                            .and. i1 <= big .and. i2 <= big .and. i3 <= big .and. limit <= big &
+                            .and. abs(hb) * max(abs(m(1, i)), abs(m(2, i)), abs(m(3, i))) <= limit &
+                            .and. abs(att(4 * i - 3)) <= big .and. abs(att(4 * i - 2)) <= big &
+                            .and. abs(att(4 * i - 1)) <= big .and. abs(att(4 * i)) <= big &
+                            .and. abs(sqrt(att(4 * i - 3) * att(4 * i - 3) + att(4 * i - 2) &
+                                           * att(4 * i - 2) + att(4 * i - 1) * att(4 * i - 1) &
+                                           + att(4 * i) * att(4 * i)) - 1) <= tol))
+      end do
+      valid = ok > 0
+   end function chunk_valid
 
    !> The checks code of one body (checks.f90), its attitude a in the form na.
    pure integer function body_code(na, m, h, inertia, a, tol) result(code)

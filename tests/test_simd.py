@@ -131,3 +131,36 @@ def test_environment_variable_forces_a_target_or_warns(value):
         assert name == TARGETS[-1] and "is not one of baseline, avx2, avx512" in stderr
     else:
         assert name == TARGETS[-1] and "RuntimeWarning" not in stderr
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("where", [0, 5, 8, 13])
+def test_a_bad_body_in_a_chunk_is_refused_by_name(target, where):
+    """The batched check of a chunk (vectorised) refuses what the body-by-body check refuses,
+    and names the body: each way an input can be wrong, at several places in the chunks."""
+    frb.set_cpu_target(target)
+    m, q, _, inertia = _bodies(16, seed=5)
+    inertia = np.abs(inertia) + 1
+    h = np.full(16, 0.1)
+    tol = 1e-10
+    cases = [("m", np.nan, "m"), ("m", np.inf, "m"), ("h", np.nan, "h"),
+             ("inertia", 0.0, "inertia"), ("inertia", np.inf, "inertia"),
+             ("q", 1.0 + 3 * tol, "unit quaternion"), ("q", np.nan, "q"),
+             ("h", 1e18 * 3.0, "h")]
+    for name, value, fragment in cases:
+        args = {"m": m.copy(), "q": q.copy(), "h": h.copy(), "inertia": inertia.copy()}
+        if name == "q" and np.isfinite(value):
+            args["q"][where] *= value                  # |q| = 1 + 3 tol
+        elif name == "h" and np.isfinite(value):
+            args["m"][where] = [1.0, 1.0, 1.0]         # |h| |m| / I_min far beyond the limit
+            args["h"][where] = value
+        else:
+            args[name][where] = value
+        with pytest.raises(ValueError, match=rf"(?s)(?=.*{fragment})(?=.*body {where}\b)"):
+            frb.quat_step(args["m"], args["q"], args["h"], args["inertia"])
+    # just inside the tolerances: accepted, the same results as the bodies one by one
+    inside = q.copy()
+    inside[where] *= 1.0 + 0.5 * tol
+    batch = frb.quat_step(m, inside, h, inertia)
+    one = frb.quat_step(m[where], inside[where], h[where], inertia[where])
+    np.testing.assert_array_equal(batch[1][where], one[1])
