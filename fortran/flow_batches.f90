@@ -19,6 +19,7 @@
 ! its quaternion w (rotate_matrix_tr, or q w).
 module flow_batches
    use iso_c_binding, only: c_double, c_int
+   use kinds, only: wp => dp
    use exact_flow, only: rotate_matrix_tr
    use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
    use checks, only: check_body_matrix, check_body_quat, input_ok, phase_limit
@@ -40,6 +41,10 @@ module flow_batches
    integer, parameter :: matrix_from_q(9) = [1, 4, 7, 2, 5, 8, 3, 6, 9]
 
 contains
+
+   ! qmul (and quat_matrix), compiled here too, so that the turns of quaternions inline it in
+   ! every SIMD target (the copies in module rotations are compiled for the baseline only)
+   include 'quaternion_generic.inc'
 
    !> nsteps steps (nsteps >= 0, default 1) of the free flow for the n bodies of a batch; m, att
    !> are read as flat arrays in the layout (default component_first, see the header), m_out,
@@ -162,39 +167,30 @@ contains
       integer :: i
 
       if (na == attitude_matrix) then
+         ! (a call: inlined here, the products of the AVX2 and AVX-512 targets were fused into
+         ! vfmaddsub instructions by GCC 12's vectoriser despite -ffp-contract=off)
          do i = 1, nc
             call rotate_matrix_tr(a(9 * i - 8:9 * i), w(:, i), a_out(9 * i - 8:9 * i))
          end do
       else
-         ! qmul(a, w) written out (the same operations), a loop that vectorises
          do i = 1, nc
-            a_out(4 * i - 3) = a(4 * i - 3) * w(1, i) - a(4 * i - 2) * w(2, i) &
-                               - a(4 * i - 1) * w(3, i) - a(4 * i) * w(4, i)
-            a_out(4 * i - 2) = a(4 * i - 3) * w(2, i) + w(1, i) * a(4 * i - 2) &
-                               + a(4 * i - 1) * w(4, i) - a(4 * i) * w(3, i)
-            a_out(4 * i - 1) = a(4 * i - 3) * w(3, i) + w(1, i) * a(4 * i - 1) &
-                               + a(4 * i) * w(2, i) - a(4 * i - 2) * w(4, i)
-            a_out(4 * i) = a(4 * i - 3) * w(4, i) + w(1, i) * a(4 * i) &
-                           + a(4 * i - 2) * w(3, i) - a(4 * i - 1) * w(2, i)
+            a_out(4 * i - 3:4 * i) = qmul(a(4 * i - 3:4 * i), w(:, i))
          end do
       end if
    end subroutine turn
 
    !> True when every body of the chunk passes body_code (.false.: not shown, the caller checks
-   !> body by body). Without branches, so that it vectorises: m, h, inertia and q finite
-   !> (|x| <= huge: false for a NaN), the moments positive, |h| max|m_i| <= phase_limit I_min / 2
-   !> (where check_state's phase test returns at once), and |q| within tol of 1 by the
-   !> operations of check_unit_quaternion. Matrices: the state only (their rotation test is
-   !> body_code's).
+   !> body by body). Without branches, so that it vectorises: m, h, inertia and the attitude
+   !> finite (|x| <= huge: false for a NaN), the moments positive, |h| max|m_i| <= phase_limit
+   !> I_min / 2 (where check_state's phase test returns at once), and the attitude's test by the
+   !> operations of check_unit_quaternion or check_rotation_tr.
    pure logical function chunk_valid(na, nc, b0, ni, nh, m, att, h, inertia, tol) result(valid)
       integer, intent(in) :: na, nc, b0, ni, nh
-      real(c_double), intent(in) :: m(3, nc), att(na * nc), h(nh), inertia(3, ni), tol
+      real(c_double), intent(in) :: m(3, nc), att(na, nc), h(nh), inertia(3, ni), tol
       real(c_double), parameter :: big = huge(1.0_c_double)
-      real(c_double) :: hb, i1, i2, i3, limit, ok
+      real(c_double) :: hb, i1, i2, i3, limit, ok, dev, det
       integer :: i
 
-      valid = .false.
-      if (na /= attitude_quat) return
       ok = 1
       do i = 1, nc
          hb = h(min(b0 + i - 1, nh))
@@ -206,12 +202,28 @@ contains
                             .and. abs(hb) <= big .and. i1 > 0 .and. i2 > 0 .and. i3 > 0 &
                             .and. i1 <= big .and. i2 <= big .and. i3 <= big .and. limit <= big &
                             .and. abs(hb) * max(abs(m(1, i)), abs(m(2, i)), abs(m(3, i))) <= limit &
-                            .and. abs(att(4 * i - 3)) <= big .and. abs(att(4 * i - 2)) <= big &
-                            .and. abs(att(4 * i - 1)) <= big .and. abs(att(4 * i)) <= big &
-                            .and. abs(sqrt(att(4 * i - 3) * att(4 * i - 3) + att(4 * i - 2) &
-                                           * att(4 * i - 2) + att(4 * i - 1) * att(4 * i - 1) &
-                                           + att(4 * i) * att(4 * i)) - 1) <= tol))
+                            .and. all(abs(att(:, i)) <= big)))
       end do
+      if (na == attitude_quat) then
+         do i = 1, nc
+            ok = min(ok, merge(1.0_c_double, 0.0_c_double, abs(sqrt(att(1, i) * att(1, i) &
+                 + att(2, i) * att(2, i) + att(3, i) * att(3, i) + att(4, i) * att(4, i)) - 1) <= tol))
+         end do
+      else
+         ! att(:, i): Q^T column by column, att(r + 3 (c - 1), i) = Q^T(r, c)
+         do i = 1, nc
+            dev = max(abs(att(1, i) * att(1, i) + att(4, i) * att(4, i) + att(7, i) * att(7, i) - 1), &
+                      abs(att(2, i) * att(2, i) + att(5, i) * att(5, i) + att(8, i) * att(8, i) - 1), &
+                      abs(att(3, i) * att(3, i) + att(6, i) * att(6, i) + att(9, i) * att(9, i) - 1), &
+                      abs(att(1, i) * att(2, i) + att(4, i) * att(5, i) + att(7, i) * att(8, i)), &
+                      abs(att(1, i) * att(3, i) + att(4, i) * att(6, i) + att(7, i) * att(9, i)), &
+                      abs(att(2, i) * att(3, i) + att(5, i) * att(6, i) + att(8, i) * att(9, i)))
+            det = att(1, i) * (att(5, i) * att(9, i) - att(8, i) * att(6, i)) &
+                  - att(4, i) * (att(2, i) * att(9, i) - att(8, i) * att(3, i)) &
+                  + att(7, i) * (att(2, i) * att(6, i) - att(5, i) * att(3, i))
+            ok = min(ok, merge(1.0_c_double, 0.0_c_double, dev <= tol .and. det > 0))
+         end do
+      end if
       valid = ok > 0
    end function chunk_valid
 

@@ -158,9 +158,41 @@ def test_a_bad_body_in_a_chunk_is_refused_by_name(target, where):
             args[name][where] = value
         with pytest.raises(ValueError, match=rf"(?s)(?=.*{fragment})(?=.*body {where}\b)"):
             frb.quat_step(args["m"], args["q"], args["h"], args["inertia"])
+    Q = frb.quat_to_matrix(q)
+    for change, fragment in [(lambda A: A * (1.0 + 3 * tol), "rotation"),
+                             (lambda A: A @ np.diag([1.0, 1.0, -1.0]), "rotation"),
+                             (lambda A: np.where(np.eye(3) > 0, np.nan, A), "Q")]:
+        bad = Q.copy()
+        bad[where] = change(bad[where])
+        with pytest.raises(ValueError, match=rf"(?s)(?=.*{fragment})(?=.*body {where}\b)"):
+            frb.frb_step(m, bad, h, inertia)
     # just inside the tolerances: accepted, the same results as the bodies one by one
     inside = q.copy()
     inside[where] *= 1.0 + 0.5 * tol
     batch = frb.quat_step(m, inside, h, inertia)
     one = frb.quat_step(m[where], inside[where], h[where], inertia[where])
     np.testing.assert_array_equal(batch[1][where], one[1])
+    near = Q.copy()
+    near[where] *= 1.0 + 0.25 * tol
+    batch = frb.frb_step(m, near, h, inertia)
+    np.testing.assert_array_equal(batch[1][where], frb.frb_step(m[where], near[where], h[where],
+                                                                inertia[where])[1])
+
+
+def test_no_fused_multiply_add_in_the_extensions():
+    """The bit-for-bit agreement of the targets rests on no multiply-add being fused (meson.build:
+    -ffp-contract=off). GCC 12's vectoriser once fused products of an inlined matrix turn into
+    vfmaddsub despite that flag: look for every fused instruction in the compiled code."""
+    import shutil
+
+    import frb._core
+    import frb._engine
+
+    objdump = shutil.which("objdump")
+    if objdump is None or not frb.simd.supported_cpu_targets()[1:]:
+        pytest.skip("needs objdump, and an x86-64 CPU with the wider targets")
+    for module in (frb._core, frb._engine):
+        text = subprocess.run([objdump, "-d", "--no-show-raw-insn", module.__file__],
+                              capture_output=True, text=True, check=True).stdout
+        fused = [line for line in text.splitlines() if "\tvfm" in line or "\tvfnm" in line]
+        assert not fused, f"{module.__name__}: {len(fused)} fused instructions, e.g. {fused[0]}"
