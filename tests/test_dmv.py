@@ -1,7 +1,8 @@
 """Tests of the preprocessed discrete Moser-Veselov method (frb.baselines, fortran/moser_veselov.f90).
 
 * convergence at orders 2, 4, 6, 8 against the exact flow ``frb.quat_step``;
-* agreement with a literal numpy transcription of Algorithms 3 and 4 of the seed
+* agreement with a literal numpy transcription of Algorithms 3 and 4 of Vilmart's "Rigid body
+  dynamics" (2013)
   (fixed-point iteration of (14), update (15), quaternion (13), Table 1);
 * the exact invariants of DMV: |m|, the energy, the spatial momentum E(q) m, |q|;
   symmetry; batched / single / scalar-path / integrate consistency;
@@ -76,7 +77,7 @@ def table1_inverse(inertia, y, h, order):
 
 
 def literal_dmv(y, q, h, inertia, order):
-    """Algorithm 4 (Algorithm 3 with modified moments) exactly as written in the seed:
+    """Algorithm 4 (Algorithm 3 with modified moments) exactly as written by Vilmart (2013):
     fixed-point iteration of (14), then (15) and (13)."""
     w = table1_inverse(inertia, y, h, order)
     Y = y.copy()

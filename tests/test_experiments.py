@@ -103,7 +103,7 @@ def test_ganapathi_symmetric_against_analytic_solution_and_numpy_rk4():
     r = run_experiment("ganapathi-symmetric")
     dt, n = 1.0 / 30.0, 300
     t = np.arange(n + 1) * dt
-    w_analytic = np.stack([np.cos(3 * t), np.sin(3 * t), np.ones_like(t)], axis=1)  # G-1
+    w_analytic = np.stack([np.cos(3 * t), np.sin(3 * t), np.ones_like(t)], axis=1)  # (sign corrected)
     w_rk4 = numpy_rk4_symmetric_top(dt, n)
     err = np.abs(w_rk4 - w_analytic).max()
     assert r.numbers["rk4_w_error"] == pytest.approx(err, rel=1e-6)
@@ -164,7 +164,7 @@ def test_krysl_slow_top_reference_against_dop853():
 
 
 class _PrintedCoulombTorque:
-    """Krysl 5.4 as printed (K-7 parenthesisation): spatial t = s (-R23, R13, 0); body R^T t."""
+    """Krysl 5.4 as printed (its parenthesisation): spatial t = s (-R23, R13, 0); body R^T t."""
 
     def __call__(self, Q):
         z = 1.1 + Q[2, 2]

@@ -1,5 +1,6 @@
-"""RK4 (seed 001, Ganapathi; METHODS.md G1 with G-2, G-3) and TERZE (seed 002, the explicit
-Terze-Mueller-Zlatar scheme; METHODS.md T1, T-1, T-2) of frb.integrate."""
+"""RK4 (Ganapathi, "Simulation of rigid body dynamics in Matlab", 2005, with its printed slips
+corrected) and TERZE (the explicit scheme of Terze, Mueller and Zlatar, J. Comput. Nonlinear
+Dynam. 10(5), 2015) of frb.integrate."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +11,7 @@ from frb.engine import IntegrationError, integrate  # noqa: F401
 from frb.rotations import quat_to_matrix
 from frb.torques import gravity_gradient, heavy_top
 
-# EK1 (METHODS.md section 2.4): Krysl's torque-free body
+# Krysl's torque-free body (Krysl 2008, section 5.1)
 I_EK1 = np.array([0.9144, 1.098, 1.66])
 M_EK1 = I_EK1 * np.array([0.45549, 0.82623, 0.03476])
 Q0 = np.array([0.8, 0.2, -0.4, 0.4])
@@ -79,7 +80,7 @@ def test_terze_order_time_dependent_torque():
 
 
 # ---------------------------------------------------------------------------------------------
-# Ganapathi's analytic symmetric top (METHODS.md G-1, corrected)
+# Ganapathi's analytic symmetric top (its printed sign corrected)
 # ---------------------------------------------------------------------------------------------
 def test_rk4_symmetric_top_analytic():
     inertia = np.array([2.0, 2.0, 8.0])
@@ -101,12 +102,13 @@ def test_rk4_symmetric_top_analytic():
     # and against the exact flow, attitude included
     ex = integrate(inertia * w0, [1.0, 0, 0, 0], inertia, h, k, method="EXACT")
     assert np.abs(ex.m / inertia - exact).max() < 1e-12
-    # METHODS.md G-2: attitude error 1.7e-8 after 300 steps of dt = 0.01 with the factor 1/2
+    # Ganapathi's RK4 with the factor 1/2 of the quaternion equation: attitude error 1.7e-8
+    # after 300 steps of dt = 0.01
     assert np.abs(tr.Q - ex.Q).max() < 3e-8
 
 
 def test_rk4_single_step_is_the_listed_scheme():
-    # one step written out from METHODS.md G1 (numpy), torque at the normalised stage quaternion
+    # one step of Ganapathi's RK4 written out (numpy), torque at the normalised stage quaternion
     def qmul(p, q):
         return np.concatenate([[p[0] * q[0] - p[1:] @ q[1:]],
                                p[0] * q[1:] + q[0] * p[1:] + np.cross(p[1:], q[1:])])
@@ -133,7 +135,8 @@ def test_rk4_single_step_is_the_listed_scheme():
 
 
 def test_terze_single_step_is_the_printed_scheme():
-    # the bracket form of the fourth line of METHODS.md T1, with rotation matrices (scipy-free)
+    # the bracket form of the fourth line of Terze et al.'s scheme, with rotation matrices
+    # (scipy-free)
     def expm_hat(v):
         a = np.linalg.norm(v)
         B = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
@@ -169,12 +172,12 @@ def test_terze_invariants_free_body():
     tr = integrate(M_EK1, Q0, I_EK1, 0.1, 1000, method="TERZE")
     assert _rel_drift(tr.spatial_momentum) < 1e-13
     assert _rel_drift(np.linalg.norm(tr.m, axis=1)) < 1e-13
-    # energy is NOT conserved (METHODS.md T-2)
+    # energy is NOT conserved (the scheme's energy claim holds for the free body only)
     assert _rel_drift(tr.kinetic_energy) > 1e-5
 
 
 def test_terze_vertical_momentum_heavy_top():
-    # not claimed in METHODS.md, derived: Q_{n+1} m_{n+1} = Q_n m_n + (h/2)(Q_n T_n + Q_{n+1} T_{n+1})
+    # not claimed by Terze et al., derived: Q_{n+1} m_{n+1} = Q_n m_n + (h/2)(Q_n T_n + Q_{n+1} T_{n+1})
     # and the spatial torque weight e_z x (Q c) of the heavy top is horizontal
     tr = integrate(M_TOP, Q0, I_TOP, 0.05, 1000, method="TERZE", torque=TOP)
     pz = tr.spatial_momentum[:, 2]
@@ -207,7 +210,7 @@ def _back_and_forth(method, h, m0, inertia, torque=None):
 
 def test_terze_not_symmetric():
     d = _back_and_forth("TERZE", 0.5, M_EK1, I_EK1)
-    assert 1e-4 < d < 1e-3          # METHODS.md T1: defect ~2.5e-4 at dt = 0.5 on EK1
+    assert 1e-4 < d < 1e-3          # defect ~2.5e-4 at dt = 0.5 on Krysl's free body
 
 
 def test_rk4_not_symmetric():

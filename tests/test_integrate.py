@@ -1,11 +1,11 @@
-"""frb.integrate: the engine, its torques and its exact-flow splittings (seed 004)."""
+"""frb.integrate: the engine, its torques and its exact-flow splittings (Celledoni and Zanna 2010)."""
 import numpy as np
 import pytest
 
 import frb
 from frb.torques import constant_field, gravity_gradient, heavy_top
 
-# example 1 of Algorithm 903 (seed 004, section 4.3)
+# example 1 of Algorithm 903 (Celledoni and Zanna 2010, section 4.3)
 M0 = np.array([-3.4790957088547336e-01, -1.9822914599675923e-01, -9.1633189192763642e-01])
 U0 = np.array([9.5586303547238536e-05, 4.8777318247201465e-04, -8.6772148817192390e-04])
 I1 = np.array([1.0, 1.0126869887825154, 3.3062374224730378])

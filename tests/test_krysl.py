@@ -1,6 +1,7 @@
-"""The implicit Lie-group methods of seed 003 (Krysl; METHODS.md 1.4, K1-K9, corrections K-3..K-6,
-K-10): order, the conservation claims of the table "Summary of [K] claims" (and the absence of the
-properties not claimed), time symmetry, unit quaternions, batching and user torques."""
+"""The implicit Lie-group methods of P. Krysl, "Dynamically equivalent implicit algorithms for the
+integration of rigid body rotations", Commun. Numer. Meth. Engng (2008), with its printed slips
+corrected: order, the conservation properties the paper claims (and the absence of those it does
+not claim), time symmetry, unit quaternions, batching and user torques."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,12 +11,12 @@ import frb
 from frb.engine import IntegrationError
 
 NAMES = ["TRAP", "IMID", "TRAPM", "IMIDM", "SWC1", "AKW", "BBTRAP", "BBTRAPWD"]
-# torque-free claims (METHODS.md, summary of [K] claims)
+# torque-free conservation claimed by Krysl (2008)
 ENERGY = {"IMID", "SWC1", "AKW", "BBTRAP"}
 SPATIAL = {"TRAPM", "IMIDM", "SWC1", "AKW", "BBTRAP", "BBTRAPWD"}
 SYMMETRIC = set(NAMES) - {"BBTRAPWD"}
 
-# EK1 (torque-free, Krysl section 5.1): Pi0 = I Omega0
+# Krysl's free body (section 5.1): Pi0 = I Omega0
 I_FREE = np.array([0.9144, 1.098, 1.66])
 M_FREE = I_FREE * np.array([0.45549, 0.82623, 0.03476])
 Q_ID = np.array([1.0, 0.0, 0.0, 0.0])
@@ -36,7 +37,7 @@ def slope(hs, errs):
 
 @pytest.fixture(scope="module")
 def free_runs():
-    """1000 steps of h = 0.1 of every method on EK1."""
+    """1000 steps of h = 0.1 of every method on Krysl's free body."""
     return {nm: frb.integrate(M_FREE, Q_ID, I_FREE, 0.1, 1000, method=nm) for nm in NAMES}
 
 
@@ -69,7 +70,7 @@ def test_order_heavy_top(name):
 
 
 def _time_torque(t, Q):
-    """A time-dependent torque (checks the torque times, K-3)."""
+    """A time-dependent torque (checks the times at which the torque is evaluated)."""
     Q = np.asarray(Q)
     f = np.array([np.cos(3.0 * t), np.sin(3.0 * t), 0.5])
     return np.cross(np.einsum("nji,j->ni", Q, f), [0.1, 0.2, 0.3])
@@ -107,7 +108,7 @@ def test_free_conservation(name, free_runs):
 
 
 def test_trap_midpoint_energy(free_runs):
-    """K-10: TRAP conserves E(Pi_n - h/2 w_n x Pi_n) (the conjugate IMID state), not E(Pi_n)."""
+    """TRAP conserves E(Pi_n - h/2 w_n x Pi_n) (the conjugate IMID state), not E(Pi_n)."""
     m = free_runs["TRAP"].m
     mid = m - 0.05 * np.cross(m / I_FREE, m)
     e = energy(mid, I_FREE)
@@ -127,7 +128,7 @@ def test_imid_akw_and_swc1_bbtrap_free():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_heavy_top_conservation(name, top_runs):
-    """AKW keeps the energy of the heavy top (claimed in [K]); the momentum methods (and AKW)
+    """AKW keeps the energy of the heavy top (claimed by Krysl); the momentum methods (and AKW)
     keep the vertical spatial momentum (derived: pi_n - pi_{n-1} is a sum of spatial torques,
     horizontal); TRAP and IMID do not."""
     r = top_runs[name]

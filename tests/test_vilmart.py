@@ -1,13 +1,14 @@
-"""Tests of the seed-000 (Vilmart) family of frb.integrate (fortran/approximate_free_flows.f90).
+"""Tests of the methods of G. Vilmart, "Rigid body dynamics" (2013) in frb.integrate
+(fortran/approximate_free_flows.f90).
 
 DMV2, DMV4, DMV6, DMV8, SPLIT3, SYMROT, MIDPOINT (free-body methods; with a torque the free part
 of the Strang splitting eq. (16)) and NYSTROM4 (the fourth-order Nystrom splitting with the
-corrected V-flow, METHODS V-10):
+V-flow corrected):
 
 * orders against the exact flow (free body) and against RKN6_14 at a small step (heavy top);
-* the invariants METHODS.md claims (|m|, energy, spatial momentum; heavy top: the vertical
+* the invariants the paper claims (|m|, energy, spatial momentum; heavy top: the vertical
   spatial momentum), and the violation of the energy by SPLIT3, SYMROT (and NYSTROM4);
-* SYMROT exact for I1 = I2 and I2 = I3 but not for I1 = I3 (Remark 3 corrected, V-7);
+* SYMROT exact for I1 = I2 and I2 = I3 but not for I1 = I3 (Remark 3, corrected);
 * DMVn torque-free equal to frb.dmv_integrate;
 * symmetry, unit quaternions, batched == single, user torque == built-in torque, errors.
 """
@@ -130,7 +131,7 @@ def test_dmv_equals_baseline(order):
     assert np.abs(tr.m[-1] - m).max() < 1e-14 and np.abs(tr.q[-1] - q).max() < 1e-14
 
 
-# ----------------------------------------------------------------- SYMROT exactness (V-7)
+# ------------------------------------------------------ SYMROT exactness (Remark 3, corrected)
 
 
 @pytest.mark.parametrize("inertia,exact", [((1.1, 1.1, 1.7), True), ((0.8, 1.7, 1.7), True),

@@ -70,7 +70,7 @@ if best is not None:
     print(f"cheapest to 1e-3: {method} with {nsteps} steps ({cost_ns:.0f} ns a body)")
 print(comparison.to_markdown().splitlines()[0])
 
-# one of the seeds' experiments
+# one of the published experiments
 result = frb.experiments.run_experiment("ganapathi-symmetric", nsteps=30)
 error: float = result.numbers["exact_w_error"]
 print(result.title, f"{error:.1e}")
