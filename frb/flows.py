@@ -160,8 +160,7 @@ def _step(name: str, m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: A
           ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """frb_step (name "Q", matrices) and quat_step (name "q", quaternions)."""
     step_single, step_batch, step_batch_f, shape = _FORMS[name]
-    if threads is not None:
-        _resolve_threads(threads)   # (checked for one body too, which runs on one thread)
+    nthreads = _resolve_threads(threads)   # (checked for one body too, which runs on one thread)
     # one body of plain floats: its lean binding (the same checks and results as a batch of one)
     one = single_body(m, h, inertia, quadrature)
     if one is not None:
@@ -179,7 +178,6 @@ def _step(name: str, m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: A
     m_in, given = m, attitude
     single, n, m2, h1, inertia2, quadrature = common_arrays(m, h, inertia, quadrature,
                                                             check_finite=False)
-    nthreads = _resolve_threads(threads)
     a = as_float_array(attitude, name, check_finite=False)
     expected = shape if single else (n,) + shape
     if a.shape != expected:
