@@ -138,7 +138,7 @@ end subroutine dmv_integrate_single
 !> checks of frb.dmv_step / frb.dmv_integrate for a batch.)
 subroutine dmv_check_batch(n, ni, nh, m, q, h, inertia, tol, threads, info, where)
    use iso_c_binding, only: c_double, c_int
-   use checks, only: check_body_quat, all_valid_quat_shared, input_ok
+   use checks, only: check_body_quat, all_valid, input_ok
    use parallel, only: thread_count, min_parallel_work, first_invalid
    implicit none
    integer(c_int), intent(in) :: n, ni, nh, threads
@@ -153,10 +153,8 @@ subroutine dmv_check_batch(n, ni, nh, m, q, h, inertia, tol, threads, info, wher
 
    info = input_ok
    where = -1
-   ! the usual case (one h, one inertia, every body valid) in one vectorised pass
-   if (ni == 1 .and. nh == 1) then
-      if (all_valid_quat_shared(n, m, q, h(1), inertia(:, 1), tol)) return
-   end if
+   ! the usual case (every body valid) in one vectorised pass
+   if (all_valid(4, n, 1, ni, nh, m, q, h, inertia, tol)) return
    first_bad = n + 1
    !$omp parallel do num_threads(thread_count(threads)) if(n >= 16 * min_parallel_work) &
    !$omp schedule(static) default(none) reduction(min: first_bad) shared(n, ni, nh, m, q, h, inertia, tol)

@@ -11,7 +11,7 @@ module checks
    private
 
    public :: check_state, check_rotation_tr, check_unit_quaternion, check_body_quat, check_body_matrix
-   public :: phase_over, all_finite, all_valid_quat_shared
+   public :: phase_over, all_finite, all_valid
 
    !> Check codes: input_ok = 0, else the first problem found (bad_m = 1 ... bad_phase = 8).
    public :: input_ok, bad_m, bad_h, bad_inertia_value, bad_inertia_sign, bad_attitude_value, &
@@ -42,29 +42,56 @@ contains
       all_finite = iand(acc, exponent_bits) == 0
    end function all_finite
 
-   !> True when check_body_quat(m(:, j), h, inertia, q(:, j), tol) passes for every body j of a
-   !> batch with one h and one inertia; .false. means "not shown": the caller then checks body
-   !> by body. Written without branches so that it vectorises: |m| <= |m_1| + |m_2| + |m_3| = s,
-   !> so |h| s <= phase_limit I_min implies the phase check, and a NaN or an infinity in m or q
-   !> fails one of the two comparisons (as does an overflow of |h| s, sent to the full check).
-   pure logical function all_valid_quat_shared(n, m, q, h, inertia, tol) result(valid)
-      integer, intent(in) :: n
-      real(dp), intent(in) :: m(3, n), q(4, n), h, inertia(3), tol
-      real(dp) :: limit, ah
-      integer :: j, nbad
+   !> True when the bodies b0 .. b0 + nc - 1 of a batch (m(3, nc) and their attitudes att(na, nc):
+   !> quaternions, na = 4, or transposed rotation matrices, na = 9; the batch's h(nh) and
+   !> inertia(3, ni), nh and ni either 1 or the batch size) all pass check_body_quat or
+   !> check_body_matrix (.false.: not shown, the caller checks body by body). Without branches,
+   !> so that it vectorises: m, h, inertia and the attitude finite (|x| <= huge: false for a
+   !> NaN), the moments positive, |h| max|m_i| <= phase_limit I_min / 2 (where check_state's
+   !> phase test returns at once), and the attitude's test by the operations of
+   !> check_unit_quaternion or check_rotation_tr.
+   pure logical function all_valid(na, nc, b0, ni, nh, m, att, h, inertia, tol) result(valid)
+      integer, intent(in) :: na, nc, b0, ni, nh
+      real(dp), intent(in) :: m(3, nc), att(na, nc), h(nh), inertia(3, ni), tol
+      real(dp), parameter :: big = huge(1.0_dp)
+      real(dp) :: hb, i1, i2, i3, limit, ok, dev, det
+      integer :: i
 
-      valid = .false.
-      if (check_state([0.0_dp, 0.0_dp, 0.0_dp], h, inertia) /= input_ok) return
-      limit = phase_limit * minval(inertia)
-      if (.not. ieee_is_finite(limit)) return
-      ah = abs(h)
-      nbad = 0
-      do j = 1, n
-         nbad = nbad + merge(0, 1, ah * (abs(m(1, j)) + abs(m(2, j)) + abs(m(3, j))) <= limit .and. &
-                                   abs(sqrt(q(1, j)**2 + q(2, j)**2 + q(3, j)**2 + q(4, j)**2) - 1) <= tol)
+      ok = 1
+      do i = 1, nc
+         hb = h(min(b0 + i - 1, nh))
+         i1 = inertia(1, min(b0 + i - 1, ni)); i2 = inertia(2, min(b0 + i - 1, ni))
+         i3 = inertia(3, min(b0 + i - 1, ni))
+         limit = 0.5_dp * phase_limit * min(i1, i2, i3)
+         ok = min(ok, merge(1.0_dp, 0.0_dp, &
+                            abs(m(1, i)) <= big .and. abs(m(2, i)) <= big .and. abs(m(3, i)) <= big &
+                            .and. abs(hb) <= big .and. i1 > 0 .and. i2 > 0 .and. i3 > 0 &
+                            .and. i1 <= big .and. i2 <= big .and. i3 <= big .and. limit <= big &
+                            .and. abs(hb) * max(abs(m(1, i)), abs(m(2, i)), abs(m(3, i))) <= limit &
+                            .and. all(abs(att(:, i)) <= big)))
       end do
-      valid = nbad == 0
-   end function all_valid_quat_shared
+      if (na == 4) then
+         do i = 1, nc
+            ok = min(ok, merge(1.0_dp, 0.0_dp, abs(sqrt(att(1, i) * att(1, i) &
+                 + att(2, i) * att(2, i) + att(3, i) * att(3, i) + att(4, i) * att(4, i)) - 1) <= tol))
+         end do
+      else
+         ! att(:, i): Q^T column by column, att(r + 3 (c - 1), i) = Q^T(r, c)
+         do i = 1, nc
+            dev = max(abs(att(1, i) * att(1, i) + att(4, i) * att(4, i) + att(7, i) * att(7, i) - 1), &
+                      abs(att(2, i) * att(2, i) + att(5, i) * att(5, i) + att(8, i) * att(8, i) - 1), &
+                      abs(att(3, i) * att(3, i) + att(6, i) * att(6, i) + att(9, i) * att(9, i) - 1), &
+                      abs(att(1, i) * att(2, i) + att(4, i) * att(5, i) + att(7, i) * att(8, i)), &
+                      abs(att(1, i) * att(3, i) + att(4, i) * att(6, i) + att(7, i) * att(9, i)), &
+                      abs(att(2, i) * att(3, i) + att(5, i) * att(6, i) + att(8, i) * att(9, i)))
+            det = att(1, i) * (att(5, i) * att(9, i) - att(8, i) * att(6, i)) &
+                  - att(4, i) * (att(2, i) * att(9, i) - att(8, i) * att(3, i)) &
+                  + att(7, i) * (att(2, i) * att(6, i) - att(5, i) * att(3, i))
+            ok = min(ok, merge(1.0_dp, 0.0_dp, dev <= tol .and. det > 0))
+         end do
+      end if
+      valid = ok > 0
+   end function all_valid
 
    !> m and h finite; inertia finite and strictly positive; |h| |m| / I_min <= phase_limit.
    pure integer function check_state(m, h, inertia) result(code)

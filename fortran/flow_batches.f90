@@ -22,7 +22,7 @@ module flow_batches
    use kinds, only: wp => dp
    use exact_flow, only: rotate_matrix_tr
    use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use checks, only: check_body_matrix, check_body_quat, input_ok, phase_limit
+   use checks, only: check_body_matrix, check_body_quat, input_ok, all_valid
    use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
    implicit none
    private
@@ -133,7 +133,7 @@ contains
       integer :: i, s, codes(nb)
 
       bad = .false.
-      if (checked .and. .not. chunk_valid(na, nc, b0, ni, nh, m, att, h, inertia, tol)) then
+      if (checked .and. .not. all_valid(na, nc, b0, ni, nh, m, att, h, inertia, tol)) then
          do i = 1, nc
             codes(i) = body_code(na, m(:, i), h(min(b0 + i - 1, nh)), inertia(:, min(b0 + i - 1, ni)), &
                                  att(na * (i - 1) + 1:na * i), tol)
@@ -178,54 +178,6 @@ contains
          end do
       end if
    end subroutine turn
-
-   !> True when every body of the chunk passes body_code (.false.: not shown, the caller checks
-   !> body by body). Without branches, so that it vectorises: m, h, inertia and the attitude
-   !> finite (|x| <= huge: false for a NaN), the moments positive, |h| max|m_i| <= phase_limit
-   !> I_min / 2 (where check_state's phase test returns at once), and the attitude's test by the
-   !> operations of check_unit_quaternion or check_rotation_tr.
-   pure logical function chunk_valid(na, nc, b0, ni, nh, m, att, h, inertia, tol) result(valid)
-      integer, intent(in) :: na, nc, b0, ni, nh
-      real(c_double), intent(in) :: m(3, nc), att(na, nc), h(nh), inertia(3, ni), tol
-      real(c_double), parameter :: big = huge(1.0_c_double)
-      real(c_double) :: hb, i1, i2, i3, limit, ok, dev, det
-      integer :: i
-
-      ok = 1
-      do i = 1, nc
-         hb = h(min(b0 + i - 1, nh))
-         i1 = inertia(1, min(b0 + i - 1, ni)); i2 = inertia(2, min(b0 + i - 1, ni))
-         i3 = inertia(3, min(b0 + i - 1, ni))
-         limit = 0.5_c_double * phase_limit * min(i1, i2, i3)
-         ok = min(ok, merge(1.0_c_double, 0.0_c_double, &
-                            abs(m(1, i)) <= big .and. abs(m(2, i)) <= big .and. abs(m(3, i)) <= big &
-                            .and. abs(hb) <= big .and. i1 > 0 .and. i2 > 0 .and. i3 > 0 &
-                            .and. i1 <= big .and. i2 <= big .and. i3 <= big .and. limit <= big &
-                            .and. abs(hb) * max(abs(m(1, i)), abs(m(2, i)), abs(m(3, i))) <= limit &
-                            .and. all(abs(att(:, i)) <= big)))
-      end do
-      if (na == attitude_quat) then
-         do i = 1, nc
-            ok = min(ok, merge(1.0_c_double, 0.0_c_double, abs(sqrt(att(1, i) * att(1, i) &
-                 + att(2, i) * att(2, i) + att(3, i) * att(3, i) + att(4, i) * att(4, i)) - 1) <= tol))
-         end do
-      else
-         ! att(:, i): Q^T column by column, att(r + 3 (c - 1), i) = Q^T(r, c)
-         do i = 1, nc
-            dev = max(abs(att(1, i) * att(1, i) + att(4, i) * att(4, i) + att(7, i) * att(7, i) - 1), &
-                      abs(att(2, i) * att(2, i) + att(5, i) * att(5, i) + att(8, i) * att(8, i) - 1), &
-                      abs(att(3, i) * att(3, i) + att(6, i) * att(6, i) + att(9, i) * att(9, i) - 1), &
-                      abs(att(1, i) * att(2, i) + att(4, i) * att(5, i) + att(7, i) * att(8, i)), &
-                      abs(att(1, i) * att(3, i) + att(4, i) * att(6, i) + att(7, i) * att(9, i)), &
-                      abs(att(2, i) * att(3, i) + att(5, i) * att(6, i) + att(8, i) * att(9, i)))
-            det = att(1, i) * (att(5, i) * att(9, i) - att(8, i) * att(6, i)) &
-                  - att(4, i) * (att(2, i) * att(9, i) - att(8, i) * att(3, i)) &
-                  + att(7, i) * (att(2, i) * att(6, i) - att(5, i) * att(3, i))
-            ok = min(ok, merge(1.0_c_double, 0.0_c_double, dev <= tol .and. det > 0))
-         end do
-      end if
-      valid = ok > 0
-   end function chunk_valid
 
    !> The checks code of one body (checks.f90), its attitude a in the form na.
    pure integer function body_code(na, m, h, inertia, a, tol) result(code)
