@@ -81,7 +81,7 @@ def main(n=10_000, nsteps=100, h=0.05):
             print(f"{meth:7s} {tname:6s} {ns:9.1f} {ref:11.1f} {ns / ref:6.2f} {diff:20.2e}")
             case += 1
     for meth in ("DMV6", "STRANG"):
-        if meth in frb.engine.METHODS:
+        if meth in frb.METHODS:
             for tname, torque in (("free", None), ("heavy", heavy_top(1.0, (0.0, 0.0, 1.0)))):
                 try:
                     ns, _ = time_frb(meth, m, q, inertia, h, nsteps, torque, reps=1)

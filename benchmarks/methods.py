@@ -60,7 +60,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     m, q, inertia = bodies(args.n)
     top = heavy_top(1.0, [0.0, 0.0, 1.0])
-    methods = [name for name in frb.engine.METHODS]
+    methods = [name for name in frb.METHODS]
     cases = {}
     for name in methods:
         for label, torque in (("free", None), ("heavy top", top)):

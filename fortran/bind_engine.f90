@@ -1,98 +1,256 @@
-! f2py binding of the time loop of frb.integrate (module engine), extension frb._engine.
-! Its signature file is fortran/engine.pyf (hand-written: f2py reads call-back signatures
-! reliably only from a signature file). Layout: numpy C-ordered (n, 3), (n, 4), (n, nws) arrays
-! travel as their .T views (Fortran (3, n), (4, n), (nws, n)); the kept states (3, n, nk),
-! (4, n, nk) are, seen through .T, C-ordered (nk, n, 3), (nk, n, 4) arrays. The attitudes have
-! natt = 4 reals (quaternions) or 9 (matrices (n, 3, 3) C-ordered, seen as Q^T column by column;
-! the exact-flow splittings only). Everything is
-! updated in place (see engine_run): Python enters a run in segments of steps and bodies, from
-! the initial state m0, q0, the state carried between segments in m, q, ws.
-subroutine engine_integrate(family, variant, quadrature, nf, kinds, frac, nt, tkinds, tpar, tuser, &
-                            nb, tbody, tbody_term, n, nsteps, save_every, chunk, threads, b_first, b_last, k_first, k_last, &
-                            nk, h, t0, natt, m0, q0, m, q, ws, inertia, m_out, q_out, status, &
-                            fail_step, fail_body, cb)
+! f2py binding of the time loop (module engine) and of the input checks, in the extension
+! frb._core (signatures: fortran/core.pyf, hand-written: f2py reads call-back signatures reliably
+! only from a signature file). The one Python function that calls them is frb._run.execute (and
+! frb._run.check_bodies for the checks).
+!
+! Layout: numpy C-ordered (n, 3), (n, 4), (n, nws) arrays travel as their .T views (Fortran
+! (3, n), (4, n), (nws, n)); the kept states (3, n, nk), (natt, n, nk) are, seen through .T,
+! C-ordered (nk, n, 3), (nk, n, natt) arrays. The attitudes have natt = 4 reals (quaternions)
+! or 9 (matrices (n, 3, 3) C-ordered, seen as Q^T column by column; the exact-flow methods
+! only). Every size of a table of shared numbers (tools/numbers_table.py) is read from the
+! arrays' shapes and checked against the table here: a call that does not match gets
+! info_bad_call.
+
+!> A segment of a run (engine.engine_run): config holds the integer configuration (slots run_*
+!> of the shared numbers); plan the flows of one step of an exact-flow splitting, plan(1, j)
+!> the kind of flow j (0 the free flow, 1 the torque's flow, as a real) and plan(2, j) its
+!> fraction of h; terms the torque's built-in terms, terms(1, i) the kind of term i (as a real,
+!> torque_none for no torque) and terms(2:, i) its parameters; body the per-body parameters of
+!> the term config(run_body_term); times(1) the initial time and times(2:) the step (one, or one
+!> per body for a torque-free run); m0, att0 the initial state; m, att, ws the state carried
+!> between segments; m_out, att_out the kept states (updated in place).
+subroutine engine_segment(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, &
+                          m0, att0, inertia, nw, m, att, ws, nk, m_out, att_out, status, fail_step, &
+                          fail_body, cb)
    use kinds, only: dp
-   use step_interface, only: method_t, max_flows, nws
-   use torques, only: torque_t, torque_none, torque_damping, torque_rotor, torque_attitude_control, &
-                      max_torque_terms, torque_term_reals, torque_body_reals
-   use engine, only: engine_run
+   use engine, only: engine_run, segment_t
+   use step_interface, only: method_t, nws, info_bad_call
+   use torques, only: torque_t, torque_none
+   use numbers_table, only: run_slots, plan_rows, max_flows, max_torque_terms, torque_term_reals, &
+                            torque_body_reals, momentum_torque_kinds, run_family, run_variant, run_quadrature, &
+                            run_user_torque, run_body_term, run_nsteps, run_save_every, run_chunk, &
+                            run_threads, run_first_body, run_last_body, run_first_step, run_last_step
    implicit none
-   integer, intent(in) :: family, variant, quadrature, nf, nt, tuser, nb, tbody_term
-   integer, intent(in) :: kinds(nf), tkinds(nt)
-   real(dp), intent(in) :: frac(nf), tpar(torque_term_reals, nt)
-   ! the per-body parameters of term tbody_term (0: none)
-   real(dp), intent(in) :: tbody(torque_body_reals, nb)
-   integer, intent(in) :: n, nsteps, save_every, chunk, threads, b_first, b_last, k_first, k_last, nk, natt
-   real(dp), intent(in) :: h, t0, m0(3, n), q0(natt, n), inertia(3, n)
-   ! the state carried between segments, and the kept states
-   real(dp), intent(inout) :: m(3, n), q(natt, n), ws(nws, n), m_out(3, n, nk), q_out(natt, n, nk)
+   integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, nw, nk
+   integer, intent(in) :: config(nc)
+   real(dp), intent(in) :: plan(np, nf), terms(ntr, nt), body(nbr, nb), times(nh1)
+   real(dp), intent(in) :: m0(3, n), att0(natt, n), inertia(3, n)
+   real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nw, n), m_out(3, n, nk), att_out(natt, n, nk)
    integer, intent(out) :: status, fail_step, fail_body
    external :: cb
    type(method_t) :: meth
    type(torque_t) :: tq
+   type(segment_t) :: seg
 
-   meth%family = family
-   meth%variant = variant
-   meth%quadrature = quadrature
-   meth%nf = min(nf, max_flows)
-   meth%kinds(1:meth%nf) = kinds(1:meth%nf)
-   meth%frac(1:meth%nf) = frac(1:meth%nf)
-   ! the torque: the built-in terms (none when the first kind is torque_none), a Python torque
-   ! (tuser: 0 none, 1 T(t, Q), 2 T(t, Q, m)), the per-body parameters of term tbody_term
-   tq%nterms = min(nt, max_torque_terms)
-   if (tkinds(1) == torque_none) tq%nterms = 0
-   tq%kinds(1:tq%nterms) = tkinds(1:tq%nterms)
-   tq%par(:, 1:tq%nterms) = tpar(:, 1:tq%nterms)
-   tq%user = tuser
-   tq%momentum = tuser == 2 .or. any(tq%kinds(1:tq%nterms) == torque_damping) .or. &
-                 any(tq%kinds(1:tq%nterms) == torque_rotor) .or. &
-                 any(tq%kinds(1:tq%nterms) == torque_attitude_control)
-   if (tbody_term >= 1 .and. tbody_term <= tq%nterms .and. nb >= n) tq%body_term = tbody_term
-   call engine_run(meth, tq, n, max(1, b_first), min(n, b_last), k_first, min(k_last, nsteps), &
-                   nsteps, save_every, max(1, chunk), threads, h, t0, natt, m0, q0, m, q, ws, inertia, nk, &
-                   m_out, q_out, status, fail_step, fail_body, cb, tbody)
-end subroutine engine_integrate
+   fail_step = 0
+   fail_body = 0
+   status = info_bad_call
+   if (nc /= run_slots .or. np /= plan_rows .or. nf > max_flows .or. nt > max_torque_terms &
+       .or. ntr /= 1 + torque_term_reals .or. nbr /= torque_body_reals .or. nw /= nws &
+       .or. (nh1 /= 2 .and. nh1 /= n + 1) .or. nf < 1 .or. nt < 1 .or. (natt /= 4 .and. natt /= 9)) return
+   call configure()
+   call engine_run(meth, tq, seg, n, nh1 - 1, times(2:nh1), times(1), natt, m0, att0, m, att, ws, &
+                   inertia, nk, m_out, att_out, status, fail_step, fail_body, cb, body)
 
-!> engine_integrate for a whole run in one call (bodies 1..n, steps 1..nsteps from t0) that
-!> calls no Python: a built-in torque, or a run of no step. No call-back to set up and no state
-!> between segments to pass (it is allocated here and never touched by a run in one segment), so
-!> a short run costs less.
-subroutine engine_integrate_builtin(family, variant, quadrature, nf, kinds, frac, nt, tkinds, tpar, &
-                                    nb, tbody, tbody_term, n, nsteps, save_every, chunk, threads, nk, h, t0, natt, m0, q0, &
-                                    inertia, m_out, q_out, status, fail_step, fail_body)
+contains
+
+   !> The method, the torque and the segment of the run from the arguments.
+   subroutine configure()
+      integer :: i
+
+      meth%family = config(run_family)
+      meth%variant = config(run_variant)
+      meth%quadrature = config(run_quadrature)
+      meth%nf = nf
+      meth%kinds(1:nf) = nint(plan(1, :))
+      meth%frac(1:nf) = plan(2, :)
+      ! the torque: the built-in terms (none when the first kind is torque_none), a Python torque
+      ! (0 none, 1 T(t, Q), 2 T(t, Q, m)), the per-body parameters of one term
+      tq%nterms = nt
+      if (nint(terms(1, 1)) == torque_none) tq%nterms = 0
+      tq%kinds(1:tq%nterms) = nint(terms(1, 1:tq%nterms))
+      tq%par(:, 1:tq%nterms) = terms(2:, 1:tq%nterms)
+      tq%user = config(run_user_torque)
+      tq%momentum = tq%user == 2
+      do i = 1, tq%nterms
+         if (any(momentum_torque_kinds == tq%kinds(i))) tq%momentum = .true.
+      end do
+      if (config(run_body_term) >= 1 .and. config(run_body_term) <= tq%nterms .and. nb >= n) &
+         tq%body_term = config(run_body_term)
+      seg%nsteps = config(run_nsteps)
+      seg%save_every = config(run_save_every)
+      seg%chunk = config(run_chunk)
+      seg%threads = config(run_threads)
+      seg%b_first = max(1, config(run_first_body))
+      seg%b_last = min(n, config(run_last_body))
+      seg%k_first = config(run_first_step)
+      seg%k_last = min(config(run_last_step), seg%nsteps)
+   end subroutine configure
+end subroutine engine_segment
+
+!> engine_segment for a whole run in one call (bodies 1..n, steps 1..nsteps; config's slots of
+!> the part of the run are not read) that calls no Python (a built-in torque, or no step): no
+!> call-back and no state between segments to pass (it is allocated here and never touched by a
+!> run in one segment), so a short run costs less. With config(run_checks) = 1 every body is
+!> checked first (checks.check_batch, the phase of the longest free flow of a step): status
+!> info_bad_input for an invalid body (fail_step its check code, fail_body the body, 1-based),
+!> info_rescale for a batch outside the scale range 2^+-config(run_scale_exponent), and nothing
+!> run.
+subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, m0, &
+                        att0, inertia, nk, m_out, att_out, status, fail_step, fail_body)
    use kinds, only: dp
    use step_interface, only: nws
-   use torques, only: torque_term_reals, torque_body_reals
+   use checks, only: check_batch, outside_scale, input_ok
+   use numbers_table, only: run_first_body, run_last_body, run_first_step, run_last_step, run_nsteps, &
+                            run_checks, run_threads, run_scale_exponent, run_slots, plan_rows, &
+                            check_extremes, info_bad_input, info_rescale
    implicit none
-   integer, intent(in) :: family, variant, quadrature, nf, nt, nb, tbody_term
-   integer, intent(in) :: kinds(nf), tkinds(nt)
-   real(dp), intent(in) :: frac(nf), tpar(torque_term_reals, nt), tbody(torque_body_reals, nb)
-   integer, intent(in) :: n, nsteps, save_every, chunk, threads, nk, natt
-   real(dp), intent(in) :: h, t0, m0(3, n), q0(natt, n), inertia(3, n)
-   real(dp), intent(inout) :: m_out(3, n, nk), q_out(natt, n, nk)
+   integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, nk
+   integer, intent(in) :: config(nc)
+   real(dp), intent(in) :: plan(np, nf), terms(ntr, nt), body(nbr, nb), times(nh1)
+   real(dp), intent(in) :: m0(3, n), att0(natt, n), inertia(3, n)
+   real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk)
    integer, intent(out) :: status, fail_step, fail_body
-   real(dp), allocatable :: m(:, :), q(:, :), ws(:, :)
+   real(dp), allocatable :: m(:, :), att(:, :), ws(:, :)
+   real(dp) :: extremes(check_extremes), longest
+   integer :: whole(nc), code, bad, j
 
-   allocate (m(3, n), q(natt, n), ws(nws, n))
-   call engine_integrate(family, variant, quadrature, nf, kinds, frac, nt, tkinds, tpar, 0, nb, tbody, &
-                         tbody_term, n, nsteps, &
-                         save_every, chunk, threads, 1, n, 0, nsteps, nk, h, t0, natt, m0, q0, &
-                         m, q, ws, inertia, m_out, q_out, status, fail_step, fail_body, no_user_torque)
+   if (nc == run_slots .and. np == plan_rows .and. nh1 >= 2) then
+      if (config(run_checks) == 1) then
+         ! the checks of every body, the phase of the longest free flow of a step, then the scales
+         longest = 0
+         do j = 1, nf
+            if (nint(plan(1, j)) == 0) longest = max(longest, abs(plan(2, j)))
+         end do
+         call check_batch(natt, n, m0, att0, nh1 - 1, longest * times(2:nh1), n, inertia, &
+                          config(run_threads), code, bad, extremes)
+         if (code /= input_ok) then
+            status = info_bad_input
+            fail_step = code
+            fail_body = bad
+            return
+         end if
+         if (outside_scale(extremes, config(run_scale_exponent))) then
+            status = info_rescale
+            fail_step = 0
+            fail_body = 0
+            return
+         end if
+      end if
+   end if
+   allocate (m(3, n), att(natt, n), ws(nws, n))
+   whole = config
+   if (nc >= max(run_first_body, run_last_body, run_first_step, run_last_step)) then
+      whole(run_first_body) = 1
+      whole(run_last_body) = n
+      whole(run_first_step) = 0
+      whole(run_last_step) = config(run_nsteps)
+   end if
+   call engine_segment(nc, whole, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, m0, att0, &
+                       inertia, nws, m, att, ws, nk, m_out, att_out, status, fail_step, fail_body, &
+                       no_user_torque)
 
 contains
 
    !> The call-back of a run without a user torque (never called; torques' user_torque_cb).
-   subroutine no_user_torque(nu, t, step, qt, m, tb)
-      integer, intent(in) :: nu, step; real(dp), intent(in) :: t, qt(3, 3, nu), m(3, nu)
+   subroutine no_user_torque(nu, t, step, qt, mu, tb)
+      integer, intent(in) :: nu, step; real(dp), intent(in) :: t, qt(3, 3, nu), mu(3, nu)
       real(dp), intent(inout) :: tb(3, nu)
    end subroutine no_user_torque
-end subroutine engine_integrate_builtin
+end subroutine engine_whole
 
-!> The size nws of the per-body workspace ws of engine_integrate.
-subroutine engine_workspace(nws_out)
-   use step_interface, only: nws
+!> The torque-free steps of one body (a lean call for frb.frb_step, frb.quat_step, frb.dmv_step
+!> and frb.dmv_integrate on one body): the checks of check_bodies, then nsteps steps of the
+!> method (family, variant, quadrature) by the family's free steps, the operations of a batch of
+!> one. check_code is the check code of the input (input_ok: valid), status the info code of the
+!> steps (info_ok: every step succeeded), or info_rescale for a body at a scale outside the
+!> method's range (frb._scaling then rescales it: scale_exponent, scale_exponent_dmv).
+subroutine free_steps_one(family, variant, quadrature, nsteps, natt, m, att, h, inertia, m_out, att_out, &
+                          check_code, status)
+   use kinds, only: dp
+   use step_interface, only: method_t, nws, info_ok, info_bad_call, info_non_finite
+   use engine, only: family_free_steps
+   use checks, only: check_body_quat, check_body_matrix, input_ok, all_finite
+   use step_interface, only: method_free_steps
+   use numbers_table, only: attitude_tolerance, info_rescale, scale_exponent, scale_exponent_dmv, &
+                            family_approximate_free_flows, variant_dmv4, variant_dmv6, variant_dmv8
    implicit none
-   integer, intent(out) :: nws_out
+   integer, intent(in) :: family, variant, quadrature, nsteps, natt
+   real(dp), intent(in) :: m(3), att(natt), h, inertia(3)
+   real(dp), intent(out) :: m_out(3), att_out(natt)
+   integer, intent(out) :: check_code, status
+   procedure(method_free_steps), pointer :: steps
+   type(method_t) :: meth
+   real(dp) :: ws(nws, 1), lo, hi, big
+   integer :: info(1), e
 
-   nws_out = nws
-end subroutine engine_workspace
+   m_out = 0
+   att_out = 0
+   status = info_bad_call
+   if (natt == 4) then
+      check_code = check_body_quat(m, h, inertia, att, attitude_tolerance)
+   else
+      check_code = check_body_matrix(m, h, inertia, att, attitude_tolerance)
+   end if
+   if (check_code /= input_ok) return
+   e = scale_exponent
+   if (family == family_approximate_free_flows .and. any(variant == [variant_dmv4, variant_dmv6, &
+                                                                     variant_dmv8])) e = scale_exponent_dmv
+   lo = scale(1.0_dp, -e)
+   hi = scale(1.0_dp, e)
+   big = maxval(abs(m))
+   if ((big > 0 .and. (big < lo .or. big > hi)) .or. minval(inertia) < lo .or. maxval(inertia) > hi) then
+      status = info_rescale
+      return
+   end if
+   steps => family_free_steps(family)
+   if (.not. associated(steps) .or. (natt /= 4 .and. natt /= 9) .or. nsteps < 0) return
+   meth%family = family
+   meth%variant = variant
+   meth%quadrature = quadrature
+   m_out = m
+   att_out = att
+   ws = 0
+   info = info_ok
+   if (nsteps > 0) call steps(meth, 1, 0, nsteps, 1, [h], m_out, natt, att_out, inertia, ws, info)
+   status = info(1)
+   if (status == info_ok .and. .not. (all_finite(3, m_out) .and. all_finite(natt, att_out))) &
+      status = info_non_finite
+end subroutine free_steps_one
+
+!> The input checks of n bodies (checks.check_batch): code is input_ok, or the check code of the
+!> first invalid body, whose index (from 0) is body (-1 when all are valid); extremes the scales
+!> of the batch (check_extremes reals: the rescaling policy of frb._scaling, the first call of a
+!> long run).
+subroutine check_bodies(n, natt, m, att, nh, h, ni, inertia, threads, code, body, ne, extremes)
+   use kinds, only: dp
+   use checks, only: check_batch, bad_m
+   use numbers_table, only: check_extremes
+   implicit none
+   integer, intent(in) :: n, natt, nh, ni, threads, ne
+   real(dp), intent(in) :: m(3, n), att(natt, n), h(nh), inertia(3, ni)
+   integer, intent(out) :: code, body
+   real(dp), intent(inout) :: extremes(ne)
+
+   code = bad_m
+   body = -1
+   if (ne /= check_extremes) return
+   call check_batch(natt, n, m, att, nh, h, ni, inertia, threads, code, body, extremes)
+   body = body - 1
+end subroutine check_bodies
+
+!> The unit quaternions (scalar first) q(4, n) of the rotations held as qt(9, n) = Q^T column by
+!> column (rotations.matrix_quat_tr: the operations of frb.rotations.matrix_to_quat).
+subroutine matrix_quaternions(n, qt, q)
+   use kinds, only: dp
+   use rotations, only: matrix_quat_tr
+   implicit none
+   integer, intent(in) :: n
+   real(dp), intent(in) :: qt(3, 3, n)
+   real(dp), intent(out) :: q(4, n)
+   integer :: b
+
+   do b = 1, n
+      q(:, b) = matrix_quat_tr(qt(:, :, b))
+   end do
+end subroutine matrix_quaternions

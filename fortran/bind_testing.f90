@@ -1,6 +1,6 @@
 ! f2py bindings of the extension module frb._testing, built only with the meson option testing
 ! (meson.options): routines used by the tests and the benchmarks, not by the package. Layout of
-! the batches as in bind_core.f90.
+! the batches as in bind_engine.f90 (C-ordered numpy arrays passed as their transposes).
 
 ! nsteps steps of size h of the free flow for every body, returning only the final states
 ! (the loop over steps runs in Fortran: for benchmarks and long free runs); no checks.
@@ -131,12 +131,70 @@ subroutine ell_third_kind(n, phi1, phi2, nn, k, kp, np, pi1, pi2, pi12, pi_gauss
    end if
 end subroutine ell_third_kind
 
-!> The SIMD target of this extension's lane kernels (as frb._core.cpu_target_select).
-subroutine testing_cpu_target(requested, in_use)
-   use simd_dispatch, only: select_cpu_target
-   implicit none
-   integer, intent(in) :: requested
-   integer, intent(out) :: in_use
+! The batched DMV kernel (moser_veselov.dmv_integrate_many, the SIMD target in use): the
+! reference the tests compare frb.dmv_integrate and frb.integrate's DMV methods with. Same
+! layout as frb_integrate_batch: m (3, n), q (4, n), h (nh), inertia (3, ni), ni and nh 1 or n;
+! an order other than 2, 4, 6, 8, or a step with no solution of the DMV equation, gives NaN.
 
-   in_use = select_cpu_target(requested)
-end subroutine testing_cpu_target
+subroutine dmv_step_batch(n, ni, nh, m, q, h, inertia, order, threads, m_out, q_out)
+   use iso_c_binding, only: c_double, c_int
+   implicit none
+   integer(c_int), intent(in) :: n, ni, nh, order, threads
+   real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
+   real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
+   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
+   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
+   !f2py threadsafe
+
+   call dmv_integrate_batch(n, ni, nh, m, q, h, inertia, order, 1, threads, m_out, q_out)
+end subroutine dmv_step_batch
+
+!> nsteps steps of dmv_integrate_many (the kernel the tests compare frb.dmv_integrate with;
+!> h may differ between bodies), its blocks of dmv_lanes_width bodies shared among the
+!> threads: each block is the same as in one call for the whole batch (blocks start at bodies
+!> 1, 1 + dmv_lanes_width, ...), so the results do not depend on the thread count.
+subroutine dmv_integrate_batch(n, ni, nh, m, q, h, inertia, order, nsteps, threads, m_out, q_out)
+   use iso_c_binding, only: c_double, c_int
+   use moser_veselov, only: dmv_lanes_width
+   use simd_dispatch, only: dmv_integrate_many
+   use parallel, only: thread_count, min_parallel_work
+   implicit none
+   integer(c_int), intent(in) :: n, ni, nh, order, nsteps, threads
+   real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni)
+   real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
+   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
+   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
+   !f2py threadsafe
+   integer, parameter :: nb = 4 * dmv_lanes_width
+   integer :: b0, b1, ic
+
+   !$omp parallel do num_threads(thread_count(threads)) &
+   !$omp if(real(n, c_double) * max(nsteps, 1) >= min_parallel_work) schedule(dynamic) &
+   !$omp default(none) private(b0, b1) shared(n, ni, nh, m, q, h, inertia, order, nsteps, m_out, q_out) &
+   !$omp shared(dmv_integrate_many)
+   do ic = 1, (n + nb - 1) / nb
+      b0 = (ic - 1) * nb + 1
+      b1 = min(n, b0 + nb - 1)
+      call dmv_integrate_many(b1 - b0 + 1, min(ni, b1 - b0 + 1), min(nh, b1 - b0 + 1), &
+                              m(:, b0:b1), q(:, b0:b1), h(min(b0, nh):min(b1, nh)), &
+                              inertia(:, min(b0, ni):min(b1, ni)), order, nsteps, &
+                              m_out(:, b0:b1), q_out(:, b0:b1))
+   end do
+   !$omp end parallel do
+end subroutine dmv_integrate_batch
+
+subroutine dmv_step_single(m, q, h, inertia, order, m_out, q_out)
+   ! One body through the scalar per-body step dmv_step_one (for tests).
+   use iso_c_binding, only: c_double, c_int
+   use moser_veselov, only: dmv_step_one
+   implicit none
+   integer(c_int), intent(in) :: order
+   real(c_double), intent(in) :: m(3), q(4), h, inertia(3)
+   real(c_double), intent(out) :: m_out(3), q_out(4)
+
+   call dmv_step_one(m, q, h, inertia, order, m_out, q_out)
+end subroutine dmv_step_single

@@ -1,5 +1,6 @@
 ! The one time loop of frb.integrate: every method family plugs into it through the step
-! interface of step_interface (one <family>_step routine per module).
+! contract of step_interface (one <family>_step routine per module, and <family>_free_steps for
+! the families that step the free body several steps at a time).
 !
 ! Bodies are stepped in chunks: a chunk runs all its steps before the next chunk starts (the
 ! state of a chunk stays in cache), and the chunks are shared among OpenMP threads. The Python
@@ -7,13 +8,18 @@
 ! once per stage for the whole batch, on the calling thread (it needs the GIL). No body's
 ! arithmetic depends on the chunk it is in or on the other bodies, so results do not depend on
 ! the chunk size or the thread count (bit for bit). The run is entered in segments of steps (and
-! of bodies) from Python: the state (m, q and the workspace ws) is carried between segments.
+! of bodies) from Python: the state (m, the attitude and the workspace ws) is carried between
+! segments.
+!
+! A torque-free run takes the family's free steps from one kept state to the next (several steps
+! a call, each body with its own step length when h is given per body); a failure there is taken
+! again step by step, so that the failing step is named.
 module engine
    use kinds, only: dp
    use step_interface
    use torques, only: torque_t, user_torque_cb, torqued
-   use exact_splittings, only: exact_splitting_step, exact_splitting_flows
-   use approximate_free_flows, only: approximate_flow_step, torque_free_steps
+   use exact_splittings, only: exact_splitting_step, exact_splitting_free_steps, exact_splitting_flows
+   use approximate_free_flows, only: approximate_flow_step, approximate_free_steps
    use runge_kutta, only: runge_kutta_step
    use lie_stormer_verlet, only: lie_stormer_verlet_step
    use midpoint_trapezoid, only: midpoint_trapezoid_step
@@ -22,7 +28,15 @@ module engine
    implicit none
    private
 
-   public :: family_step, engine_run
+   public :: family_step, family_free_steps, engine_run, segment_t
+
+   !> The part of a run one call takes, and how: steps k_first+1 .. k_last of a run of nsteps
+   !> steps (the kept states: save_every, see parallel's save_slot), for the bodies b_first ..
+   !> b_last (1-based), stepped chunk bodies at a time on threads threads (0: the OpenMP default).
+   type :: segment_t
+      integer :: nsteps = 0, save_every = 0, chunk = 1, threads = 0
+      integer :: b_first = 1, b_last = 0, k_first = 0, k_last = 0
+   end type segment_t
 
 contains
 
@@ -48,34 +62,47 @@ contains
       end select
    end function family_step
 
-   !> Steps k_first+1 .. k_last of a run of nsteps steps of length h from time t0, for the
-   !> bodies b_first .. b_last (1-based) of a batch of n, from the initial state m0, q0 when
-   !> k_first = 0, else from the state m, q, ws left by the previous segment; the state is
-   !> written back to m, q, ws only when k_last < nsteps (so that a run in one segment never
-   !> touches those arrays). The state after step k (k = 0: the initial state, written by the
-   !> segment with k_first = 0) goes to
-   !> m_out(:, b, j), q_out(:, b, j) with j = save_slot(k, nsteps, save_every) (parallel),
-   !> when j > 0. The bodies are stepped in chunks of chunk bodies (from b_first), shared among
-   !> threads threads (0: the OpenMP default); a chunk runs all its steps before the next.
-   !> On failure (a body whose step sets info, or whose state is not finite) that body's chunk
-   !> stops; status reports the code, fail_step the step and fail_body the body (1-based) of
+   !> The torque-free steps of a method family (interface method_free_steps), or null() for a
+   !> family that has none (its torque-free runs go step by step with one step length).
+   function family_free_steps(family) result(steps)
+      integer, intent(in) :: family
+      procedure(method_free_steps), pointer :: steps
+
+      select case (family)
+      case (family_exact_splittings)
+         steps => exact_splitting_free_steps
+      case (family_approximate_free_flows)
+         steps => approximate_free_steps
+      case default
+         steps => null()
+      end select
+   end function family_free_steps
+
+   !> The segment seg of a run of the n bodies from time t0, body j with the step length
+   !> h(min(j, nh)) (nh = n only for a torque-free run of a family with free steps), from the
+   !> initial state m0, att0 when seg%k_first = 0, else from the state m, att, ws left by the
+   !> previous segment; the state is written back to m, att, ws only when seg%k_last <
+   !> seg%nsteps (so that a run in one segment never touches those arrays). The state after
+   !> step k (k = 0: the initial state, written by the segment with k_first = 0) goes to
+   !> m_out(:, b, j), att_out(:, b, j) with j = save_slot(k, nsteps, save_every) (parallel), when
+   !> j > 0. On failure (a body whose step sets info, or whose state is not finite) that body's
+   !> chunk stops; status reports the code, fail_step the step and fail_body the body (1-based) of
    !> the earliest failure (the smallest step, then the smallest body: the same for every
-   !> thread count and every split of the run into segments); status = 0 otherwise.
-   subroutine engine_run(meth, tq, n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, &
-                         threads, h, t0, natt, m0, q0, m, q, ws, inertia, nk, m_out, q_out, &
-                         status, fail_step, fail_body, cb, tbody)
+   !> thread count and every split of the run into segments); status = info_ok otherwise.
+   subroutine engine_run(meth, tq, seg, n, nh, h, t0, natt, m0, att0, m, att, ws, inertia, nk, &
+                         m_out, att_out, status, fail_step, fail_body, cb, tbody)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
+      type(segment_t), intent(in) :: seg
       !> the per-body parameters of the torque's term tq%body_term, held through a pointer
       real(dp), intent(in), target, optional :: tbody(:, :)
-      integer, intent(in) :: n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, threads, nk
-      integer, intent(in) :: natt
-      real(dp), intent(in) :: h, t0, m0(3, n), q0(natt, n), inertia(3, n)
-      real(dp), intent(inout) :: m(3, n), q(natt, n), ws(nws, n)
-      real(dp), intent(inout) :: m_out(3, n, nk), q_out(natt, n, nk)
+      integer, intent(in) :: n, nh, natt, nk
+      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nws, n)
+      real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk)
       integer, intent(out) :: status, fail_step, fail_body
       procedure(user_torque_cb) :: cb
-      integer :: b0, nc, ic, code, kfail, jfail
+      integer :: b0, nc, ic, code, kfail, jfail, chunk
       type(torque_t) :: tqb
 
       tqb = tq
@@ -83,17 +110,18 @@ contains
       status = info_ok
       fail_step = 0
       fail_body = 0
-      !$omp parallel do num_threads(thread_count(threads)) schedule(dynamic) &
-      !$omp if(real(b_last - b_first + 1, dp) * max(k_last - k_first, 1) >= min_parallel_work &
-      !$omp    .and. b_last - b_first >= chunk) &
+      chunk = max(1, seg%chunk)
+      !$omp parallel do num_threads(thread_count(seg%threads)) schedule(dynamic) &
+      !$omp if(real(seg%b_last - seg%b_first + 1, dp) * max(seg%k_last - seg%k_first, 1) &
+      !$omp    >= min_parallel_work .and. seg%b_last - seg%b_first >= chunk) &
       !$omp default(none) private(b0, nc, code, kfail, jfail) &
-      !$omp shared(meth, tqb, n, b_first, b_last, k_first, k_last, nsteps, save_every, chunk, h, t0, natt, &
-      !$omp        m0, q0, m, q, ws, inertia, nk, m_out, q_out, status, fail_step, fail_body)
-      do ic = 1, (b_last - b_first + chunk) / chunk
-         b0 = b_first + (ic - 1) * chunk
-         nc = min(chunk, b_last - b0 + 1)
-         call run_chunk(meth, tqb, n, b0, nc, k_first, k_last, nsteps, save_every, h, t0, natt, m0, &
-                        q0, m, q, ws, inertia, nk, m_out, q_out, code, kfail, jfail, cb)
+      !$omp shared(meth, tqb, seg, chunk, n, nh, h, t0, natt, m0, att0, m, att, ws, inertia, nk, &
+      !$omp        m_out, att_out, status, fail_step, fail_body)
+      do ic = 1, (seg%b_last - seg%b_first + chunk) / chunk
+         b0 = seg%b_first + (ic - 1) * chunk
+         nc = min(chunk, seg%b_last - b0 + 1)
+         call run_chunk(meth, tqb, seg, n, b0, nc, nh, h, t0, natt, m0, att0, m, att, ws, inertia, &
+                        nk, m_out, att_out, code, kfail, jfail, cb)
          if (code /= info_ok) then
             !$omp critical (frb_engine_failure)
             if (status == info_ok .or. kfail < fail_step .or. &
@@ -111,120 +139,151 @@ contains
    !> engine_run for the nc bodies b0 .. b0+nc-1 (one chunk), on the calling thread. On failure
    !> code, kfail and jfail (the body in the chunk, 1-based) report the first failing body of
    !> the first failing step, and the chunk stops there.
-   subroutine run_chunk(meth, tq, n, b0, nc, k_first, k_last, nsteps, save_every, h, t0, natt, m0, &
-                        q0, m, q, ws, inertia, nk, m_out, q_out, code, kfail, jfail, cb)
+   subroutine run_chunk(meth, tq, seg, n, b0, nc, nh, h, t0, natt, m0, att0, m, att, ws, inertia, &
+                        nk, m_out, att_out, code, kfail, jfail, cb)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
-      integer, intent(in) :: n, b0, nc, k_first, k_last, nsteps, save_every, nk, natt
-      real(dp), intent(in) :: h, t0, m0(3, n), q0(natt, n), inertia(3, n)
-      real(dp), intent(inout) :: m(3, n), q(natt, n), ws(nws, n)
-      real(dp), intent(inout) :: m_out(3, n, nk), q_out(natt, n, nk)
+      type(segment_t), intent(in) :: seg
+      integer, intent(in) :: n, b0, nc, nh, nk, natt
+      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nws, n)
+      real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk)
       integer, intent(out) :: code, kfail, jfail
       procedure(user_torque_cb) :: cb
-      real(dp), allocatable :: mc(:, :), qc(:, :), wc(:, :), m_keep(:, :), q_keep(:, :)
+      real(dp), allocatable :: mc(:, :), ac(:, :), wc(:, :), m_keep(:, :), a_keep(:, :), w_keep(:, :)
       integer, allocatable :: info(:)
-      integer :: k, j, slot, b1, nsub
-      logical :: fast, done
+      integer :: k, nsub, b1, nhc
+      logical :: one_by_one
       procedure(method_step), pointer :: step
+      procedure(method_free_steps), pointer :: free_steps
       type(torque_t) :: tqc
 
       code = info_ok
       kfail = 0
       jfail = 0
       b1 = b0 + nc - 1
-      allocate (mc(3, nc), qc(natt, nc), wc(nws, nc), info(nc))
-      if (k_first == 0) then
+      ! the step lengths of this chunk: one for all, or one per body
+      nhc = 1
+      if (nh > 1) nhc = nc
+      allocate (mc(3, nc), ac(natt, nc), wc(nws, nc), info(nc))
+      if (seg%k_first == 0) then
          mc = m0(:, b0:b1)
-         qc = q0(:, b0:b1)
+         ac = att0(:, b0:b1)
          wc = 0.0_dp
-         slot = save_slot(0, nsteps, save_every)
-         if (slot > 0) then
-            m_out(:, b0:b1, slot) = mc
-            q_out(:, b0:b1, slot) = qc
-         end if
+         call keep(0)
       else
          mc = m(:, b0:b1)
-         qc = q(:, b0:b1)
+         ac = att(:, b0:b1)
          wc = ws(:, b0:b1)
       end if
       info = info_ok
       step => family_step(meth%family)
+      free_steps => null()
+      if (.not. torqued(tq)) free_steps => family_free_steps(meth%family)
       ! the torque of this chunk: its per-body parameters from body b0
       tqc = tq
       tqc%body_offset = tq%body_offset + b0 - 1
-      ! torque-free steps between kept states may go through the family's fast path (the same
-      ! operations, several steps a call); a failure there is taken again step by step
-      fast = natt == 4 .and. .not. torqued(tq) .and. meth%family == family_approximate_free_flows
-      k = k_first
-      do while (k < k_last)
-         nsub = 0
-         if (fast .and. k >= 1) nsub = next_kept(k, nsteps, save_every, k_last) - k
-         if (nsub > 1) then
-            m_keep = mc
-            q_keep = qc
-            call torque_free_steps(meth%variant, nc, nsub, h, mc, qc, wc, done)
-            if (done .and. all_finite(3 * nc, mc) .and. all_finite(natt * nc, qc)) then
-               k = k + nsub
-               slot = save_slot(k, nsteps, save_every)
-               if (slot > 0) then
-                  m_out(:, b0:b1, slot) = mc
-                  q_out(:, b0:b1, slot) = qc
-               end if
+      one_by_one = .false.
+      k = seg%k_first
+      do while (k < seg%k_last)
+         if (associated(free_steps)) then
+            ! torque-free: up to the next kept state at once (a failure: again one by one)
+            nsub = 1
+            if (.not. one_by_one) nsub = next_kept(k, seg%nsteps, seg%save_every, seg%k_last) - k
+            if (nsub > 1) then
+               m_keep = mc
+               a_keep = ac
+               w_keep = wc
+            end if
+            if (nhc == 1) then
+               call free_steps(meth, nc, k, nsub, 1, h(1:1), mc, natt, ac, inertia(:, b0:b1), wc, info)
+            else
+               call free_steps(meth, nc, k, nsub, nc, h(b0:b1), mc, natt, ac, inertia(:, b0:b1), wc, info)
+            end if
+            if (nsub > 1 .and. .not. step_ok(nc, natt, info, mc, ac)) then
+               one_by_one = .true.
+               mc = m_keep
+               ac = a_keep
+               wc = w_keep
+               info = info_ok
                cycle
             end if
-            fast = .false.
-            mc = m_keep
-            qc = q_keep
-         end if
-         k = k + 1
-         if (natt == 4 .and. associated(step)) then
-            call step(meth, nc, k, t0 + (k - 1) * h, h, mc, qc, inertia(:, b0:b1), wc, tqc, cb, info)
-         else if (meth%family == family_exact_splittings) then
-            ! attitudes held as matrices (Q^T): the exact-flow splittings only
-            call exact_splitting_flows(meth, nc, k, t0 + (k - 1) * h, h, mc, natt, qc, inertia(:, b0:b1), &
-                                       tqc, cb)
+            k = k + nsub
          else
-            info = info_not_implemented
+            k = k + 1
+            if (nh > 1) then
+               info = info_bad_call
+            else if (natt == 4 .and. associated(step)) then
+               call step(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, ac, inertia(:, b0:b1), wc, tqc, cb, info)
+            else if (meth%family == family_exact_splittings) then
+               ! attitudes held as matrices (Q^T): the exact-flow splittings only
+               call exact_splitting_flows(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, natt, ac, &
+                                          inertia(:, b0:b1), tqc, cb)
+            else
+               info = info_not_implemented
+            end if
          end if
-         if (.not. step_ok(nc, natt, info, mc, qc)) then
-            do j = 1, nc
-               if (info(j) == info_ok) then
-                  if (.not. (all_finite(3, mc(:, j)) .and. all_finite(natt, qc(:, j)))) &
-                     info(j) = info_non_finite
-               end if
-               if (info(j) /= info_ok) then
-                  code = info(j)
-                  kfail = k
-                  jfail = j
-                  return
-               end if
-            end do
+         if (.not. step_ok(nc, natt, info, mc, ac)) then
+            call first_failure(nc, natt, info, mc, ac, code, jfail)
+            kfail = k
+            return
          end if
-         slot = save_slot(k, nsteps, save_every)
-         if (slot > 0) then
-            m_out(:, b0:b1, slot) = mc
-            q_out(:, b0:b1, slot) = qc
-         end if
+         call keep(k)
       end do
-      if (k_last < nsteps) then
+      if (seg%k_last < seg%nsteps) then
          m(:, b0:b1) = mc
-         q(:, b0:b1) = qc
+         att(:, b0:b1) = ac
          ws(:, b0:b1) = wc
       end if
+
+   contains
+
+      !> The state after step kk into its slot of the kept states, if it is kept.
+      subroutine keep(kk)
+         integer, intent(in) :: kk
+         integer :: slot
+
+         slot = save_slot(kk, seg%nsteps, seg%save_every)
+         if (slot > 0) then
+            m_out(:, b0:b1, slot) = mc
+            att_out(:, b0:b1, slot) = ac
+         end if
+      end subroutine keep
    end subroutine run_chunk
+
+   !> The first body of a chunk that failed in a step: its info code, or info_non_finite for a
+   !> state that is not finite.
+   pure subroutine first_failure(nc, natt, info, mc, ac, code, jfail)
+      integer, intent(in) :: nc, natt, info(nc)
+      real(dp), intent(in) :: mc(3, nc), ac(natt, nc)
+      integer, intent(out) :: code, jfail
+      integer :: j
+
+      code = info_ok
+      jfail = 0
+      do j = 1, nc
+         code = info(j)
+         if (code == info_ok .and. .not. (all_finite(3, mc(:, j)) .and. all_finite(natt, ac(:, j)))) &
+            code = info_non_finite
+         if (code /= info_ok) then
+            jfail = j
+            return
+         end if
+      end do
+   end subroutine first_failure
 
    !> True when no body of the chunk failed in the step (info) and every state is finite; for a
    !> chunk of one body with fixed sizes (no loops: the time loop of one body checks every step).
-   pure logical function step_ok(nc, natt, info, mc, qc) result(ok)
+   pure logical function step_ok(nc, natt, info, mc, ac) result(ok)
       integer, intent(in) :: nc, natt, info(nc)
-      real(dp), intent(in) :: mc(3, nc), qc(natt, nc)
+      real(dp), intent(in) :: mc(3, nc), ac(natt, nc)
 
       if (nc == 1 .and. natt == 4) then
-         ok = info(1) == info_ok .and. all_finite(3, mc) .and. all_finite(4, qc)
+         ok = info(1) == info_ok .and. all_finite(3, mc) .and. all_finite(4, ac)
       else if (nc == 1 .and. natt == 9) then
-         ok = info(1) == info_ok .and. all_finite(3, mc) .and. all_finite(9, qc)
+         ok = info(1) == info_ok .and. all_finite(3, mc) .and. all_finite(9, ac)
       else
-         ok = all(info == info_ok) .and. all_finite(3 * nc, mc) .and. all_finite(natt * nc, qc)
+         ok = all(info == info_ok) .and. all_finite(3 * nc, mc) .and. all_finite(natt * nc, ac)
       end if
    end function step_ok
 

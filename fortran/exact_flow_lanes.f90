@@ -27,13 +27,13 @@ module exact_flow_lanes
                              long_step_threshold, ratio_threshold, norm_sq_min, norm_sq_max, &
                              atan_ratio, atan2_ratio, cos_sin, jint_gauss, invariant_floor, &
                              addition_min_den, short_series_max
+   use numbers_table, only: flow_lanes_width
    implicit none
    private
 
    public :: free_flow_chunk
-
-   !> Number of bodies advanced in lock-step by free_flow_chunk (free_flow_lanes).
-   integer, parameter, public :: flow_lanes_width = 8
+   !> Number of bodies advanced in lock-step by free_flow_chunk (a shared number).
+   public :: flow_lanes_width
 
 contains
 

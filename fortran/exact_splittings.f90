@@ -12,6 +12,7 @@
 module exact_splittings
    use kinds, only: dp
    use step_interface
+   use numbers_table, only: variant_exact, variant_splitting
    use torques, only: torque_t, user_torque_cb, torque_one, torque_flow, field_along_e3, &
                       field_e3_kick_tr, damping_rate, expm1
    use exact_flow, only: free_flow, rotate_matrix_tr
@@ -20,10 +21,8 @@ module exact_splittings
    implicit none
    private
 
-   public :: exact_splitting_step, exact_splitting_flows, exact_free_flows
+   public :: exact_splitting_step, exact_splitting_free_steps, exact_splitting_flows, exact_free_flows
 
-   !> Variants: one free flow per step / the splitting of meth%kinds, meth%frac.
-   integer, parameter, public :: cz_exact = 0, cz_splitting = 1
 
 contains
 
@@ -34,6 +33,26 @@ contains
 
       call exact_splitting_flows(meth, n, k, t, h, m, 4, q, inertia, tq, cb)
    end subroutine exact_splitting_step
+
+   !> Torque-free steps of EXACT (step_interface's method_free_steps): nsub exact free flows,
+   !> body j over h(min(j, nh)); the splittings run torque-free as EXACT (the Python layer
+   !> chooses that variant), so other variants are info_not_implemented.
+   subroutine exact_splitting_free_steps(meth, n, k, nsub, nh, h, m, natt, att, inertia, ws, info)
+      type(method_t), intent(in) :: meth
+      integer, intent(in) :: n, k, nsub, nh, natt
+      real(dp), intent(in) :: h(nh), inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nws, n)
+      integer, intent(inout) :: info(n)
+      integer :: s
+
+      if (meth%variant /= variant_exact) then
+         info = info_not_implemented
+         return
+      end if
+      do s = 1, nsub
+         call exact_free_flows(n, nh, h, meth%quadrature, m, natt, att, inertia)
+      end do
+   end subroutine exact_splitting_free_steps
 
    !> One step of the method for attitudes held as quaternions (natt = 4, att = q) or as
    !> transposed matrices (natt = 9, att = Q^T column by column: the layout of frb.frb_step, whose
@@ -50,17 +69,17 @@ contains
       real(dp) :: ta, tau, c
       integer :: i
 
-      if (meth%variant == cz_exact) then
+      if (meth%variant == variant_exact) then
          c = damping_rate(tq)
          if (c > 0.0_dp) then
             ! linear damping alone: m(t) = e^{-ct} M(s), Q(t) = Q_free(s), s = (1 - e^{-ct}) / c,
             ! (M, Q_free) the free flow (the time change ds = e^{-ct} dt): exact over the step
-            call exact_free_flows(n, -expm1(-c * h) / c, meth%quadrature, m, natt, att, inertia)
+            call exact_free_flows(n, 1, [-expm1(-c * h) / c], meth%quadrature, m, natt, att, inertia)
             m = exp(-c * h) * m
          else if (n == 1) then
             call free_flow_one(h, meth%quadrature, m, natt, att, inertia)
          else
-            call exact_free_flows(n, h, meth%quadrature, m, natt, att, inertia)
+            call exact_free_flows(n, 1, [h], meth%quadrature, m, natt, att, inertia)
          end if
          return
       end if
@@ -73,7 +92,7 @@ contains
       do i = 1, meth%nf
          tau = meth%frac(i) * h
          if (meth%kinds(i) == 0) then
-            call exact_free_flows(n, tau, meth%quadrature, m, natt, att, inertia)
+            call exact_free_flows(n, 1, [tau], meth%quadrature, m, natt, att, inertia)
             ta = ta + tau
          else
             call torque_flow(tq, n, ta, k, natt, att, m, inertia, tau, tb, cb)
@@ -112,25 +131,29 @@ contains
       end do
    end subroutine splitting_one
 
-   !> The exact (quadrature = 0) or semi-exact free flow over time tf of the n bodies,
-   !> flow_lanes_width bodies in lock-step (free_flow_chunk: the results of free_flow bit for bit),
-   !> for attitudes held as quaternions (natt = 4: q <- q w) or as transposed matrices (natt = 9:
-   !> Q <- Q E(w), rotate_matrix_tr, the update of frb.frb_step).
-   subroutine exact_free_flows(n, tf, quadrature, m, natt, att, inertia)
-      integer, intent(in) :: n, quadrature, natt
-      real(dp), intent(in) :: tf, inertia(3, n)
+   !> The exact (quadrature = 0) or semi-exact free flow of the n bodies, body j over the time
+   !> tf(min(j, ntf)), flow_lanes_width bodies in lock-step (free_flow_chunk: the results of
+   !> free_flow bit for bit), for attitudes held as quaternions (natt = 4: q <- q w) or as
+   !> transposed matrices (natt = 9: Q <- Q E(w), rotate_matrix_tr, the update of frb.frb_step).
+   subroutine exact_free_flows(n, ntf, tf, quadrature, m, natt, att, inertia)
+      integer, intent(in) :: n, ntf, quadrature, natt
+      real(dp), intent(in) :: tf(ntf), inertia(3, n)
       real(dp), intent(inout) :: m(3, n), att(natt, n)
-      real(dp) :: m1(3, flow_lanes_width), w(4, flow_lanes_width), hc(1)
+      real(dp) :: m1(3, flow_lanes_width), w(4, flow_lanes_width)
       integer :: b0, nc
       if (n == 1) then
-         call free_flow_one(tf, quadrature, m, natt, att, inertia)
+         call free_flow_one(tf(1), quadrature, m, natt, att, inertia)
          return
       end if
-      hc(1) = tf
       do b0 = 1, n, flow_lanes_width
          nc = min(flow_lanes_width, n - b0 + 1)
-         call free_flow_chunk(nc, 1, 1, nc, m(:, b0:b0 + nc - 1), hc, inertia(:, b0:b0 + nc - 1), &
-                              quadrature, m1, w)
+         if (ntf == 1) then
+            call free_flow_chunk(nc, 1, 1, nc, m(:, b0:b0 + nc - 1), tf, inertia(:, b0:b0 + nc - 1), &
+                                 quadrature, m1, w)
+         else
+            call free_flow_chunk(nc, 1, nc, nc, m(:, b0:b0 + nc - 1), tf(b0:b0 + nc - 1), &
+                                 inertia(:, b0:b0 + nc - 1), quadrature, m1, w)
+         end if
          m(:, b0:b0 + nc - 1) = m1(:, 1:nc)
          if (natt == 4) then
             call rotate_quaternions(nc, att(:, b0:b0 + nc - 1), w)

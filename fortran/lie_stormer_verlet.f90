@@ -30,6 +30,7 @@
 module lie_stormer_verlet
    use kinds, only: dp
    use step_interface
+   use numbers_table, only: variant_terze
    use torques, only: torque_t, user_torque_cb, torque_batch, torqued
    use rotations, only: qmul, qrotate_tr, quat_exp
    implicit none
@@ -37,8 +38,6 @@ module lie_stormer_verlet
 
    public :: lie_stormer_verlet_step
 
-   !> Variant of "TERZE".
-   integer, parameter, public :: terze_explicit = 1
 
 contains
 
@@ -74,7 +73,7 @@ contains
       real(dp) :: hh
       integer :: j
 
-      if (meth%variant /= terze_explicit) then
+      if (meth%variant /= variant_terze) then
          info = info_not_implemented
          return
       end if

@@ -52,6 +52,8 @@
 module midpoint_trapezoid
    use kinds, only: dp
    use step_interface
+   use numbers_table, only: variant_trap, variant_imid, variant_trapm, variant_imidm, variant_swc1, &
+                            variant_akw, variant_bbtrap, variant_bbtrapwd
    use torques, only: torque_t, user_torque_cb, torque_batch, torqued
    use rotations, only: cross, hat, solve3, qmul, qrotate, qrotate_tr, quat_exp, quat_cayley, dexp_coefficients
    implicit none
@@ -59,10 +61,6 @@ module midpoint_trapezoid
 
    public :: midpoint_trapezoid_step
 
-   !> Variants (the method table of frb/engine.py).
-   integer, parameter, public :: krysl_trap = 1, krysl_imid = 2, krysl_trapm = 3, &
-                                 krysl_imidm = 4, krysl_swc1 = 5, krysl_akw = 6, &
-                                 krysl_bbtrap = 7, krysl_bbtrapwd = 8
    ! Per-body constants of a step: c (constant of the residual), a (vector the rotation acts
    ! on), m0 = Pi_{n-1}, w0 = omega_{n-1}, t0 = T_{n-1}, qa (quaternion the torque point and
    ! the final attitude start from), iv = 1 / inertia. The workspace ws is not used.
@@ -128,26 +126,26 @@ contains
       f = cross(m0, w0)              ! m x w = -w x m
       bd%m0 = m0; bd%w0 = w0; bd%t0 = t0; bd%iv = iv; bd%a = 0.0_dp; bd%qa = q0
       select case (v)
-      case (krysl_trap)
+      case (variant_trap)
          bd%c = m0 + hh * (f + t0)
          bd%qa = qmul(q0, quat_exp(hh * w0))
          x = m0 + h * (f + t0)
-      case (krysl_imid)
+      case (variant_imid)
          bd%c = m0
          x = m0 + hh * f
-      case (krysl_akw)
+      case (variant_akw)
          bd%c = m0 + (0.5_dp * hh) * t0
          x = bd%c + hh * f
-      case (krysl_trapm)
+      case (variant_trapm)
          bd%qa = qmul(q0, quat_exp(hh * w0))
          bd%a = m0 + hh * t0
          bd%c = bd%a + rot_tr_delta(quat_exp(hh * w0), bd%a)
          x = bd%c + hh * t0
-      case (krysl_imidm)
+      case (variant_imidm)
          bd%a = m0
          bd%c = h * w0
          x = bd%c
-      case (krysl_swc1)
+      case (variant_swc1)
          bd%a = m0
          bd%c = hh * (w0 + iv * m0)
          x = bd%c
@@ -165,11 +163,11 @@ contains
       type(body_t), intent(in) :: bd
       real(dp) :: qt(4)
       select case (v)
-      case (krysl_trap, krysl_trapm, krysl_imid)
+      case (variant_trap, variant_trapm, variant_imid)
          qt = qmul(bd%qa, quat_exp((0.5_dp * h) * (bd%iv * x)))
-      case (krysl_akw)
+      case (variant_akw)
          qt = qmul(bd%qa, quat_cayley(h * (bd%iv * x)))
-      case (krysl_imidm, krysl_swc1)
+      case (variant_imidm, variant_swc1)
          qt = qmul(bd%qa, quat_exp(0.5_dp * x))
       case default
          qt = qmul(bd%qa, quat_exp(x))
@@ -182,7 +180,7 @@ contains
       integer, intent(in) :: v
       real(dp), intent(in) :: t, h
       select case (v)
-      case (krysl_imid, krysl_imidm, krysl_swc1)
+      case (variant_imid, variant_imidm, variant_swc1)
          torque_time = t + 0.5_dp * h
       case default
          torque_time = t + h
@@ -192,7 +190,7 @@ contains
    !> Does the method need T_{n-1} = T(t_{n-1}, R_{n-1})?
    pure logical function needs_t0(v)
       integer, intent(in) :: v
-      needs_t0 = .not. (v == krysl_imid .or. v == krysl_imidm .or. v == krysl_swc1)
+      needs_t0 = .not. (v == variant_imid .or. v == variant_imidm .or. v == variant_swc1)
    end function needs_t0
 
    !> Residual f(x) and its Jacobian (torque tb held fixed).
@@ -205,9 +203,9 @@ contains
       integer :: i
       hh = 0.5_dp * h
       select case (v)
-      case (krysl_trap, krysl_imid, krysl_akw)
+      case (variant_trap, variant_imid, variant_akw)
          w = bd%iv * x
-         if (v == krysl_akw) then
+         if (v == variant_akw) then
             f = x - bd%c + hh * cross(w, x) - (0.5_dp * hh) * tb
          else
             f = x - bd%c + hh * (cross(w, x) - tb)
@@ -217,7 +215,7 @@ contains
             m(:, i) = m(:, i) * bd%iv(i)
          end do
          jac = eye3() + hh * (hat(w) - m)
-      case (krysl_trapm)
+      case (variant_trapm)
          w = bd%iv * x
          d = rot_tr_delta(quat_exp(hh * w), bd%c)
          b = bd%c + d
@@ -227,7 +225,7 @@ contains
             m(:, i) = m(:, i) * bd%iv(i)
          end do
          jac = eye3() - hh * m
-      case (krysl_imidm)
+      case (variant_imidm)
          d = rot_tr_delta(quat_exp(0.5_dp * x), bd%a)
          b = bd%a + d
          f = x - bd%c - h * (bd%iv * (d + hh * tb))
@@ -236,10 +234,10 @@ contains
             m(i, :) = m(i, :) * bd%iv(i)
          end do
          jac = eye3() - hh * m
-      case (krysl_swc1, krysl_bbtrap)
+      case (variant_swc1, variant_bbtrap)
          d = rot_tr_delta(quat_exp(x), bd%a)
          b = bd%a + d
-         if (v == krysl_swc1) then
+         if (v == variant_swc1) then
             f = x - bd%c - hh * (bd%iv * (d + h * qrotate_tr(quat_exp(0.5_dp * x), tb)))
          else
             f = x - bd%c - hh * (bd%iv * (d + hh * tb))
@@ -310,16 +308,16 @@ contains
       real(dp) :: hh
       hh = 0.5_dp * h
       select case (v)
-      case (krysl_trap, krysl_trapm)
+      case (variant_trap, variant_trapm)
          m = x
          q = qmul(bd%qa, quat_exp(hh * (bd%iv * x)))
-      case (krysl_imid)
+      case (variant_imid)
          m = 2.0_dp * x - bd%m0
          q = qmul(bd%qa, quat_exp(h * (bd%iv * x)))
-      case (krysl_akw)
+      case (variant_akw)
          m = 2.0_dp * x - bd%m0
          q = qmul(bd%qa, quat_cayley(h * (bd%iv * x)))
-      case (krysl_imidm, krysl_swc1)
+      case (variant_imidm, variant_swc1)
          m = bd%a + rot_tr_delta(quat_exp(x), bd%a) + h * qrotate_tr(quat_exp(0.5_dp * x), tb)
          q = qmul(bd%qa, quat_exp(x))
       case default
@@ -342,7 +340,7 @@ contains
       integer :: v, j, it, bad
 
       v = meth%variant
-      if (v < krysl_trap .or. v > krysl_bbtrapwd) then
+      if (v < variant_trap .or. v > variant_bbtrapwd) then
          info = info_not_implemented
          return
       end if

@@ -46,6 +46,7 @@
 module moser_veselov
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
    use kinds, only: dp
+   use numbers_table, only: dmv_lanes_width
    implicit none
    private
 
@@ -55,8 +56,8 @@ module moser_veselov
 
    !> Iteration cap of the Newton solver of (14).
    integer, parameter, public :: dmv_max_iter = 50
-   !> Number of bodies advanced in lock-step by the batched drivers.
-   integer, parameter, public :: dmv_lanes_width = 16
+   !> Number of bodies advanced in lock-step by the batched drivers (a shared number).
+   public :: dmv_lanes_width
    !> Stopping thresholds of Newton's method (see the header).
    real(dp), parameter :: r_asym = 1.0e-3_dp
    real(dp), parameter :: r_prec = 4.3e-9_dp         ! sqrt(eps / 12)
@@ -531,7 +532,7 @@ contains
          do k = 1, nl
             yl(k, :) = m(:, b0 + k - 1)
          end do
-         call block_inverse(n, nl, b0, order, h, inertia, c, yl(1:nl, :), wl(1:nl, :))
+         call block_inverse(n, nl, b0, order, 1, [h], inertia, c, yl(1:nl, :), wl(1:nl, :))
          do k = 1, nl
             w(1:3, b0 + k - 1) = wl(k, :)
          end do
@@ -539,12 +540,13 @@ contains
    end subroutine dmv_prepare_inverse
 
    !> The modified inverse moments wl(k, :) of the bodies b0 .. b0+nl-1 of a block from their
-   !> momenta yl(k, :) (the lanes dmv_lanes_inverse for a block of one body shape, else body by
-   !> body). c holds the coefficients of body b0 - 1 on entry (any value when b0 = 1) and of
-   !> body b0 + nl - 1 on return: they are set up again only where the moments change.
-   pure subroutine block_inverse(n, nl, b0, order, h, inertia, c, yl, wl)
-      integer, intent(in) :: n, nl, b0, order
-      real(dp), intent(in) :: h, inertia(3, n), yl(nl, 3)
+   !> momenta yl(k, :), body j with the step h(min(j, nh)) (the lanes dmv_lanes_inverse for a
+   !> block of one body shape, else body by body). c holds the coefficients of body b0 - 1 on
+   !> entry (any value when b0 = 1) and of body b0 + nl - 1 on return: they are set up again
+   !> only where the moments change.
+   pure subroutine block_inverse(n, nl, b0, order, nh, h, inertia, c, yl, wl)
+      integer, intent(in) :: n, nl, b0, order, nh
+      real(dp), intent(in) :: h(nh), inertia(3, n), yl(nl, 3)
       type(dmv_coef_t), intent(inout) :: c
       real(dp), intent(out) :: wl(nl, 3)
       real(dp) :: hl(dmv_lanes_width)
@@ -558,29 +560,32 @@ contains
       if (all(inertia(1, b0:b0 + nl - 1) == inertia(1, b0)) .and. &
           all(inertia(2, b0:b0 + nl - 1) == inertia(2, b0)) .and. &
           all(inertia(3, b0:b0 + nl - 1) == inertia(3, b0))) then
-         hl(1:nl) = h
+         do k = 1, nl
+            hl(k) = h(min(b0 + k - 1, nh))
+         end do
          call dmv_lanes_inverse(nl, c, hl(1:nl), yl, wl)
       else
          do k = 1, nl
             j = b0 + k - 1
             if (k > 1 .and. any(inertia(:, j) /= inertia(:, j - 1))) c = dmv_setup(inertia(:, j), order)
-            wl(k, :) = dmv_modified_inverse(c, h, yl(k, :))
+            wl(k, :) = dmv_modified_inverse(c, h(min(j, nh)), yl(k, :))
          end do
       end if
    end subroutine block_inverse
 
-   !> nsub DMV steps (Algorithm 3) of n bodies in place, m(3, n), q(4, n), step h, inverse
-   !> moments w(1:3, j) of body j (w(ldw, n), ldw >= 3): the steps of frb.integrate's
-   !> torque-free DMV and of frb.dmv_step / frb.dmv_integrate. The bodies go through dmv_lanes in
-   !> blocks of dmv_lanes_width starting at body 1, each block packed into the lanes once for
-   !> all nsub steps; a last block of nl < dmv_lanes_width bodies runs only its nl lanes, a block
-   !> of one body dmv_step_scalar (the blocks and operations of dmv_integrate_many, so the same
-   !> results bit for bit). A body whose equation (14) has no solution gets NaN. With order and
-   !> inertia present (the first step of a run), the inverse moments w(1:3, :) are first
-   !> computed from m as dmv_prepare_inverse does, in the same pass over the block.
-   pure subroutine dmv_blocks_steps(n, nsub, h, m, q, ldw, w, order, inertia)
-      integer, intent(in) :: n, nsub, ldw
-      real(dp), intent(in) :: h
+   !> nsub DMV steps (Algorithm 3) of n bodies in place, m(3, n), q(4, n), body j with the step
+   !> h(min(j, nh)) (nh = 1: one for all) and the inverse moments w(1:3, j) (w(ldw, n),
+   !> ldw >= 3): the torque-free steps of frb.integrate's DMV methods (and of frb.dmv_step and
+   !> frb.dmv_integrate). The bodies go through dmv_lanes in blocks of dmv_lanes_width starting
+   !> at body 1, each block packed into the lanes once for all nsub steps; a last block of
+   !> nl < dmv_lanes_width bodies runs only its nl lanes, a block of one body dmv_step_scalar
+   !> (the blocks and operations of dmv_integrate_many, so the same results bit for bit). A body
+   !> whose equation (14) has no solution gets NaN. With order and inertia present (the first
+   !> steps of a run), the inverse moments w(1:3, :) are first computed from m as
+   !> dmv_prepare_inverse does, in the same pass over the block.
+   pure subroutine dmv_blocks_steps(n, nsub, nh, h, m, q, ldw, w, order, inertia)
+      integer, intent(in) :: n, nsub, nh, ldw
+      real(dp), intent(in) :: h(nh)
       real(dp), intent(inout) :: m(3, n), q(4, n), w(ldw, n)
       integer, intent(in), optional :: order
       real(dp), intent(in), optional :: inertia(3, n)
@@ -592,13 +597,13 @@ contains
          nl = min(nb, n - b0 + 1)
          if (nl == nb) then
             ! (the full width as a constant: loops of known length)
-            call block_step(n, nb, b0, nsub, h, m, q, ldw, w, c, order, inertia)
+            call block_step(n, nb, b0, nsub, nh, h, m, q, ldw, w, c, order, inertia)
          else if (nl == 1 .and. .not. present(order)) then
             do s = 1, nsub
-               call dmv_step_scalar(m(:, b0), q(:, b0), h / 2, w(1:3, b0))
+               call dmv_step_scalar(m(:, b0), q(:, b0), h(min(b0, nh)) / 2, w(1:3, b0))
             end do
          else
-            call block_step(n, nl, b0, nsub, h, m, q, ldw, w, c, order, inertia)
+            call block_step(n, nl, b0, nsub, nh, h, m, q, ldw, w, c, order, inertia)
          end if
       end do
    end subroutine dmv_blocks_steps
@@ -607,9 +612,9 @@ contains
    !> lanes: buffers of the full width seen by dmv_lanes as (nl, 3), (nl, 4) arrays (sequence
    !> association; no allocation: this runs every step). A block of one body steps by
    !> dmv_step_scalar (the same results).
-   pure subroutine block_step(n, nl, b0, nsub, h, m, q, ldw, w, c, order, inertia)
-      integer, intent(in) :: n, nl, b0, nsub, ldw
-      real(dp), intent(in) :: h
+   pure subroutine block_step(n, nl, b0, nsub, nh, h, m, q, ldw, w, c, order, inertia)
+      integer, intent(in) :: n, nl, b0, nsub, nh, ldw
+      real(dp), intent(in) :: h(nh)
       real(dp), intent(inout) :: m(3, n), q(4, n), w(ldw, n)
       type(dmv_coef_t), intent(inout) :: c
       integer, intent(in), optional :: order
@@ -626,10 +631,10 @@ contains
          do i = 1, 4
             ql(k + (i - 1) * nl) = q(i, b)
          end do
-         hd(k) = h / 2
+         hd(k) = h(min(b, nh)) / 2
       end do
       if (present(order)) then
-         call block_inverse(n, nl, b0, order, h, inertia, c, yl, wl)
+         call block_inverse(n, nl, b0, order, nh, h, inertia, c, yl, wl)
          do k = 1, nl
             do i = 1, 3
                w(i, b0 + k - 1) = wl(k + (i - 1) * nl)

@@ -27,6 +27,7 @@
 module runge_kutta
    use kinds, only: dp
    use step_interface
+   use numbers_table, only: variant_rk4
    use torques, only: torque_t, user_torque_cb, torque_batch, torqued
    use rotations, only: cross, quat_normalize
    implicit none
@@ -34,8 +35,6 @@ module runge_kutta
 
    public :: runge_kutta_step
 
-   !> Variant of "RK4".
-   integer, parameter, public :: ganapathi_rk4 = 1
 
 contains
 
@@ -82,7 +81,7 @@ contains
       real(dp) :: w(3), kq(4), kw(3), th
       integer :: j, stage
 
-      if (meth%variant /= ganapathi_rk4) then
+      if (meth%variant /= variant_rk4) then
          info = info_not_implemented
          return
       end if

@@ -2,6 +2,9 @@
 ! (engine): the abstract interface method_step below. Every family module (named after its
 ! method family) exposes one routine <family>_step with this interface; the engine selects it
 ! through a procedure pointer of this interface, so the compiler checks every family against it.
+! A family whose methods solve the free body cheaply over several steps (the exact flow, DMV)
+! also exposes <family>_free_steps (interface method_free_steps): torque-free steps with a step
+! length per body, which the engine takes for torque-free runs.
 !
 ! A step advances every body from t to t + h. Torques are evaluated with torque_batch for the
 ! whole batch at once (one call per stage: a user torque costs one Python call per stage), so a
@@ -16,7 +19,7 @@ module step_interface
    use numbers_table, only: max_flows, nws, family_exact_splittings, family_approximate_free_flows, &
                              family_runge_kutta, family_lie_stormer_verlet, family_midpoint_trapezoid, &
                              info_ok, info_no_convergence, info_non_finite, info_no_solution, &
-                             info_not_implemented, newton_max_iter, newton_rtol
+                             info_not_implemented, info_bad_call, newton_max_iter, newton_rtol
    implicit none
    private
 
@@ -25,7 +28,8 @@ module step_interface
    public :: family_exact_splittings, family_approximate_free_flows, family_runge_kutta, &
              family_lie_stormer_verlet, family_midpoint_trapezoid
    !> info codes of a body (the engine stops after the step where one is set).
-   public :: info_ok, info_no_convergence, info_non_finite, info_no_solution, info_not_implemented
+   public :: info_ok, info_no_convergence, info_non_finite, info_no_solution, info_not_implemented, &
+             info_bad_call
    !> Implicit steps: Newton's method (or the stated iteration) until the update is at most
    !> newton_rtol (4 eps) times the size of the unknown, at most newton_max_iter (50) iterations.
    public :: newton_max_iter, newton_rtol
@@ -63,7 +67,21 @@ module step_interface
          !> set info(j) > 0 (info_*) when body j fails
          integer, intent(inout) :: info(n)
       end subroutine method_step
+      !> Torque-free steps k + 1 .. k + nsub of the n bodies of a chunk, in place, each body with
+      !> its own step length h(min(j, nh)) (nh = 1: one for all): the steps of method_step
+      !> without a torque, operation for operation (a family may pack its lanes once for all the
+      !> steps). The attitudes are quaternions (natt = 4) or, for the exact flows only, transposed
+      !> matrices Q^T column by column (natt = 9). Sets info(j) > 0 (info_*) when body j fails,
+      !> and info_not_implemented for every body when the variant has no such steps.
+      subroutine method_free_steps(meth, n, k, nsub, nh, h, m, natt, att, inertia, ws, info)
+         import :: dp, method_t, nws
+         type(method_t), intent(in) :: meth
+         integer, intent(in) :: n, k, nsub, nh, natt
+         real(dp), intent(in) :: h(nh), inertia(3, n)
+         real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nws, n)
+         integer, intent(inout) :: info(n)
+      end subroutine method_free_steps
    end interface
-   public :: method_step
+   public :: method_step, method_free_steps
 
 end module step_interface

@@ -4,9 +4,11 @@ Public API
 ----------
 frb_step, quat_step      exact / semi-exact free rigid body steps (matrix / scalar-first quaternion)
 integrate                every integrator of the papers, batched, with torques (``frb.engine``)
+METHODS                  the methods of integrate: reference, order, properties (``frb.methods``)
+Trajectory               the kept states of a run
 torques                  built-in torques (constant_field, heavy_top, gravity_gradient)
 splitting                splitting methods for torqued bodies (``frb.splitting.integrate``)
-dmv_step, dmv_integrate  the preprocessed discrete Moser-Veselov baseline (orders 2, 4, 6, 8)
+dmv_step, dmv_integrate  the preprocessed discrete Moser-Veselov method (orders 2, 4, 6, 8; ``frb.dmv``)
 hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat, kinetic_energy, spatial_momentum
 to_rotation, from_rotation   conversion to and from scipy's Rotation (scipy optional)
 principal_axes           moments and axes of an inertia tensor (every ``inertia`` takes tensors too)
@@ -45,9 +47,12 @@ from .inertia import principal_axes
 from .rotations import (hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat,
                         kinetic_energy, spatial_momentum, to_rotation, from_rotation)
 from .io import read_dat, write_dat
-from .baselines import dmv_step, dmv_integrate
-from . import baselines, splitting, torques, engine
-from .engine import integrate, Trajectory, IntegrationError
+from .dmv import dmv_step, dmv_integrate
+from . import dmv, splitting, torques, engine, methods
+from .engine import integrate
+from .trajectory import Trajectory
+from ._messages import IntegrationError
+from .methods import METHODS
 from . import experiments
 from .workprecision import compare
 from .threads import set_num_threads, get_num_threads
@@ -58,7 +63,9 @@ from ._config import show_config
 #: The version of frb (the one version of meson.build, the metadata and the manual).
 __version__: str = _build_info.VERSION
 
-__all__ = ["compare", "experiments", "integrate", "Trajectory", "IntegrationError", "torques", "engine", "frb_step", "quat_step", "dmv_step", "dmv_integrate", "baselines", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
+__all__ = ["compare", "experiments", "integrate", "Trajectory", "IntegrationError", "METHODS",
+           "torques", "engine", "methods", "frb_step", "quat_step", "dmv_step", "dmv_integrate",
+           "dmv", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
            "matrix_to_quat", "kinetic_energy", "spatial_momentum", "to_rotation", "from_rotation",
            "read_dat", "write_dat", "set_num_threads", "get_num_threads", "principal_axes",
            "simd", "cpu_dispatch", "set_cpu_target", "show_config"]

@@ -1,59 +1,56 @@
-"""Type stub of the compiled extension ``frb._core`` (f2py, from fortran/bind_*.f90).
+"""Type stub of the compiled extension ``frb._core`` (f2py, from fortran/core.pyf).
 
 The signatures are those f2py generates (``print(frb._core.<name>.__doc__)``): inputs are
 converted by f2py (anything array-like of real numbers, copied to float64 in Fortran order if
 needed); ``in/output`` arrays are modified in place and must be float64 arrays in Fortran order
 of the stated shape (the Python layer passes the transposes ``x.T`` of C-ordered arrays).
-Array shapes are in the Fortran order of the binding; ``n`` bodies, ``nh`` and ``ni`` are 1
-or ``n`` (one value shared by the batch, or one per body). Routines used only by the tests and
-benchmarks are in ``frb._testing`` (built with the meson option ``testing``).
+Array shapes are in the Fortran order of the binding: ``n`` bodies, ``natt`` reals of an
+attitude (4: a quaternion, 9: a matrix as Q^T column by column), ``nk`` kept states, ``nh`` and
+``ni`` 1 or ``n``. The integer configuration ``config`` of the time loop has the slots
+``RUN_*`` of ``frb._numbers_table``. Routines used only by the tests and benchmarks are in
+``frb._testing`` (built with the meson option ``testing``). frb._run is the only module that
+calls the time loop.
 """
+from typing import Any, Callable
+
 from numpy.typing import ArrayLike, NDArray
 import numpy as np
 
 _F64 = NDArray[np.float64]
 
-# checks (fortran/bind_core.f90)
-def check_single_matrix(m: ArrayLike, qq: ArrayLike, inertia: ArrayLike, tol: float) -> int: ...
-def check_single_matrix_quat(m: ArrayLike, qq: ArrayLike, inertia: ArrayLike, tol: float
-                             ) -> tuple[int, _F64]: ...
-def check_single_quat(m: ArrayLike, q: ArrayLike, inertia: ArrayLike, tol: float) -> int: ...
+#: The call-back of a user torque: ``cb(n, t, step, qt, m, tb)`` with ``qt`` (3, 3, n) the
+#: attitudes and ``m`` (3, n) the momenta, fills and returns ``tb`` (3, n), the body torques.
+_UserTorque = Callable[[int, float, int, _F64, _F64, _F64], Any]
+
+# the time loop: a segment of a run (the state carried in m, att, ws), or a whole run in one
+# call. plan (PLAN_ROWS, flows): kind, fraction of h; terms (1 + TORQUE_TERM_REALS, terms): kind,
+# parameters; body (TORQUE_BODY_REALS, bodies); times: t0, then h (one, or one per body).
+# (status, fail_step, fail_body), status 0 (INFO_OK) when every body ran
+def engine_segment(config: ArrayLike, plan: ArrayLike, terms: ArrayLike, body: ArrayLike,
+                   times: ArrayLike, m0: ArrayLike, att0: ArrayLike, inertia: ArrayLike,
+                   m: _F64, att: _F64, ws: _F64, m_out: _F64, att_out: _F64, cb: _UserTorque,
+                   cb_extra_args: tuple[Any, ...] = ...) -> tuple[int, int, int]: ...
+def engine_segment_gil(config: ArrayLike, plan: ArrayLike, terms: ArrayLike, body: ArrayLike,
+                       times: ArrayLike, m0: ArrayLike, att0: ArrayLike, inertia: ArrayLike,
+                       m: _F64, att: _F64, ws: _F64, m_out: _F64, att_out: _F64,
+                       cb: _UserTorque,
+                       cb_extra_args: tuple[Any, ...] = ...) -> tuple[int, int, int]: ...
+def engine_whole(config: ArrayLike, plan: ArrayLike, terms: ArrayLike, body: ArrayLike,
+                 times: ArrayLike, m0: ArrayLike, att0: ArrayLike, inertia: ArrayLike,
+                 m_out: _F64, att_out: _F64) -> tuple[int, int, int]: ...
+
+# torque-free steps of one body with its checks: (m_out (3,), att_out (natt,), check code,
+# info code)
+def free_steps_one(family: int, variant: int, quadrature: int, nsteps: int, m: ArrayLike,
+                   att: ArrayLike, h: float, inertia: ArrayLike) -> tuple[_F64, _F64, int, int]: ...
+
+# the checks of n bodies: (check code, first invalid body from 0 or -1, the batch's extremes
+# (CHECK_EXTREMES reals, filled in place): largest and smallest nonzero max |m_i|, smallest
+# and largest moment, largest phase)
+def check_bodies(m: ArrayLike, att: ArrayLike, h: ArrayLike, inertia: ArrayLike, threads: int,
+                 extremes: _F64) -> tuple[int, int, _F64]: ...
+# the quaternions (4, n) of matrices qt (3, 3, n) = Q^T
+def matrix_quaternions(qt: ArrayLike) -> _F64: ...
+
 def openmp_info() -> tuple[int, int]: ...
 def cpu_target_select(requested: int) -> tuple[int, int]: ...
-
-# exact free flow: one body, (m (3,), qt (3, 3), info)
-def frb_step_single(m: ArrayLike, qt: ArrayLike, h: float, inertia: ArrayLike, quadrature: int,
-                    tol: float) -> tuple[_F64, _F64, int]: ...
-def quat_step_single(m: ArrayLike, q: ArrayLike, h: float, inertia: ArrayLike, quadrature: int,
-                     tol: float) -> tuple[_F64, _F64, int]: ...
-
-# exact free flow: batches (m (3, n), qt (3, 3, n) or q (4, n), h (nh,), inertia (3, ni));
-# (m_out, attitude_out, info, where)
-def frb_step_batch(m: ArrayLike, qt: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int,
-                   tol: float, threads: int = ...) -> tuple[_F64, _F64, int, int]: ...
-def frb_step_batch_f(m: ArrayLike, qf: ArrayLike, h: ArrayLike, inertia: ArrayLike,
-                     quadrature: int, tol: float,
-                     threads: int = ...) -> tuple[_F64, _F64, int, int]: ...
-def quat_step_batch(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike,
-                    quadrature: int, tol: float,
-                    threads: int = ...) -> tuple[_F64, _F64, int, int]: ...
-def quat_step_batch_f(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike,
-                      quadrature: int, tol: float,
-                      threads: int = ...) -> tuple[_F64, _F64, int, int]: ...
-
-# the compiled loop of frb.splitting.integrate (fortran/bind_splitting.f90): m (3,), qt (3, 3),
-# m_out (3, nk), qt_out (3, 3, nk) updated in place; kinds an int32 array (nf,)
-# discrete Moser-Veselov (fortran/bind_dmv.f90)
-def dmv_step_single(m: ArrayLike, q: ArrayLike, h: float, inertia: ArrayLike,
-                    order: int) -> tuple[_F64, _F64]: ...
-def dmv_step_batch(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order: int,
-                   threads: int = ...) -> tuple[_F64, _F64]: ...
-def dmv_integrate_single(m: ArrayLike, q: ArrayLike, h: float, inertia: ArrayLike, order: int,
-                         nsteps: int, tol: float) -> tuple[_F64, _F64, int, int]: ...
-def dmv_integrate_batch(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order: int,
-                        nsteps: int, threads: int = ...) -> tuple[_F64, _F64]: ...
-def dmv_integrate_checked(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike,
-                          order: int, nsteps: int, tol: float,
-                          threads: int = ...) -> tuple[_F64, _F64, int, int, int]: ...
-def dmv_check_batch(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, tol: float,
-                    threads: int = ...) -> tuple[int, int]: ...

@@ -20,6 +20,54 @@ FAMILY_LIE_STORMER_VERLET: Final[int] = 4
 #: implicit midpoint and trapezoidal rules (midpoint_trapezoid.f90)
 FAMILY_MIDPOINT_TRAPEZOID: Final[int] = 5
 
+# Method variants of the family exact_splittings.
+#: EXACT: one exact free flow a step
+VARIANT_EXACT: Final[int] = 0
+#: a splitting of the exact free flow and the torque's flow
+VARIANT_SPLITTING: Final[int] = 1
+
+# Method variants of the family approximate_free_flows (Vilmart 2013).
+#: DMV2: the discrete Moser-Veselov method
+VARIANT_DMV2: Final[int] = 2
+#: DMV4: the preprocessed DMV of order 4
+VARIANT_DMV4: Final[int] = 4
+#: DMV6: the preprocessed DMV of order 6
+VARIANT_DMV6: Final[int] = 6
+#: DMV8: the preprocessed DMV of order 8
+VARIANT_DMV8: Final[int] = 8
+#: SPLIT3: the splitting into three rotations
+VARIANT_SPLIT3: Final[int] = 10
+#: SYMROT: the symmetric + rotation splitting
+VARIANT_SYMROT: Final[int] = 11
+#: MIDPOINT: the implicit midpoint rule
+VARIANT_MIDPOINT: Final[int] = 12
+#: NYSTROM4: the fourth-order Nystrom splitting
+VARIANT_NYSTROM4: Final[int] = 13
+
+# Method variants of the families runge_kutta and lie_stormer_verlet.
+#: RK4: the classical Runge-Kutta method (Ganapathi 2005)
+VARIANT_RK4: Final[int] = 1
+#: TERZE: the explicit Lie-group Stormer-Verlet scheme
+VARIANT_TERZE: Final[int] = 1
+
+# Method variants of the family midpoint_trapezoid (Krysl 2008).
+#: TRAP
+VARIANT_TRAP: Final[int] = 1
+#: IMID
+VARIANT_IMID: Final[int] = 2
+#: TRAPM
+VARIANT_TRAPM: Final[int] = 3
+#: IMIDM
+VARIANT_IMIDM: Final[int] = 4
+#: SWC1
+VARIANT_SWC1: Final[int] = 5
+#: AKW
+VARIANT_AKW: Final[int] = 6
+#: BBTRAP
+VARIANT_BBTRAP: Final[int] = 7
+#: BBTRAPWD
+VARIANT_BBTRAPWD: Final[int] = 8
+
 # Torque kinds (torques.f90, frb.torques).
 #: no torque
 TORQUE_NONE: Final[int] = 0
@@ -35,6 +83,8 @@ TORQUE_DAMPING: Final[int] = 4
 TORQUE_ROTOR: Final[int] = 5
 #: PD attitude control -kp s e_v - kd I^-1 m
 TORQUE_ATTITUDE_CONTROL: Final[int] = 6
+#: the built-in kinds that depend on the angular momentum m
+MOMENTUM_TORQUE_KINDS: Final[tuple[int, ...]] = (TORQUE_DAMPING, TORQUE_ROTOR, TORQUE_ATTITUDE_CONTROL)
 
 # Sizes of a compiled torque: a sum of at most max_torque_terms built-in terms, each with
 # torque_term_reals parameters, and torque_body_reals parameters per body for one of them.
@@ -56,6 +106,12 @@ INFO_NON_FINITE: Final[int] = 2
 INFO_NO_SOLUTION: Final[int] = 3
 #: the method does not take this torque
 INFO_NOT_IMPLEMENTED: Final[int] = 4
+#: the arrays passed to the engine do not have the sizes of this table
+INFO_BAD_CALL: Final[int] = 5
+#: bodies at a scale the method's range does not hold (to rescale)
+INFO_RESCALE: Final[int] = 6
+#: a body's input is invalid (the step: its check code)
+INFO_BAD_INPUT: Final[int] = 7
 
 # Input check codes (checks.f90): the first problem found in a body's input.
 #: valid input
@@ -76,6 +132,17 @@ BAD_ROTATION: Final[int] = 6
 BAD_QUATERNION: Final[int] = 7
 #: |h| |m| / I_min beyond phase_limit
 BAD_PHASE: Final[int] = 8
+
+# Scale ranges of the methods, as powers of two: a run whose |m| or moments lie outside 2^-e .. 2^e
+# is rescaled exactly by powers of two (frb._scaling).
+#: the range of every method but the preprocessed DMV
+SCALE_EXPONENT: Final[int] = 200
+#: DMV of orders 4-8: its corrections take powers up to 1 / I^7
+SCALE_EXPONENT_DMV: Final[int] = 64
+
+# Tolerance of the attitude checks: Q^T Q = 1 entrywise and | |q| - 1 |.
+#: largest deviation of an attitude
+ATTITUDE_TOLERANCE: Final[float] = 1e-10
 
 # Implicit steps: Newton's method (or the stated iteration) until the update is at most newton_rtol
 # times the size of the unknown, at most newton_max_iter iterations.
@@ -107,5 +174,54 @@ CPU_TARGET_AVX512: Final[int] = 2
 # Sizes of the time loop of frb.integrate.
 #: most flows in one step of an exact-flow splitting
 MAX_FLOWS: Final[int] = 64
+#: rows of the plan of a step: the kind of each flow, its fraction of h
+PLAN_ROWS: Final[int] = 2
 #: reals of the per-body workspace kept across steps
 NWS: Final[int] = 8
+#: bodies a chunk of the time loop steps together (a user torque: the whole batch)
+ENGINE_CHUNK: Final[int] = 64
+#: bodies of the exact flow's lanes in lock-step
+FLOW_LANES_WIDTH: Final[int] = 8
+#: bodies of the DMV lanes in lock-step
+DMV_LANES_WIDTH: Final[int] = 16
+
+# Slots of the integer configuration of a run of the time loop (engine_run): the method, the
+# torque, the steps, the kept states and the part of the run a call takes.
+#: the method family
+RUN_FAMILY: Final[int] = 1
+#: the method variant
+RUN_VARIANT: Final[int] = 2
+#: Gauss-Legendre nodes of the free flows (0: exact)
+RUN_QUADRATURE: Final[int] = 3
+#: a Python torque: 0 none, 1 T(t, Q), 2 T(t, Q, m)
+RUN_USER_TORQUE: Final[int] = 4
+#: the torque term (1-based) with per-body parameters, 0 none
+RUN_BODY_TERM: Final[int] = 5
+#: steps of the whole run
+RUN_NSTEPS: Final[int] = 6
+#: kept states: every save_every-th step and the last (0: the last only)
+RUN_SAVE_EVERY: Final[int] = 7
+#: bodies stepped together
+RUN_CHUNK: Final[int] = 8
+#: threads (0: the OpenMP default)
+RUN_THREADS: Final[int] = 9
+#: the first body (1-based) of this call
+RUN_FIRST_BODY: Final[int] = 10
+#: the last body of this call
+RUN_LAST_BODY: Final[int] = 11
+#: the step this call starts after (0: from the initial state)
+RUN_FIRST_STEP: Final[int] = 12
+#: the last step of this call
+RUN_LAST_STEP: Final[int] = 13
+#: 1: check every body first, and the scales against run_scale_exponent
+RUN_CHECKS: Final[int] = 14
+#: the method's scale range (a power of two) for the checks
+RUN_SCALE_EXPONENT: Final[int] = 15
+#: slots of the configuration
+RUN_SLOTS: Final[int] = 15
+
+# The scales of a batch that the input checks (check_bodies) return: the largest and the smallest
+# nonzero max_i |m_i| of a body, the smallest and the largest moment, the largest |h| max_i |m_i| /
+# I_min.
+#: reals of the scales of a batch
+CHECK_EXTREMES: Final[int] = 5

@@ -25,48 +25,31 @@ import decimal
 import math
 import numbers
 from itertools import chain
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _numbers_table as _sn
 
-__all__ = ["IntegrationError", "ORTHOGONALITY_TOLERANCE", "PHASE_LIMIT", "INT32_MAX", "fmt", "real_array",
-           "real_scalar", "integer", "first_nonfinite", "low_precision_hint", "check_message"]
+__all__ = ["ORTHOGONALITY_TOLERANCE", "PHASE_LIMIT", "INT32_MAX", "MAX_STEPS", "fmt",
+           "real_array", "real_scalar", "integer", "count", "flag", "save_every",
+           "first_nonfinite", "norm3", "phase", "phase_scalar", "options_of"]
 
-#: Tolerance of the attitude checks: ``Q^T Q = 1`` entrywise and ``| |q| - 1 |``.
-ORTHOGONALITY_TOLERANCE = 1e-10
+#: Tolerance of the attitude checks: ``Q^T Q = 1`` entrywise and ``| |q| - 1 |`` (the shared
+#: ``ATTITUDE_TOLERANCE`` of the compiled checks).
+ORTHOGONALITY_TOLERANCE: float = _sn.ATTITUDE_TOLERANCE
 #: Longest step of the exact flows: ``|h| |m| / I_min`` (a bound on the angle, in radians, that
 #: the body turns) at most this (1e18): ``phase_limit`` of the compiled checks, one number
 #: (:mod:`frb._numbers_table`).
-PHASE_LIMIT = _sn.PHASE_LIMIT
+PHASE_LIMIT: float = _sn.PHASE_LIMIT
 #: Largest count the compiled loops take (a Fortran default integer).
 INT32_MAX = 2**31 - 1
+#: Most steps of a run (every route): its kept states are numbered up to ``nsteps + 1``.
+MAX_STEPS = INT32_MAX - 1
 
 _WANT = "an array of real numbers"
 _WANT_SCALAR = "a real number"
-
-
-class IntegrationError(RuntimeError):
-    """A step failed: an implicit equation did not converge, had no solution, or the state
-    became non-finite. ``method``, ``step`` (1-based) and ``body`` (0-based) say where.
-    (Public as ``frb.IntegrationError``; raised by :func:`frb.integrate` and the compiled loop of
-    :func:`frb.splitting.integrate`.)"""
-
-    method: str
-    step: int
-    body: int
-
-    def __init__(self, message: str, method: str, step: int, body: int) -> None:
-        super().__init__(message)
-        self.method = method
-        self.step = step
-        self.body = body
-
-    # pickles with its attributes (errors travel from dask workers)
-    def __reduce__(self) -> tuple[type[IntegrationError], tuple[str, str, int, int]]:
-        return type(self), (str(self), self.method, self.step, self.body)
 
 
 def fmt(x: object) -> str:
@@ -239,20 +222,31 @@ def integer(value: int, name: str, low: int | None = None, high: int | None = No
     return x
 
 
-def low_precision_hint(value: ArrayLike) -> str:
-    """A hint for an attitude that failed the 1e-10 check because it was rounded to float32 or
-    float16 (empty for float64 input)."""
-    try:
-        dtype = np.asarray(value).dtype
-    except Exception:  # pragma: no cover - the value was converted once already
-        return ""
-    if dtype.kind == "f" and dtype.itemsize < 8:
-        eps = float(np.finfo(dtype).eps)
-        return (f"; the input is {dtype} (rounding about {eps:.0e}, far above the tolerance "
-                f"{ORTHOGONALITY_TOLERANCE:g}): convert it to float64 and re-normalise it, e.g. "
-                "q / np.linalg.norm(q), or for a matrix frb.quat_to_matrix(frb.matrix_to_quat(Q)) "
-                "computed in float64")
-    return ""
+def count(value: Any, name: str, low: int = 0, high: int = INT32_MAX) -> int:
+    """:func:`integer` with the usual call (a Python int in range) at once."""
+    if type(value) is int and low <= value <= high:
+        return value
+    return integer(value, name, low, high)
+
+
+def flag(value: Any, name: str) -> bool:
+    """``value`` as a bool: True or False (numpy's bool too), else TypeError naming ``name``."""
+    if value is True or value is False or isinstance(value, np.bool_):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {_short(value)}")
+
+
+def save_every(value: Any) -> int:
+    """``save_every`` as the compiled loop takes it: an integer >= 1 (one larger than the largest
+    step count keeps the first and the last state, as any count above the steps of the run), or
+    0 for ``None`` / ``"final"`` (keep the final state only)."""
+    if type(value) is int and 1 <= value <= INT32_MAX:
+        return value
+    if value is None or (isinstance(value, str) and value == "final"):
+        return 0
+    if isinstance(value, str):
+        raise ValueError(f"save_every must be a positive integer, None or 'final', got {value!r}")
+    return min(integer(value, "save_every (a positive integer, None or 'final')", 1), INT32_MAX)
 
 
 def norm3(v: ArrayLike) -> NDArray[np.float64]:
@@ -283,65 +277,11 @@ def phase_scalar(h: float, g: float, imin: float) -> float:
     return abs(h) * r if r != float("inf") else (abs(h) * g) / imin
 
 
-def phase_message(name_h: str, phase: float, body: str = "") -> str:
-    """The message of a step beyond :data:`PHASE_LIMIT`."""
-    size = f"{phase:.3g}" if np.isfinite(phase) else "beyond the float64 range"
-    return (f"{name_h} is too long{body}: |h| |m| / I_min = {size} exceeds {PHASE_LIMIT:.0e} "
-            "radians, where quadruple precision (34 digits) leaves no correct digit of the angle "
-            "the body turns through (the result would be an arbitrary point of the orbit); check "
-            "the units of h, m and inertia")
-
-
-#: The argument of each check code's message (``check_message``'s ``names`` maps these roles to
-#: the names of the route's arguments).
-_CODE_ROLE = {_sn.BAD_M: "m", _sn.BAD_H: "h", _sn.BAD_INERTIA_VALUE: "inertia",
-              _sn.BAD_INERTIA_SIGN: "inertia", _sn.BAD_ATTITUDE_VALUE: "attitude",
-              _sn.BAD_ROTATION: "attitude", _sn.BAD_QUATERNION: "attitude", _sn.BAD_PHASE: "h"}
-_DEFAULT_NAMES = {"m": "m", "h": "h", "inertia": "inertia"}
-
-
-def check_message(code: int, names: Mapping[str, str] | None = None, body: int | None = None, *,
-                  original: ArrayLike | None = None, phase: float = math.inf,
-                  plural: bool = False, terse: bool = False,
-                  inertia: ArrayLike | None = None) -> str:
-    """The ValueError message of a check code of the compiled checks (``BAD_M`` ... ``BAD_PHASE``
-    of :mod:`frb._numbers_table`), naming the argument and the body; ``""`` for ``INPUT_OK``.
-
-    ``names`` maps the roles ``"m"``, ``"h"``, ``"inertia"``, ``"attitude"`` to the argument
-    names of the route (defaults ``m``, ``h``, ``inertia``, and ``Q`` for ``BAD_ROTATION``, ``q``
-    for ``BAD_QUATERNION``, ``attitude`` for ``BAD_ATTITUDE_VALUE``), e.g. ``{"m": "m0",
-    "attitude": "attitude0"}``. ``body``: the 0-based body of a batch (`` (body k)``; None or
-    negative for none). ``original``: the attitude as given, for the hint of an attitude
-    rounded to float32 (``BAD_ROTATION``, ``BAD_QUATERNION``). ``phase``: ``|h| |m| / I_min``
-    of the step, for ``BAD_PHASE`` (inf: beyond the float64 range). ``plural``: the batch
-    wording of the attitude checks ("must be rotation matrices"). ``terse``: the short wording
-    ("m0 must be finite", "inertia must be positive, got [...]", with ``inertia`` the
-    moments as given)."""
-    code = int(code)
-    if code == _sn.INPUT_OK:
-        return ""
-    role = _CODE_ROLE.get(code)
-    if role is None:
-        raise ValueError(f"unknown check code {code}")
-    default = {_sn.BAD_ROTATION: "Q", _sn.BAD_QUATERNION: "q"}.get(code, "attitude")
-    name = (names or {}).get(role) or _DEFAULT_NAMES.get(role, default)
-    where = f" (body {body})" if body is not None and body >= 0 else ""
-    if code == _sn.BAD_PHASE:
-        return phase_message(name, phase, where)
-    tol = ORTHOGONALITY_TOLERANCE
-    if code == _sn.BAD_ROTATION:
-        text = ("must be rotation matrices" if plural else "must be a rotation matrix") + \
-            f" (Q^T Q = 1 within {tol}, det Q = +1)"
-    elif code == _sn.BAD_QUATERNION:
-        text = ("must be unit quaternions" if plural else "must be a unit quaternion") + \
-            f", scalar first (|q| = 1 within {tol})"
-    elif terse:
-        text = "must be finite" if code != _sn.BAD_INERTIA_SIGN else \
-            f"must be positive, got {np.asarray(inertia).tolist()}"
-    elif code == _sn.BAD_INERTIA_SIGN:
-        text = "must contain strictly positive moments of inertia"
-    else:
-        text = "contains non-finite values (NaN or infinity)"
-    hint = low_precision_hint(original) if original is not None and code in (
-        _sn.BAD_ROTATION, _sn.BAD_QUATERNION) else ""
-    return f"{name} {text}{where}{hint}"
+def options_of(options: dict[str, Any], known: dict[str, Any], where: str) -> dict[str, Any]:
+    """``known`` (keyword -> default) updated with the ``options`` a function was called with;
+    TypeError naming an unknown keyword."""
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r} (its "
+                        f"keywords: {', '.join(known)})")
+    return {**known, **options}

@@ -11,8 +11,11 @@ the in-process function (``frb.frb_step``, ``frb.quat_step``, ``frb.integrate``)
 the results equal those of one in-process call bit for bit.
 
 Nothing runs until the result is computed (``.compute()``, ``dask.compute``); invalid values
-then raise in the chunk that holds them, the message naming the chunk's bodies. The scalar
-arguments (method, ``h``, ``nsteps``, ...) are checked at once.
+then raise in the chunk that holds them, the message naming the body in the whole batch. The
+scalar arguments (method, ``h``, ``nsteps``, ...), the shapes and the dtypes are checked at
+once. A torque whose per-body parameters are given per body (a rotor's momentum, a reference
+quaternion) is split with the bodies (``Torque.bodies``); a torque that couples the bodies
+(``couples_bodies``) cannot be split into chunks and is refused.
 
 A cluster::
 
@@ -20,7 +23,7 @@ A cluster::
     client = Client("tcp://scheduler:8786")       # or Client() for a local cluster
     m = dask.array.from_array(m_numpy, chunks=(100_000, 3))
     traj = frb.dask.integrate(m, q, inertia, 0.01, 10_000, method="DMV6", save_every=None)
-    m_final, q_final = dask.compute(traj.m[-1], traj.q[-1])
+    m_final, q_final = dask.compute(traj.m[-1], traj.q[-1])    # (or traj.compute())
 
 Every worker needs frb installed. Each chunk runs on the threads of its worker's compiled
 loops (``threads=``, default :func:`frb.get_num_threads` on the worker): with several dask
@@ -28,7 +31,6 @@ threads per worker, pass ``threads=1`` (or start the workers with ``threads_per_
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from typing import Any, Callable, Literal, NoReturn, Sequence
@@ -37,19 +39,21 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 try:
-    import dask
     import dask.array as da
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("frb.dask needs dask: pip install 'frb[dask]' "
                       "(or pip install 'dask[distributed]')") from exc
 
-from . import _segments
-from . import engine
-from . import flows
+from . import _validate
+from ._kept import check_kept_states, kept_count
+from ._messages import IntegrationError
+from .engine import OPTIONS, integrate as _integrate
+from .flows import frb_step as _frb_step, quat_step as _quat_step
 from .inertia import inertia_layout, shared_tensor
-from .rotations import quat_to_matrix_unchecked
+from .torques import Torque, as_torque
+from .trajectory import TorqueLike, Trajectory
 
-__all__ = ["frb_step", "quat_step", "integrate", "DaskTrajectory"]
+__all__ = ["frb_step", "quat_step", "integrate"]
 
 
 def _known(a: da.Array, name: str) -> None:
@@ -59,24 +63,41 @@ def _known(a: da.Array, name: str) -> None:
                          f"indexing): call {name}.compute_chunk_sizes() first")
 
 
+def _real(a: da.Array, name: str) -> da.Array:
+    """a as float64 under the input rule (integers and floats; TypeError naming ``name`` for
+    booleans, complex numbers, strings and other dtypes)."""
+    kind = a.dtype.kind
+    if kind in "iuf":
+        return a.astype(np.float64)
+    what = {"b": "booleans", "c": "complex numbers", "U": "strings", "S": "strings",
+            "O": "Python objects"}.get(kind, f"dtype {a.dtype}")
+    raise TypeError(f"{name} must be an array of real numbers, got {what} (dtype {a.dtype})")
+
+
+def _as_dask(x: Any, name: str) -> da.Array:
+    if isinstance(x, da.Array):
+        return x
+    return da.asarray(_validate.real_array(x, name, finite=False))
+
+
 def _body_array(x: ArrayLike, name: str, n: int, chunks: tuple[int, ...], tail: tuple[int, ...]
                 ) -> da.Array:
-    """x as a dask array of shape (n,) + tail chunked like the bodies (one chunk on the other
-    axes)."""
-    a = da.asarray(x)
+    """x as a float64 dask array of shape (n,) + tail chunked like the bodies (one chunk on the
+    other axes)."""
+    a = _as_dask(x, name)
     _known(a, name)
     if a.shape != (n,) + tail:
         raise ValueError(f"{name} must have shape {(n,) + tail}, got {a.shape}")
-    return a.astype(np.float64).rechunk((chunks,) + tuple(-1 for _ in tail))
+    return _real(a, name).rechunk((chunks,) + tuple(-1 for _ in tail))
 
 
-def _bodies(m: Any, name: str = "m") -> tuple[da.Array, int, tuple[int, ...]]:
-    m = da.asarray(m)
-    _known(m, name)
-    if m.ndim != 2 or m.shape[1] != 3:
-        raise ValueError(f"{name} must be a batch of shape (n, 3), got {m.shape}")
-    m = m.astype(np.float64).rechunk({1: -1})
-    return m, m.shape[0], m.chunks[0]
+def _bodies(m: Any, name: str) -> tuple[da.Array, int, tuple[int, ...]]:
+    a = _as_dask(m, name)
+    _known(a, name)
+    if a.ndim != 2 or a.shape[1] != 3:
+        raise ValueError(f"{name} must be a batch of shape (n, 3), got {a.shape}")
+    a = _real(a, name).rechunk({1: -1})
+    return a, a.shape[0], a.chunks[0]
 
 
 def _shared_or_per_body(x: ArrayLike, name: str, n: int, chunks: tuple[int, ...],
@@ -112,18 +133,12 @@ def _where(block_info: Any) -> tuple[int, int]:
     return start, stop
 
 
-def _check_shared_inertia(inertia: Any) -> None:
-    """The values of an inertia shared by every body, checked at once (a ValueError naming
-    inertia, not a body of a chunk): one torque-free step of zero length of a body at rest."""
-    flows.quat_step(np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]), 0.0, inertia)
-
-
 def _reraise(exc: Exception, start: int, stop: int) -> NoReturn:
     """Re-raise an error of a chunk with the bodies numbered in the whole batch."""
     msg = re.sub(r"\bbody (\d+)", lambda g: f"body {int(g.group(1)) + start}", str(exc))
     msg += f" [in the dask chunk of bodies {start}..{stop - 1}]"
-    if isinstance(exc, engine.IntegrationError):
-        raise engine.IntegrationError(msg, exc.method, exc.step, exc.body + start) from None
+    if isinstance(exc, IntegrationError):
+        raise IntegrationError(msg, exc.method, exc.step, exc.body + start) from None
     raise type(exc)(msg) from None
 
 
@@ -133,6 +148,16 @@ def _unpack(block: NDArray[np.float64], widths: Sequence[int]) -> list[NDArray[n
         out.append(np.ascontiguousarray(block[:, j:j + w]))
         j += w
     return out
+
+
+def _check_torque(torque: Any) -> Torque | None:
+    """The torque as a Torque, refused when it couples the bodies (chunks run apart)."""
+    tq = as_torque(torque)
+    if tq is not None and tq.couples_bodies:
+        raise ValueError(f"torque {tq!r} couples the bodies (each body's torque depends on the "
+                         "others), but frb.dask runs each chunk of bodies on its own: use "
+                         "frb.integrate on the whole batch")
+    return tq
 
 
 def _step_block(block: NDArray[np.float64], *,
@@ -158,16 +183,19 @@ def _step_block(block: NDArray[np.float64], *,
 def _step(step: Callable[..., tuple[NDArray[np.float64], NDArray[np.float64]]], attitude_name: str,
           attitude_shape: tuple[int, ...], m: ArrayLike, attitude: ArrayLike, h: ArrayLike,
           inertia: ArrayLike, quadrature: int, threads: int | None) -> tuple[da.Array, da.Array]:
-    m, n, chunks = _bodies(m)
-    # the scalar arguments (and shared values) are checked now, on an empty batch
+    m, n, chunks = _bodies(m, "m")
+    att = _body_array(attitude, attitude_name, n, chunks, attitude_shape)
     h_shared, h_body = _shared_or_per_body(h, "h", n, chunks, ())
     i_shared, i_body, i_shape = _inertia(inertia, n, chunks)
-    if i_body is None:
-        _check_shared_inertia(i_shared)
-    step(np.empty((0, 3)), np.empty((0,) + attitude_shape),
-         0.0 if h_body is not None else h_shared,
-         np.ones(3) if i_body is not None else i_shared, quadrature, threads=threads)
-    att = _body_array(attitude, attitude_name, n, chunks, attitude_shape)
+    # the scalar arguments and the shared values are checked now: one step of a body at rest
+    # (zero length where h is per body), in the frame of the shared inertia
+    probe_att = np.array([1.0, 0.0, 0.0, 0.0]) if attitude_shape == (4,) else np.eye(3)
+    step(np.zeros(3), probe_att, 0.0 if h_body is not None else h_shared,
+         np.ones(3) if i_body is not None else
+         (i_shared[0] if np.shape(i_shared) == (1, 3, 3) else i_shared), quadrature,
+         threads=threads)
+    if n == 0:
+        return da.zeros((0, 3), chunks=((0,), (3,))), da.zeros((0,) + attitude_shape)
     per_body = [k for k, v in (("h", h_body), ("inertia", i_body)) if v is not None]
     packed = _pack([m, att] + [v for v in (h_body, i_body) if v is not None])
     width = 3 + int(np.prod(attitude_shape))
@@ -203,7 +231,7 @@ def frb_step(m: da.Array, Q: da.Array, h: ArrayLike, inertia: ArrayLike, quadrat
     m_out, Q_out : dask arrays of shapes (n, 3), (n, 3, 3), chunked like ``m``, equal bit for
     bit to ``frb.frb_step`` of the whole batch.
     """
-    return _step(flows.frb_step, "Q", (3, 3), m, Q, h, inertia, quadrature, threads)
+    return _step(_frb_step, "Q", (3, 3), m, Q, h, inertia, quadrature, threads)
 
 
 def quat_step(m: da.Array, q: da.Array, h: ArrayLike, inertia: ArrayLike, quadrature: int = 0,
@@ -222,62 +250,11 @@ def quat_step(m: da.Array, q: da.Array, h: ArrayLike, inertia: ArrayLike, quadra
     >>> bool((q1.compute() == frb.quat_step(m.compute(), q.compute(), 0.1, [1.0, 2.0, 3.0])[1]).all())
     True
     """
-    return _step(flows.quat_step, "q", (4,), m, q, h, inertia, quadrature, threads)
-
-
-@dataclasses.dataclass(eq=False, repr=False)
-class DaskTrajectory:
-    """Result of :func:`integrate`: the kept states of every body as dask arrays.
-
-    Attributes
-    ----------
-    t : numpy.ndarray, shape (K,)
-        Times of the kept states (known at once).
-    m : dask array, shape (K, n, 3)
-        Body angular momenta, chunked like the bodies.
-    q : dask array, shape (K, n, 4)
-        Attitudes as unit quaternions (scalar first).
-    form : {"quaternion", "matrix"}
-        The form ``attitude0`` was given in.
-    method : str
-        The method's name.
-
-    ``Q`` (dask array (K, n, 3, 3)) and ``attitude`` are computed from ``q`` on demand;
-    :meth:`compute` returns the :class:`frb.Trajectory` of the in-process
-    :func:`frb.integrate` (same values bit for bit). With ``save_every=None`` K is 1:
-    ``m[0]``, ``q[0]`` are the final states.
-    """
-
-    t: NDArray[np.float64]
-    m: da.Array
-    q: da.Array
-    form: str
-    method: str
-    inertia: Any
-    torque: engine.TorqueLike | None
-
-    @property
-    def Q(self) -> da.Array:
-        return self.q.map_blocks(quat_to_matrix_unchecked, new_axis=3, chunks=self.q.chunks[:2] + ((3,), (3,)),
-                                 dtype=np.float64, meta=np.empty((0, 0, 0, 0)))
-
-    @property
-    def attitude(self) -> da.Array:
-        return self.Q if self.form == "matrix" else self.q
-
-    def compute(self, **kwargs: Any) -> engine.Trajectory:
-        """The in-process :class:`frb.Trajectory` (computes ``m``, ``q`` and a per-body
-        inertia together; keyword arguments go to ``dask.compute``)."""
-        m, q, inertia = dask.compute(self.m, self.q, self.inertia, **kwargs)
-        return engine.Trajectory(self.t, m, q, self.form, self.method, inertia, self.torque)
-
-    def __repr__(self) -> str:
-        return (f"<DaskTrajectory {self.method}: {self.m.shape[1]} bodies in "
-                f"{len(self.m.chunks[1])} chunks, {len(self.t)} states, attitude as {self.form}>")
+    return _step(_quat_step, "q", (4,), m, q, h, inertia, quadrature, threads)
 
 
 def _integrate_block(block: NDArray[np.float64], *, attitude_shape: tuple[int, ...], inertia: Any,
-                     per_body_inertia: bool, kwargs: dict[str, Any],
+                     per_body_inertia: bool, torque: Torque | None, kwargs: dict[str, Any],
                      block_info: dict[Any, Any] | None = None,
                      inertia_shape: tuple[int, ...] = (3,)) -> NDArray[np.float64]:
     start, stop = _where(block_info)
@@ -286,18 +263,17 @@ def _integrate_block(block: NDArray[np.float64], *, attitude_shape: tuple[int, .
     parts = _unpack(block, widths)
     m, att = parts[0], parts[1].reshape((-1,) + attitude_shape)
     ii = parts[2].reshape((-1,) + inertia_shape) if per_body_inertia else inertia
+    chunk_torque = None if torque is None else torque.bodies(start, stop)
     try:
-        tr = engine.integrate(m, att, ii, **kwargs)
+        tr = _integrate(m, att, ii, torque=chunk_torque, **kwargs)
     except (ValueError, TypeError, RuntimeError) as exc:
         _reraise(exc, start, stop)
     return np.concatenate([tr.m, tr.q], axis=2)
 
 
 def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, nsteps: int, *,
-              method: str | None = None, torque: engine.TorqueLike | None = None,
-              save_every: int | Literal["final"] | None = 1,
-              coefficients: tuple[ArrayLike, ArrayLike] | None = None, quadrature: int = 0,
-              threads: int | None = None, t0: float = 0.0) -> DaskTrajectory:
+              method: str | None = None, torque: TorqueLike | None = None,
+              save_every: int | Literal["final"] | None = 1, **options: Any) -> Trajectory:
     """:func:`frb.integrate` of a batch of dask arrays, chunk by chunk.
 
     Parameters
@@ -309,16 +285,18 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
     inertia : array_like, shape (3,), (n, 3), (3, 3), (1, 3, 3) or (n, 3, 3)
         Principal moments of inertia, or inertia tensors (as :func:`frb.integrate`), shared or
         per body.
-    h, nsteps, method, torque, save_every, coefficients, quadrature, threads, t0
+    h, nsteps, method, torque, save_every, **options
         As for :func:`frb.integrate` (``threads`` on each worker; ``t0`` the time of the
-        initial state, which a time-dependent torque sees as ``t0 + k h``). A user torque (a
-        callable, which must pickle to reach the workers) is called once per stage for each
-        chunk.
+        initial state, which a time-dependent torque sees as ``t0 + k h``; ``progress`` is not
+        taken). A user torque (a callable, which must pickle to reach the workers) is called
+        once per stage for each chunk; one that couples the bodies is refused.
 
     Returns
     -------
-    DaskTrajectory
-        ``t`` (numpy), ``m`` (K, n, 3) and ``q`` (K, n, 4) dask arrays chunked like the bodies;
+    frb.Trajectory
+        ``lazy``: ``t`` (numpy), ``m`` (K, n, 3) and ``q`` (K, n, 4) dask arrays chunked like
+        the bodies (``Q`` and the energies on demand); ``compute()`` gives the trajectory with
+        numpy arrays, equal bit for bit to :func:`frb.integrate` of the whole batch.
         ``save_every=None`` keeps the final states only (K = 1).
 
     Raises
@@ -328,33 +306,43 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
         size, and kept states of a chunk that would not fit in this machine's memory; the
         values of the per-body arrays when the result is computed (naming the chunk's bodies).
     """
+    opts = _validate.options_of(options, {k: v for k, v in OPTIONS.items() if k != "progress"},
+                      "frb.dask.integrate")
+    tq = _check_torque(torque)
     m, n, chunks = _bodies(m0, "m0")
-    att = da.asarray(attitude0)
+    att = _as_dask(attitude0, "attitude0")
     _known(att, "attitude0")
     attitude_shape = (3, 3) if att.ndim == 3 else (4,)
     att = _body_array(att, "attitude0", n, chunks, attitude_shape)
     i_shared, i_body, i_shape = _inertia(inertia, n, chunks)
-    if i_body is None:
-        _check_shared_inertia(i_shared)
-    kwargs: dict[str, Any] = dict(h=h, nsteps=nsteps, method=method, torque=torque,
-                                  save_every=save_every, coefficients=coefficients,
-                                  quadrature=quadrature, threads=threads, t0=t0)
+    kwargs: dict[str, Any] = dict(h=h, nsteps=nsteps, method=method, save_every=save_every,
+                                  **opts)
     # the kept states of the largest chunk must fit in a worker (this machine's memory)
-    kept = _segments.kept_count(engine._int_arg(nsteps, "nsteps", 0),
-                                _segments.save_every_arg(save_every, engine._int_arg))
-    _segments.check_kept_states(kept, max(chunks, default=0), 7, " in one dask chunk")
-    # the scalar arguments are checked now, and the kept times found, on an empty batch
-    empty = engine.integrate(np.empty((0, 3)), np.empty((0,) + attitude_shape),
-                              np.ones((0, 3)) if i_body is not None else i_shared, **kwargs)
-    nk = len(empty.t)
+    kept = kept_count(_validate.count(nsteps, "nsteps", 0, _validate.MAX_STEPS),
+                      _validate.save_every(save_every))
+    check_kept_states(kept, max(chunks, default=0), 7, " in one dask chunk")
+    # the scalar arguments, the shared inertia and the torque are checked now, and the kept
+    # times found, on one body at rest (zero length of step where that is needed)
+    probe_att = np.array([1.0, 0.0, 0.0, 0.0]) if attitude_shape == (4,) else np.eye(3)
+    probe_inertia = np.ones(3) if i_body is not None else (
+        i_shared[0] if np.shape(i_shared) == (1, 3, 3) else i_shared)
+    probe = _integrate(np.zeros(3), probe_att, probe_inertia,
+                       torque=None if tq is None or n == 0 else tq.bodies(0, 1),
+                       **{**kwargs, "nsteps": 0})
+    t = _integrate(np.empty((0, 3)), np.empty((0,) + attitude_shape), np.ones(3),
+                   **{**kwargs, "save_every": save_every}).t
+    form = "matrix" if attitude_shape == (3, 3) else "quaternion"
+    inertia_out = i_body if i_body is not None else np.broadcast_to(
+        np.asarray(i_shared, dtype=np.float64), (n,) + i_shape)
+    if n == 0:
+        empty = np.empty((len(t), 0, 3))
+        return Trajectory(t, da.from_array(empty), da.from_array(np.empty((len(t), 0, 4))), form,
+                          probe.method, inertia_out, torque)
     packed = _pack([m, att] + ([i_body] if i_body is not None else []))
     out = packed.map_blocks(
         _integrate_block, attitude_shape=attitude_shape,
         inertia=None if i_shared is None else np.asarray(i_shared, dtype=np.float64),
-        per_body_inertia=i_body is not None, kwargs=kwargs, new_axis=0, inertia_shape=i_shape,
-        chunks=((nk,), chunks, (7,)), dtype=np.float64, meta=np.empty((0, 0, 0)))
-    form = "matrix" if attitude_shape == (3, 3) else "quaternion"
-    inertia_out = i_body if i_body is not None else np.broadcast_to(
-        np.asarray(i_shared, dtype=np.float64), (n,) + i_shape)
-    return DaskTrajectory(empty.t, out[:, :, :3], out[:, :, 3:], form, empty.method,
-                          inertia_out, torque)
+        per_body_inertia=i_body is not None, torque=tq, kwargs=kwargs, new_axis=0,
+        inertia_shape=i_shape, chunks=((len(t),), chunks, (7,)), dtype=np.float64,
+        meta=np.empty((0, 0, 0)))
+    return Trajectory(t, out[:, :, :3], out[:, :, 3:], form, probe.method, inertia_out, torque)

@@ -41,14 +41,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
-from .rotations import matrix_to_quat_unchecked
-from .torques import (FrameTorque, FrameTorqueOfMomentum, Torque, UserTorque, as_torque,
-                      frame_torque, quaternion_product, rotate, rotate_back, rotation_argument)
+from .rotations import (matrix_to_quat_unchecked, quaternion_product, rotate, rotate_back,
+                        rotation_argument)
+from .torques import FrameTorque, FrameTorqueOfMomentum, Torque, UserTorque, as_torque, frame_torque
 
 __all__ = ["SYMMETRY_TOLERANCE", "principal_axes", "PrincipalFrame", "tensor_frame",
-           "tensor_kinetic_energy", "inertia_layout", "shared_tensor", "rotation_argument",
-           "quaternion_product", "FrameTorque", "FrameTorqueOfMomentum", "FrameFlow",
-           "frame_torque"]
+           "tensor_kinetic_energy", "inertia_layout", "shared_tensor", "FrameFlow"]
 
 #: Largest ``|J - J^T|`` of an inertia tensor, relative to its largest entry ``|J|_max``.
 SYMMETRY_TOLERANCE = 1e-12
@@ -386,15 +384,19 @@ class PrincipalFrame:
         its trajectory mapped back."""
         mp = self.momentum_argument(m0, "m0")
         Qp = self.attitude_argument(Q0, "Q0")
+        given = torque
         if self.R is not None and torque is not None:
             if engine_torque:
                 torque = self.torque_in(torque)
             elif callable(torque):
                 torque = FrameFlow(torque, self.R)
         tr = route(mp, Qp, self.moments, h, nsteps, torque, **kwargs)
+        inertia = self.user_tensor(1)
         if self.R is None:
+            tr.inertia = inertia
             return tr
-        return type(tr)(t=tr.t, m=self.momentum_out(tr.m), Q=self.matrix_out(tr.Q))
+        return type(tr)(tr.t, self.momentum_out(tr.m), None, tr.form, tr.method, inertia, given,
+                        Q=self.matrix_out(tr.Q))
 
 
 def inertia_layout(inertia: Any, n: int, single: bool = False) -> str:

@@ -167,7 +167,7 @@ class Option:
 
     The value is checked by :meth:`value` (the input rule of :mod:`frb._validate`, then
     ``low`` (exclusive with ``strict``) and ``high``; ``choices`` for a name, ``methods`` for
-    comma-separated names of :data:`frb.engine.METHODS`); None is taken where the default is
+    comma-separated names of :data:`frb.METHODS`); None is taken where the default is
     None."""
 
     name: str
@@ -184,7 +184,7 @@ class Option:
         """``x`` checked and converted; TypeError or ValueError naming ``label`` (default the
         option's name) otherwise."""
         from . import _validate
-        from .engine import METHODS
+        from .methods import METHODS
 
         label = label or self.name
         if x is None and self.default is None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:   # (scipy is optional)
     from scipy.spatial.transform import Rotation
 
 from . import _validate
+from ._messages import low_precision_hint
 
 __all__ = [
     "hat",
@@ -44,6 +45,12 @@ __all__ = [
     "momentum_period",
     "to_rotation",
     "from_rotation",
+    "quat_to_matrix_unchecked",
+    "matrix_to_quat_unchecked",
+    "quaternion_product",
+    "rotation_argument",
+    "rotate",
+    "rotate_back",
 ]
 
 
@@ -100,11 +107,12 @@ def quat_mul(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
     """
     p = _as_float_array(p, "p", (4,))
     q = _as_float_array(q, "q", (4,))
-    p0, pv = p[..., 0], p[..., 1:]
-    q0, qv = q[..., 0], q[..., 1:]
-    s = p0 * q0 - np.sum(pv * qv, axis=-1)
-    v = p0[..., None] * qv + q0[..., None] * pv + np.cross(pv, qv)
-    return np.concatenate([s[..., None], v], axis=-1)
+    try:
+        np.broadcast_shapes(p.shape[:-1], q.shape[:-1])
+    except ValueError:
+        raise ValueError(f"p and q must broadcast to one shape of quaternions, got shapes "
+                         f"{p.shape} and {q.shape}") from None
+    return quaternion_product(p, q)
 
 
 def quat_conj(q: ArrayLike) -> NDArray[np.float64]:
@@ -174,7 +182,7 @@ def _refuse_first(bad: NDArray[np.bool_], stacked: bool, start: str, what: tuple
     if bad.any():
         body = f" (body {int(np.argmax(bad.reshape(-1)))})" if stacked else ""
         raise ValueError(f"{start} {what[stacked]}{condition}{body}"
-                         + _validate.low_precision_hint(given))
+                         + low_precision_hint(given))
 
 
 def quat_to_matrix_unchecked(q: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -519,7 +527,7 @@ def to_rotation(attitude: ArrayLike) -> Rotation:
             b = int(np.argmax(dev > tol))
             raise ValueError(f"attitude must be unit quaternions, scalar first (|q| = 1 within "
                              f"{tol})" + (f" (body {b})" if a.ndim == 2 else "")
-                             + _validate.low_precision_hint(attitude))
+                             + low_precision_hint(attitude))
         rot = Rotation.from_quat(q[:, [1, 2, 3, 0]])
         return rot[0] if a.ndim == 1 else rot
     if a.shape[-2:] == (3, 3) and a.ndim in (2, 3):
@@ -528,7 +536,7 @@ def to_rotation(attitude: ArrayLike) -> Rotation:
             b = next(j for j in range(Q.shape[0]) if not is_rotation(Q[j:j + 1]))
             raise ValueError(f"attitude must be rotation matrices (Q^T Q = 1 within {tol}, "
                              "det Q = +1)" + (f" (body {b})" if a.ndim == 3 else "")
-                             + _validate.low_precision_hint(attitude))
+                             + low_precision_hint(attitude))
         rot = Rotation.from_matrix(Q)
         return rot[0] if a.ndim == 2 else rot
     raise ValueError("attitude must have shape (4,) or (n, 4) (quaternions, scalar first) or "
@@ -579,3 +587,43 @@ def from_rotation(rot: Rotation, form: Literal["quaternion", "matrix"] = "quater
         raise ValueError(f"form must be 'quaternion' or 'matrix', got {form!r}")
     xyzw = np.asarray(rot.as_quat(), dtype=np.float64)
     return np.ascontiguousarray(xyzw[..., [3, 0, 1, 2]])
+
+
+# Frame changes (the principal frame of an inertia tensor, torques seen in it)
+
+def quaternion_product(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Hamilton product ``p q`` of quaternions (..., 4), scalar first, broadcast, without checks
+    (non-finite values propagate): ``(p0, p)(q0, q) = (p0 q0 - p.q, p0 q + q0 p + p x q)``."""
+    p0, p1, p2, p3 = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
+    q0, q1, q2, q3 = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    return np.stack([p0 * q0 - p1 * q1 - p2 * q2 - p3 * q3,
+                     p0 * q1 + q0 * p1 + p2 * q3 - p3 * q2,
+                     p0 * q2 + q0 * p2 + p3 * q1 - p1 * q3,
+                     p0 * q3 + q0 * p3 + p1 * q2 - p2 * q1], axis=-1)
+
+
+def rotation_argument(R: ArrayLike, name: str = "R") -> NDArray[np.float64]:
+    """``R`` as a float64 rotation (3, 3), or rotations (N, 3, 3) one per body ((1, 3, 3) is
+    taken as (3, 3)): the input rule, the shape, and the rotation check of the attitudes
+    (``R^T R = 1`` within 1e-10, ``det R = +1``), read-only."""
+    a = _validate.real_array(R, name, item_ndim=2)
+    if a.ndim not in (2, 3) or a.shape[-2:] != (3, 3):
+        raise ValueError(f"{name} must have shape (3, 3) or (N, 3, 3), got {a.shape}")
+    if a.ndim == 3 and a.shape[0] == 1:
+        a = a[0]
+    if not is_rotation(a.reshape(-1, 3, 3)):
+        raise ValueError(f"{name} must be a rotation matrix (R^T R = 1 within "
+                         f"{_validate.ORTHOGONALITY_TOLERANCE}, det R = +1)")
+    a = np.array(a, dtype=np.float64)
+    a.setflags(write=False)
+    return a
+
+
+def rotate_back(R: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``R^T v`` for vectors v (..., 3) and R (3, 3) or (n, 3, 3) (broadcast over the bodies)."""
+    return (v[..., None, :] @ R)[..., 0, :]
+
+
+def rotate(R: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``R v`` for vectors v (..., 3) and R (3, 3) or (n, 3, 3) (broadcast over the bodies)."""
+    return (v[..., None, :] @ np.swapaxes(R, -1, -2))[..., 0, :]

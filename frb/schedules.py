@@ -17,8 +17,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
+from ._numbers_table import MAX_FLOWS, PLAN_ROWS
 
-__all__ = ["RKN6_14", "STRANG", "YOSHIDA4", "SPLITTING_METHODS", "FREE_PLAN", "coefficients", "plan",
+__all__ = ["RKN6_14", "STRANG", "YOSHIDA4", "COEFFICIENT_SETS", "FREE_PLAN", "coefficients", "plan",
            "schedule"]
 
 # Blanes & Moan (2002), RKN6 with 14 stages (Celledoni and Zanna 2010, appendix, eq. (23)).
@@ -55,8 +56,9 @@ _G2 = 1.0 - 2.0 * _G1
 #: that depends on m. Written as A(g1/2) B(g1) A((g1+g2)/2) B(g2) A((g1+g2)/2) B(g1) A(g1/2).
 YOSHIDA4: tuple[tuple[float, ...], tuple[float, ...]] = ((_G1 / 2, (_G1 + _G2) / 2, 0.0),
                                                          (_G1, _G2 / 2))
-#: Named splitting methods (of :func:`frb.integrate` and :func:`frb.splitting.integrate`).
-SPLITTING_METHODS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {
+#: The coefficient sets of the named splitting methods (of :func:`frb.integrate` and
+#: :func:`frb.splitting.integrate`), by name.
+COEFFICIENT_SETS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {
     "RKN6_14": RKN6_14, "STRANG": STRANG, "YOSHIDA4": YOSHIDA4}
 
 _CONSISTENCY_TOL = 1e-10
@@ -65,12 +67,12 @@ _CONSISTENCY_TOL = 1e-10
 def coefficients(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] | None
                   ) -> tuple[tuple[float, ...], tuple[float, ...]]:
     if coefficients is None:
-        if not isinstance(method, str) or method.upper() not in SPLITTING_METHODS:
+        if not isinstance(method, str) or method.upper() not in COEFFICIENT_SETS:
             raise ValueError(
-                f"method must be one of {sorted(SPLITTING_METHODS)} (or give coefficients=(a, b)), "
+                f"method must be one of {sorted(COEFFICIENT_SETS)} (or give coefficients=(a, b)), "
                 f"got {method!r}"
             )
-        return SPLITTING_METHODS[method.upper()]
+        return COEFFICIENT_SETS[method.upper()]
     try:
         a, b = coefficients
     except (TypeError, ValueError) as exc:
@@ -101,20 +103,24 @@ def coefficients(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] |
 
 
 @functools.lru_cache(maxsize=64)
-def plan(a: tuple[float, ...], b: tuple[float, ...]
-          ) -> tuple[NDArray[np.intc], NDArray[np.float64], float]:
-    """The flows of one step of the method (a, b) as the compiled loop takes them: kinds (0 = A,
-    1 = B) and fractions of h (read-only arrays), and the largest |fraction| of a free flow."""
+def plan(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[NDArray[np.float64], float]:
+    """The flows of one step of the method (a, b) as the compiled loop takes them, and the
+    largest |fraction| of a free flow: a read-only (nf, PLAN_ROWS) array, a row a flow, its kind
+    (0 = A, the free flow; 1 = B, the torque's flow) then its fraction of h."""
     steps = schedule(a, b)
-    kinds = np.array([0 if kind == "A" else 1 for kind, _ in steps], dtype=np.intc)
-    fractions = np.array([c for _, c in steps], dtype=np.float64)
-    kinds.flags.writeable = fractions.flags.writeable = False
-    return kinds, fractions, max(abs(c) for kind, c in steps if kind == "A")
+    if len(steps) > MAX_FLOWS:
+        raise ValueError(f"coefficients: a step of at most {MAX_FLOWS} flows (free flows and "
+                         f"torque flows, after merging neighbours of one kind), got {len(steps)}")
+    flows = np.empty((len(steps), PLAN_ROWS))
+    flows[:, 0] = [0.0 if kind == "A" else 1.0 for kind, _ in steps]
+    flows[:, 1] = [c for _, c in steps]
+    flows.flags.writeable = False
+    return flows, max(abs(c) for kind, c in steps if kind == "A")
 
 
 #: The plan of a free body: one exact flow A(h) a step.
-FREE_PLAN = (np.zeros(1, dtype=np.intc), np.ones(1), 1.0)
-FREE_PLAN[0].flags.writeable = FREE_PLAN[1].flags.writeable = False
+FREE_PLAN: tuple[NDArray[np.float64], float] = (np.array([[0.0, 1.0]]), 1.0)
+FREE_PLAN[0].flags.writeable = False
 
 
 def schedule(a: Sequence[float], b: Sequence[float]) -> list[tuple[str, float]]:

@@ -22,11 +22,10 @@ the same results bit for bit; a wider target only costs less time.
 """
 from __future__ import annotations
 
-import importlib
 import os
 import warnings
 
-from . import _core, _engine
+from . import _core
 from ._numbers_table import CPU_TARGET_AVX2, CPU_TARGET_AVX512, CPU_TARGET_BASELINE
 
 __all__ = ["cpu_dispatch", "set_cpu_target", "supported_cpu_targets", "CPU_TARGETS"]
@@ -39,15 +38,9 @@ _ENVIRONMENT = "FRB_CPU_TARGET"
 
 
 def _select(code: int) -> tuple[int, int]:
-    """Set the target ``code`` (-1: the best) in every extension; (in use, best supported)."""
+    """Set the target ``code`` (-1: the best); (in use, best supported). The target is held once,
+    in the Fortran library that every extension of frb links."""
     in_use, best = _core.cpu_target_select(code)
-    _engine.cpu_target_select(in_use)
-    try:                                      # built with the meson option testing only
-        testing = importlib.import_module(f"{__package__}._testing")
-    except ImportError:
-        pass
-    else:
-        testing.testing_cpu_target(in_use)
     return in_use, best
 
 

@@ -35,44 +35,37 @@ same numbers as ``frb.integrate(m0, Q0, inertia, h, nsteps, method=..., torque=.
 bit, with the attitude carried as a unit quaternion and returned as matrices.  A torque flow
 (any other callable) is applied from a Python loop whose free flows call the compiled exact
 step (inputs are validated once; the flow's results are checked after each call).
+
+Splitting coefficient sets: :data:`COEFFICIENT_SETS` (``RKN6_14``, ``STRANG``, ``YOSHIDA4``); the
+methods of :func:`frb.integrate`, with their properties: :data:`frb.METHODS`.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
-from dataclasses import dataclass
-from typing import Any, Callable, Literal, Tuple, cast
+from typing import Any, Callable, Literal, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import _core, _segments
+from . import _numbers_table as _sn
 from . import _validate
-from . import flows as _flows
-from . import engine
-from ._validate import IntegrationError
-from .schedules import FREE_PLAN, RKN6_14, SPLITTING_METHODS as METHODS, STRANG, coefficients as \
-    _coefficients, plan, schedule
+from ._kept import check_kept_states, kept_count, kept_steps
+from ._messages import IntegrationError, check_message
+from ._progress import Progress
+from ._run import Request, Route, check, execute, free_flow, is_rotation_matrix, prepare
 from .inertia import tensor_frame
-from .threads import resolve as _resolve_threads
+from .methods import METHODS, SPLITTING
+from .schedules import COEFFICIENT_SETS, RKN6_14, STRANG, coefficients as _coefficients, plan, \
+    schedule
 from .torques import (AttitudeControl, ConstantField, GravityGradient, HeavyTop, LinearDamping, Rotor,
                       Torque, TorqueSum, UserTorque, constant_field)
+from .trajectory import Trajectory
 
-__all__ = [
-    "RKN6_14",
-    "STRANG",
-    "METHODS",
-    "ConstantField",
-    "Trajectory",
-    "constant_field",
-    "integrate",
-]
+__all__ = ["RKN6_14", "STRANG", "COEFFICIENT_SETS", "ConstantField", "constant_field", "integrate"]
 
-
-
-#: Torques that run in the engine: the built-in ones (their exact types, which have a compiled
-#: form; a subclass may change the torque and is taken as a flow) and user torques.
+#: Torques that run in the compiled loop: the built-in ones (their exact types, which have a
+#: compiled form; a subclass may change the torque and is taken as a flow) and user torques.
 _ENGINE_TORQUES = frozenset({ConstantField, HeavyTop, GravityGradient, LinearDamping, Rotor,
                              AttitudeControl, TorqueSum, UserTorque})
 
@@ -81,56 +74,13 @@ _ENGINE_TORQUES = frozenset({ConstantField, HeavyTop, GravityGradient, LinearDam
 TorqueFlow = Callable[[NDArray[np.float64], NDArray[np.float64], float],
                       Tuple[ArrayLike, ArrayLike]]
 
-
-@dataclass(frozen=True, repr=False)
-class Trajectory:
-    """Result of :func:`integrate`.
-
-    Attributes
-    ----------
-    t : numpy.ndarray, shape (K,)
-        Times ``k h`` of the kept steps (``k = 0..nsteps`` by default: K = nsteps + 1).
-    m : numpy.ndarray, shape (K, 3)
-        Body angular momentum at these times (``m[0]`` is ``m0`` unless only the final state
-        is kept).
-    Q : numpy.ndarray, shape (K, 3, 3)
-        Attitude matrices at these times.
-    """
-
-    t: NDArray[np.float64]
-    m: NDArray[np.float64]
-    Q: NDArray[np.float64]
-
-    def __repr__(self) -> str:
-        return (f"<frb.splitting.Trajectory: {len(self.t)} states, "
-                f"t = {self.t[0]:g} .. {self.t[-1]:g}; arrays t, m, Q>")
-
-
-def _vector(x: ArrayLike, name: str, shape: tuple[int, ...], check_finite: bool = True
-            ) -> NDArray[np.float64]:
-    if type(x) is np.ndarray and x.dtype == np.float64 and x.shape == shape:
-        a = x.copy()      # (a plain float64 array of the right shape: nothing to convert)
-    else:
-        a = np.array(_validate.real_array(x, name, finite=False), dtype=np.float64)
-    if a.shape != shape:
-        if name == "inertia" and a.shape == (1, 3):
-            raise ValueError("inertia must have shape (3,) (splitting.integrate takes one body), "
-                             "got (1, 3)")
-        raise ValueError(f"{name} must have shape {shape}, got {a.shape}")
-    if check_finite and not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite")
-    return a
-
-
-def _check_initial_values(m: NDArray[np.float64], Q: NDArray[np.float64], I: NDArray[np.float64],
-                          Q0: ArrayLike | None = None) -> None:
-    """The value checks of integrate's m0, Q0 and inertia (float64 arrays of shapes (3,), (3, 3),
-    (3,)) in one compiled call (checks, as frb.flows.frb_step), raising in the order of the
-    checks: m0 finite, Q0 finite, Q0 a rotation, inertia finite, inertia positive."""
-    code = _core.check_single_matrix(m, Q, I, _flows.ORTHOGONALITY_TOLERANCE)
-    if code:
-        raise ValueError(_validate.check_message(code, {"m": "m0", "attitude": "Q0"}, terse=True,
-                                                 inertia=I, original=Q0))
+#: The route of :func:`integrate`.
+ROUTE = Route("frb.splitting.integrate", {"m": "m0", "attitude": "Q0", "h": "h",
+                                          "inertia": "inertia"}, forms=("matrix",), batch=False,
+              terse=True)
+#: The keywords of :func:`integrate` besides its named parameters, with their defaults.
+OPTIONS: dict[str, Any] = {"quadrature": 0, "coefficients": None, "progress": False,
+                           "threads": None, "t0": 0.0}
 
 
 def _check_torque_result(res: Any, name: str = "torque"
@@ -149,19 +99,12 @@ def _check_torque_result(res: Any, name: str = "torque"
     return m_new, Q_new
 
 
-_ZEROS3 = np.zeros(3)
-_ONES3 = np.ones(3)
-
-
-def _rotation(Q: NDArray[np.float64], name: str, original: ArrayLike | None = None) -> None:
-    """Raise unless Q (a float64 array of shape (3, 3)) is a rotation matrix: the compiled check
-    of frb.flows.frb_step (checks.check_rotation_tr, tolerance ORTHOGONALITY_TOLERANCE), about
-    1 us where numpy's takes 15. ``original``: the matrix as given, for the float32 hint."""
-    tol = _flows.ORTHOGONALITY_TOLERANCE
-    if _core.check_single_matrix(_ZEROS3, Q, _ONES3, tol):
-        hint = _validate.low_precision_hint(original) if original is not None else ""
-        raise ValueError(f"{name} must be a rotation matrix (Q^T Q = 1 within {tol}, det Q = +1)"
-                         + hint)
+def _rotation(Q: NDArray[np.float64], name: str) -> None:
+    """Raise unless Q (a float64 array of shape (3, 3)) is a rotation matrix (the compiled
+    check of the attitudes)."""
+    if not is_rotation_matrix(np.ascontiguousarray(Q)):
+        tol = _validate.ORTHOGONALITY_TOLERANCE
+        raise ValueError(f"{name} must be a rotation matrix (Q^T Q = 1 within {tol}, det Q = +1)")
 
 
 def _torque_label(torque: object) -> str:
@@ -199,14 +142,14 @@ def _apply_torque(torque: TorqueFlow, m: NDArray[np.float64], Q: NDArray[np.floa
 
 
 def _free_flow(m: NDArray[np.float64], Q: NDArray[np.float64], tau: float,
-               inertia_t: NDArray[np.float64], quadrature: int
+               inertia: NDArray[np.float64], quadrature: int
                ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Exact free flow of one body over time tau through the batched core (inputs validated)."""
-    mo, qto, info, _ = _core.frb_step_batch(m.reshape(1, 3).T, Q.reshape(1, 3, 3).T,
-                                            np.array([tau]), inertia_t, quadrature,
-                                            _flows.ORTHOGONALITY_TOLERANCE)
-    _flows.raise_for(info, -1, "Q", m, np.array([tau]), inertia_t.T)
-    return mo[:, 0], qto[:, :, 0].T
+    """The exact free flow of one body over time tau (inputs validated); ValueError when the
+    state is not one the flow takes (|m| grown by the torque beyond the phase limit)."""
+    m1, Q1, code = free_flow(m, np.ascontiguousarray(Q), tau, inertia, quadrature)
+    if code:
+        raise ValueError(check_message(code, {"m": "m", "attitude": "Q"}))
+    return m1, Q1
 
 
 def _splitting_failure(step: int, saved: NDArray[np.float64], m_out: NDArray[np.float64]
@@ -231,21 +174,9 @@ def _splitting_failure(step: int, saved: NDArray[np.float64], m_out: NDArray[np.
         f"{_validate.PHASE_LIMIT:.0e} radians", "SPLITTING", step, 0)
 
 
-def integrate(
-    m0: ArrayLike,
-    Q0: ArrayLike,
-    inertia: ArrayLike,
-    h: float,
-    nsteps: int,
-    torque: TorqueFlow | None = None,
-    method: str = "RKN6_14",
-    quadrature: int = 0,
-    coefficients: tuple[ArrayLike, ArrayLike] | None = None,
-    save_every: int | Literal["final"] | None = 1,
-    progress: bool = False,
-    threads: int | None = None,
-    t0: float = 0.0,
-) -> Trajectory:
+def integrate(m0: ArrayLike, Q0: ArrayLike, inertia: ArrayLike, h: float, nsteps: int,
+              torque: TorqueFlow | None = None, method: str = "RKN6_14",
+              save_every: int | Literal["final"] | None = 1, **options: Any) -> Trajectory:
     """Integrate a (torqued) rigid body with a symmetric splitting method.
 
     Parameters
@@ -284,6 +215,9 @@ def integrate(
         last; ``None`` (or ``"final"``) keeps the final state only.
     progress : bool
         Show a progress bar (tqdm when installed, else a line on stderr).
+    **options
+        ``quadrature``, ``coefficients``, ``progress``, ``threads``, ``t0`` (below); any other
+        keyword is a TypeError naming it.
     threads : int, optional
         Accepted for a uniform interface with the batched integrators: one body runs on one
         thread whatever its value (it is validated as they validate it).
@@ -293,9 +227,9 @@ def integrate(
 
     Returns
     -------
-    Trajectory
+    frb.Trajectory
         ``t``, ``m``, ``Q`` at the kept times ``k h`` (all ``nsteps + 1`` of them, ``0, h, ...,
-        nsteps h``, by default). The inputs are not modified.
+        nsteps h``, by default; ``form`` is ``"matrix"``). The inputs are not modified.
 
     Raises
     ------
@@ -333,82 +267,80 @@ def integrate(
     if frame is not None:   # an inertia tensor: the run in its principal frame (frb.inertia)
         engine_torque = type(torque) in _ENGINE_TORQUES or isinstance(torque, UserTorque)
         return frame.splitting(integrate, m0, Q0, h, nsteps, torque, engine_torque, method=method,
-                               quadrature=quadrature, coefficients=coefficients,
-                               save_every=save_every, progress=progress, threads=threads,
-                               t0=t0)
-    m = _vector(m0, "m0", (3,), check_finite=False)
-    Q = _vector(Q0, "Q0", (3, 3), check_finite=False)
-    I = _vector(inertia, "inertia", (3,), check_finite=False)
-    _check_initial_values(m, Q, I, Q0)
-    h = _validate.real_scalar(h, "h")
-    if t0 != 0.0 or type(t0) is not float:
-        t0 = _validate.real_scalar(t0, "t0")
-    if type(nsteps) is not int or not 0 <= nsteps < _validate.INT32_MAX:
-        nsteps = _validate.integer(nsteps, "nsteps (the trajectory holds nsteps + 1 states)", 0,
-                                   _validate.INT32_MAX - 1)
-    if type(quadrature) is not int or not 0 <= quadrature <= 10:
-        quadrature = _validate.integer(quadrature, "quadrature", 0, 10)
-    save_every = _segments.save_every_arg(save_every, _nonnegative_int)
-    progress = _segments.check_progress(progress)
-    _resolve_threads(threads)
+                               save_every=save_every, **options)
+    opts = _validate.options_of(options, OPTIONS, "splitting.integrate") if options else OPTIONS
+    coefficients = opts["coefficients"]
     a, b = _coefficients(method, coefficients)
     if torque is not None and not callable(torque):
         raise TypeError(
             "torque must be None or a callable flow(m, Q, t) -> (m_new, Q_new), "
             f"got {type(torque).__name__}"
         )
-
-    kinds, fractions, c = FREE_PLAN if torque is None else plan(tuple(a), tuple(b))
-    # |c h| = |c| |h| exactly, so this is the longest free flow of a step
-    tau_a = c * abs(h)
-    x, y, z = m.tolist()
-    i_min, i_max = min(I.tolist()), max(I.tolist())
-    phase = _validate.phase_scalar(tau_a, math.hypot(x, y, z), i_min)
-    if phase > _validate.PHASE_LIMIT:
-        raise ValueError(_validate.phase_message("h" if c == 1.0 else
-                                                 f"h (the longest free flow of a step is {c:.4g} h)",
-                                                 phase))
-
-    label = f"frb.splitting.integrate {method if coefficients is None else 'SPLITTING'}"
+    name = "SPLITTING" if coefficients is not None else str(method).upper()
     if torque is None or type(torque) in _ENGINE_TORQUES or isinstance(torque, UserTorque):
-        # the engine of frb.integrate (method EXACT for a free body, else the splitting), with
-        # the attitude held as the matrix it is
-        if torque is None:
-            name, info, steps = "EXACT", engine.METHODS["EXACT"], None
-        else:
-            name = method.upper() if coefficients is None else "SPLITTING"
-            info = engine.METHODS[name] if coefficients is None else engine.SPLITTING
-            steps = (kinds, fractions)
-        t_out, m_k, Q_k, failure = engine.run_validated(
-            name, info, m[None], Q.reshape(1, 9), I[None], h, nsteps,
-            cast("Torque | None", torque), steps, save_every,
-            quadrature, 1, progress, max(x, -x, y, -y, z, -z), i_min, i_max, True, label, t0=t0)
-        m_out = m_k.reshape(-1, 3)          # (K, 1, 3) and (K, 1, 9) of one body: views
-        if failure is not None:
-            raise _splitting_failure(failure.step, _segments.kept_steps(nsteps, save_every),
+        # the time loop (method EXACT for a free body, else the splitting), with the attitude
+        # held as the matrix it is
+        info = METHODS["EXACT"] if torque is None else (
+            SPLITTING if coefficients is not None else METHODS[name])
+        run = prepare(Request(ROUTE, info, m0, Q0, inertia, h, nsteps, torque,
+                              None if torque is None else (a, b), save_every,
+                              opts["quadrature"], _one_thread(opts["threads"]),
+                              opts["progress"], opts["t0"], name))
+        out = execute(run)
+        m_out = out.m[:, 0]
+        if out.failure is not None:
+            raise _splitting_failure(out.failure.step, kept_steps(run.nsteps, run.save_every),
                                      m_out)
-        return Trajectory(t=t_out, m=m_out, Q=Q_k.reshape(-1, 3, 3))
+        return Trajectory(run.times(), m_out, None, "matrix", "EXACT" if torque is None else name,
+                          run.inertia_given[0], torque, out.attitude[:, 0].reshape(-1, 3, 3))
+    return _flow_loop(m0, Q0, inertia, h, nsteps, torque, (a, b), save_every, opts, name)
 
-    # a torque flow: the Python loop
-    _segments.check_kept_states(_segments.kept_count(nsteps, save_every), 1, 12)
-    saved = _segments.kept_steps(nsteps, save_every)      # (float64, read-only)
+
+def _one_thread(threads: Any) -> int:
+    """threads checked as the batched routes check it; one body runs on one thread."""
+    from .threads import resolve
+    resolve(threads)
+    return 1
+
+
+def _flow_loop(m0: ArrayLike, Q0: ArrayLike, inertia: ArrayLike, h: Any, nsteps: Any,
+               torque: TorqueFlow, coef: tuple[tuple[float, ...], tuple[float, ...]],
+               save_every: Any, opts: dict[str, Any], name: str) -> Trajectory:
+    """integrate with a torque flow: a Python loop of the compiled free flows and the flow."""
+    c = plan(*coef)[1]
+    # the checks of the time loop's route (a run of no step), the phase of the longest free flow
+    run = prepare(Request(ROUTE, METHODS["EXACT"], m0, Q0, inertia, h, 0, None, None, None,
+                          opts["quadrature"], _one_thread(opts["threads"]), opts["progress"],
+                          opts["t0"]))
+    check(run)
+    m, Q, I = run.m[0].copy(), run.attitude[0].reshape(3, 3).copy(), run.inertia[0]
+    h = run.h_given
+    phase = _validate.phase_scalar(c * abs(h), float(_validate.norm3(m)), float(I.min()))
+    if phase > _validate.PHASE_LIMIT:
+        from ._messages import phase_message
+        raise ValueError(phase_message(f"h (the longest free flow of a step is {c:.4g} h)",
+                                       phase))
+    nsteps = _validate.count(nsteps, "nsteps", 0, _validate.MAX_STEPS)
+    save_every = _validate.save_every(save_every)
+    check_kept_states(kept_count(nsteps, save_every), 1, 12)
+    saved = kept_steps(nsteps, save_every)      # (float64, read-only)
+    t0 = run.t0_given
     t_out = t0 + h * saved
     m_out = np.empty((len(saved), 3))
     Q_out = np.empty((len(saved), 3, 3))
     if saved[0] == 0:
         m_out[0] = m
         Q_out[0] = Q
-
-    flows = [(kind, frac * h) for kind, frac in schedule(a, b)]
-    inertia_t = I.reshape(1, 3).T
-    bar = _segments.Progress(progress, nsteps, 1, label)
+    quadrature = int(run.config[_sn.RUN_QUADRATURE - 1])
+    flows = [(kind, frac * h) for kind, frac in schedule(*coef)]
+    bar = Progress(run.progress, nsteps, 1, ROUTE.label + " " + name)
     try:
         j = 1 if saved[0] == 0 else 0
         for k in range(1, nsteps + 1):
             for kind, tau in flows:
                 if kind == "A":
                     try:
-                        m, Q = _free_flow(m, Q, tau, inertia_t, quadrature)
+                        m, Q = _free_flow(m, Q, tau, I, quadrature)
                     except ValueError as exc:   # |m| grown by the torque beyond the phase limit
                         raise IntegrationError(f"splitting: the free flow of step {k} failed: "
                                                f"{exc}", "SPLITTING", k, 0) from None
@@ -421,10 +353,4 @@ def integrate(
             bar.update(1)
     finally:
         bar.close()
-    return Trajectory(t=t_out, m=m_out, Q=Q_out)
-
-
-def _nonnegative_int(x: object, name: str, low: int) -> int:
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < low:
-        raise ValueError(f"{name} must be an integer >= {low}, None or 'final', got {x!r}")
-    return int(x)
+    return Trajectory(t_out, m_out, None, "matrix", name, run.inertia_given[0], torque, Q_out)

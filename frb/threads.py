@@ -19,6 +19,9 @@ from . import _core
 __all__ = ["set_num_threads", "get_num_threads", "openmp_enabled"]
 
 _num_threads: int | None = None
+#: (enabled, default thread count) of the OpenMP runtime, read once: the default is
+#: OMP_NUM_THREADS or the cores, fixed when the runtime starts (frb never changes it)
+_OPENMP = tuple(int(x) for x in _core.openmp_info())
 
 
 def _check(n: object, name: str) -> int:
@@ -65,15 +68,15 @@ def get_num_threads() -> int:
     >>> frb.get_num_threads() >= 1
     True
     """
-    enabled, default = _core.openmp_info()
+    enabled, default = _OPENMP
     if not enabled:
         return 1
-    return _num_threads if _num_threads is not None else int(default)
+    return _num_threads if _num_threads is not None else default
 
 
 def openmp_enabled() -> bool:
     """True when this build runs the batched loops on several threads (OpenMP)."""
-    return bool(_core.openmp_info()[0])
+    return bool(_OPENMP[0])
 
 
 def resolve(threads: int | None) -> int:

@@ -56,7 +56,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
-from .rotations import is_rotation
+from .rotations import (matrix_to_quat, matrix_to_quat_unchecked, quaternion_product, rotate,
+                        rotate_back, rotation_argument)
 
 __all__ = ["Torque", "CompiledTorque", "ConstantField", "HeavyTop", "GravityGradient",
            "LinearDamping", "Rotor", "AttitudeControl", "TorqueSum", "UserTorque", "as_torque",
@@ -97,8 +98,9 @@ class CompiledTorque(NamedTuple):
     body: Optional[NDArray[np.float64]] = None
     #: the term (0-based) whose per-body parameters are ``body``, or -1
     body_term: int = -1
-    #: ``kinds`` as the read-only int32 array the engine takes (made once)
-    codes: Optional[NDArray[np.intc]] = None
+    #: the terms as the compiled loop takes them, made once (read-only): one row a term, its
+    #: kind (as a real) then its parameters
+    terms: Optional[NDArray[np.float64]] = None
 
     @property
     def kind(self) -> int:
@@ -111,13 +113,18 @@ def _compiled_form(kind: int, values: list[float],
     parameters = np.zeros((1, TORQUE_TERM_REALS))
     parameters[0, :len(values)] = values
     parameters.setflags(write=False)
-    return CompiledTorque((kind,), parameters, body, -1 if body is None else 0, _codes((kind,)))
+    return CompiledTorque((kind,), parameters, body, -1 if body is None else 0,
+                          compiled_terms((kind,), parameters))
 
 
-def _codes(kinds: tuple[int, ...]) -> NDArray[np.intc]:
-    codes = np.array(kinds, dtype=np.intc)
-    codes.setflags(write=False)
-    return codes
+def compiled_terms(kinds: tuple[int, ...], parameters: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The terms of a compiled torque as the compiled loop takes them (read-only): a row a term,
+    its kind then its ``TORQUE_TERM_REALS`` parameters."""
+    terms = np.empty((len(kinds), 1 + TORQUE_TERM_REALS))
+    terms[:, 0] = kinds
+    terms[:, 1:] = parameters
+    terms.setflags(write=False)
+    return terms
 
 
 def _sum_form(forms: list[CompiledTorque]) -> Optional[CompiledTorque]:
@@ -134,7 +141,7 @@ def _sum_form(forms: list[CompiledTorque]) -> Optional[CompiledTorque]:
         if f.body is not None:
             body, body_term = f.body, start + f.body_term
         start += len(f.kinds)
-    return CompiledTorque(kinds, parameters, body, body_term, _codes(kinds))
+    return CompiledTorque(kinds, parameters, body, body_term, compiled_terms(kinds, parameters))
 
 
 class Torque:
@@ -155,6 +162,10 @@ class Torque:
     #: The constant internal angular momentum of rotors in the body (body frame): (3,), (N, 3)
     #: per body, or None. The conserved spatial momentum is then ``Q (m + h)``.
     internal_momentum: Optional[NDArray[np.float64]] = None
+    #: True when a body's torque depends on the other bodies of the batch (e.g. dipoles acting
+    #: on one another): such a torque is called for the whole batch at once, never for parts of
+    #: it (:mod:`frb.dask` refuses it).
+    couples_bodies: bool = False
 
     def __add__(self, other: Any) -> Torque:
         """The sum of two torques (a torque; a sum of built-in torques stays compiled)."""
@@ -205,6 +216,12 @@ class Torque:
         True
         """
         return frame_torque(self, R)
+
+    def bodies(self, start: int, stop: int) -> Torque:
+        """The torque of the bodies ``start .. stop - 1`` of the batch alone (their per-body
+        parameters; the torque itself when it has none), for a part of a batch run on its own
+        (:mod:`frb.dask`)."""
+        return self
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable: make a new torque instead of "
@@ -534,6 +551,12 @@ class Rotor(Torque):
             return super().in_frame(Rm)
         return Rotor(np.einsum("...ji,...j->...i", Rm, self.h))
 
+    def bodies(self, start: int, stop: int) -> Torque:
+        """As :meth:`Torque.bodies`: the momenta of those bodies when given per body."""
+        if self.h.ndim == 1 or type(self) is not Rotor:
+            return self
+        return Rotor(self.h[start:stop])
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (Rotor, (self.h,))
 
@@ -583,7 +606,6 @@ class AttitudeControl(Torque):
     def error(self, Q: ArrayLike) -> NDArray[np.float64]:
         """The error quaternions ``conj(q_ref) q`` of attitudes ``Q`` (..., 3, 3), with
         ``e0 >= 0``."""
-        from .rotations import matrix_to_quat_unchecked
         q = np.asarray(matrix_to_quat_unchecked(np.asarray(Q, dtype=np.float64)))
         conj = self.q_ref * np.array([1.0, -1.0, -1.0, -1.0])
         e = quaternion_product(conj, q)
@@ -601,13 +623,18 @@ class AttitudeControl(Torque):
     def in_frame(self, R: ArrayLike) -> Torque:
         """As :meth:`Torque.in_frame`: the law with the reference ``q_ref r`` (``r`` the
         quaternion of ``R``; per body for ``R`` per body; compiled)."""
-        from .rotations import matrix_to_quat
         Rm = rotation_argument(R)
         if type(self) is not AttitudeControl:
             return super().in_frame(Rm)
         r = np.asarray(matrix_to_quat(Rm))
         q = quaternion_product(self.q_ref, r)
         return AttitudeControl(q / np.linalg.norm(q, axis=-1, keepdims=True), self.kp, self.kd)
+
+    def bodies(self, start: int, stop: int) -> Torque:
+        """As :meth:`Torque.bodies`: the references of those bodies when given per body."""
+        if self.q_ref.ndim == 1 or type(self) is not AttitudeControl:
+            return self
+        return AttitudeControl(self.q_ref[start:stop], self.kp, self.kd)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (AttitudeControl, (self.q_ref, self.kp, self.kd))
@@ -688,6 +715,14 @@ class TorqueSum(Torque):
         """As :meth:`Torque.in_frame`: the sum of the terms in that frame."""
         return TorqueSum([tq.in_frame(R) for tq in self.terms])
 
+    @property
+    def couples_bodies(self) -> bool:  # type: ignore[override]
+        return any(tq.couples_bodies for tq in self.terms)
+
+    def bodies(self, start: int, stop: int) -> Torque:
+        """As :meth:`Torque.bodies`: the sum of the terms of those bodies."""
+        return TorqueSum([tq.bodies(start, stop) for tq in self.terms])
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (TorqueSum, (self.terms,))
 
@@ -698,16 +733,25 @@ class TorqueSum(Torque):
 class UserTorque(Torque):
     """A plain callable ``function(t, Q)`` or ``function(t, Q, m)`` as a :class:`Torque`
     (:func:`as_torque` makes one). ``Q`` has shape (N, 3, 3) and ``m`` (N, 3), both
-    read-only; the result has shape (N, 3)."""
+    read-only; the result has shape (N, 3). ``couples_bodies``: whether a body's torque
+    depends on the other bodies (default: the function's attribute ``couples_bodies``, else
+    False)."""
 
-    __slots__ = ("function", "uses_momentum")
+    __slots__ = ("function", "uses_momentum", "couples_bodies")
     function: Callable[..., ArrayLike]
     uses_momentum: bool
+    couples_bodies: bool
 
-    def __init__(self, function: Callable[..., ArrayLike]) -> None:
+    def __init__(self, function: Callable[..., ArrayLike], couples_bodies: bool | None = None
+                 ) -> None:
         if not callable(function):
             raise TypeError(f"torque must be callable, got {type(function).__name__}")
-        self._init(function=function, uses_momentum=_positional_count(function) >= 3)
+        if couples_bodies is None:
+            couples_bodies = getattr(function, "couples_bodies", False) is True
+        elif not isinstance(couples_bodies, bool):
+            raise TypeError(f"couples_bodies must be True or False, got {couples_bodies!r}")
+        self._init(function=function, uses_momentum=_positional_count(function) >= 3,
+                   couples_bodies=couples_bodies)
 
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
                  inertia: ArrayLike | None = None) -> NDArray[np.float64]:
@@ -715,8 +759,17 @@ class UserTorque(Torque):
             return np.asarray(self.function(t, Q, m))
         return np.asarray(self.function(t, Q))
 
+    def bodies(self, start: int, stop: int) -> Torque:
+        """As :meth:`Torque.bodies`: a torque seen in rotated frames given per body takes
+        those bodies' rotations; any other user torque is itself (it is called with the
+        attitudes of the bodies it acts on)."""
+        select = getattr(self.function, "bodies", None)
+        if isinstance(self.function, FrameTorque) and callable(select):
+            return UserTorque(select(start, stop), self.couples_bodies)
+        return self
+
     def __reduce__(self) -> tuple[Any, ...]:
-        return (UserTorque, (self.function,))
+        return (UserTorque, (self.function, self.couples_bodies))
 
     @property
     def name(self) -> str:
@@ -728,44 +781,6 @@ class UserTorque(Torque):
 
 
 # Torques seen in a rotated body frame (Torque.in_frame; the principal frame of an inertia tensor)
-
-def quaternion_product(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Hamilton product ``p q`` of quaternions (..., 4), scalar first, broadcast, without checks
-    (non-finite values propagate): ``(p0, p)(q0, q) = (p0 q0 - p.q, p0 q + q0 p + p x q)``."""
-    p0, p1, p2, p3 = p[..., 0], p[..., 1], p[..., 2], p[..., 3]
-    q0, q1, q2, q3 = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    return np.stack([p0 * q0 - p1 * q1 - p2 * q2 - p3 * q3,
-                     p0 * q1 + q0 * p1 + p2 * q3 - p3 * q2,
-                     p0 * q2 + q0 * p2 + p3 * q1 - p1 * q3,
-                     p0 * q3 + q0 * p3 + p1 * q2 - p2 * q1], axis=-1)
-
-
-def rotation_argument(R: ArrayLike, name: str = "R") -> NDArray[np.float64]:
-    """``R`` as a float64 rotation (3, 3), or rotations (N, 3, 3) one per body ((1, 3, 3) is
-    taken as (3, 3)): the input rule, the shape, and the rotation check of the attitudes
-    (``R^T R = 1`` within 1e-10, ``det R = +1``), read-only."""
-    a = _validate.real_array(R, name, item_ndim=2)
-    if a.ndim not in (2, 3) or a.shape[-2:] != (3, 3):
-        raise ValueError(f"{name} must have shape (3, 3) or (N, 3, 3), got {a.shape}")
-    if a.ndim == 3 and a.shape[0] == 1:
-        a = a[0]
-    if not is_rotation(a.reshape(-1, 3, 3)):
-        raise ValueError(f"{name} must be a rotation matrix (R^T R = 1 within "
-                         f"{_validate.ORTHOGONALITY_TOLERANCE}, det R = +1)")
-    a = np.array(a, dtype=np.float64)
-    a.setflags(write=False)
-    return a
-
-
-def rotate_back(R: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``R^T v`` for vectors v (..., 3) and R (3, 3) or (n, 3, 3) (broadcast over the bodies)."""
-    return (v[..., None, :] @ R)[..., 0, :]
-
-
-def rotate(R: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``R v`` for vectors v (..., 3) and R (3, 3) or (n, 3, 3) (broadcast over the bodies)."""
-    return (v[..., None, :] @ np.swapaxes(R, -1, -2))[..., 0, :]
-
 
 class FrameTorque:
     """A torque seen in a rotated body frame: ``T'(t, Q') = R^T T(t, Q' R^T)`` (``R`` (3, 3)
@@ -779,6 +794,11 @@ class FrameTorque:
         self.R = R
         name = torque.name if isinstance(torque, UserTorque) else repr(torque)
         self.__name__ = name
+
+    def bodies(self, start: int, stop: int) -> FrameTorque:
+        """This torque for the bodies start .. stop - 1 alone (their rotations when per body)."""
+        R = self.R if self.R.ndim == 2 else self.R[start:stop]
+        return type(self)(self.torque.bodies(start, stop), R)
 
     def user_attitude(self, Q: NDArray[np.float64]) -> NDArray[np.float64]:
         """``Q' R^T``, read-only."""

@@ -22,7 +22,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
-from .engine import METHODS, IntegrationError, TorqueLike, Trajectory, integrate
+from ._messages import IntegrationError
+from .engine import integrate
+from .methods import METHODS
+from .trajectory import TorqueLike, Trajectory
 from .reporting import (Table, attitude_error, figure_path, format_value, method_list, pyplot,
                         save_figure)
 from .torques import ConstantField, LinearDamping, gravity_gradient, heavy_top, linear_damping
@@ -223,7 +226,7 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
     Parameters
     ----------
     methods : sequence of str or "all", optional
-        Names of :data:`frb.engine.METHODS`: by default :data:`DEFAULT_METHODS`, with ``"all"``
+        Names of :data:`frb.METHODS`: by default :data:`DEFAULT_METHODS`, with ``"all"``
         every method; methods that do not apply to the torque are left out of these two.
     problem : {"free", "heavy-top", "gravity-gradient", "damped"}
         A named problem (:data:`PROBLEMS`: heavy top of weight 1 with centre (0, 0, 0.5);

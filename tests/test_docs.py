@@ -30,7 +30,7 @@ OPTIONAL = {"frb.dask": "dask"}          # module -> the optional package it nee
 
 def _modules():
     return ["frb"] + sorted(info.name for info in pkgutil.walk_packages(frb.__path__, "frb.")
-                            if not info.name.split(".")[-1].startswith("_"))
+                            if not info.name.split(".")[-1].startswith(("_", "lib")))
 
 
 @pytest.mark.parametrize("name", _modules())

@@ -255,5 +255,5 @@ def test_nan_user_torque(method):
 
 
 def test_methods_registry():
-    assert frb.engine.METHODS["RK4"].order == 4 and not frb.engine.METHODS["RK4"].implicit
-    assert frb.engine.METHODS["TERZE"].order == 2 and not frb.engine.METHODS["TERZE"].implicit
+    assert frb.METHODS["RK4"].order == 4 and not frb.METHODS["RK4"].implicit
+    assert frb.METHODS["TERZE"].order == 2 and not frb.METHODS["TERZE"].implicit

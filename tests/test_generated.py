@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import frb
-from frb import _core, _engine, _validate
+from frb import _core, _messages, _validate
 from frb import _numbers_table as sn
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -58,43 +58,76 @@ def test_tables_are_generated(tmp_path, script, outputs):
 
 def test_python_uses_the_numbers_table():
     assert _validate.PHASE_LIMIT == sn.PHASE_LIMIT == 1e18
-    assert frb.engine.NEWTON_RTOL == sn.NEWTON_RTOL == 4.0 * np.finfo(np.float64).eps
-    assert frb.engine.NEWTON_MAX_ITER == sn.NEWTON_MAX_ITER
+    assert _validate.ORTHOGONALITY_TOLERANCE == sn.ATTITUDE_TOLERANCE == 1e-10
+    assert frb.methods.NEWTON_RTOL == sn.NEWTON_RTOL == 4.0 * np.finfo(np.float64).eps
+    assert frb.methods.NEWTON_MAX_ITER == sn.NEWTON_MAX_ITER
     assert frb.torques.KIND_FIELD == sn.TORQUE_FIELD
     assert frb.torques.KIND_GRAVITY_GRADIENT == sn.TORQUE_GRAVITY_GRADIENT
 
 
-def test_workspace_size():
-    assert int(_engine.engine_workspace()) == sn.NWS
+def _whole_run(**changes):
+    """engine_whole of one free body over one step, with arrays of other sizes in changes."""
+    config = np.zeros(sn.RUN_SLOTS, dtype=np.intc)
+    config[sn.RUN_FAMILY - 1] = sn.FAMILY_RUNGE_KUTTA
+    config[sn.RUN_VARIANT - 1] = sn.VARIANT_RK4
+    config[sn.RUN_NSTEPS - 1] = 1
+    config[sn.RUN_CHUNK - 1] = sn.ENGINE_CHUNK
+    terms = np.zeros((1 + sn.TORQUE_TERM_REALS, 1))
+    terms[0, 0] = sn.TORQUE_NONE
+    args = dict(config=config, plan=np.array([[0.0], [1.0]]), terms=terms,
+                body=np.zeros((sn.TORQUE_BODY_REALS, 1)), times=np.array([0.0, 0.1]),
+                m0=np.array([[0.3], [0.5], [0.8]]), att0=np.array([[1.0], [0], [0], [0]]),
+                inertia=np.array([[1.0], [2.0], [3.0]]), m_out=np.zeros((3, 1, 2), order="F"),
+                att_out=np.zeros((4, 1, 2), order="F"))
+    args.update(changes)
+    return _core.engine_whole(**args)
+
+
+def test_engine_checks_the_sizes_of_the_shared_numbers():
+    """The binding reads every size from the arrays and refuses those that are not the table's."""
+    assert _whole_run()[0] == sn.INFO_OK
+    assert _whole_run(config=np.zeros(sn.RUN_SLOTS + 1, dtype=np.intc))[0] == sn.INFO_BAD_CALL
+    assert _whole_run(plan=np.array([[0.0], [1.0], [0.0]]))[0] == sn.INFO_BAD_CALL
+    assert _whole_run(terms=np.zeros((sn.TORQUE_TERM_REALS, 1)))[0] == sn.INFO_BAD_CALL
+    assert _whole_run(body=np.zeros((sn.TORQUE_BODY_REALS + 1, 1)))[0] == sn.INFO_BAD_CALL
+    assert _whole_run(times=np.array([0.0, 0.1, 0.2]))[0] == sn.INFO_BAD_CALL
+
+
+def _check(m, att, h, inertia):
+    """The code of the compiled checks of one body."""
+    code, body, _ = _core.check_bodies(np.reshape(m, (3, 1)), np.reshape(att, (-1, 1)),
+                                       np.array([h], dtype=float), np.reshape(inertia, (3, 1)), 1,
+                                       np.empty(sn.CHECK_EXTREMES))
+    assert body == (-1 if code == sn.INPUT_OK else 0)
+    return code
 
 
 def test_check_codes_of_the_compiled_checks():
-    tol = _validate.ORTHOGONALITY_TOLERANCE
     m, q, inertia, eye = np.array([0.3, 0.5, 0.8]), np.array([1.0, 0, 0, 0]), np.array([1.0, 2, 3]), np.eye(3)
     nan = np.array([np.nan, 0, 0])
-    assert _core.check_single_quat(m, q, inertia, tol) == sn.INPUT_OK
-    assert _core.check_single_quat(nan, q, inertia, tol) == sn.BAD_M
-    assert _core.check_single_quat(m, np.array([np.nan, 0, 0, 0]), inertia, tol) == sn.BAD_ATTITUDE_VALUE
-    assert _core.check_single_quat(m, 2 * q, inertia, tol) == sn.BAD_QUATERNION
-    assert _core.check_single_quat(m, q, nan, tol) == sn.BAD_INERTIA_VALUE
-    assert _core.check_single_quat(m, q, -inertia, tol) == sn.BAD_INERTIA_SIGN
-    assert _core.check_single_matrix(m, 2 * eye, inertia, tol) == sn.BAD_ROTATION
-    _, _, info = _core.frb_step_single(m, eye, np.nan, inertia, 0, tol)
-    assert info == sn.BAD_H
+    assert _check(m, q, 0.1, inertia) == sn.INPUT_OK
+    assert _check(nan, q, 0.1, inertia) == sn.BAD_M
+    assert _check(m, np.array([np.nan, 0, 0, 0]), 0.1, inertia) == sn.BAD_ATTITUDE_VALUE
+    assert _check(m, 2 * q, 0.1, inertia) == sn.BAD_QUATERNION
+    assert _check(m, q, 0.1, nan) == sn.BAD_INERTIA_VALUE
+    assert _check(m, q, 0.1, -inertia) == sn.BAD_INERTIA_SIGN
+    assert _check(m, 2 * eye, 0.1, inertia) == sn.BAD_ROTATION
+    assert _check(m, eye, np.nan, inertia) == sn.BAD_H
+    # the first problem in the order of the arguments: m, the attitude, h, the inertia
+    assert _check(nan, 2 * q, np.nan, -inertia) == sn.BAD_M
+    assert _check(m, 2 * q, np.nan, -inertia) == sn.BAD_QUATERNION
+    assert _check(m, q, np.nan, -inertia) == sn.BAD_H
 
 
 def test_phase_limit_of_the_compiled_checks():
     """|h| |m| / I_min = PHASE_LIMIT is accepted, the next float above is BAD_PHASE."""
-    tol = _validate.ORTHOGONALITY_TOLERANCE
     m, inertia = np.array([1.0, 0.0, 0.0]), np.array([1.0, 1.0, 1.0])
-    _, _, info = _core.frb_step_single(m, np.eye(3), sn.PHASE_LIMIT, inertia, 0, tol)
-    assert info == sn.INPUT_OK
-    _, _, info = _core.frb_step_single(m, np.eye(3), np.nextafter(sn.PHASE_LIMIT, np.inf), inertia, 0, tol)
-    assert info == sn.BAD_PHASE
+    assert _check(m, np.eye(3), sn.PHASE_LIMIT, inertia) == sn.INPUT_OK
+    assert _check(m, np.eye(3), np.nextafter(sn.PHASE_LIMIT, np.inf), inertia) == sn.BAD_PHASE
 
 
 def test_check_message_names_the_argument_and_the_body():
-    msg = _validate.check_message
+    msg = _messages.check_message
     assert msg(sn.INPUT_OK) == ""
     assert msg(sn.BAD_M, {"m": "m0"}, 3) == "m0 contains non-finite values (NaN or infinity) (body 3)"
     assert msg(sn.BAD_ATTITUDE_VALUE, {"attitude": "Q0"}, terse=True) == "Q0 must be finite"

@@ -59,7 +59,7 @@ def test_torque_protocol():
 
 
 def test_methods_say_which_torques_they_take():
-    methods = frb.engine.METHODS
+    methods = frb.METHODS
     top, gg = heavy_top(1.0, [0, 0, 1.0]), gravity_gradient(1.0)
     assert methods["EXACT"].accepts(None) and not methods["EXACT"].accepts(top)
     assert methods["NYSTROM4"].accepts(top) and not methods["NYSTROM4"].accepts(gg)

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import frb
-import frb._engine
+import frb._core
+from frb import _numbers_table as sn
 from frb.io import read_dat
 from frb.splitting import RKN6_14, ConstantField, constant_field, integrate
 from test_splitting import I, M0, U0, _attitude   # the same torqued body as the Python-loop tests
@@ -36,22 +37,27 @@ def _python_field(u0):
 def spy(monkeypatch):
     """Count the calls of the compiled loop (a short run is one call of the engine)."""
     calls = []
-    real = frb._engine.engine_integrate_builtin
+    real = frb._core.engine_whole
 
-    def wrapper(*args):
-        calls.append(args)
-        return real(*args)
+    names = ("config", "plan", "terms", "body", "times", "m0", "att0", "inertia")
 
-    monkeypatch.setattr(frb._engine, "engine_integrate_builtin", wrapper)
+    def wrapper(*args, **kwargs):
+        calls.append(dict(zip(names, args)))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(frb._core, "engine_whole", wrapper)
     return calls
 
 
 def _engine_call(args):
     """The schedule and counts of a recorded engine call: kinds, taus (fractions times h),
     quadrature, nsteps, save_every, k_first, k_last, u0 (the field of the torque parameters)."""
-    (family, variant, quadrature, kinds, frac, tkinds, tpar, tbody, tbody_term, nsteps, save_every,
-     chunk, threads, h) = args[:14]
-    return kinds, frac * h, quadrature, nsteps, save_every, 0, nsteps, tpar[:3, 0]
+    config = args["config"]
+    nsteps = int(config[sn.RUN_NSTEPS - 1])
+    kinds, fractions = args["plan"]
+    return (kinds.astype(int), fractions * args["times"][1],
+            int(config[sn.RUN_QUADRATURE - 1]), nsteps, int(config[sn.RUN_SAVE_EVERY - 1]), 0,
+            nsteps, args["terms"][1:4, 0])
 
 
 def _assert_close(a, b, rel=1e-14):

@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 
 import frb
-import frb._segments as segments
+import frb._run as segments
 from frb import _core
+from frb import _numbers_table as sn
 from frb.torques import constant_field, gravity_gradient, heavy_top
 
 THREADS = (1, 2, 3)
@@ -286,15 +287,19 @@ def test_ctrl_c_stops_long_runs_within_a_second(which):
 # ------------------------------------------------ segments, kept states and progress
 
 
+def _testing():
+    return pytest.importorskip("frb._testing", reason="frb._testing not built (meson option testing)")
+
+
 def _one_call_and_tiny_segments(monkeypatch, run):
     """run() in one compiled call, and in segments of one step (and of one block of bodies)."""
     monkeypatch.setattr(segments, "FIRST_WORK", 10**12)
-    monkeypatch.setattr(frb.baselines, "_SINGLE_CALL_WORK", 10**12)
+    monkeypatch.setattr(segments, "SINGLE_CALL_WORK", 10**12)
     whole = run()
     monkeypatch.setattr(segments, "FIRST_WORK", 1)
     monkeypatch.setattr(segments, "TARGET_SECONDS", 0.0)
     monkeypatch.setattr(segments, "CHUNKS_PER_THREAD", 0)
-    monkeypatch.setattr(frb.baselines, "_SINGLE_CALL_WORK", 0)
+    monkeypatch.setattr(segments, "SINGLE_CALL_WORK", 0)
     tiny = run()
     return whole, tiny
 
@@ -310,18 +315,21 @@ def test_integrate_in_segments_equals_one_call(monkeypatch, method, torque):
         return a, b
 
     calls = []
-    real, real_once = frb._engine.engine_integrate, frb._engine.engine_integrate_builtin
+    real, real_once = _core.engine_segment, _core.engine_whole
 
-    def spy(*args):
-        calls.append(args[14:18])   # b_first, b_last, k_first, k_last
-        return real(*args)
+    def spy(*args, **kwargs):
+        c = args[0]   # the configuration: b_first, b_last, k_first, k_last
+        calls.append(tuple(int(c[k - 1]) for k in (sn.RUN_FIRST_BODY, sn.RUN_LAST_BODY,
+                                                   sn.RUN_FIRST_STEP, sn.RUN_LAST_STEP)))
+        return real(*args, **kwargs)
 
-    def spy_once(*args):
-        calls.append((1, args[15].shape[1], 0, args[9]))   # every body (m0.T), steps 1..nsteps
-        return real_once(*args)
+    def spy_once(*args, **kwargs):
+        # every body (m0.T, the sixth input), steps 1..nsteps
+        calls.append((1, args[5].shape[1], 0, int(args[0][sn.RUN_NSTEPS - 1])))
+        return real_once(*args, **kwargs)
 
-    monkeypatch.setattr(frb._engine, "engine_integrate", spy)
-    monkeypatch.setattr(frb._engine, "engine_integrate_builtin", spy_once)
+    monkeypatch.setattr(_core, "engine_segment", spy)
+    monkeypatch.setattr(_core, "engine_whole", spy_once)
     (a, b), (c, d) = _one_call_and_tiny_segments(monkeypatch, run)
     # one call each, then blocks of 64 bodies, one step a call, a block after the other
     assert calls[:5] == [(1, 150, 0, 9)] * 2 + [(1, 64, 0, 1), (1, 64, 1, 2), (1, 64, 2, 3)]
@@ -349,23 +357,29 @@ def test_user_torque_in_segments_equals_one_call(monkeypatch):
 
 def test_dmv_integrate_in_segments_equals_one_call(monkeypatch):
     m, q, inertia, _ = bodies(200, seed=6)
-    h = np.array([0.05])   # (one engine run: an h per body is one run per distinct value)
+    h = np.array([0.05])
     calls = []
-    real = frb._engine.engine_integrate
-    # (steps, b_first, b_last) of each compiled call
-    monkeypatch.setattr(frb._engine, "engine_integrate",
-                        lambda *a: calls.append((a[17] - a[16], a[14], a[15])) or real(*a))
+    real = _core.engine_segment
+
+    def spy(*a, **kw):
+        # (steps, b_first, b_last) of each compiled call
+        c = a[0]
+        calls.append((int(c[sn.RUN_LAST_STEP - 1] - c[sn.RUN_FIRST_STEP - 1]),
+                      int(c[sn.RUN_FIRST_BODY - 1]), int(c[sn.RUN_LAST_BODY - 1])))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(_core, "engine_segment", spy)
     whole, tiny = _one_call_and_tiny_segments(
         monkeypatch, lambda: frb.dmv_integrate(m, q, inertia, h, 30, order=6))
     # one step of a block of 64 bodies (4 lanes of 16) at a time, a block after the other
     assert calls[:2] == [(1, 1, 64)] * 2 and calls[30:32] == [(1, 65, 128)] * 2
     assert calls[-1] == (1, 193, 200) and len(calls) == 4 * 30
-    kernel = _core.dmv_integrate_batch(m.T, q.T, h, inertia.T, 6, 30)
+    kernel = _testing().dmv_integrate_batch(m.T, q.T, h, inertia.T, 6, 30)
     assert_all_equal([whole, tiny, (kernel[0].T, kernel[1].T)])
     # a shared moment tensor (the lanes' own modified inverse), and one body
     whole, tiny = _one_call_and_tiny_segments(
         monkeypatch, lambda: frb.dmv_integrate(m, q, inertia[0], 0.05, 30, order=8))
-    kernel = _core.dmv_integrate_batch(m.T, q.T, np.array([0.05]), inertia[:1].T, 8, 30)
+    kernel = _testing().dmv_integrate_batch(m.T, q.T, np.array([0.05]), inertia[:1].T, 8, 30)
     assert_all_equal([whole, tiny, (kernel[0].T, kernel[1].T)])
     whole, tiny = _one_call_and_tiny_segments(
         monkeypatch, lambda: frb.dmv_integrate(m[3], q[3], inertia[3], 0.05, 30, order=4))
@@ -374,7 +388,7 @@ def test_dmv_integrate_in_segments_equals_one_call(monkeypatch):
 
 def test_dmv_segments_report_no_solution(monkeypatch):
     monkeypatch.setattr(segments, "FIRST_WORK", 1)
-    monkeypatch.setattr(frb.baselines, "_SINGLE_CALL_WORK", 0)
+    monkeypatch.setattr(segments, "SINGLE_CALL_WORK", 0)
     with pytest.raises(RuntimeError, match="no solution"):
         frb.dmv_integrate([2.0, 0.0, 0.0], [1.0, 0, 0, 0], [0.5, 1.0, 1.5], 0.3, 5, order=2)
     with pytest.raises(ValueError, match=r"\(body 1\)"):
@@ -432,14 +446,14 @@ def test_progress_bar_and_plain_line(monkeypatch, capsys):
     assert "frb.integrate DMV6" in err and "1.00k/1.00k" in err
     assert np.array_equal(plain.m, with_bar.m) and np.array_equal(plain.q, with_bar.q)
     # without tqdm: a plain line on stderr
-    monkeypatch.setattr(segments, "_tqdm_class", lambda: None)
+    monkeypatch.setattr(frb._progress, "_tqdm_class", lambda: None)
     frb.dmv_integrate(m, q, inertia, 0.1, 50, progress=True)
     frb.splitting.integrate(m[0], np.eye(3), inertia[0], 0.1, 30, progress=True)
     frb.splitting.integrate(m[0], np.eye(3), inertia[0], 0.1, 30, progress=True,
                             torque=lambda m, Q, t: (m, Q))
     lines = [x for x in capsys.readouterr().err.replace("\r", "\n").split("\n") if x]
     assert len(lines) == 3
-    for line, start in zip(lines, ["frb.dmv_integrate order 6: 100.0% (50/50 steps, ",
+    for line, start in zip(lines, ["frb.dmv_integrate DMV6: 100.0% (50/50 steps, ",
                                    "frb.splitting.integrate RKN6_14: 100.0% (30/30 steps, ",
                                    "frb.splitting.integrate RKN6_14: 100.0% (30/30 steps, "]):
         assert line.startswith(start) and line.endswith(" s)")

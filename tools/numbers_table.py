@@ -30,10 +30,16 @@ class Real:
 
 
 @dataclass(frozen=True)
+class Ints:
+    """An integer array constant: its values, or the names of constants defined above it."""
+    values: tuple[int | str, ...]
+
+
+@dataclass(frozen=True)
 class Group:
     """Integer constants in a group (one Fortran statement), or one real constant."""
     title: str                                   # the comment above the group
-    entries: tuple[tuple[str, int | Real, str], ...]   # (name, value, meaning)
+    entries: tuple[tuple[str, int | Real | Ints, str], ...]   # (name, value, meaning)
 
 
 TABLE = (
@@ -44,6 +50,34 @@ TABLE = (
         ("family_lie_stormer_verlet", 4, "Lie-group Stormer-Verlet (lie_stormer_verlet.f90)"),
         ("family_midpoint_trapezoid", 5, "implicit midpoint and trapezoidal rules (midpoint_trapezoid.f90)"),
     )),
+    Group("Method variants of the family exact_splittings.", (
+        ("variant_exact", 0, "EXACT: one exact free flow a step"),
+        ("variant_splitting", 1, "a splitting of the exact free flow and the torque's flow"),
+    )),
+    Group("Method variants of the family approximate_free_flows (Vilmart 2013).", (
+        ("variant_dmv2", 2, "DMV2: the discrete Moser-Veselov method"),
+        ("variant_dmv4", 4, "DMV4: the preprocessed DMV of order 4"),
+        ("variant_dmv6", 6, "DMV6: the preprocessed DMV of order 6"),
+        ("variant_dmv8", 8, "DMV8: the preprocessed DMV of order 8"),
+        ("variant_split3", 10, "SPLIT3: the splitting into three rotations"),
+        ("variant_symrot", 11, "SYMROT: the symmetric + rotation splitting"),
+        ("variant_midpoint", 12, "MIDPOINT: the implicit midpoint rule"),
+        ("variant_nystrom4", 13, "NYSTROM4: the fourth-order Nystrom splitting"),
+    )),
+    Group("Method variants of the families runge_kutta and lie_stormer_verlet.", (
+        ("variant_rk4", 1, "RK4: the classical Runge-Kutta method (Ganapathi 2005)"),
+        ("variant_terze", 1, "TERZE: the explicit Lie-group Stormer-Verlet scheme"),
+    )),
+    Group("Method variants of the family midpoint_trapezoid (Krysl 2008).", (
+        ("variant_trap", 1, "TRAP"),
+        ("variant_imid", 2, "IMID"),
+        ("variant_trapm", 3, "TRAPM"),
+        ("variant_imidm", 4, "IMIDM"),
+        ("variant_swc1", 5, "SWC1"),
+        ("variant_akw", 6, "AKW"),
+        ("variant_bbtrap", 7, "BBTRAP"),
+        ("variant_bbtrapwd", 8, "BBTRAPWD"),
+    )),
     Group("Torque kinds (torques.f90, frb.torques).", (
         ("torque_none", 0, "no torque"),
         ("torque_field", 1, "a body point in a constant spatial field"),
@@ -52,6 +86,8 @@ TABLE = (
         ("torque_damping", 4, "linear damping -c m"),
         ("torque_rotor", 5, "an internal rotor of constant momentum h: h x I^-1 m"),
         ("torque_attitude_control", 6, "PD attitude control -kp s e_v - kd I^-1 m"),
+        ("momentum_torque_kinds", Ints(("torque_damping", "torque_rotor", "torque_attitude_control")),
+         "the built-in kinds that depend on the angular momentum m"),
     )),
     Group("Sizes of a compiled torque: a sum of at most max_torque_terms built-in terms, each "
           "with torque_term_reals parameters, and torque_body_reals parameters per body for "
@@ -66,6 +102,9 @@ TABLE = (
         ("info_non_finite", 2, "the state became non-finite"),
         ("info_no_solution", 3, "an implicit equation has no solution"),
         ("info_not_implemented", 4, "the method does not take this torque"),
+        ("info_bad_call", 5, "the arrays passed to the engine do not have the sizes of this table"),
+        ("info_rescale", 6, "bodies at a scale the method's range does not hold (to rescale)"),
+        ("info_bad_input", 7, "a body's input is invalid (the step: its check code)"),
     )),
     Group("Input check codes (checks.f90): the first problem found in a body's input.", (
         ("input_ok", 0, "valid input"),
@@ -77,6 +116,14 @@ TABLE = (
         ("bad_rotation", 6, "Q not a rotation matrix within the tolerance"),
         ("bad_quaternion", 7, "q not a unit quaternion within the tolerance"),
         ("bad_phase", 8, "|h| |m| / I_min beyond phase_limit"),
+    )),
+    Group("Scale ranges of the methods, as powers of two: a run whose |m| or moments lie outside "
+          "2^-e .. 2^e is rescaled exactly by powers of two (frb._scaling).", (
+        ("scale_exponent", 200, "the range of every method but the preprocessed DMV"),
+        ("scale_exponent_dmv", 64, "DMV of orders 4-8: its corrections take powers up to 1 / I^7"),
+    )),
+    Group("Tolerance of the attitude checks: Q^T Q = 1 entrywise and | |q| - 1 |.", (
+        ("attitude_tolerance", Real("1.0e-10_dp", "1e-10"), "largest deviation of an attitude"),
     )),
     Group("Implicit steps: Newton's method (or the stated iteration) until the update is at most "
           "newton_rtol times the size of the unknown, at most newton_max_iter iterations.", (
@@ -102,7 +149,35 @@ TABLE = (
     )),
     Group("Sizes of the time loop of frb.integrate.", (
         ("max_flows", 64, "most flows in one step of an exact-flow splitting"),
+        ("plan_rows", 2, "rows of the plan of a step: the kind of each flow, its fraction of h"),
         ("nws", 8, "reals of the per-body workspace kept across steps"),
+        ("engine_chunk", 64, "bodies a chunk of the time loop steps together (a user torque: the whole batch)"),
+        ("flow_lanes_width", 8, "bodies of the exact flow's lanes in lock-step"),
+        ("dmv_lanes_width", 16, "bodies of the DMV lanes in lock-step"),
+    )),
+    Group("Slots of the integer configuration of a run of the time loop (engine_run): the "
+          "method, the torque, the steps, the kept states and the part of the run a call takes.", (
+        ("run_family", 1, "the method family"),
+        ("run_variant", 2, "the method variant"),
+        ("run_quadrature", 3, "Gauss-Legendre nodes of the free flows (0: exact)"),
+        ("run_user_torque", 4, "a Python torque: 0 none, 1 T(t, Q), 2 T(t, Q, m)"),
+        ("run_body_term", 5, "the torque term (1-based) with per-body parameters, 0 none"),
+        ("run_nsteps", 6, "steps of the whole run"),
+        ("run_save_every", 7, "kept states: every save_every-th step and the last (0: the last only)"),
+        ("run_chunk", 8, "bodies stepped together"),
+        ("run_threads", 9, "threads (0: the OpenMP default)"),
+        ("run_first_body", 10, "the first body (1-based) of this call"),
+        ("run_last_body", 11, "the last body of this call"),
+        ("run_first_step", 12, "the step this call starts after (0: from the initial state)"),
+        ("run_last_step", 13, "the last step of this call"),
+        ("run_checks", 14, "1: check every body first, and the scales against run_scale_exponent"),
+        ("run_scale_exponent", 15, "the method's scale range (a power of two) for the checks"),
+        ("run_slots", 15, "slots of the configuration"),
+    )),
+    Group("The scales of a batch that the input checks (check_bodies) return: the largest and the "
+          "smallest nonzero max_i |m_i| of a body, the smallest and the largest moment, the "
+          "largest |h| max_i |m_i| / I_min.", (
+        ("check_extremes", 5, "reals of the scales of a batch"),
     )),
 )
 
@@ -116,6 +191,9 @@ def _check_table() -> None:
             if isinstance(value, Real):
                 x = eval(value.python, {})   # a literal or a product of powers of two: exact
                 assert isinstance(x, float), name
+            elif isinstance(value, Ints):
+                assert value.values and all(v in seen if isinstance(v, str) else
+                                            isinstance(v, int) for v in value.values), name
             else:
                 assert isinstance(value, int) and not isinstance(value, bool), name
 
@@ -135,8 +213,9 @@ def _wrap(text: str, prefix: str, width: int = 98) -> list[str]:
 def fortran_text() -> str:
     out = [f"! {HEADER}.",
            "! The numbers shared by the Fortran core and frb (frb/_numbers_table.py holds the same",
-           "! names in upper case): family, torque kind, info and check codes, the Newton tolerance",
-           "! and cap, the phase limit, the quadruple-precision ratio threshold, the loop sizes.",
+           "! names in upper case): method families and variants, torque kinds, info and check codes,",
+           "! the Newton tolerance and cap, the phase limit, the attitude tolerance, the",
+           "! quadruple-precision ratio threshold, the loop and lane sizes, the run configuration.",
            "module numbers_table",
            "   use kinds, only: dp",
            "   implicit none",
@@ -148,6 +227,9 @@ def fortran_text() -> str:
             out.append(f"   !> {meaning}")
             if isinstance(value, Real):
                 out.append(f"   real(dp), parameter, public :: {name} = {value.fortran}")
+            elif isinstance(value, Ints):
+                items = ", ".join(str(v) for v in value.values)
+                out.append(f"   integer, parameter, public :: {name}({len(value.values)}) = [{items}]")
             else:
                 out.append(f"   integer, parameter, public :: {name} = {value}")
         out.append("")
@@ -169,8 +251,13 @@ def python_text() -> str:
         out.append("")
         out += _wrap(group.title, "#")
         for name, value, meaning in group.entries:
-            text = value.python if isinstance(value, Real) else str(value)
-            kind = "float" if isinstance(value, Real) else "int"
+            if isinstance(value, Ints):
+                items = [str(v) if isinstance(v, int) else v.upper() for v in value.values]
+                text = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+                kind = "tuple[int, ...]"
+            else:
+                text = value.python if isinstance(value, Real) else str(value)
+                kind = "float" if isinstance(value, Real) else "int"
             out.append(f"#: {meaning}")
             out.append(f"{name.upper()}: Final[{kind}] = {text}")
     return "\n".join(out) + "\n"

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import integrate
+from ..engine import integrate
 from ..reporting import (Experiment, Option, Result, Table, method_styles, pyplot, save_figure,
                          steps_of, tidy_3d)
 from ..rotations import momentum_period

@@ -18,7 +18,7 @@ from os import PathLike
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import integrate
+from ..engine import integrate
 from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure, tidy_3d
 from ..rotations import rotation_exp
 

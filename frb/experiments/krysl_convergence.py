@@ -26,8 +26,8 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import integrate
-from ..engine import IntegrationError
+from ..engine import integrate
+from .._messages import IntegrationError
 from ..torques import HeavyTop, heavy_top
 from ..reporting import (Experiment, Option, Result, Table, attitude_error, fit_order, method_list,
                          method_styles, pyplot, reference_accuracy, save_figure, steps_of)

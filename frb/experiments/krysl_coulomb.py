@@ -22,8 +22,8 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import integrate
-from ..engine import IntegrationError
+from ..engine import integrate
+from .._messages import IntegrationError
 from ..reporting import (Experiment, Option, Result, Table, method_list, method_styles, pyplot,
                          save_figure)
 

@@ -20,7 +20,7 @@ from os import PathLike
 
 import numpy as np
 
-from .. import integrate
+from ..engine import integrate
 from ..reporting import (Experiment, Option, Result, Table, method_styles, pyplot, save_figure,
                          steps_of)
 from ..torques import attitude_control, gravity_gradient, linear_damping, rotor

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import integrate
+from ..engine import integrate
 from ..datasets import example1_data, find_published_output
 from ..io import read_dat
 from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure, steps_of, tidy_3d

@@ -13,7 +13,7 @@ from os import PathLike
 
 import numpy as np
 
-from .. import integrate
+from ..engine import integrate
 from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure, steps_of, tidy_3d
 from ..rotations import momentum_period
 

@@ -1,0 +1,95 @@
+"""The kept states of a run: which steps are kept, and whether they fit in memory.
+
+A run keeps the states after the steps ``0, save_every, 2 save_every, ...`` and always the last
+(``save_every = 0``: the last only); the compiled loop numbers them the same way
+(``save_slot`` in ``fortran/parallel.f90``), so that a run in segments fills the same slots as a
+run in one call.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import os
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["kept_steps", "kept_count", "check_kept_states", "available_memory"]
+
+
+@functools.lru_cache(maxsize=256)
+def kept_steps(nsteps: int, save_every: int) -> NDArray[np.float64]:
+    """The step numbers whose states are kept (the numbering of ``save_slot`` in
+    ``fortran/parallel.f90``): ``0, save_every, 2 save_every, ...`` and always ``nsteps``;
+    only ``nsteps`` for ``save_every = 0``. As float64, read-only and cached (the usual calls
+    repeat a few (nsteps, save_every) pairs)."""
+    if save_every == 0:
+        ks = np.array([nsteps], dtype=np.float64)
+    else:
+        ks = np.arange(0, nsteps + 1, save_every, dtype=np.int64).astype(np.float64)
+        if nsteps % save_every:
+            ks = np.append(ks, float(nsteps))
+    ks.flags.writeable = False
+    return ks
+
+
+def _free_memory() -> float:
+    """Bytes of memory available now (MemAvailable of /proc/meminfo, else the physical memory;
+    inf when neither is known)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return float(os.sysconf("SC_PHYS_PAGES")) * float(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):
+        return math.inf
+
+
+def available_memory() -> float:
+    """Bytes of memory a run may take now: :func:`_free_memory`, within the address-space
+    limit of the process (``ulimit -v``) when there is one."""
+    free = _free_memory()
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError, AttributeError):
+        return free
+    return free if soft in (resource.RLIM_INFINITY, -1) else min(free, float(soft))
+
+
+def _size(nbytes: float) -> str:
+    for unit, scale in (("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{nbytes / 1024:.1f} KiB"
+
+
+def kept_count(nsteps: int, save_every: int) -> int:
+    """``len(kept_steps(nsteps, save_every))``, without making the array."""
+    if save_every == 0:
+        return 1
+    return nsteps // save_every + 1 + (1 if nsteps % save_every else 0)
+
+
+def check_kept_states(kept: int, n: int, values: int, where: str = "") -> None:
+    """Raise ValueError before allocating when ``kept`` states (and their times) of ``n``
+    bodies of ``values`` float64 each would not fit in the memory available, saying what they
+    would take and pointing to ``save_every``. ``where``: added to the message (e.g. a dask
+    chunk)."""
+    need = 8.0 * kept * (n * values + 3)          # (the times, and two temporaries of them)
+    if need < 2.0**26:                  # (64 MiB: always allowed, no system call)
+        return
+    free = available_memory()
+    if need <= 0.9 * free:
+        return
+    raise ValueError(f"the kept states would take {_size(need)} ({kept} states of {n} "
+                     f"bod{'y' if n == 1 else 'ies'}{where}, {values} values each), more than the "
+                     f"memory available ({_size(free)}): keep fewer with save_every (every k-th "
+                     "state; save_every=None keeps the final state only) or run fewer bodies "
+                     "at a time")
+
+

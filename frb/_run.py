@@ -1,0 +1,728 @@
+"""One prepared run behind every route, and its one execution.
+
+Every public route to the compiled time loop (:func:`frb.integrate`,
+:func:`frb.splitting.integrate`, :func:`frb.dmv_step`, :func:`frb.dmv_integrate`,
+:func:`frb.frb_step`, :func:`frb.quat_step` and the blocks of :mod:`frb.dask`) declares what it
+accepts in a :class:`Route` (the names of its arguments, the attitude forms and shapes it
+allows), hands the arguments it was called with to :func:`prepare` as a :class:`Request`, and
+gets one immutable :class:`Run`: the method and its codes, the arrays in the engine's layout, the
+compiled torque, the scaling, the states to keep. :func:`execute` is the only function of frb
+that calls the compiled time loop; it enters long runs in segments (Ctrl-C, progress) and
+returns the kept states.
+
+The checks of :func:`prepare` are the same for every route: the input rule of
+:mod:`frb._validate` (TypeError for what is not a number, ValueError for a wrong value, naming
+the route's argument and the body of a batch), the value checks of the compiled
+``check_bodies`` (finite values, positive moments, unit quaternions and rotation matrices, the
+phase limit), one bound for every count, one rescaling policy (:mod:`frb._scaling`).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Tuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import _core
+from . import _numbers_table as _sn
+from . import _validate
+from ._kept import check_kept_states, kept_count, kept_steps
+from ._messages import IntegrationError, check_message, failure, phase_message
+from ._progress import Progress
+from ._scaling import Scaling, scaling_of
+from .methods import MethodInfo, check_dmv_inertia
+from .rotations import quat_to_matrix_unchecked
+from .schedules import FREE_PLAN, plan as splitting_plan
+from .threads import get_num_threads, resolve as resolve_threads
+from .torques import Torque, UserTorque, as_torque, compiled_terms
+
+__all__ = ["Route", "Request", "Run", "Outcome", "prepare", "execute", "check", "lean_free_steps",
+           "in_segments", "free_flow", "is_rotation_matrix"]
+
+
+@dataclass(frozen=True)
+class Route:
+    """What a public route accepts, read by :func:`prepare`.
+
+    ``names`` maps the roles ``m``, ``attitude``, ``h``, ``inertia`` to the route's argument
+    names (in its messages); ``forms`` the attitude forms it takes (``"quaternion"``: (4,) or
+    (N, 4); ``"matrix"``: (3, 3) or (N, 3, 3)); ``batch``: whether it takes batches;
+    ``h_per_body``: whether ``h`` may be an array (N,) (torque-free runs of the exact flows and
+    the approximate free flows); ``label``: the run's name on a progress bar; ``plural``,
+    ``terse``: the wording of its messages."""
+
+    label: str
+    names: Mapping[str, str]
+    forms: tuple[str, ...] = ("quaternion", "matrix")
+    batch: bool = True
+    h_per_body: bool = False
+    #: the wording of the value checks' messages (frb._messages.check_message): "must be unit
+    #: quaternions" (plural), "m0 must be finite" (terse)
+    plural: bool = False
+    terse: bool = False
+    #: the shapes of one body's attitude (from forms)
+    attitude_shapes: tuple[tuple[int, ...], ...] = field(init=False, default=())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "attitude_shapes", tuple(
+            (4,) if form == "quaternion" else (3, 3) for form in self.forms))
+
+
+class Request(NamedTuple):
+    """The arguments of one call of a route, as given (the inertia as principal moments: the
+    routes run inertia tensors in their principal frame, :mod:`frb.inertia`)."""
+
+    route: Route
+    method: MethodInfo
+    m: Any
+    attitude: Any
+    inertia: Any
+    h: Any
+    nsteps: Any = 1
+    torque: Any = None
+    #: splitting coefficients (a, b) of an exact-flow splitting with a torque
+    coefficients: Optional[Tuple[Tuple[float, ...], Tuple[float, ...]]] = None
+    save_every: Any = None
+    quadrature: Any = 0
+    threads: Any = None
+    progress: Any = False
+    t0: Any = 0.0
+    #: the method's name as the user chose it (progress bars; default the method's)
+    name: str = ""
+
+
+#: The inputs of the compiled loop (engine_whole, engine_segment), in the order of its arguments.
+EngineInputs = Tuple[NDArray[np.intc], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+                     NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+                     NDArray[np.float64]]
+
+
+class Run(NamedTuple):
+    """One run of the compiled time loop, prepared: every array in the engine's layout
+    (C-ordered (n, k) arrays passed as their (k, n) transposes), read-only."""
+
+    route: Route
+    method: MethodInfo
+    #: the integer configuration of the compiled loop (slots RUN_* of the shared numbers)
+    config: NDArray[np.intc]
+    #: the flows of one step of an exact-flow splitting (flows, PLAN_ROWS): kind (0 the free
+    #: flow, 1 the torque's flow) and fraction of h of each
+    plan: NDArray[np.float64]
+    #: the compiled torque in the run's units: its terms (terms, 1 + TORQUE_TERM_REALS), the kind
+    #: then the parameters of each, and the per-body parameters (bodies, TORQUE_BODY_REALS)
+    torque_terms: NDArray[np.float64]
+    torque_body: NDArray[np.float64]
+    #: the torque as given (None: a free body) and the one Python calls back (None: compiled)
+    torque: Optional[Torque]
+    user: Optional[Torque]
+    #: the initial state and the moments, in the run's units: m (n, 3), attitude (n, natt)
+    #: (unit quaternions, or matrices as (n, 9)), inertia (n, 3)
+    m: NDArray[np.float64]
+    attitude: NDArray[np.float64]
+    inertia: NDArray[np.float64]
+    #: the step in the run's units, (1,) or (n,) per body; the first time in the run's units
+    h: NDArray[np.float64]
+    t0: float
+    #: the step and first time as given (the kept times are t0 + k h)
+    h_given: float
+    t0_given: float
+    nsteps: int
+    save_every: int
+    threads: int
+    progress: bool
+    single: bool
+    form: str
+    scaling: Optional[Scaling]
+    #: the moments (n, 3) and the attitude as given (the attitude for the messages' hints)
+    inertia_given: NDArray[np.float64]
+    original: Any
+    #: the run's name on a progress bar
+    label: str
+    #: body-steps of the first compiled call of a run in segments (0: FIRST_WORK; fewer for
+    #: the exact flows' long steps, which run in quadruple precision: about 0.1 ms a body-step)
+    first_work: int
+    #: the read-only inputs of the compiled loop, in the order of its arguments: config, plan,
+    #: terms, body, times (t0, then the step or the steps), m0, att0, inertia
+    engine_inputs: EngineInputs
+    #: the longest free flow of a step, as a fraction of h (for the phase limit)
+    longest: float
+
+    @property
+    def checked(self) -> bool:
+        """True when the bodies are checked (else the compiled loop checks them first)."""
+        return not self.config[_sn.RUN_CHECKS - 1]
+
+    @property
+    def n(self) -> int:
+        return int(self.m.shape[0])
+
+    @property
+    def natt(self) -> int:
+        return int(self.attitude.shape[1])
+
+    def times(self) -> NDArray[np.float64]:
+        """The kept times ``t0 + k h`` (``k`` the kept steps), as the compiled loop's."""
+        saved = kept_steps(self.nsteps, self.save_every)
+        t = saved * self.h_given
+        if self.t0_given != 0.0:
+            return self.t0_given + t
+        if not self.h_given > 0:
+            t = t + 0.0           # (0 h = -0.0 for h < 0; the loop's 0.0 + 0 h is +0.0)
+        return t
+
+
+class Outcome(NamedTuple):
+    """The kept states of a run: momenta (K, n, 3) and attitudes (K, n, natt), in the user's
+    units; filled up to the failure when there is one (``failure``, not raised)."""
+
+    m: NDArray[np.float64]
+    attitude: NDArray[np.float64]
+    failure: Optional[IntegrationError] = None
+
+
+def _read_only(a: NDArray[Any]) -> NDArray[Any]:
+    a.flags.writeable = False
+    return a
+
+
+_NO_TORQUE_TERMS = _read_only(compiled_terms((_sn.TORQUE_NONE,),
+                                             np.zeros((1, _sn.TORQUE_TERM_REALS))))
+_NO_BODY = _read_only(np.zeros((1, _sn.TORQUE_BODY_REALS)))
+_FLOAT64 = np.dtype(np.float64)
+_H_WANT = "a real number (or, for a batch, an array of real numbers)"
+# the configuration is made in the order of its slots
+assert (_sn.RUN_FAMILY, _sn.RUN_VARIANT, _sn.RUN_QUADRATURE, _sn.RUN_USER_TORQUE,
+        _sn.RUN_BODY_TERM, _sn.RUN_NSTEPS, _sn.RUN_SAVE_EVERY, _sn.RUN_CHUNK, _sn.RUN_THREADS,
+        _sn.RUN_FIRST_BODY, _sn.RUN_LAST_BODY, _sn.RUN_FIRST_STEP, _sn.RUN_LAST_STEP,
+        _sn.RUN_CHECKS, _sn.RUN_SCALE_EXPONENT, _sn.RUN_SLOTS) == tuple(range(1, 16)) + (15,)
+
+
+# ---------------------------------------------------------------------------------------------
+# preparation
+
+def _array(value: Any, name: str) -> NDArray[np.float64]:
+    """value as a float64 array (values left to the compiled checks); a float64 ndarray at once."""
+    if type(value) is np.ndarray and value.dtype is _FLOAT64:
+        return value
+    return _validate.real_array(value, name, finite=False)
+
+
+def _momenta(req: Request) -> tuple[NDArray[np.float64], bool]:
+    """(m (n, 3), single) of the request."""
+    m = req.m
+    if type(m) is not np.ndarray or m.dtype is not _FLOAT64:
+        m = _validate.real_array(m, req.route.names["m"], finite=False)
+    shape = m.shape
+    if shape == (3,):
+        return m.reshape(1, 3), True
+    if req.route.batch and len(shape) == 2 and shape[1] == 3:
+        return m, False
+    want = "(3,) or (N, 3)" if req.route.batch else "(3,)"
+    raise ValueError(f"{req.route.names['m']} must have shape {want}, got {shape}")
+
+
+def _attitudes(req: Request, single: bool, n: int) -> tuple[str, NDArray[np.float64]]:
+    """(form, attitudes (n, 4) or (n, 9)) of the request, shapes checked."""
+    a = req.attitude
+    if type(a) is not np.ndarray or a.dtype is not _FLOAT64:
+        a = _validate.real_array(a, req.route.names["attitude"], finite=False)
+    shape = a.shape
+    body = shape if single else shape[1:]
+    if (single or (shape and shape[0] == n)) and body in req.route.attitude_shapes:
+        if body == (4,):
+            return "quaternion", a.reshape(n, 4)
+        return "matrix", a.reshape(n, 9)
+    forms = req.route.attitude_shapes
+    want = " or ".join(str(s) if single else str((n,) + s) for s in forms)
+    raise ValueError(f"{req.route.names['attitude']} must have shape {want}, got {shape}")
+
+
+def _moments(req: Request, single: bool, n: int) -> NDArray[np.float64]:
+    """The moments (1, 3) or (n, 3) of the request."""
+    I = req.inertia
+    if type(I) is not np.ndarray or I.dtype is not _FLOAT64:
+        I = _validate.real_array(I, "inertia", finite=False)
+    if I.shape == (3,):
+        return I.reshape(1, 3)
+    if not single and I.shape in ((n, 3), (1, 3)):
+        return I
+    if single:
+        raise ValueError(f"inertia must have shape (3,) for one body ({req.route.names['m']} of "
+                         f"shape (3,)), got {I.shape}")
+    raise ValueError(f"inertia must have shape (3,) or ({n}, 3), got {I.shape}")
+
+
+def _steps(req: Request, single: bool, n: int) -> NDArray[np.float64]:
+    """h as (1,) or, where the route takes it, (n,)."""
+    h = req.h
+    if type(h) is float and h - h == 0.0:
+        return np.array([h])
+    name = req.route.names["h"]
+    if not req.route.h_per_body:
+        return np.array([_validate.real_scalar(h, name)])
+    a = _validate.real_array(h, name, finite=False, want=_H_WANT)
+    if a.ndim == 0:
+        return a.reshape(1)
+    if single:
+        raise ValueError(f"{name} must be a single number for one body ({req.route.names['m']} "
+                         f"of shape (3,)), got shape {a.shape}")
+    if a.ndim == 1 and a.shape[0] in (1, n):
+        return a
+    raise ValueError(f"{name} must be a scalar or have shape ({n},), got shape {a.shape}")
+
+
+def _torque_form(torque: Optional[Torque], n: int
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], int, Optional[Torque]]:
+    """(terms, per-body parameters, term with per-body parameters (1-based, 0 none), the torque
+    Python calls back or None) of a torque."""
+    if torque is None:
+        return _NO_TORQUE_TERMS, _NO_BODY, 0, None
+    form = torque.compiled
+    if form is None:
+        return _NO_TORQUE_TERMS, _NO_BODY, 0, torque
+    terms = form.terms if form.terms is not None else compiled_terms(form.kinds, form.parameters)
+    if form.body is None:
+        return terms, _NO_BODY, 0, None
+    if form.body.shape[0] != n:
+        raise ValueError(f"torque {torque!r}: its per-body parameters are given for "
+                         f"{form.body.shape[0]} bodies, the run has {n}")
+    return terms, form.body, form.body_term + 1, None
+
+
+def prepare(req: Request) -> Run:
+    """The run of a request: every argument converted and checked (see the module)."""
+    route, info = req.route, req.method
+    m, a, I = req.m, req.attitude, req.inertia
+    if type(m) is np.ndarray and type(a) is np.ndarray and type(I) is np.ndarray and \
+            m.dtype is _FLOAT64 and a.dtype is _FLOAT64 and I.dtype is _FLOAT64 and \
+            m.shape == (3,) and I.shape == (3,) and a.shape in route.attitude_shapes:
+        # one body of float64 arrays (the usual call): its shapes at once
+        single, n = True, 1
+        m2, I2 = m.reshape(1, 3), I.reshape(1, 3)
+        form, att = ("quaternion", a.reshape(1, 4)) if a.shape == (4,) else \
+            ("matrix", a.reshape(1, 9))
+    else:
+        m2, single = _momenta(req)
+        n = m2.shape[0]
+        form, att = _attitudes(req, single, n)
+        I2 = _moments(req, single, n)
+    h = req.h
+    h = np.array((h,)) if type(h) is float and h - h == 0.0 else _steps(req, single, n)
+    nsteps, save_every, quadrature = req.nsteps, req.save_every, req.quadrature
+    if not (type(nsteps) is int and 0 <= nsteps <= _validate.MAX_STEPS):
+        nsteps = _validate.count(nsteps, "nsteps", 0, _validate.MAX_STEPS)
+    if not (type(save_every) is int and 1 <= save_every <= _validate.INT32_MAX):
+        save_every = _validate.save_every(save_every)
+    if not (type(quadrature) is int and 0 <= quadrature <= 10):
+        quadrature = _validate.count(quadrature, "quadrature (0 exact, 1..10 Gauss-Legendre "
+                                     "nodes)", 0, 10)
+    threads = resolve_threads(req.threads)
+    progress = req.progress is True or req.progress is not False and \
+        _validate.flag(req.progress, "progress")
+    t0 = req.t0 if type(req.t0) is float and math.isfinite(req.t0) else \
+        _validate.real_scalar(req.t0, "t0")
+    tq = as_torque(req.torque)
+    if tq is not None and not info.accepts(tq):
+        raise ValueError(info.refusal(tq))
+    if quadrature and info.family != _sn.FAMILY_EXACT_SPLITTINGS:
+        raise ValueError(f"quadrature applies to the exact-flow methods, not to {info.name}")
+    if h.shape[0] > 1 and (tq is not None or not info.free_steps):
+        raise ValueError(f"{route.names['h']} per body is for torque-free runs of the exact "
+                         "flows and the DMV methods")
+    # the flows of a step: one free flow (EXACT, and every splitting without a torque), or the
+    # splitting's schedule
+    variant = info.variant
+    plan, longest = FREE_PLAN
+    if info.family == _sn.FAMILY_EXACT_SPLITTINGS:
+        if tq is None:
+            variant = _sn.VARIANT_EXACT
+        elif req.coefficients is not None:
+            plan, longest = splitting_plan(*req.coefficients)
+    if n and info.family == _sn.FAMILY_APPROXIMATE_FREE_FLOWS:
+        check_dmv_inertia(info, I2, single)
+    terms, tbody, body_term, user = _torque_form(tq, n)
+    if n * nsteps > 1 << 16:
+        check_kept_states(kept_count(nsteps, save_every), n, 3 + att.shape[1])
+    # a short run without Python in its loop is one compiled call, which checks the bodies
+    # first; any other run is checked now (its scales size its calls and rescale it), and so are
+    # matrices that the run holds as quaternions (checked before they are turned)
+    whole = n * max(nsteps, 1) <= LONG_FIRST_WORK and user is None and not progress
+    matrices_turned = form == "matrix" and info.family != _sn.FAMILY_EXACT_SPLITTINGS
+    extremes = None
+    if n and (not whole or matrices_turned):
+        extremes = _check_bodies(route, m2, att, h * longest if longest != 1.0 else h, I2,
+                                 threads, single, req.attitude)
+    if matrices_turned and n:
+        # held as quaternions by the other families (the conversion of frb.matrix_to_quat)
+        att = _core.matrix_quaternions(att.reshape(n, 3, 3).T).T
+    user_code = 0
+    if user is not None:
+        user_code = 2 if user.uses_momentum or user.needs_inertia else 1
+    # a user torque: the whole batch a chunk on one thread (the callable needs the GIL and is
+    # called once per stage for the batch)
+    chunk, run_threads = (n, 1) if user is not None else (_sn.ENGINE_CHUNK,
+                                                         threads or get_num_threads())
+    config = _config((info.family, variant, quadrature, user_code, body_term, nsteps, save_every,
+                      chunk, run_threads, 1, n, 0, nsteps, int(extremes is None),
+                      info.scale_exponent or 0))      # (in the order of the slots RUN_*)
+    I_run = I2 if I2.shape[0] == n or n == 0 else np.broadcast_to(I2, (n, 3))
+    times = np.array((t0, float(h[0]))) if h.shape[0] == 1 else np.concatenate(([t0], h))
+    run = Run(route, info, config, plan, terms, tbody, tq, user, m2, att, I_run, h, t0,
+              float(h[0]), t0, nsteps, save_every, run_threads, progress, single, form, None,
+              I_run, req.attitude, f"{route.label} {req.name or info.name}", 0,
+              (config, plan.T, terms.T, tbody.T, times, m2.T, att.T, I_run.T), longest)
+    return run if extremes is None else _checked(run, extremes)
+
+
+_CONFIGS: dict[tuple[int, ...], NDArray[np.intc]] = {}
+
+
+def _config(slots: tuple[int, ...]) -> NDArray[np.intc]:
+    """The configuration array of these slots, read-only (the usual ones made once)."""
+    config = _CONFIGS.get(slots)
+    if config is None:
+        if len(_CONFIGS) > 1024:
+            _CONFIGS.clear()
+        config = _CONFIGS[slots] = _read_only(np.array(slots, dtype=np.intc))
+    return config
+
+
+def _checked(run: Run, extremes: NDArray[np.float64]) -> Run:
+    """The run of bodies found valid, with their scales ``extremes`` (check_bodies): rescaled
+    where the policy says so (frb._scaling), the first call sized for long steps, the compiled
+    checks off."""
+    config = np.array(run.config)
+    config[_sn.RUN_CHECKS - 1] = 0
+    first_work = 0      # (FIRST_WORK, read when the run is executed)
+    if run.method.family == _sn.FAMILY_EXACT_SPLITTINGS and extremes[4] > LONG_STEP_PHASE:
+        first_work = LONG_FIRST_WORK
+    scaling = scaling_of(run.method, run.m, run.inertia, run.h, run.torque is not None, extremes)
+    m, inertia, h, t0, terms, body = run.m, run.inertia, run.h, run.t0, run.torque_terms, \
+        run.torque_body
+    if scaling is not None:
+        m, inertia, h = scaling.momenta(m), scaling.moments(inertia), scaling.time(h)
+        t0 = float(scaling.time(np.array([t0]))[0]) if t0 != 0.0 else 0.0
+        form = run.torque.compiled if run.torque is not None else None
+        if form is not None:
+            body_term = int(run.config[_sn.RUN_BODY_TERM - 1])
+            terms, scaled_body = scaling.torque_terms(form, terms, body if body_term else None)
+            if scaled_body is not None:
+                body = scaled_body
+    times = np.concatenate(([t0], h))
+    config = _read_only(config)
+    inputs = (config, run.plan.T, terms.T, body.T, times, m.T, run.attitude.T, inertia.T)
+    return run._replace(config=config, torque_terms=terms, torque_body=body, m=m,
+                        inertia=inertia, h=h, t0=t0, scaling=scaling, first_work=first_work,
+                        engine_inputs=inputs)
+
+
+def check(run: Run) -> None:
+    """The compiled checks of a prepared run's bodies, made now (a route that takes the states
+    from the run without running it); ValueError naming the argument."""
+    if not run.checked and run.n:
+        _check_bodies(run.route, run.m, run.attitude,
+                      run.h * run.longest if run.longest != 1.0 else run.h, run.inertia,
+                      run.threads, run.single, run.original)
+
+
+def lean_free_steps(route: Route, method: MethodInfo, m: Any, attitude: Any, h: Any,
+                    inertia: Any, quadrature: Any, nsteps: int
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+    """The one-body fast path of the routes of torque-free runs to their final state (frb_step,
+    quat_step, dmv_step, dmv_integrate): for one body given as float64 arrays of its shapes, a
+    float step, a valid state within the method's scale range, the final state by the lean
+    compiled call (with the checks of check_bodies); None for anything else (the route then
+    prepares and executes the run, which converts, checks, rescales and names what is
+    wrong)."""
+    if type(m) is not np.ndarray or type(attitude) is not np.ndarray or \
+            type(inertia) is not np.ndarray or type(h) is not float or \
+            type(quadrature) is not int or not 0 <= nsteps <= SINGLE_CALL_WORK:
+        return None
+    shape = attitude.shape
+    if m.shape != (3,) or inertia.shape != (3,) or shape not in route.attitude_shapes or \
+            m.dtype is not _FLOAT64 or attitude.dtype is not _FLOAT64 or \
+            inertia.dtype is not _FLOAT64:
+        return None
+    m1, a1, code, status = _core.free_steps_one(method.family, method.variant, quadrature,
+                                                nsteps, m, attitude.ravel(), h, inertia)
+    if code or status:
+        return None
+    return m1, a1.reshape(shape)
+
+
+def _check_bodies(route: Route, m2: NDArray[np.float64], att: NDArray[np.float64],
+                  h: NDArray[np.float64], I2: NDArray[np.float64], threads: int, single: bool,
+                  original: Any) -> NDArray[np.float64]:
+    """The compiled value checks of every body (check_bodies): ValueError naming the route's
+    argument and the first invalid body; the scales of the batch (CHECK_EXTREMES) otherwise."""
+    extremes = np.empty(_sn.CHECK_EXTREMES)
+    code, body, _ = _core.check_bodies(m2.T, att.T, h, I2.T, threads, extremes)
+    if code == _sn.INPUT_OK:
+        return extremes
+    b = max(int(body), 0)
+    phase = math.inf
+    if code == _sn.BAD_PHASE:
+        phase = float(_validate.phase(h[min(b, h.shape[0] - 1)], _validate.norm3(m2[b]),
+                                      I2[min(b, I2.shape[0] - 1)].min()))
+    raise ValueError(check_message(code, route.names, None if single else b,
+                                   plural=route.plural, terse=route.terse,
+                                   inertia=I2[min(b, I2.shape[0] - 1)], original=original,
+                                   phase=phase))
+
+
+# ---------------------------------------------------------------------------------------------
+# execution
+
+#: Wall time aimed at for one compiled call between two returns to Python (seconds).
+TARGET_SECONDS = 0.1
+#: Body-steps of the first call of a run (about 0.01 s for DMV6, 0.2 s for the slowest methods);
+#: the later calls are sized from the measured speed of the previous ones.
+FIRST_WORK = 1 << 16
+#: A block of bodies has at least this many chunks per thread, so that every thread has work in
+#: every call.
+CHUNKS_PER_THREAD = 4
+#: Largest growth of the work of a call over the previous one.
+MAX_GROWTH = 4.0
+#: Body-steps of a one-body torque-free run made by the lean call (about 0.05 s of DMV steps).
+SINGLE_CALL_WORK = 1 << 21
+#: The first call's body-steps of a run of the exact flows with long steps (beyond
+#: LONG_STEP_PHASE radians they run in quadruple precision, about 0.1 ms a body-step).
+LONG_FIRST_WORK = 1 << 10
+LONG_STEP_PHASE = 64.0
+
+#: ``advance(b_first, b_last, k_first, k_last)`` of :func:`in_segments`: None, or a failure
+#: tuple ordered by (step, body, ...).
+Advance = Callable[[int, int, int, int], Optional[Tuple[Any, ...]]]
+
+
+def execute(run: Run) -> Outcome:
+    """The kept states of a prepared run (the only caller of the compiled time loop). Raises
+    ValueError for an invalid body (when the compiled loop checks them) and the exception of a
+    user torque; a failure of a step is returned in the Outcome."""
+    n, natt = run.n, run.natt
+    nk = kept_count(run.nsteps, run.save_every)
+    m_out = np.empty((nk, n, 3))
+    att_out = np.empty((nk, n, natt))
+    if n == 0:
+        return Outcome(m_out, att_out)
+    cb: Any = _TorqueCallback(run) if run.user is not None else _no_torque
+    fail = _run_engine(run, m_out, att_out, cb)
+    if fail is not None and fail[2] in (_sn.INFO_BAD_INPUT, _sn.INFO_RESCALE):
+        # the checks of the compiled loop: an invalid body, or scales to rescale
+        h = run.h * run.longest if run.longest != 1.0 else run.h
+        run = _checked(run, _check_bodies(run.route, run.m, run.attitude, h, run.inertia,
+                                          run.threads, run.single, run.original))
+        fail = _run_engine(run, m_out, att_out, cb)
+    if run.user is not None and cb.error is not None:
+        raise cb.error
+    failure_error = None
+    if fail is not None:
+        step, body, status = fail
+        failure_error = failure(run.method.name, int(status), int(step), int(body) - 1, run.single)
+    if run.scaling is not None:
+        m_out = run.scaling.momenta_back(m_out)
+    return Outcome(m_out, att_out, failure_error)
+
+
+def _run_engine(run: Run, m_out: NDArray[np.float64], att_out: NDArray[np.float64],
+                cb: Any) -> tuple[int, int, int] | None:
+    """The compiled loop over the whole run, in segments (in_segments) from the initial state:
+    the state is carried between them and the kept states written into m_out, att_out in
+    place. Returns None, or (step, body 1-based, status) of the earliest failure."""
+    n = run.n
+    user = run.user is not None
+    if not run.checked or run.nsteps == 0 or not (user or run.progress) and n * run.nsteps <= \
+            (run.first_work or FIRST_WORK):
+        # a short run is one call (what in_segments would make of it), with no state carried;
+        # also a run of no step, whose call writes the initial state
+        status, fail_step, fail_body = _core.engine_whole(*run.engine_inputs, m_out=m_out.T,
+                                                          att_out=att_out.T)
+        return (fail_step, fail_body, status) if status else None
+    # the state between segments (not touched by a run in one segment: no page faults)
+    m = np.empty(run.m.shape)
+    att = np.empty(run.attitude.shape)
+    ws = np.empty((n, _sn.NWS))
+    compiled = _core.engine_segment_gil if user else _core.engine_segment
+    config = np.array(run.config)
+    inputs = (config, *run.engine_inputs[1:])
+    state = dict(m=m.T, att=att.T, ws=ws.T, m_out=m_out.T, att_out=att_out.T, cb=cb)
+
+    def advance(b_first: int, b_last: int, k_first: int, k_last: int
+                ) -> tuple[int, int, int] | None:
+        config[_sn.RUN_FIRST_BODY - 1] = b_first + 1
+        config[_sn.RUN_LAST_BODY - 1] = b_last
+        config[_sn.RUN_FIRST_STEP - 1] = k_first
+        config[_sn.RUN_LAST_STEP - 1] = k_last
+        status, fail_step, fail_body = compiled(*inputs, **state)
+        return (fail_step, fail_body, status) if status else None
+
+    return in_segments(advance, run.nsteps, n, align=int(run.config[_sn.RUN_CHUNK - 1]),
+                       split_bodies=not user, threads=run.threads, progress=run.progress,
+                       label=run.label, first_work=run.first_work or None)
+
+
+def in_segments(advance: Advance, nsteps: int, n: int, *, align: int = 1,
+                split_bodies: bool = True, threads: int = 1, progress: bool = False,
+                label: str = "frb", first_work: int | None = None) -> tuple[Any, ...] | None:
+    """Run steps 1..nsteps of n bodies through ``advance(b_first, b_last, k_first, k_last)``,
+    which takes the steps ``k_first + 1 .. k_last`` of the bodies ``b_first .. b_last - 1``
+    (0-based) in one compiled call and returns None, or on failure a tuple ordered by
+    (step, body, ...).
+
+    The bodies go in blocks (multiples of ``align`` bodies, at least CHUNKS_PER_THREAD times
+    ``align`` per thread, only with ``split_bodies``), each block through all its steps before
+    the next one, in calls of about TARGET_SECONDS: Python runs between them, so Ctrl-C stops a
+    run within a fraction of a second and a progress bar is updated. After a failure at step s
+    the later blocks run up to step s - 1 only (a failure there would come earlier), so the
+    failure returned is the earliest (smallest step, then smallest body), whatever the blocks
+    and calls. ``first_work``: the body-steps of the first call (default FIRST_WORK)."""
+    if first_work is None:
+        first_work = FIRST_WORK
+    if not progress and 0 < n * nsteps <= first_work:
+        return advance(0, n, 0, nsteps)
+    bar = Progress(progress, nsteps, n, label)
+    try:
+        work = float(first_work)     # body-steps of the next call
+        limit = nsteps               # steps every block must reach (lowered by a failure)
+        found = None
+        smallest = align * max(1, CHUNKS_PER_THREAD * threads)
+        b0 = 0
+        while b0 < n and limit > 0:
+            block = max(smallest, int(work // limit) // align * align) if split_bodies else n
+            b1 = min(n, b0 + block)
+            k = 0
+            while k < limit:
+                ns = int(max(1, min(limit - k, work // (b1 - b0))))
+                start = time.perf_counter()
+                fail = advance(b0, b1, k, k + ns)
+                elapsed = time.perf_counter() - start
+                done = float(b1 - b0) * ns
+                bar.update(done)
+                # the next call's work from this one's speed (at most MAX_GROWTH times more)
+                rate = done / max(elapsed, 1e-6)
+                work = max(1.0, min(rate * TARGET_SECONDS, MAX_GROWTH * max(work, done)))
+                if fail is not None:
+                    found = fail if found is None else min(found, fail)
+                    limit = fail[0] - 1
+                    break
+                k += ns
+            b0 = b1
+        return found
+    finally:
+        bar.close()
+
+
+class _TorqueCallback:
+    """The f2py call-back of a torque without a compiled form (a user torque, or a subclass of a
+    built-in one): calls it once per stage for the batch and checks its result. An exception
+    (from the torque, from the checks, or KeyboardInterrupt) is kept and the torque returned as
+    NaN, so that the compiled loop stops at the end of that step (a non-finite state);
+    :func:`execute` then raises the kept exception. (Raising through the call-back would make
+    f2py unwind the Fortran frames and print to stderr.)"""
+
+    def __init__(self, run: Run) -> None:
+        torque = run.user
+        assert torque is not None
+        function = torque.function if isinstance(torque, UserTorque) else torque
+        self.torque: Callable[..., Any] = function
+        #: the momenta are passed (a torque of m), and the moments (a torque that needs them)
+        self.momentum = torque.uses_momentum
+        # the moments as the user gave them (the run's units are undone for the torque)
+        inertia = run.inertia if run.scaling is None else np.ldexp(run.inertia, -run.scaling.kb)
+        self.inertia = inertia if torque.needs_inertia else None
+        self.method = run.method.name
+        self.label = getattr(function, "__name__", None) or repr(function)
+        self.error: BaseException | None = None
+        # powers of two of a rescaled run: the loop's time, torque and momenta in those units
+        self.exponents = run.scaling.exponents if run.scaling is not None else None
+
+    def __call__(self, nb: int, t: float, step: int, qt: NDArray[np.float64],
+                 m: NDArray[np.float64], tb: NDArray[np.float64]) -> NDArray[np.float64]:
+        if self.error is None:
+            try:
+                tb.T[...] = self._evaluate(nb, t, step, qt, m)
+                return tb
+            except BaseException as exc:  # noqa: BLE001 - re-raised by execute
+                self.error = exc
+        tb[...] = np.nan
+        return tb
+
+    def _evaluate(self, nb: int, t: float, step: int, qt: NDArray[np.float64],
+                  m: NDArray[np.float64]) -> NDArray[np.float64]:
+        torque, method, label = self.torque, self.method, self.label
+        Q = qt.T  # (n, 3, 3), Q[j] the attitude of body j
+        Q.flags.writeable = False
+        if self.exponents is not None:
+            t = math.ldexp(t, self.exponents[0])
+        try:
+            if self.inertia is not None or self.momentum:
+                mb = m.T if self.exponents is None else np.ldexp(m.T, self.exponents[2])
+                mb.flags.writeable = False
+                if self.inertia is not None:
+                    res = torque(t, Q, mb, inertia=self.inertia)
+                else:
+                    res = torque(t, Q, mb)
+            else:
+                res = torque(t, Q)
+        except ValueError as exc:
+            if "read-only" in str(exc):
+                raise ValueError(f"torque {label} (method {method}, step {step}) must not modify "
+                                 f"{'Q or m' if self.momentum else 'Q'} in place; return a new "
+                                 f"array ({exc})") from exc
+            raise
+        if res is None:
+            raise ValueError(f"torque {label} (method {method}, step {step}) returned None "
+                             f"instead of an array of shape ({nb}, 3)")
+        try:
+            arr = np.asarray(res)
+        except Exception as exc:  # pragma: no cover
+            raise ValueError(f"torque {label} (method {method}, step {step}) returned "
+                             f"something that is not an array: {exc}") from None
+        if arr.dtype.kind not in "iuf" or arr.dtype == bool:
+            raise ValueError(f"torque {label} (method {method}, step {step}) must return real "
+                             f"numbers, got dtype {arr.dtype}")
+        if arr.shape == (3,) and nb == 1:
+            arr = arr.reshape(1, 3)
+        if arr.shape != (nb, 3):
+            raise ValueError(f"torque {label} (method {method}, step {step}) must return an "
+                             f"array of shape ({nb}, 3), got {arr.shape}")
+        if not np.isfinite(arr).all():
+            bad = ~np.isfinite(arr).all(axis=1)
+            raise ValueError(f"torque {label} (method {method}, step {step}) returned a "
+                             f"non-finite torque for body {int(np.argmax(bad))}")
+        if self.exponents is not None:
+            arr = np.ldexp(arr, self.exponents[1])
+        return arr
+
+
+def _no_torque(nb: int, t: float, step: int, qt: NDArray[np.float64], m: NDArray[np.float64],
+               tb: NDArray[np.float64]
+               ) -> NDArray[np.float64]:  # pragma: no cover - never called for built-in torques
+    return tb
+
+
+def free_flow(m: NDArray[np.float64], Q: NDArray[np.float64], tau: float,
+              inertia: NDArray[np.float64], quadrature: int
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64], int]:
+    """The exact (or semi-exact) free flow of one body over the time tau (m (3,), Q (3, 3)
+    C-ordered, inertia (3,)): the lean call of :func:`execute`, for the loop of
+    :func:`frb.splitting.integrate` that alternates it with a user's torque flow. Returns
+    (m, Q, check code: INPUT_OK or what is wrong with the state)."""
+    m1, a1, code, _ = _core.free_steps_one(_sn.FAMILY_EXACT_SPLITTINGS, _sn.VARIANT_EXACT,
+                                           quadrature, 1, m, Q.reshape(9), tau, inertia)
+    return m1, a1.reshape(3, 3), int(code)
+
+
+_ZEROS3 = _read_only(np.zeros(3))
+_ONES3 = _read_only(np.ones(3))
+
+
+def is_rotation_matrix(Q: NDArray[np.float64]) -> bool:
+    """True when Q (float64 (3, 3)) is a rotation within the attitude tolerance: the compiled
+    check of the attitudes (check_bodies), about 1 us where numpy's takes 15."""
+    code, _, _ = _core.check_bodies(_ZEROS3.reshape(3, 1), Q.reshape(9, 1), np.zeros(1),
+                                    _ONES3.reshape(3, 1), 1, np.empty(_sn.CHECK_EXTREMES))
+    return code == _sn.INPUT_OK

@@ -1,0 +1,135 @@
+"""The one rescaling policy of frb: runs at extreme scales are made in units where the largest
+``|m_i|`` and the largest moment of inertia are about 1.
+
+Every method is covariant under ``m -> a m``, ``I -> b I``, ``t -> t b / a`` with the torque
+``T -> (a^2 / b) T`` (the built-in torques through their parameters: the field and the weight
+times ``a^2 / b``, the orbital rate times ``a / b``, a rotor's momentum times ``a``; a user torque
+is called at the original time and its result scaled), and powers of two scale every operation
+exactly. So a run whose ``|m|`` or moments lie outside ``2^-e .. 2^e`` (``e`` the method's
+``scale_exponent``: the range where its squares and the powers of its corrections neither
+overflow nor underflow) runs with ``a = 2^ka``, ``b = 2^kb`` such that the largest ``|m_i|`` and
+moment are in ``[1/2, 1)``: the same results, bit for bit, as the run at moderate scale.
+
+* A torque-free run of a method that steps each body with its own step length (the exact
+  flows, the approximate free flows: ``MethodInfo.free_steps``) is scaled body by body (a batch
+  may span any scales).
+* Any other run is scaled as a whole (the torque's parameters and the time are shared): a batch
+  whose bodies span more than ``2^e`` in ``|m|`` or in the moments is refused (split it).
+
+The exact free flows take every scale themselves (``flow_prepare`` of
+``fortran/exact_flow.f90``), to a few ulps; rescaled, their results are those of the moderate
+scale bit for bit.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .methods import MethodInfo
+from .torques import BODY_SCALES, PARAMETER_SCALES, CompiledTorque
+
+__all__ = ["Scaling", "scaling_of"]
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """Powers of two of a rescaled run: ``m -> 2^ka m``, ``I -> 2^kb I``, ``t -> 2^(kb - ka) t``,
+    a torque ``T -> 2^(2 ka - kb) T``; ``ka``, ``kb`` of shape (n, 1) (per body) or (1, 1)
+    (the whole run)."""
+
+    ka: NDArray[np.int64]
+    kb: NDArray[np.int64]
+
+    @property
+    def common(self) -> bool:
+        return self.ka.shape[0] == 1
+
+    def momenta(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Momenta (n, 3) in the run's units."""
+        return np.ldexp(m, self.ka)
+
+    def moments(self, inertia: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Moments (n, 3) in the run's units."""
+        return np.ldexp(inertia, self.kb)
+
+    def time(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Times or steps (1,) or (n,) in the run's units."""
+        return np.ldexp(t, (self.kb - self.ka)[:, 0])
+
+    def momenta_back(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Kept momenta (K, n, 3) of the run back in the user's units."""
+        return np.ldexp(m, -self.ka)
+
+    @property
+    def exponents(self) -> tuple[int, int, int]:
+        """(time, torque, momentum) exponents of a common scaling: the user torque's time is
+        ``2^time`` times the run's, its result times ``2^torque``, its momenta ``2^momentum``
+        times the run's."""
+        ka, kb = int(self.ka[0, 0]), int(self.kb[0, 0])
+        return ka - kb, 2 * ka - kb, -ka
+
+    def torque_terms(self, form: CompiledTorque, terms: NDArray[np.float64],
+                     body: NDArray[np.float64] | None
+                     ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+        """The terms (a row a term: its kind, then its parameters) and the per-body parameters
+        of a compiled torque in the run's units (frb.torques.PARAMETER_SCALES, BODY_SCALES)."""
+        ka, kb = int(self.ka[0, 0]), int(self.kb[0, 0])
+        scaled = np.array(terms)
+        for i, kind in enumerate(form.kinds):
+            for j, (a, b) in enumerate(PARAMETER_SCALES[kind]):
+                scaled[i, 1 + j] = math.ldexp(scaled[i, 1 + j], a * ka + b * kb)
+        if body is not None:
+            a, b = BODY_SCALES[form.kinds[form.body_term]]
+            body = np.ldexp(body, a * ka + b * kb)
+        return scaled, body
+
+
+def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float64],
+               h: NDArray[np.float64], torqued: bool, extremes: NDArray[np.float64]
+               ) -> Scaling | None:
+    """The scaling of a run (see the module), or None when it needs none: the momenta m2 (n, 3),
+    the moments I2 (n, 3), the steps h (1,) or (n,), all finite, the moments positive;
+    ``extremes`` the scales of the batch found by the compiled checks (the largest and the
+    smallest nonzero max_i |m_i| of a body, the smallest and the largest moment). Raises
+    ValueError for a batch that spans too many scales for one common scaling."""
+    e = method.scale_exponent
+    if e is None or m2.shape[0] == 0:
+        return None
+    lo, hi = 2.0**-e, 2.0**e
+    big, small, smallest_moment, largest_moment = extremes[:4].tolist()
+    if big <= hi and small >= lo and smallest_moment >= lo and largest_moment <= hi:
+        return None
+    big_m = np.abs(m2).max(axis=1)
+    i_max, i_min = I2.max(axis=1), I2.min(axis=1)
+    if not torqued and method.free_steps:
+        ka = np.where(big_m > 0, -np.frexp(big_m)[1], 0).astype(np.int64)
+        kb = np.broadcast_to(-np.frexp(i_max)[1], ka.shape).astype(np.int64)
+        # a body whose step is not a float64 in the run's units keeps its units
+        with np.errstate(over="ignore", under="ignore"):
+            h_run = np.ldexp(np.broadcast_to(h, ka.shape), kb - ka)
+        bad = ~np.isfinite(h_run) | ((h_run == 0) & (np.broadcast_to(h, ka.shape) != 0))
+        ka[bad] = 0
+        kb[bad] = 0
+        return Scaling(ka[:, None], kb[:, None])
+    g = float(big_m.max())
+    ka0 = -math.frexp(g)[1] if g > 0 else 0
+    kb0 = -math.frexp(float(i_max.max()))[1]
+    h0 = float(np.abs(h).max())
+    h_run = math.ldexp(h0, kb0 - ka0)
+    if not math.isfinite(h_run) or (h0 != 0 and h_run == 0):
+        return None
+    small_m = np.ldexp(big_m, ka0)
+    bad_m = (big_m > 0) & (small_m < lo)
+    bad_i = np.ldexp(i_min, kb0) < lo
+    if bad_m.any() or bad_i.any():
+        b = int(np.argmax(bad_m | bad_i))
+        what = "|m|" if bad_m[b] else "the moments of inertia"
+        raise ValueError(f"the batch spans too many scales: body {b} has {what} below 2^-{e} of "
+                         f"the largest in the batch, so no common rescaling keeps every body "
+                         f"exact for method {method.name} (bodies of extreme scale are rescaled "
+                         "by powers of two); integrate bodies of very different scales in "
+                         "separate calls")
+    return Scaling(np.array([[ka0]], dtype=np.int64), np.array([[kb0]], dtype=np.int64))
