@@ -342,9 +342,9 @@ contains
    end subroutine cos_sin_lanes
 
    !> The angle psi of the semi-exact short step of free_flow_unit (quadrature = np nodes) for the
-   !> lanes k = 1..nl, from the stages of free_flow_lanes: dphi = lane_atan2 of the amplitude
-   !> difference, then jint_gauss's sum over the midpoint and the pairs of nodes in lock-step
-   !> (cos_sin_lanes).
+   !> lanes k = 1..nl, from the stages of free_flow_lanes: dphi = atan2_ratio(1, ...) of the
+   !> amplitude difference, then jint_gauss's sum over the midpoint and the pairs of nodes in
+   !> lock-step (cos_sin_lanes).
    !> psi = tau / I_a + D_a / (sigma lambda) jint, the operations of free_flow_unit.
    pure subroutine semi_exact_angle(nl, np, sn0, cn0, s1, cc1, bab, kp2n, kp2d, tau, cia, dcoef, &
                                     sigma, lam, psi)
@@ -352,7 +352,7 @@ contains
       real(dp), dimension(flow_lanes_width), intent(in) :: sn0, cn0, s1, cc1, bab, kp2n, kp2d, tau, &
                                                            cia, dcoef, sigma, lam
       real(dp), intent(out) :: psi(flow_lanes_width)
-      real(dp), dimension(flow_lanes_width) :: dphi, kp2, val, ay, ax, sm, cm, cd, sd
+      real(dp), dimension(flow_lanes_width) :: dphi, kp2, val, ay, ax, sm, cm, cd, sd, one
       real(dp) :: s, c, d, dd, ps, qs, pc, qc, weight, middle
       integer :: k, i
 
@@ -360,11 +360,10 @@ contains
          ay(k) = s1(k) * cn0(k) - cc1(k) * sn0(k)
          ax(k) = cc1(k) * cn0(k) + s1(k) * sn0(k)
          kp2(k) = kp2n(k) / kp2d(k)
+         one(k) = 1
       end do
       ! |dphi| < pi as |v| <= K
-      do k = 1, nl
-         dphi(k) = lane_atan2(ay(k), ax(k))
-      end do
+      call atan2_ratio_lanes(nl, one, ay, ax, dphi)
       ! the midpoint phi_m = phi0 + dphi/2 and, for odd np, its node (for even np, middle = 0 and
       ! so val = +0, jint_gauss's start)
       middle = merge(gl_weight((np + 1) / 2, np), 0.0_dp, mod(np, 2) == 1)
