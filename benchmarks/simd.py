@@ -1,6 +1,7 @@
 """Cost of the batched flows under each SIMD target this CPU supports (frb.simd).
 
     python benchmarks/simd.py [--n 100000] [--reps 7] [--out benchmarks/results]
+                              [--routes exact-quaternion,...] [--h 0.1,1]
 
 One thread, a batch of n bodies (unit momenta uniform on the sphere in the first octant,
 inertia (0.8, 1.7, 2.6), random attitudes), one call per figure: the exact step (quaternion and
@@ -12,7 +13,8 @@ calls made under the same load; the ratio to the baseline is the median over the
 the per-repetition ratios (CPU time of the process), the ns per body-step the minimum. The
 results of every target are checked to be those of the baseline bit for bit.
 
-Prints a Markdown table and writes it to --out/simd.md.
+Prints a Markdown table and writes it to --out/simd.md (--routes, --h: a part of the table, e.g.
+--routes exact-quaternion --h 0.1,1; the routes by the names of ROUTE_KEYS).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import numpy as np  # noqa: E402
 import frb  # noqa: E402
 
 H_VALUES = (0.01, 0.1, 1.0, 2.0)
+ROUTE_KEYS = ("exact-quaternion", "exact-matrix", "semi-exact", "dmv")
 INERTIA = np.array([0.8, 1.7, 2.6])
 DMV_STEPS = 10
 
@@ -75,14 +78,24 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=100_000, help="bodies (default 1e5)")
     parser.add_argument("--reps", type=int, default=7, help="repetitions (default 7)")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    parser.add_argument("--routes", default=",".join(ROUTE_KEYS),
+                        help="routes to time, of " + ", ".join(ROUTE_KEYS) + " (default all)")
+    parser.add_argument("--h", default=",".join(f"{h:g}" for h in H_VALUES),
+                        help="steps (default 0.01,0.1,1,2)")
     args = parser.parse_args()
+    keys = args.routes.split(",")
+    if not set(keys) <= set(ROUTE_KEYS):
+        parser.error(f"--routes: unknown route in {args.routes!r} (known: {', '.join(ROUTE_KEYS)})")
+    h_values = [float(h) for h in args.h.split(",")]
 
     targets = frb.simd.supported_cpu_targets()
     before = frb.cpu_dispatch()
     m, q = _bodies(args.n)
     rows = []
-    for name, (work, call) in _routes(m, q).items():
-        for h in H_VALUES:
+    for key, (name, (work, call)) in zip(ROUTE_KEYS, _routes(m, q).items()):
+        if key not in keys:
+            continue
+        for h in h_values:
             if name.startswith("DMV") and h > 1:
                 continue         # (the DMV equation has no solution for some of these bodies)
             best = {t: float("inf") for t in targets}

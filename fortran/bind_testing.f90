@@ -131,6 +131,27 @@ subroutine ell_third_kind(n, phi1, phi2, nn, k, kp, np, pi1, pi2, pi12, pi_gauss
    end if
 end subroutine ell_third_kind
 
+!> lane_math's double-precision functions elementwise (tests/test_lane_math.py): sin and cos
+!> (lane_sincos), atan, atan(x)/x (lane_atanc), atan2(y, x), and the variants of the lock-step flows
+!> for arguments that need no reduction (sincos_near, atanc_near).
+subroutine lane_math_values(n, x, y, s, c, at, atc, at2, s_near, c_near, atc_near)
+   use iso_c_binding, only: c_double, c_int
+   use lane_math, only: lane_sincos, lane_atan, lane_atanc, lane_atan2, sincos_near, atanc_near
+   implicit none
+   integer(c_int), intent(in) :: n
+   real(c_double), intent(in) :: x(n), y(n)
+   real(c_double), intent(out) :: s(n), c(n), at(n), atc(n), at2(n), s_near(n), c_near(n), atc_near(n)
+   !f2py integer(c_int) intent(hide), depend(x) :: n = len(x)
+
+   call lane_sincos(x, s, c)
+   at = lane_atan(x)
+   atc = lane_atanc(x)
+   at2 = lane_atan2(y, x)
+   call sincos_near(x, s_near, c_near)
+   atc_near = atanc_near(x)
+end subroutine lane_math_values
+
+
 ! The batched DMV kernel (moser_veselov.dmv_integrate_many, the SIMD target in use): the
 ! reference the tests compare frb.dmv_integrate and frb.integrate's DMV methods with. Same
 ! layout as frb_integrate_batch: m (3, n), q (4, n), h (nh), inertia (3, ni), ni and nh 1 or n;

@@ -16,6 +16,7 @@
 ! (the secular parts of very long steps, see exact_flow.f90).
 module elliptic_functions
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
+   use lane_math, only: lane_sincos, lane_atanc
    use kinds, only: dp, wp => dp
    implicit none
    private

@@ -3,6 +3,7 @@
 ! very long steps of the exact flow (exact_flow_qp).
 module elliptic_functions_qp
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
+   use lane_math, only: lane_sincos, lane_atanc
    use kinds, only: dp, wp => qp
    implicit none
    private

@@ -38,6 +38,7 @@ module exact_flow
                            gl_node, gl_weight
    use exact_flow_qp, only: free_flow_unit_qp => free_flow_unit
    use rotations, only: qmul, quat_matrix
+   use lane_math, only: lane_sincos, lane_atan, lane_atanc, lane_atan2
    implicit none
    private
 

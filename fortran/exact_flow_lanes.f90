@@ -14,9 +14,11 @@
 ! bodies with the branches of free_flow_unit replaced by merges, so the compiler vectorises across
 ! bodies and the division and square-root chains of different bodies overlap. Every lane performs
 ! the SAME floating-point operations, in the same order, as free_flow_unit, jacobi_series,
-! jacobi_add, angle_increment, carlson_rj, atan_ratio, atan2_ratio, amplitude_step, cos_sin, jint_gauss and
+! jacobi_reduced, jacobi_add, angle_increment, carlson_rj, atan_ratio, atan2_ratio, jint_gauss and
 ! attitude_from_angle do for that body (the tests compare the batched and the single-body paths
-! bit for bit): a change to one of those routines must be made here too.
+! bit for bit): a change to one of those routines must be made here too. Their sin, cos, atan and
+! atan2 are lane_math's, whose bodies (lane_math_generic.inc) are included here, so that they
+! inline into the loops and vectorise.
 ! A body that needs another path (near an axis or the separatrix, |v| beyond the series, small
 ! den, RJ duplications) is flagged and stepped by free_flow_unit instead (free_flow_chunk).
 module exact_flow_lanes
@@ -25,8 +27,7 @@ module exact_flow_lanes
                                  agm_stop, agm_max, half_pi, rc_series_max, carlson_rj
    use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_unit, free_flow, free_flow_unit, &
                              long_step_threshold, ratio_threshold, norm_sq_min, norm_sq_max, &
-                             atan_ratio, atan2_ratio, cos_sin, jint_gauss, invariant_floor, &
-                             addition_min_den, short_series_max
+                             invariant_floor, addition_min_den
    use numbers_table, only: flow_lanes_width
    implicit none
    private
@@ -35,10 +36,14 @@ module exact_flow_lanes
    !> Number of bodies advanced in lock-step by free_flow_chunk (a shared number).
    public :: flow_lanes_width
 
+   ! the constants of lane_math's functions (whose bodies are included below)
+   include 'lane_math_table.inc'
+
 contains
 
    include 'jacobi_series_lanes_table.inc'
    include 'carlson_rj_series_generic.inc'
+   include 'lane_math_generic.inc'
 
    !> free_flow for the bodies b0 .. b0+nc-1 of a batch, nc <= flow_lanes_width: their momenta
    !> m(3, nc) -> m_out(3, nc) and quaternions w(4, nc), the steps h(nh) and moments inertia(3, ni)
@@ -119,80 +124,74 @@ contains
       end do
    end subroutine free_flow_chunk
 
-   !> atan_ratio(w(k), z(k)) for the lanes k = 1..nl: the short series in lock-step, the library atan for
-   !> the lanes beyond them.
+   !> atan_ratio(w(k), z(k)) for the lanes k = 1..nl (atanc_near, the same bits as lane_atanc,
+   !> when every lane is within it).
    pure subroutine atan_ratio_lanes(nl, w, z, val)
       integer, intent(in) :: nl
       real(dp), intent(in) :: w(flow_lanes_width), z(flow_lanes_width)
       real(dp), intent(out) :: val(flow_lanes_width)
-      real(dp) :: t, y, y2, v6, v8, far(flow_lanes_width)
+      real(dp) :: t(flow_lanes_width)
       integer :: k
 
       do k = 1, nl
-         t = w(k) * z(k)
-         y = t * t
-         y2 = y * y
-         v6 = z(k) * ((1 - y * (1 / 3.0_dp)) + y2 * ((1 / 5.0_dp - y * (1 / 7.0_dp)) &
-              + y2 * (1 / 9.0_dp - y * (1 / 11.0_dp))))
-         v8 = z(k) * (((1 - y * (1 / 3.0_dp)) + y2 * (1 / 5.0_dp - y * (1 / 7.0_dp))) &
-              + (y2 * y2) * ((1 / 9.0_dp - y * (1 / 11.0_dp)) + y2 * (1 / 13.0_dp - y * (1 / 15.0_dp))))
-         val(k) = merge(v6, v8, abs(t) <= 0.05_dp * short_series_max)
-         far(k) = merge(0.0_dp, 1.0_dp, abs(t) <= 0.1_dp * short_series_max)
+         t(k) = w(k) * z(k)
       end do
-      if (any(far(1:nl) > 0)) then
+      if (all(abs(t(1:nl)) <= tan_pi_8)) then
          do k = 1, nl
-            if (far(k) > 0) val(k) = atan_ratio(w(k), z(k))
+            val(k) = z(k) * atanc_near(t(k))
+         end do
+      else
+         do k = 1, nl
+            val(k) = z(k) * lane_atanc(t(k))
          end do
       end if
    end subroutine atan_ratio_lanes
 
-   !> atan2_ratio(w(k), y(k), x(k)) for the lanes k = 1..nl (lanes with x <= 0 by the library atan2).
+   !> lane_sincos(x(k), s(k), c(k)) for the lanes k = 1..nl (sincos_near, the same bits, when
+   !> every lane is within it).
+   pure subroutine sincos_lanes(nl, x, s, c)
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: x(flow_lanes_width)
+      real(dp), dimension(flow_lanes_width), intent(out) :: s, c
+      integer :: k
+
+      if (all(abs(x(1:nl)) * two_over_pi < 0.5_dp)) then
+         do k = 1, nl
+            call sincos_near(x(k), s(k), c(k))
+         end do
+      else
+         do k = 1, nl
+            call lane_sincos(x(k), s(k), c(k))
+         end do
+      end if
+   end subroutine sincos_lanes
+
+   !> atan2_ratio(w(k), y(k), x(k)) for the lanes k = 1..nl (lane_atan2 where x <= 0, if any lane
+   !> has one).
    pure subroutine atan2_ratio_lanes(nl, w, y, x, val)
       integer, intent(in) :: nl
       real(dp), intent(in) :: w(flow_lanes_width), y(flow_lanes_width), x(flow_lanes_width)
       real(dp), intent(out) :: val(flow_lanes_width)
-      real(dp) :: z(flow_lanes_width)
+      real(dp) :: z(flow_lanes_width), west(flow_lanes_width), angle
       integer :: k
 
       do k = 1, nl
          z(k) = y(k) / x(k)
+         west(k) = merge(0.0_dp, 1.0_dp, x(k) > 0)
       end do
       call atan_ratio_lanes(nl, w, z, val)
-      do k = 1, nl
-         if (.not. x(k) > 0) val(k) = atan2_ratio(w(k), y(k), x(k))
-      end do
-   end subroutine atan2_ratio_lanes
-
-   !> amplitude_step(y(k), x(k)) for the lanes k = 1..nl: the series of atan at y / x in lock-step,
-   !> the library atan2 (lane by lane) for the lanes beyond it or with x <= 0.
-   pure subroutine amplitude_step_lanes(nl, y, x, val)
-      integer, intent(in) :: nl
-      real(dp), intent(in) :: y(flow_lanes_width), x(flow_lanes_width)
-      real(dp), intent(out) :: val(flow_lanes_width)
-      real(dp) :: z, z2, z4, far(flow_lanes_width)
-      integer :: k
-
-      do k = 1, nl
-         z = y(k) / x(k)
-         z2 = z * z
-         z4 = z2 * z2
-         val(k) = z * (((1 - z2 * (1 / 3.0_dp)) + z4 * (1 / 5.0_dp - z2 * (1 / 7.0_dp))) &
-                  + (z4 * z4) * ((1 / 9.0_dp - z2 * (1 / 11.0_dp)) + z4 * (1 / 13.0_dp - z2 * (1 / 15.0_dp))))
-         far(k) = merge(0.0_dp, 1.0_dp, x(k) > 0 .and. abs(z) <= 0.1_dp * short_series_max)
-      end do
-      if (any(far(1:nl) > 0)) then
-         ! the scalar library atan2 (a vectorised loop would call libmvec's, see semi_exact_angle)
-         !GCC$ novector
+      if (any(west(1:nl) > 0)) then
          do k = 1, nl
-            if (far(k) > 0) val(k) = atan2(y(k), x(k))
+            angle = lane_atan2(w(k) * y(k), x(k)) / w(k)
+            val(k) = merge(angle, val(k), west(k) > 0)
          end do
       end if
-   end subroutine amplitude_step_lanes
+   end subroutine atan2_ratio_lanes
 
    !> sn, cn, dn(v(k) | m = k2(k)) for the lanes k = 1..nl with use(k) = 1 (others: 0), as
    !> free_flow_unit computes them for |v| beyond the series: agm_setup (the Gauss transformations,
-   !> each lane through its own number of levels), then jacobi_reduced (the library sin and cos,
-   !> lane by lane, then the levels back down); kp^2 = kp2n / kp2d. A lane with |v| > K (not
+   !> each lane through its own number of levels), then jacobi_reduced (lane_sincos, then the
+   !> levels back down); kp^2 = kp2n / kp2d. A lane with |v| > K (not
    !> served by the addition formulas) gets use(k) = -1.
    pure subroutine jacobi_agm_lanes(nl, use, k2, kp2n, kp2d, v, s, c, d)
       integer, intent(in) :: nl
@@ -232,14 +231,10 @@ contains
          use(k) = merge(-1.0_dp, use(k), use(k) > 0 .and. .not. abs(v(k)) <= half_pi / a(k))
          w(k) = a(k) * v(k)
       end do
-      ! (the scalar library sin and cos: a vectorised loop would call libmvec's, whose results
-      ! differ in the last bit)
-      !GCC$ novector
+      call sincos_lanes(nl, w, s, c)
       do k = 1, nl
-         s(k) = 0; c(k) = 1
-         if (use(k) > 0) then
-            s(k) = sin(w(k)); c(k) = cos(w(k))
-         end if
+         s(k) = merge(s(k), 0.0_dp, use(k) > 0)
+         c(k) = merge(c(k), 1.0_dp, use(k) > 0)
       end do
       do k = 1, nl
          kk = kn(k)**2
@@ -265,7 +260,7 @@ contains
 
    !> carlson_rj(x(k), y(k), 1, p(k), weight(k)) for the lanes k = 1..nl with use(k) > 0, whose
    !> series needs duplications: the duplications of carlson_rj in lock-step, each lane through
-   !> its own number (the library atan of RC beyond its series lane by lane). A lane with
+   !> its own number (lane_atanc in RC beyond its series). A lane with
    !> delta = (p - x)(p - y)(p - 1) < 0 (not in exact arithmetic: p - x = (1 + a) sn^2 and
    !> p - y = (a + k^2) sn^2), or still duplicating after max_duplications, is computed by
    !> carlson_rj itself.
@@ -275,8 +270,8 @@ contains
       real(dp), dimension(flow_lanes_width), intent(out) :: rj
       integer, parameter :: max_duplications = 40
       real(dp), dimension(flow_lanes_width) :: xm, ym, zm, pm, am, a0, q, delta, fourm, sum_rc
-      real(dp), dimension(flow_lanes_width) :: act, lam, dm, em, rc
-      real(dp) :: sx, sy, sz, sp, t, r
+      real(dp), dimension(flow_lanes_width) :: act, lam, dm, em, rc, far
+      real(dp) :: sx, sy, sz, sp, r, rc_far
       integer :: k, it
 
       do k = 1, nl
@@ -303,14 +298,14 @@ contains
             ! rc_one_positive(em) by its series
             rc(k) = 1 - em(k) * (1 / 3.0_dp - em(k) * (0.2_dp - em(k) * (1 / 7.0_dp - em(k) * (1 / 9.0_dp &
                     - em(k) * (1 / 11.0_dp - em(k) / 13.0_dp)))))
+            far(k) = merge(1.0_dp, 0.0_dp, act(k) > 0 .and. .not. em(k) < rc_series_max)
          end do
-         !GCC$ novector
-         do k = 1, nl
-            if (act(k) > 0 .and. .not. em(k) < rc_series_max) then
-               t = sqrt(em(k))
-               rc(k) = atan(t) / t
-            end if
-         end do
+         if (any(far(1:nl) > 0)) then
+            do k = 1, nl
+               rc_far = lane_atanc(sqrt(em(k)))
+               rc(k) = merge(rc_far, rc(k), far(k) > 0)
+            end do
+         end if
          do k = 1, nl
             sum_rc(k) = merge(sum_rc(k) + fourm(k) * 2 * rc(k) / dm(k), sum_rc(k), act(k) > 0)
             xm(k) = merge((xm(k) + lam(k)) * 0.25_dp, xm(k), act(k) > 0)
@@ -332,37 +327,24 @@ contains
       end do
    end subroutine rj_duplications_lanes
 
-   !> cos_sin(e x(k)) for the lanes k = 1..nl: its series in lock-step, the library cos and sin
-   !> (cos_sin itself) lane by lane beyond it.
-   !> (The series is written out here, a loop over the lanes: through cos_sin as an elemental
-   !> routine the loops did not vectorise.)
+   !> cos and sin of e x(k) for the lanes k = 1..nl (sincos_lanes).
    pure subroutine cos_sin_lanes(nl, e, x, c, s)
       integer, intent(in) :: nl
       real(dp), intent(in) :: e, x(flow_lanes_width)
       real(dp), dimension(flow_lanes_width), intent(out) :: c, s
-      real(dp) :: y, y2, ex(flow_lanes_width)
+      real(dp) :: ex(flow_lanes_width)
       integer :: k
 
       do k = 1, nl
          ex(k) = e * x(k)
-         y = ex(k) * ex(k)
-         y2 = y * y
-         c(k) = (1 - y * (1 / 2.0_dp)) + y2 * ((1 / 24.0_dp - y * (1 / 720.0_dp)) &
-                + y2 * (1 / 40320.0_dp - y * (1 / 3628800.0_dp)))
-         s(k) = ex(k) * ((1 - y * (1 / 6.0_dp)) + y2 * ((1 / 120.0_dp - y * (1 / 5040.0_dp)) &
-                + y2 * (1 / 362880.0_dp - y * (1 / 39916800.0_dp))))
       end do
-      !GCC$ novector
-      do k = 1, nl
-         if (.not. abs(ex(k)) <= 0.2_dp * short_series_max) call cos_sin(ex(k), c(k), s(k))
-      end do
+      call sincos_lanes(nl, ex, s, c)
    end subroutine cos_sin_lanes
 
    !> The angle psi of the semi-exact short step of free_flow_unit (quadrature = np nodes) for the
-   !> lanes k = 1..nl, from the stages of free_flow_lanes: dphi = amplitude_step of the amplitude
-   !> difference (amplitude_step_lanes), then jint_gauss's sum over the midpoint and the pairs of
-   !> nodes in lock-step (cos_sin_lanes: the library cos and sin only for the lanes beyond the
-   !> series, as for the longer steps).
+   !> lanes k = 1..nl, from the stages of free_flow_lanes: dphi = atan2_ratio(1, ...) of the
+   !> amplitude difference, then jint_gauss's sum over the midpoint and the pairs of nodes in
+   !> lock-step (cos_sin_lanes).
    !> psi = tau / I_a + D_a / (sigma lambda) jint, the operations of free_flow_unit.
    pure subroutine semi_exact_angle(nl, np, sn0, cn0, s1, cc1, bab, kp2n, kp2d, tau, cia, dcoef, &
                                     sigma, lam, psi)
@@ -370,7 +352,7 @@ contains
       real(dp), dimension(flow_lanes_width), intent(in) :: sn0, cn0, s1, cc1, bab, kp2n, kp2d, tau, &
                                                            cia, dcoef, sigma, lam
       real(dp), intent(out) :: psi(flow_lanes_width)
-      real(dp), dimension(flow_lanes_width) :: dphi, kp2, val, ay, ax, sm, cm, cd, sd
+      real(dp), dimension(flow_lanes_width) :: dphi, kp2, val, ay, ax, sm, cm, cd, sd, one
       real(dp) :: s, c, d, dd, ps, qs, pc, qc, weight, middle
       integer :: k, i
 
@@ -378,11 +360,10 @@ contains
          ay(k) = s1(k) * cn0(k) - cc1(k) * sn0(k)
          ax(k) = cc1(k) * cn0(k) + s1(k) * sn0(k)
          kp2(k) = kp2n(k) / kp2d(k)
+         one(k) = 1
       end do
-      ! |dphi| < pi as |v| <= K: amplitude_step (the library atan2 only beyond its series, lane by
-      ! lane: a vectorised loop would call libmvec's atan2, glibc's vector math for gfortran, whose
-      ! results differ in the last bit)
-      call amplitude_step_lanes(nl, ay, ax, dphi)
+      ! |dphi| < pi as |v| <= K
+      call atan2_ratio_lanes(nl, one, ay, ax, dphi)
       ! the midpoint phi_m = phi0 + dphi/2 and, for odd np, its node (for even np, middle = 0 and
       ! so val = +0, jint_gauss's start)
       middle = merge(gl_weight((np + 1) / 2, np), 0.0_dp, mod(np, 2) == 1)
@@ -431,10 +412,10 @@ contains
       ! per-lane quantities carried between the stages
       real(dp), dimension(nb) :: bab, bba, b2a, lam, sigma, c0, c1, k2, sn0, cn0, dn0, v, dcoef, cia, twot
       real(dp), dimension(nb) :: sv, cv, dv, s1, cc1, dd1, wq, third, ay, ax, pw, pz, ap, aa, psi, hc, hs
-      real(dp), dimension(nb) :: tsum, tv, nt, okf, case3, big, use_rj, far, kp2n, kp2d
+      real(dp), dimension(nb) :: tsum, tv, nt, okf, case3, big, use_rj, kp2n, kp2d
       real(dp), dimension(nb) :: agm, sva, cva, dva, dup, xra, yra, pra, wra, rjd
       real(dp) :: i21, i31, i32, x1, x2, x3, d1, d2, d3, da, db, ia2, ib2, ma, mb, den, r
-      real(dp) :: xr, yr, pr, a0, q, rj, z0, z1, val, y, y2, c, s, b2, a
+      real(dp) :: xr, yr, pr, a0, q, rj, z0, z1, val, c, s, b2, a
       real(dp) :: weight, ss, cc, ntmax, p0(4), p1(4), rq(4), wk(4), m11, m13
       integer :: k, j
 
@@ -600,21 +581,11 @@ contains
                                sigma, lam, psi)
       end if
 
-      ! --- the half-angle functions (cos_sin) ---
+      ! --- the half-angle functions ---
       do k = 1, nl
-         y = (psi(k) / 2) * (psi(k) / 2)
-         y2 = y * y
-         hc(k) = (1 - y * (1 / 2.0_dp)) + y2 * ((1 / 24.0_dp - y * (1 / 720.0_dp)) &
-                 + y2 * (1 / 40320.0_dp - y * (1 / 3628800.0_dp)))
-         hs(k) = psi(k) / 2 * ((1 - y * (1 / 6.0_dp)) + y2 * ((1 / 120.0_dp - y * (1 / 5040.0_dp)) &
-                 + y2 * (1 / 362880.0_dp - y * (1 / 39916800.0_dp))))
-         far(k) = merge(0.0_dp, 1.0_dp, abs(psi(k) / 2) <= 0.2_dp * short_series_max)
+         psi(k) = psi(k) / 2
       end do
-      if (any(far(1:nl) > 0)) then
-         do k = 1, nl
-            if (far(k) > 0) call cos_sin(psi(k) / 2, hc(k), hs(k))
-         end do
-      end if
+      call sincos_lanes(nl, psi, hs, hc)
 
       ! --- attitude_from_angle: w = conj(p0) Y p1, normalised ---
       do k = 1, nl

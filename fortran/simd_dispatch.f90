@@ -11,8 +11,8 @@
 ! lane by lane, and floating-point contraction (a*b + c fused into one FMA rounding) is off in
 ! every library of the extension (meson.build, -ffp-contract=off). So every target gives the
 ! results of the baseline bit for bit; a wider target only advances more bodies per instruction.
-! (The lanes call no vectorised library function: their atan2 and cos/sin beyond the series are
-! scalar calls.)
+! (The lanes call no library function for sin, cos, atan and atan2, whose vectorised versions
+! round differently per target: they use lane_math's, the same operations as the one-body flows.)
 module simd_dispatch
    use iso_c_binding, only: c_int
    use numbers_table, only: cpu_target_baseline, cpu_target_avx2, cpu_target_avx512

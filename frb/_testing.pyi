@@ -37,3 +37,7 @@ def dmv_integrate_batch(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: Array
 # one body through the scalar step dmv_step_one: m (3,), q (4,)
 def dmv_step_single(m: ArrayLike, q: ArrayLike, h: float, inertia: ArrayLike,
                     order: int) -> tuple[_F64, _F64]: ...
+# lane_math's sin, cos, atan, atan(x)/x, atan2(y, x) and the lanes' variants sincos_near (sin, cos)
+# and atanc_near, elementwise over arrays of length n: (s, c, at, atc, at2, s_near, c_near, atc_near)
+def lane_math_values(x: ArrayLike, y: ArrayLike) -> tuple[_F64, _F64, _F64, _F64, _F64, _F64, _F64,
+                                                          _F64]: ...

@@ -2,7 +2,8 @@
 the compiled extensions.
 
 tools/numbers_table.py writes fortran/numbers_table.f90 and frb/_numbers_table.py from one table;
-tools/gen_gauss_legendre.py and tools/gen_jacobi_series.py write the fortran/*_table.inc files.
+tools/gen_gauss_legendre.py, tools/gen_jacobi_series.py and tools/gen_lane_math.py write the
+fortran/*_table.inc files.
 """
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ def test_installed_numbers_table_are_the_committed_ones():
     ("gen_gauss_legendre.py", ["gauss_legendre_table.inc"]),
     ("gen_jacobi_series.py", ["jacobi_series_table.inc", "jacobi_series_sum_table.inc",
                               "jacobi_series_lanes_table.inc"]),
+    ("gen_lane_math.py", ["lane_math_table.inc"]),
 ])
 def test_tables_are_generated(tmp_path, script, outputs):
     pytest.importorskip("mpmath")
