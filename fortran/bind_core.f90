@@ -40,6 +40,45 @@ subroutine quat_step_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, threads
                    info, where)
 end subroutine quat_step_batch
 
+! Steps with their jacobians (flow_derivatives): the states after the step as frb_step_batch and
+! quat_step_batch (the same checks, info and where), and for each body phi(6, 6) (the state
+! transition matrix), dh(6) and di(6, 3) (the derivatives with respect to h and the three moments),
+! rows and columns in the order (dm, dth), dth the attitude perturbation in the body frame.
+
+subroutine frb_jacobian_batch(n, ni, nh, m, qt, h, inertia, quadrature, tol, threads, m_out, qt_out, &
+                              phi, dh, di, info, where)
+   use iso_c_binding, only: c_double, c_int
+   use flow_derivatives, only: flow_jacobian_batch, attitude_matrix
+   implicit none
+   integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
+   real(c_double), intent(in) :: m(3, n), qt(3, 3, n), h(nh), inertia(3, ni), tol
+   real(c_double), intent(out) :: m_out(3, n), qt_out(3, 3, n), phi(6, 6, n), dh(6, n), di(6, 3, n)
+   integer(c_int), intent(out) :: info, where
+   !f2py intent(hide) :: n, ni, nh
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
+   !f2py threadsafe
+
+   call flow_jacobian_batch(attitude_matrix, n, ni, nh, m, qt, h, inertia, quadrature, tol, threads, &
+                            m_out, qt_out, phi, dh, di, info, where)
+end subroutine frb_jacobian_batch
+
+subroutine quat_jacobian_batch(n, ni, nh, m, q, h, inertia, quadrature, tol, threads, m_out, q_out, &
+                               phi, dh, di, info, where)
+   use iso_c_binding, only: c_double, c_int
+   use flow_derivatives, only: flow_jacobian_batch, attitude_quat
+   implicit none
+   integer(c_int), intent(in) :: n, ni, nh, quadrature, threads
+   real(c_double), intent(in) :: m(3, n), q(4, n), h(nh), inertia(3, ni), tol
+   real(c_double), intent(out) :: m_out(3, n), q_out(4, n), phi(6, 6, n), dh(6, n), di(6, 3, n)
+   integer(c_int), intent(out) :: info, where
+   !f2py intent(hide) :: n, ni, nh
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
+   !f2py threadsafe
+
+   call flow_jacobian_batch(attitude_quat, n, ni, nh, m, q, h, inertia, quadrature, tol, threads, &
+                            m_out, q_out, phi, dh, di, info, where)
+end subroutine quat_jacobian_batch
+
 ! The same steps for batches stored body-index-first in Fortran order: a numpy array of shape
 ! (n, 3), (n, 4) or (n, 3, 3) that is F-contiguous arrives here without a copy as m(n, 3),
 ! q(n, 4), qf(n, 3, 3) with qf(b, :, :) = Q of body b (not transposed). Outputs use the same layout.
