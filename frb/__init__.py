@@ -3,6 +3,8 @@
 Public API
 ----------
 frb_step, quat_step      exact / semi-exact free rigid body steps (matrix / scalar-first quaternion)
+derivatives              their exact derivatives (``flow_jacobian``: the state transition matrix,
+                         d/dh, d/dinertia; ``frb_step(..., jacobian=True)``)
 integrate                every integrator of the papers, batched, with torques (``frb.engine``)
 torques                  built-in torques (constant_field, heavy_top, gravity_gradient)
 splitting                splitting methods for torqued bodies (``frb.splitting.integrate``)
@@ -41,6 +43,7 @@ except ImportError as _exc:  # the source folder, or an extension that does not 
                       f"{_exc}") from _exc
 
 from .flows import frb_step, quat_step
+from . import derivatives
 from .inertia import principal_axes
 from .rotations import (hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat,
                         kinetic_energy, spatial_momentum, to_rotation, from_rotation)
@@ -58,7 +61,7 @@ from ._config import show_config
 #: The version of frb (the one version of meson.build, the metadata and the manual).
 __version__: str = _build_info.VERSION
 
-__all__ = ["compare", "experiments", "integrate", "Trajectory", "IntegrationError", "torques", "engine", "frb_step", "quat_step", "dmv_step", "dmv_integrate", "baselines", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
+__all__ = ["compare", "experiments", "integrate", "Trajectory", "IntegrationError", "torques", "engine", "frb_step", "quat_step", "derivatives", "dmv_step", "dmv_integrate", "baselines", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
            "matrix_to_quat", "kinetic_energy", "spatial_momentum", "to_rotation", "from_rotation",
            "read_dat", "write_dat", "set_num_threads", "get_num_threads", "principal_axes",
            "simd", "cpu_dispatch", "set_cpu_target", "show_config"]

@@ -262,8 +262,16 @@ def _batch_step(step_batch: Callable[..., Any], m2: NDArray[np.float64],
     return m_out, a_out
 
 
+def _with_jacobian(name: str, m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: ArrayLike,
+                   quadrature: int, threads: int | None) -> Any:
+    """The step with its derivatives (:func:`frb.derivatives.flow_jacobian`, the attitude form
+    name "Q" or "q")."""
+    from .derivatives import flow_jacobian   # (frb.derivatives uses this module's helpers)
+    return flow_jacobian(m, attitude, h, inertia, quadrature, threads, form=name)
+
+
 def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = 0,
-             threads: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+             threads: int | None = None, jacobian: bool = False) -> Any:
     """Free rigid body step with the attitude as a rotation matrix (Algorithm 1 of TOMS 903).
 
     Parameters
@@ -285,10 +293,15 @@ def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadr
     threads : int, optional
         Threads sharing a batch (default :func:`frb.get_num_threads`); the results are the
         same bit for bit for every count.
+    jacobian : bool
+        Also return the derivatives of the step (:func:`frb.derivatives.flow_jacobian`).
 
     Returns
     -------
     m_out, Q_out : new arrays of the input shapes, the state at time ``h``.
+    jac : FlowJacobian
+        With ``jacobian=True``: the state transition matrix ``jac.state`` and the derivatives
+        ``jac.h``, ``jac.inertia`` (:mod:`frb.derivatives`).
 
     Raises
     ------
@@ -329,11 +342,13 @@ def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadr
     >>> Q @ m
     array([0.3, 0.5, 0.8])
     """
+    if jacobian:
+        return _with_jacobian("Q", m, Q, h, inertia, quadrature, threads)
     return _step("Q", m, Q, h, inertia, quadrature, threads)
 
 
 def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = 0,
-              threads: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+              threads: int | None = None, jacobian: bool = False) -> Any:
     """Free rigid body step with the attitude as a unit quaternion (Algorithm 2 of TOMS 903).
 
     Parameters as for :func:`frb_step` (``inertia`` moments or tensors), with ``q`` of shape
@@ -343,7 +358,8 @@ def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quad
 
     Returns
     -------
-    m_out, q_out : new arrays of the input shapes, the state at time ``h``.
+    m_out, q_out : new arrays of the input shapes, the state at time ``h``; with
+    ``jacobian=True`` also ``jac`` (:func:`frb.derivatives.flow_jacobian`).
 
     Raises
     ------
@@ -364,4 +380,6 @@ def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quad
     >>> bool(np.abs(q2 - [1.0, 0.0, 0.0, 0.0]).max() < 1e-15)
     True
     """
+    if jacobian:
+        return _with_jacobian("q", m, q, h, inertia, quadrature, threads)
     return _step("q", m, q, h, inertia, quadrature, threads)
