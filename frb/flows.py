@@ -12,7 +12,7 @@ velocity in radians per time unit.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Literal, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -25,7 +25,13 @@ from .inertia import tensor_frame
 from . import _segments
 from .threads import resolve as _resolve_threads, get_num_threads
 
+if TYPE_CHECKING:
+    from .derivatives import FlowJacobian
+
 __all__ = ["frb_step", "quat_step"]
+
+_Step = tuple[NDArray[np.float64], NDArray[np.float64]]
+_StepJacobian = tuple[NDArray[np.float64], NDArray[np.float64], "FlowJacobian"]
 
 
 def as_float_array(value: ArrayLike, name: str, check_finite: bool = True) -> NDArray[np.float64]:
@@ -263,15 +269,21 @@ def _batch_step(step_batch: Callable[..., Any], m2: NDArray[np.float64],
 
 
 def _with_jacobian(name: str, m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: ArrayLike,
-                   quadrature: int, threads: int | None) -> Any:
+                   quadrature: int, threads: int | None) -> _StepJacobian:
     """The step with its derivatives (:func:`frb.derivatives.flow_jacobian`, the attitude form
     name "Q" or "q")."""
     from .derivatives import flow_jacobian   # (frb.derivatives uses this module's helpers)
     return flow_jacobian(m, attitude, h, inertia, quadrature, threads, form=name)
 
 
+@overload
+def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = ...,
+             threads: int | None = ..., jacobian: Literal[False] = ...) -> _Step: ...
+@overload
+def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = ...,
+             threads: int | None = ..., *, jacobian: Literal[True]) -> _StepJacobian: ...
 def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = 0,
-             threads: int | None = None, jacobian: bool = False) -> Any:
+             threads: int | None = None, jacobian: bool = False) -> _Step | _StepJacobian:
     """Free rigid body step with the attitude as a rotation matrix (Algorithm 1 of TOMS 903).
 
     Parameters
@@ -347,8 +359,14 @@ def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadr
     return _step("Q", m, Q, h, inertia, quadrature, threads)
 
 
+@overload
+def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = ...,
+              threads: int | None = ..., jacobian: Literal[False] = ...) -> _Step: ...
+@overload
+def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = ...,
+              threads: int | None = ..., *, jacobian: Literal[True]) -> _StepJacobian: ...
 def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = 0,
-              threads: int | None = None, jacobian: bool = False) -> Any:
+              threads: int | None = None, jacobian: bool = False) -> _Step | _StepJacobian:
     """Free rigid body step with the attitude as a unit quaternion (Algorithm 2 of TOMS 903).
 
     Parameters as for :func:`frb_step` (``inertia`` moments or tensors), with ``q`` of shape
