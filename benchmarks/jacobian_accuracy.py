@@ -1,6 +1,8 @@
 """Accuracy of frb.derivatives.flow_jacobian against the variational equations.
 
-    python benchmarks/jacobian_accuracy.py [--bodies 2000] [--out benchmarks/results/jacobian_accuracy.md]
+    python benchmarks/jacobian_accuracy.py [--bodies 2000] [--out PATH]
+
+(default --out benchmarks/results/jacobian_accuracy.md)
 
 Two measurements, relative to the largest entry of each matrix (state transition matrix Phi, d/dh,
 d/dinertia), per body:
@@ -207,8 +209,8 @@ def main():
         groups.setdefault(family(str(label)), []).append(e)
     if "tensor_label" in data.files:
         for i, label in enumerate(data["tensor_label"]):
-            _, _, jt = flow_jacobian(data["tensor_m0"][i], [1.0, 0.0, 0.0, 0.0], data["tensor_h"][i],
-                                     data["tensor_inertia"][i])
+            _, _, jt = flow_jacobian(data["tensor_m0"][i], [1.0, 0.0, 0.0, 0.0],
+                                     data["tensor_h"][i], data["tensor_inertia"][i])
             e = max(relative_error(jt.state[None], data["tensor_phi"][i][None])[0],
                     relative_error(jt.h[None], data["tensor_dh"][i][None])[0],
                     relative_error(jt.inertia[None], data["tensor_dinertia"][i][None])[0])

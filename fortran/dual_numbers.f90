@@ -3,9 +3,9 @@
 ! flow (exact_flow_dual, flow_derivatives). Every operation and elementary function gives the value
 ! of the real operation on the values, rounded the same way, so a kind-generic code instantiated
 ! for dual_t computes the values of its double-precision instance bit for bit, and the exact
-! derivatives of those operations beside them (L. B. Rall, "Automatic Differentiation: Techniques
-! and Applications", Lecture Notes in Computer Science 120, 1981, ch. 3; A. Griewank, A. Walther,
-! "Evaluating Derivatives", 2nd ed., SIAM 2008, ch. 3).
+! derivatives of those operations beside them: forward-mode automatic differentiation (L. B. Rall,
+! "Automatic Differentiation: Techniques and Applications", Lecture Notes in Computer Science 120,
+! Springer 1981; A. Griewank, A. Walther, "Evaluating Derivatives", 2nd ed., SIAM 2008).
 ! Comparisons order the values (a code takes the branches of its values); equality is that of all
 ! components. The operations are written once (dual_numbers_generic.inc) for a real kind wp.
 module dual_numbers

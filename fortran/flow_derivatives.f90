@@ -102,8 +102,8 @@ contains
          call tangent_pair(p%ms, ts)
          call unit_step_jacobian(p%ms, p%tau, p%cs, quadrature, ts, m1s, ws, dm1, dth1, status)
          if (status /= unit_done) then
-            call unit_step_jacobian_qp(real(p%ms, qp), real(p%tau, qp), real(p%cs, qp), quadrature, &
-                                       real(ts, qp), m1q, wq, dm1q, dth1q, status)
+            call unit_step_jacobian_qp(real(p%ms, qp), real(p%tau, qp), real(p%cs, qp), &
+                                       quadrature, real(ts, qp), m1q, wq, dm1q, dth1q, status)
             dm1 = real(dm1q, dp)
             dth1 = real(dth1q, dp)
          end if
