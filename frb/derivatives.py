@@ -106,8 +106,11 @@ def flow_jacobian(m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: Arra
     Notes
     -----
     Accuracy (measured against the variational equations integrated in extended precision,
-    benchmarks/results/jacobian_accuracy.md): about 1e-14 relative to the largest entry, and
-    better than 1e-11 everywhere the problem allows it. The jacobian itself becomes large near
+    benchmarks/results/jacobian_accuracy.md): the state transition matrix and ``jac.h`` to about
+    1e-14 relative to their largest entry; ``jac.inertia`` to about 1e-14, to 1e-12 .. 1e-11 for
+    short steps of nearly symmetric or nearly spherical bodies (its cancellations leave an error
+    of about the unit roundoff over the relative difference of the moments, against entries of the
+    size of the step). The jacobian itself becomes large near
     the separatrix and the middle axis (it grows like ``exp(mu t)`` along the unstable steady
     rotation, and like ``t`` times the derivative of the period near the separatrix): frb
     returns it as computed, finite; its relative accuracy there is that of its largest
