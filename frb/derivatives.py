@@ -107,10 +107,11 @@ def flow_jacobian(m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: Arra
     -----
     Accuracy (measured against the variational equations integrated in extended precision,
     benchmarks/results/jacobian_accuracy.md): the state transition matrix and ``jac.h`` to about
-    1e-14 relative to their largest entry; ``jac.inertia`` to about 1e-14, to 1e-12 .. 1e-11 for
-    short steps of nearly symmetric or nearly spherical bodies (its cancellations leave an error
-    of about the unit roundoff over the relative difference of the moments, against entries of the
-    size of the step). The jacobian itself becomes large near
+    1e-14 relative to their largest entry; ``jac.inertia`` to about 1e-14, and to a few 1e-12 for
+    short steps of nearly symmetric bodies (the modulus is a ratio of differences of the moments:
+    its derivatives cancel, leaving about the unit roundoff over their relative difference,
+    against entries of the size of the step; nearly spherical bodies and the shortest such steps
+    are taken in quadruple precision). The jacobian itself becomes large near
     the separatrix and the middle axis (it grows like ``exp(mu t)`` along the unstable steady
     rotation, and like ``t`` times the derivative of the period near the separatrix): frb
     returns it as computed, finite; its relative accuracy there is that of its largest
