@@ -43,7 +43,7 @@ module exact_flow
    private
 
    public :: free_flow, frb_step_one, quat_step_one, rotate_matrix_tr
-   public :: flow_prep_t, flow_prepare, flow_finish, path_unit
+   public :: flow_prep_t, flow_prepare, flow_finish, path_trivial, path_unit, path_long, path_refused
 
    !> Steps with |h| |m| / I_min above this many radians run in quadruple precision.
    real(dp), parameter, public :: long_step_threshold = 64

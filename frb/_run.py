@@ -8,7 +8,8 @@ allows), hands the arguments it was called with to :func:`prepare` as a :class:`
 gets one immutable :class:`Run`: the method and its codes, the arrays in the engine's layout, the
 compiled torque, the scaling, the states to keep. :func:`execute` is the only function of frb
 that calls the compiled time loop; it enters long runs in segments (Ctrl-C, progress) and
-returns the kept states.
+returns the kept states. :func:`jacobian` and :func:`inertia_jacobian` are the only callers of
+the compiled derivatives of a step (a prepared run of one step of EXACT).
 
 The checks of :func:`prepare` are the same for every route: the input rule of
 :mod:`frb._validate` (TypeError for what is not a number, ValueError for a wrong value, naming
@@ -40,7 +41,8 @@ from .threads import get_num_threads, resolve as resolve_threads
 from .torques import Torque, UserTorque, as_torque, compiled_terms
 
 __all__ = ["Route", "Request", "Run", "Outcome", "prepare", "execute", "check", "lean_free_steps",
-           "in_segments", "free_flow", "is_rotation_matrix"]
+           "in_segments", "free_flow", "is_rotation_matrix", "StepJacobian", "jacobian",
+           "inertia_jacobian"]
 
 
 @dataclass(frozen=True)
@@ -714,6 +716,89 @@ def free_flow(m: NDArray[np.float64], Q: NDArray[np.float64], tau: float,
     m1, a1, code, _ = _core.free_steps_one(_sn.FAMILY_EXACT_SPLITTINGS, _sn.VARIANT_EXACT,
                                            quadrature, 1, m, Q.reshape(9), tau, inertia)
     return m1, a1.reshape(3, 3), int(code)
+
+
+# ---------------------------------------------------------------------------------------------
+# the derivatives of a step
+
+class StepJacobian(NamedTuple):
+    """One step of each body of a run with its derivatives, in the user's units: the state
+    after the step, m (n, 3) and attitude (n, natt), that of :func:`execute` bit for bit; the
+    state transition matrices (n, 6, 6) and the derivatives in h (n, 6), rows and columns in the
+    order (dm, dtheta) (frb.derivatives)."""
+
+    m: NDArray[np.float64]
+    attitude: NDArray[np.float64]
+    state: NDArray[np.float64]
+    h: NDArray[np.float64]
+
+
+def _valid(run: Run) -> Run:
+    """The run with its bodies checked (ValueError naming the route's argument) and rescaled as
+    :func:`execute` would run it."""
+    if run.checked or not run.n:
+        return run
+    h = run.h * run.longest if run.longest != 1.0 else run.h
+    return _checked(run, _check_bodies(run.route, run.m, run.attitude, h, run.inertia,
+                                       run.threads, run.single, run.original))
+
+
+def _powers(run: Run, a: int, b: int) -> NDArray[np.float64]:
+    """2^(a ka + b kb) per body (n, 1, 1) of a rescaled run (the factor of a derivative of a
+    quantity of units m^a' I^b' ..., see :func:`jacobian`), or 1."""
+    assert run.scaling is not None
+    e = a * run.scaling.ka + b * run.scaling.kb
+    return np.ldexp(1.0, e)[:, :, None]
+
+
+def jacobian(run: Run) -> StepJacobian:
+    """The step of a prepared run of one step of EXACT with its state transition matrix and its
+    derivative in h (the compiled flow_jacobian: the state after the step is that of
+    :func:`execute` bit for bit). Checks the bodies first (ValueError naming the argument)."""
+    run = _valid(run)
+    n, natt = run.n, run.natt
+    if n == 0:
+        return StepJacobian(np.empty((0, 3)), np.empty((0, natt)), np.empty((0, 6, 6)),
+                            np.empty((0, 6)))
+    quadrature = int(run.config[_sn.RUN_QUADRATURE - 1])
+    m1, a1, phi, dh, status = _core.flow_jacobian(run.m.T, run.attitude.T, run.h, run.inertia.T,
+                                                  quadrature, run.threads)
+    if status != _sn.INFO_OK:   # pragma: no cover - sizes made here
+        raise RuntimeError(f"flow_jacobian: status {status}")
+    m1, a1 = m1.T, a1.T
+    state = phi.transpose(2, 0, 1)
+    dh = dh.T
+    if run.scaling is not None:
+        # m = 2^-ka m', t = 2^(ka - kb) t': dm/dtheta and dtheta/dm scale by 2^-+ka, d/dh by
+        # 2^(kb - 2 ka) (momenta) and 2^(kb - ka) (angles)
+        m1 = run.scaling.momenta_back(m1[None])[0]
+        state = np.array(state)
+        state[:, :3, 3:] *= _powers(run, -1, 0)
+        state[:, 3:, :3] *= _powers(run, 1, 0)
+        dh = np.array(dh)
+        dh[:, :3] *= _powers(run, -2, 1)[:, :, 0]
+        dh[:, 3:] *= _powers(run, -1, 1)[:, :, 0]
+    return StepJacobian(m1, a1, np.ascontiguousarray(state), np.ascontiguousarray(dh))
+
+
+def inertia_jacobian(run: Run) -> NDArray[np.float64]:
+    """The derivatives (n, 6, 3) of the step of each body of a prepared run of one step of
+    EXACT with respect to its three moments, in the user's units (the compiled
+    flow_inertia_jacobian)."""
+    run = _valid(run)
+    n = run.n
+    if n == 0:
+        return np.empty((0, 6, 3))
+    quadrature = int(run.config[_sn.RUN_QUADRATURE - 1])
+    di, status = _core.flow_inertia_jacobian(run.m.T, run.h, run.inertia.T, quadrature,
+                                             run.threads)
+    if status != _sn.INFO_OK:   # pragma: no cover - sizes made here
+        raise RuntimeError(f"flow_inertia_jacobian: status {status}")
+    di = np.ascontiguousarray(di.transpose(2, 0, 1))
+    if run.scaling is not None:
+        di[:, :3] *= _powers(run, -1, 1)
+        di[:, 3:] *= _powers(run, 0, 1)
+    return di
 
 
 _ZEROS3 = _read_only(np.zeros(3))

@@ -1,0 +1,214 @@
+! Exact derivatives of the exact free flow (exact_flow.free_flow): the state transition matrix of a
+! step and its sensitivities to the step and to the moments of inertia, from the closed form.
+!
+! Conventions. State x = (m, Q) (or (m, q)); a perturbation is (dm, dth) with the attitude perturbed
+! in the body frame, Q~ = Q exp(hat(dth)) (q~ = q (1, dth/2) to first order). The jacobian of a step
+! of length h: phi (6, 6) with (dm1, dth1) = phi (dm0, dth0); dh (6) the derivative of (m1, th1)
+! with respect to h; di (6, 3) with respect to the moments inertia(1:3). Rows and columns in the
+! order (dm, dth).
+!
+! Method (the symmetries of the free body reduce the directions to differentiate to four):
+! * attitude: the flow commutes with rotations of space, so dth0 moves only the attitude,
+!   dth1 = E(w)^T dth0, dm1 = 0 (phi(4:6, 4:6) = E(w)^T, phi(1:3, 4:6) = 0);
+! * time: d/dh is the vector field at the end, (m1 x w1, w1), w1 = inertia^-1 m1;
+! * scale of the momentum: m(lambda m0, h) = lambda m(m0, lambda h), so the radial direction
+!   dm0 = m0 / |m0| gives ((m1 + h f1) / |m0|, h w1 / |m0|);
+! * scale of the moments: flow(m, h, lambda I) = flow(m, h / lambda, I), so
+!   sum_i I_i d/dI_i = -h d/dh, which gives the derivative in the largest moment;
+! * the two tangent directions of the momentum's sphere and the ratios of the two other moments to
+!   the largest: the derivatives of the unit-norm closed form (unit_jacobian), i.e. the flow's own
+!   formulas, branches and reductions on dual numbers (exact_flow_dual), with the derivatives of
+!   sn, cn, dn in the parameter from those of the integral of the first kind (jacobi_derivatives),
+!   and in quadruple precision where the flow takes it (long steps); steady rotations (principal
+!   axes, the sphere) by the exponential of their constant linearisation.
+! The values m1, w are those of free_flow bit for bit.
+module flow_derivatives
+   use kinds, only: dp, qp
+   use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
+   use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_trivial, path_long, &
+                         path_refused, rotate_matrix_tr
+   use unit_jacobian, only: unit_step_jacobian, unit_done, tangent_pair
+   use unit_jacobian_qp, only: unit_step_jacobian_qp => unit_step_jacobian, &
+                               tangent_pair_qp => tangent_pair
+   use dual_numbers, only: nd
+   use rotations, only: qmul, quat_matrix
+   use parallel, only: thread_count
+   implicit none
+   private
+
+   public :: free_flow_jacobian, jacobian_batch, inertia_jacobian_batch
+
+   !> Bodies of a chunk of the batches (the unit of their threads).
+   integer, parameter :: chunk = 8
+
+contains
+
+   !> One step of free_flow (m, h, inertia in any order, quadrature 0..10) with its jacobian:
+   !> m_out, w (Q(h) = Q E(w), q(h) = q w) as free_flow, phi, dh, di (see the header).
+   pure subroutine free_flow_jacobian(m, h, inertia, quadrature, m_out, w, phi, dh, di)
+      real(dp), intent(in) :: m(3), h, inertia(3)
+      integer, intent(in) :: quadrature
+      real(dp), intent(out) :: m_out(3), w(4), phi(6, 6), dh(6), di(6, 3)
+      type(flow_prep_t) :: p
+      real(dp) :: ts(3, 2), m1s(3), ws(4), dm1(3, nd), dth1(3, nd), omega(3), f(3), basis(3, 3)
+      real(dp) :: cm(3, 3), ct(3, 3), imax
+      real(qp) :: mq(3), cq(3), gq, tq(3, 2), m1q(3), wq(4), dm1q(3, nd), dth1q(3, nd)
+      integer :: status, i, j
+
+      call flow_prepare(m, h, inertia, p)
+      phi = 0
+      di = 0
+      if (p%path == path_trivial) then
+         ! m = 0: dm1 = dm0, dth1 = dth0 + h I^-1 dm0; h = 0: the identity
+         m_out = m
+         w = [1.0_dp, 0.0_dp, 0.0_dp, 0.0_dp]
+         do i = 1, 6
+            phi(i, i) = 1
+         end do
+         omega = m / inertia
+         dh(1:3) = cross(m, omega)
+         dh(4:6) = omega
+         if (p%g == 0) then
+            do i = 1, 3
+               phi(3 + i, i) = h / inertia(i)
+            end do
+         end if
+         return
+      end if
+      if (p%path == path_refused) then
+         m_out = ieee_value(1.0_dp, ieee_quiet_nan)
+         w = m_out(1); phi = m_out(1); dh = m_out(1); di = m_out(1)
+         return
+      end if
+      if (p%path == path_long) then
+         ! (the inputs of exact_flow's long_step)
+         do i = 1, 3
+            mq(i) = p%sgn(i) * real(m(p%perm(i)), qp)
+            cq(i) = real(inertia(p%perm(i)), qp) / real(inertia(p%perm(3)), qp)
+         end do
+         gq = sqrt(sum(mq * mq))
+         call tangent_pair_qp(mq / gq, tq)
+         call unit_step_jacobian_qp(mq / gq, gq * real(h, qp) / real(inertia(p%perm(3)), qp), cq, &
+                                    quadrature, tq, m1q, wq, dm1q, dth1q, status)
+         m1s = real(m1q, dp)
+         ws = real(wq, dp)
+         ts = real(tq, dp)
+         dm1 = real(dm1q, dp)
+         dth1 = real(dth1q, dp)
+      else
+         call tangent_pair(p%ms, ts)
+         call unit_step_jacobian(p%ms, p%tau, p%cs, quadrature, ts, m1s, ws, dm1, dth1, status)
+         if (status /= unit_done) then
+            call unit_step_jacobian_qp(real(p%ms, qp), real(p%tau, qp), real(p%cs, qp), &
+                                       quadrature, real(ts, qp), m1q, wq, dm1q, dth1q, status)
+            dm1 = real(dm1q, dp)
+            dth1 = real(dth1q, dp)
+         end if
+      end if
+      call flow_finish(p, m1s, ws, m_out, w)
+
+      ! the momentum: tangents (closed form) and the radial direction (scaling)
+      omega = m_out / inertia
+      f = cross(m_out, omega)
+      do j = 1, 2
+         basis(:, j) = unsorted(p, ts(:, j))
+         cm(:, j) = unsorted(p, dm1(:, j))
+         ct(:, j) = unsorted(p, dth1(:, j)) / p%g
+      end do
+      basis(:, 3) = unsorted(p, p%ms)
+      cm(:, 3) = (m_out + h * f) / p%g
+      ct(:, 3) = (h / p%g) * omega
+      phi(1:3, 1:3) = matmul(cm, transpose(basis))
+      phi(4:6, 1:3) = matmul(ct, transpose(basis))
+      ! the attitude (rotations of space)
+      phi(4:6, 4:6) = transpose(quat_matrix(w))
+      ! the step: the vector field at the end; the semi-exact angle's own derivative in tau
+      dh(1:3) = f
+      dh(4:6) = omega
+      if (quadrature > 0) dh(4:6) = unsorted(p, dth1(:, 5)) * (p%g / inertia(p%perm(3)))
+      ! the moments: ratios to the largest (closed form), the largest by the scaling
+      imax = inertia(p%perm(3))
+      do j = 1, 2
+         di(1:3, p%perm(j)) = unsorted(p, dm1(:, 2 + j)) * (p%g / imax)
+         di(4:6, p%perm(j)) = unsorted(p, dth1(:, 2 + j)) / imax
+      end do
+      di(:, p%perm(3)) = -(h * dh + inertia(p%perm(1)) * di(:, p%perm(1)) &
+                           + inertia(p%perm(2)) * di(:, p%perm(2))) / imax
+   end subroutine free_flow_jacobian
+
+   !> A vector of the sorted frame of flow_prepare in the frame of the body (flow_finish's map).
+   pure function unsorted(p, vs) result(v)
+      type(flow_prep_t), intent(in) :: p
+      real(dp), intent(in) :: vs(3)
+      real(dp) :: v(3)
+      integer :: i
+
+      do i = 1, 3
+         v(p%perm(i)) = p%sgn(i) * vs(i)
+      end do
+   end function unsorted
+
+   pure function cross(a, b) result(c)
+      real(dp), intent(in) :: a(3), b(3)
+      real(dp) :: c(3)
+
+      c = [a(2) * b(3) - a(3) * b(2), a(3) * b(1) - a(1) * b(3), a(1) * b(2) - a(2) * b(1)]
+   end function cross
+
+   !> free_flow_jacobian for the n bodies of a batch, body j with the step h(min(j, nh)) and the
+   !> moments inertia(:, j), its attitude att(:, j) held as a unit quaternion (natt = 4) or as Q^T
+   !> column by column (natt = 9), with the attitudes after the step (the operations of the
+   !> batched steps: q w by qmul, or Q E(w) by rotate_matrix_tr): m_out, att_out, phi, dh. The
+   !> bodies are valid (checked by the caller). The chunks of bodies are shared among the threads
+   !> (parallel.f90); each body's arithmetic is its own, so the results do not depend on the
+   !> thread count.
+   subroutine jacobian_batch(natt, n, nh, m, att, h, inertia, quadrature, threads, m_out, att_out, &
+                             phi, dh)
+      integer, intent(in) :: natt, n, nh, quadrature, threads
+      real(dp), intent(in) :: m(3, n), att(natt, n), h(nh), inertia(3, n)
+      real(dp), intent(out) :: m_out(3, n), att_out(natt, n), phi(6, 6, n), dh(6, n)
+      real(dp) :: w(4), di(6, 3)
+      integer :: ic, b0, b
+
+      !$omp parallel do num_threads(thread_count(threads)) if(n > chunk) schedule(dynamic, 2) &
+      !$omp default(none) private(b0, b, w, di) &
+      !$omp shared(natt, n, nh, m, att, h, inertia, quadrature, m_out, att_out, phi, dh)
+      do ic = 1, (n + chunk - 1) / chunk
+         b0 = (ic - 1) * chunk + 1
+         do b = b0, min(n, b0 + chunk - 1)
+            call free_flow_jacobian(m(:, b), h(min(b, nh)), inertia(:, b), quadrature, m_out(:, b), w, &
+                                    phi(:, :, b), dh(:, b), di)
+            if (natt == 4) then
+               att_out(:, b) = qmul(att(:, b), w)
+            else
+               call rotate_matrix_tr(att(:, b), w, att_out(:, b))
+            end if
+         end do
+      end do
+      !$omp end parallel do
+   end subroutine jacobian_batch
+
+   !> The derivatives di(6, 3, j) of the step of body j with respect to its moments (as
+   !> free_flow_jacobian), for the n bodies of a batch (the momenta m, steps h(min(j, nh)),
+   !> moments inertia), threads as jacobian_batch.
+   subroutine inertia_jacobian_batch(n, nh, m, h, inertia, quadrature, threads, di)
+      integer, intent(in) :: n, nh, quadrature, threads
+      real(dp), intent(in) :: m(3, n), h(nh), inertia(3, n)
+      real(dp), intent(out) :: di(6, 3, n)
+      real(dp) :: m_out(3), w(4), phi(6, 6), dh(6)
+      integer :: ic, b0, b
+
+      !$omp parallel do num_threads(thread_count(threads)) if(n > chunk) schedule(dynamic, 2) &
+      !$omp default(none) private(b0, b, m_out, w, phi, dh) &
+      !$omp shared(n, nh, m, h, inertia, quadrature, di)
+      do ic = 1, (n + chunk - 1) / chunk
+         b0 = (ic - 1) * chunk + 1
+         do b = b0, min(n, b0 + chunk - 1)
+            call free_flow_jacobian(m(:, b), h(min(b, nh)), inertia(:, b), quadrature, m_out, w, phi, &
+                                    dh, di(:, :, b))
+         end do
+      end do
+      !$omp end parallel do
+   end subroutine inertia_jacobian_batch
+
+end module flow_derivatives
