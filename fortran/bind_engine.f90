@@ -18,10 +18,13 @@
 !> torque_none for no torque) and terms(2:, i) its parameters; body the per-body parameters of
 !> the term config(run_body_term); times(1) the initial time and times(2:) the step (one, or one
 !> per body for a torque-free run); m0, att0 the initial state; m, att, ws the state carried
-!> between segments; m_out, att_out the kept states (updated in place).
+!> between segments; m_out, att_out the kept states (updated in place); vs the variational state
+!> carried between segments and vs_out its kept values, flat: vs(nv_rows, n) and vs_out(nv_rows,
+!> n, nk), nv_rows = variational_rows times the columns of the parts config(run_variational)
+!> (module variational), empty without (nv = nv_rows n, nvk = nv_rows n nk).
 subroutine engine_segment(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, &
-                          m0, att0, inertia, nw, m, att, ws, nk, m_out, att_out, status, fail_step, &
-                          fail_body, cb)
+                          m0, att0, inertia, nw, m, att, ws, nk, m_out, att_out, nv, vs, nvk, vs_out, status, &
+                          fail_step, fail_body, cb)
    use kinds, only: dp
    use engine, only: engine_run, segment_t
    use step_interface, only: method_t, nws, info_bad_call
@@ -29,18 +32,22 @@ subroutine engine_segment(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, bod
    use numbers_table, only: run_slots, plan_rows, max_flows, max_torque_terms, torque_term_reals, &
                             torque_body_reals, momentum_torque_kinds, run_family, run_variant, run_quadrature, &
                             run_user_torque, run_body_term, run_nsteps, run_save_every, run_chunk, &
-                            run_threads, run_first_body, run_last_body, run_first_step, run_last_step
+                            run_threads, run_first_body, run_last_body, run_first_step, run_last_step, &
+                            run_variational
+   use variational, only: layout_t, layout_of, variational_rows
    implicit none
-   integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, nw, nk
+   integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, nw, nk, nv, nvk
    integer, intent(in) :: config(nc)
    real(dp), intent(in) :: plan(np, nf), terms(ntr, nt), body(nbr, nb), times(nh1)
    real(dp), intent(in) :: m0(3, n), att0(natt, n), inertia(3, n)
    real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nw, n), m_out(3, n, nk), att_out(natt, n, nk)
+   real(dp), intent(inout) :: vs(nv), vs_out(nvk)
    integer, intent(out) :: status, fail_step, fail_body
    external :: cb
    type(method_t) :: meth
    type(torque_t) :: tq
    type(segment_t) :: seg
+   type(layout_t) :: lay
 
    fail_step = 0
    fail_body = 0
@@ -49,8 +56,10 @@ subroutine engine_segment(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, bod
        .or. ntr /= 1 + torque_term_reals .or. nbr /= torque_body_reals .or. nw /= nws &
        .or. (nh1 /= 2 .and. nh1 /= n + 1) .or. nf < 1 .or. nt < 1 .or. (natt /= 4 .and. natt /= 9)) return
    call configure()
+   lay = layout_of(seg%variational, tq%nterms)
+   if (nv /= variational_rows * lay%ncol * n .or. nvk /= nv * nk) return
    call engine_run(meth, tq, seg, n, nh1 - 1, times(2:nh1), times(1), natt, m0, att0, m, att, ws, &
-                   inertia, nk, m_out, att_out, status, fail_step, fail_body, cb, body)
+                   inertia, nk, m_out, att_out, status, fail_step, fail_body, cb, body, variational_rows * lay%ncol, vs, vs_out)
 
 contains
 
@@ -85,6 +94,7 @@ contains
       seg%b_last = min(n, config(run_last_body))
       seg%k_first = config(run_first_step)
       seg%k_last = min(config(run_last_step), seg%nsteps)
+      seg%variational = config(run_variational)
    end subroutine configure
 end subroutine engine_segment
 
@@ -97,7 +107,7 @@ end subroutine engine_segment
 !> info_rescale for a batch outside the scale range 2^+-config(run_scale_exponent), and nothing
 !> run.
 subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, m0, &
-                        att0, inertia, nk, m_out, att_out, status, fail_step, fail_body)
+                        att0, inertia, nk, m_out, att_out, nvk, vs_out, status, fail_step, fail_body)
    use kinds, only: dp
    use step_interface, only: nws
    use checks, only: check_batch, outside_scale, input_ok
@@ -105,13 +115,13 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
                             run_checks, run_threads, run_scale_exponent, run_slots, plan_rows, &
                             check_extremes, info_bad_input, info_rescale
    implicit none
-   integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, nk
+   integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, nk, nvk
    integer, intent(in) :: config(nc)
    real(dp), intent(in) :: plan(np, nf), terms(ntr, nt), body(nbr, nb), times(nh1)
    real(dp), intent(in) :: m0(3, n), att0(natt, n), inertia(3, n)
-   real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk)
+   real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk), vs_out(nvk)
    integer, intent(out) :: status, fail_step, fail_body
-   real(dp), allocatable :: m(:, :), att(:, :), ws(:, :)
+   real(dp), allocatable :: m(:, :), att(:, :), ws(:, :), vs(:)
    real(dp) :: extremes(check_extremes), longest
    integer :: whole(nc), code, bad, j
 
@@ -138,7 +148,7 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
          end if
       end if
    end if
-   allocate (m(3, n), att(natt, n), ws(nws, n))
+   allocate (m(3, n), att(natt, n), ws(nws, n), vs(nvk / max(nk, 1)))
    whole = config
    if (nc >= max(run_first_body, run_last_body, run_first_step, run_last_step)) then
       whole(run_first_body) = 1
@@ -147,8 +157,8 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
       whole(run_last_step) = config(run_nsteps)
    end if
    call engine_segment(nc, whole, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, m0, att0, &
-                       inertia, nws, m, att, ws, nk, m_out, att_out, status, fail_step, fail_body, &
-                       no_user_torque)
+                       inertia, nws, m, att, ws, nk, m_out, att_out, size(vs), vs, nvk, vs_out, status, &
+                       fail_step, fail_body, no_user_torque)
 
 contains
 

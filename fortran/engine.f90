@@ -14,13 +14,19 @@
 ! A torque-free run takes the family's free steps from one kept state to the next (several steps
 ! a call, each body with its own step length when h is given per body); a failure there is taken
 ! again step by step, so that the failing step is named.
+!
+! A run with a variational state (seg%variational: its parts, module variational) takes the
+! family's variational steps instead, one step at a time: the state and its derivatives S are
+! carried together (in vs between segments) and kept with the states (vs_out).
 module engine
    use kinds, only: dp
    use step_interface
    use torques, only: torque_t, user_torque_cb, torqued
-   use exact_splittings, only: exact_splitting_step, exact_splitting_free_steps, exact_splitting_flows
+   use exact_splittings, only: exact_splitting_step, exact_splitting_free_steps, exact_splitting_flows, &
+                               exact_splitting_variational_step
    use approximate_free_flows, only: approximate_flow_step, approximate_free_steps
-   use runge_kutta, only: runge_kutta_step
+   use runge_kutta, only: runge_kutta_step, runge_kutta_variational_step
+   use variational, only: layout_t, layout_of, initial_state, variational_rows
    use lie_stormer_verlet, only: lie_stormer_verlet_step
    use midpoint_trapezoid, only: midpoint_trapezoid_step
    use parallel, only: thread_count, save_slot, min_parallel_work
@@ -28,14 +34,16 @@ module engine
    implicit none
    private
 
-   public :: family_step, family_free_steps, engine_run, segment_t
+   public :: family_step, family_free_steps, family_variational_step, engine_run, segment_t
 
    !> The part of a run one call takes, and how: steps k_first+1 .. k_last of a run of nsteps
    !> steps (the kept states: save_every, see parallel's save_slot), for the bodies b_first ..
    !> b_last (1-based), stepped chunk bodies at a time on threads threads (0: the OpenMP default).
+   !> variational: the parts of the variational state carried (variational_* bits, 0 none).
    type :: segment_t
       integer :: nsteps = 0, save_every = 0, chunk = 1, threads = 0
       integer :: b_first = 1, b_last = 0, k_first = 0, k_last = 0
+      integer :: variational = 0
    end type segment_t
 
 contains
@@ -78,6 +86,22 @@ contains
       end select
    end function family_free_steps
 
+   !> The variational step of a method family (interface method_variational_step), or null()
+   !> for a family that has none (frb refuses sensitivities of its methods).
+   function family_variational_step(family) result(step)
+      integer, intent(in) :: family
+      procedure(method_variational_step), pointer :: step
+
+      select case (family)
+      case (family_exact_splittings)
+         step => exact_splitting_variational_step
+      case (family_runge_kutta)
+         step => runge_kutta_variational_step
+      case default
+         step => null()
+      end select
+   end function family_variational_step
+
    !> The segment seg of a run of the n bodies from time t0, body j with the step length
    !> h(min(j, nh)) (nh = n only for a torque-free run of a family with free steps), from the
    !> initial state m0, att0 when seg%k_first = 0, else from the state m, att, ws left by the
@@ -88,9 +112,11 @@ contains
    !> j > 0. On failure (a body whose step sets info, or whose state is not finite) that body's
    !> chunk stops; status reports the code, fail_step the step and fail_body the body (1-based) of
    !> the earliest failure (the smallest step, then the smallest body: the same for every
-   !> thread count and every split of the run into segments); status = info_ok otherwise.
+   !> thread count and every split of the run into segments); status = info_ok otherwise. With
+   !> seg%variational, the variational state of body b (module variational: nv = 6 ncol reals) is
+   !> carried in vs(:, b) and kept in vs_out(:, b, j) like the state (its layout: layout_of).
    subroutine engine_run(meth, tq, seg, n, nh, h, t0, natt, m0, att0, m, att, ws, inertia, nk, &
-                         m_out, att_out, status, fail_step, fail_body, cb, tbody)
+                         m_out, att_out, status, fail_step, fail_body, cb, tbody, nv, vs, vs_out)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
       type(segment_t), intent(in) :: seg
@@ -102,6 +128,8 @@ contains
       real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk)
       integer, intent(out) :: status, fail_step, fail_body
       procedure(user_torque_cb) :: cb
+      integer, intent(in) :: nv
+      real(dp), intent(inout) :: vs(nv, n), vs_out(nv, n, nk)
       integer :: b0, nc, ic, code, kfail, jfail, chunk
       type(torque_t) :: tqb
 
@@ -116,12 +144,12 @@ contains
       !$omp    >= min_parallel_work .and. seg%b_last - seg%b_first >= chunk) &
       !$omp default(none) private(b0, nc, code, kfail, jfail) &
       !$omp shared(meth, tqb, seg, chunk, n, nh, h, t0, natt, m0, att0, m, att, ws, inertia, nk, &
-      !$omp        m_out, att_out, status, fail_step, fail_body)
+      !$omp        m_out, att_out, status, fail_step, fail_body, nv, vs, vs_out)
       do ic = 1, (seg%b_last - seg%b_first + chunk) / chunk
          b0 = seg%b_first + (ic - 1) * chunk
          nc = min(chunk, seg%b_last - b0 + 1)
          call run_chunk(meth, tqb, seg, n, b0, nc, nh, h, t0, natt, m0, att0, m, att, ws, inertia, &
-                        nk, m_out, att_out, code, kfail, jfail, cb)
+                        nk, m_out, att_out, code, kfail, jfail, cb, nv, vs, vs_out)
          if (code /= info_ok) then
             !$omp critical (frb_engine_failure)
             if (status == info_ok .or. kfail < fail_step .or. &
@@ -140,7 +168,7 @@ contains
    !> code, kfail and jfail (the body in the chunk, 1-based) report the first failing body of
    !> the first failing step, and the chunk stops there.
    subroutine run_chunk(meth, tq, seg, n, b0, nc, nh, h, t0, natt, m0, att0, m, att, ws, inertia, &
-                        nk, m_out, att_out, code, kfail, jfail, cb)
+                        nk, m_out, att_out, code, kfail, jfail, cb, nv, vs, vs_out)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
       type(segment_t), intent(in) :: seg
@@ -150,7 +178,12 @@ contains
       real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk)
       integer, intent(out) :: code, kfail, jfail
       procedure(user_torque_cb) :: cb
+      integer, intent(in) :: nv
+      real(dp), intent(inout) :: vs(nv, n), vs_out(nv, n, nk)
       real(dp), allocatable :: mc(:, :), ac(:, :), wc(:, :), m_keep(:, :), a_keep(:, :), w_keep(:, :)
+      real(dp), allocatable :: sc(:, :, :)
+      procedure(method_variational_step), pointer :: variational_step
+      type(layout_t) :: lay
       integer, allocatable :: info(:)
       integer :: k, nsub, b1, nhc
       logical :: one_by_one
@@ -166,15 +199,22 @@ contains
       nhc = 1
       if (nh > 1) nhc = nc
       allocate (mc(3, nc), ac(natt, nc), wc(nws, nc), info(nc))
+      ! the variational state of the chunk (none: zero columns)
+      lay = layout_of(seg%variational, tq%nterms)
+      allocate (sc(variational_rows, lay%ncol, nc))
+      variational_step => null()
+      if (lay%ncol > 0) variational_step => family_variational_step(meth%family)
       if (seg%k_first == 0) then
          mc = m0(:, b0:b1)
          ac = att0(:, b0:b1)
          wc = 0.0_dp
+         call initial_state(lay, nc, sc)
          call keep(0)
       else
          mc = m(:, b0:b1)
          ac = att(:, b0:b1)
          wc = ws(:, b0:b1)
+         if (lay%ncol > 0) sc = reshape(vs(:, b0:b1), shape(sc))
       end if
       info = info_ok
       step => family_step(meth%family)
@@ -186,7 +226,18 @@ contains
       one_by_one = .false.
       k = seg%k_first
       do while (k < seg%k_last)
-         if (associated(free_steps)) then
+         if (lay%ncol > 0) then
+            k = k + 1
+            if (.not. associated(variational_step)) then
+               info = info_not_implemented
+            else if (nhc == 1) then
+               call variational_step(meth, nc, k, t0 + (k - 1) * h(1), 1, h(1:1), mc, natt, ac, &
+                                     inertia(:, b0:b1), tqc, lay, sc, info)
+            else
+               call variational_step(meth, nc, k, t0, nc, h(b0:b1), mc, natt, ac, inertia(:, b0:b1), tqc, &
+                                     lay, sc, info)
+            end if
+         else if (associated(free_steps)) then
             ! torque-free: up to the next kept state at once (a failure: again one by one)
             nsub = 1
             if (.not. one_by_one) nsub = next_kept(k, seg%nsteps, seg%save_every, seg%k_last) - k
@@ -234,6 +285,7 @@ contains
          m(:, b0:b1) = mc
          att(:, b0:b1) = ac
          ws(:, b0:b1) = wc
+         if (lay%ncol > 0) vs(:, b0:b1) = reshape(sc, [nv, nc])
       end if
 
    contains
@@ -247,6 +299,7 @@ contains
          if (slot > 0) then
             m_out(:, b0:b1, slot) = mc
             att_out(:, b0:b1, slot) = ac
+            if (lay%ncol > 0) vs_out(:, b0:b1, slot) = reshape(sc, [nv, nc])
          end if
       end subroutine keep
    end subroutine run_chunk

@@ -33,6 +33,8 @@ module exact_flow_lanes
    private
 
    public :: free_flow_chunk
+   ! (the stages the lanes of the derivatives share: flow_tangent_lanes)
+   public :: jacobi_agm_lanes, rj_duplications_lanes, sincos_lanes, atan_ratio_lanes, atan2_ratio_lanes
    !> Number of bodies advanced in lock-step by free_flow_chunk (a shared number).
    public :: flow_lanes_width
 

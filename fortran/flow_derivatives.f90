@@ -26,17 +26,17 @@ module flow_derivatives
    use kinds, only: dp, qp
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
    use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_trivial, path_long, &
-                         path_refused, rotate_matrix_tr
+                         path_refused
    use unit_jacobian, only: unit_step_jacobian, unit_done, tangent_pair
    use unit_jacobian_qp, only: unit_step_jacobian_qp => unit_step_jacobian, &
                                tangent_pair_qp => tangent_pair
    use dual_numbers, only: nd
-   use rotations, only: qmul, quat_matrix
+   use rotations, only: quat_matrix
    use parallel, only: thread_count
    implicit none
    private
 
-   public :: free_flow_jacobian, jacobian_batch, inertia_jacobian_batch
+   public :: free_flow_jacobian, inertia_jacobian_batch
 
    !> Bodies of a chunk of the batches (the unit of their threads).
    integer, parameter :: chunk = 8
@@ -155,42 +155,10 @@ contains
       c = [a(2) * b(3) - a(3) * b(2), a(3) * b(1) - a(1) * b(3), a(1) * b(2) - a(2) * b(1)]
    end function cross
 
-   !> free_flow_jacobian for the n bodies of a batch, body j with the step h(min(j, nh)) and the
-   !> moments inertia(:, j), its attitude att(:, j) held as a unit quaternion (natt = 4) or as Q^T
-   !> column by column (natt = 9), with the attitudes after the step (the operations of the
-   !> batched steps: q w by qmul, or Q E(w) by rotate_matrix_tr): m_out, att_out, phi, dh. The
-   !> bodies are valid (checked by the caller). The chunks of bodies are shared among the threads
-   !> (parallel.f90); each body's arithmetic is its own, so the results do not depend on the
-   !> thread count.
-   subroutine jacobian_batch(natt, n, nh, m, att, h, inertia, quadrature, threads, m_out, att_out, &
-                             phi, dh)
-      integer, intent(in) :: natt, n, nh, quadrature, threads
-      real(dp), intent(in) :: m(3, n), att(natt, n), h(nh), inertia(3, n)
-      real(dp), intent(out) :: m_out(3, n), att_out(natt, n), phi(6, 6, n), dh(6, n)
-      real(dp) :: w(4), di(6, 3)
-      integer :: ic, b0, b
-
-      !$omp parallel do num_threads(thread_count(threads)) if(n > chunk) schedule(dynamic, 2) &
-      !$omp default(none) private(b0, b, w, di) &
-      !$omp shared(natt, n, nh, m, att, h, inertia, quadrature, m_out, att_out, phi, dh)
-      do ic = 1, (n + chunk - 1) / chunk
-         b0 = (ic - 1) * chunk + 1
-         do b = b0, min(n, b0 + chunk - 1)
-            call free_flow_jacobian(m(:, b), h(min(b, nh)), inertia(:, b), quadrature, m_out(:, b), w, &
-                                    phi(:, :, b), dh(:, b), di)
-            if (natt == 4) then
-               att_out(:, b) = qmul(att(:, b), w)
-            else
-               call rotate_matrix_tr(att(:, b), w, att_out(:, b))
-            end if
-         end do
-      end do
-      !$omp end parallel do
-   end subroutine jacobian_batch
-
    !> The derivatives di(6, 3, j) of the step of body j with respect to its moments (as
    !> free_flow_jacobian), for the n bodies of a batch (the momenta m, steps h(min(j, nh)),
-   !> moments inertia), threads as jacobian_batch.
+   !> moments inertia), the chunks of bodies shared among the threads (parallel.f90; each body's
+   !> arithmetic is its own, so the results do not depend on the thread count).
    subroutine inertia_jacobian_batch(n, nh, m, h, inertia, quadrature, threads, di)
       integer, intent(in) :: n, nh, quadrature, threads
       real(dp), intent(in) :: m(3, n), h(nh), inertia(3, n)

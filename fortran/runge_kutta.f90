@@ -28,12 +28,14 @@ module runge_kutta
    use kinds, only: dp
    use step_interface
    use numbers_table, only: variant_rk4
-   use torques, only: torque_t, user_torque_cb, torque_batch, torqued
-   use rotations, only: cross, quat_normalize
+   use torques, only: torque_t, user_torque_cb, torque_batch, torqued, torque_jacobian_t, torque_jacobian, &
+                      torque_term_reals
+   use rotations, only: cross, quat_normalize, qmul, qconj
+   use variational, only: layout_t
    implicit none
    private
 
-   public :: runge_kutta_step
+   public :: runge_kutta_step, runge_kutta_variational_step
 
 
 contains
@@ -133,5 +135,170 @@ contains
          m(:, j) = inertia(:, j) * (w + (aw(:, j) + kw) / 6.0_dp)
       end do
    end subroutine runge_kutta_step
+
+   !> One RK4 step (runge_kutta_step's stages and values, bit for bit: with no torque the torque of
+   !> torque_batch is 0, and the stages are those of rk4_free_body) with the variational state
+   !> (step_interface's method_variational_step): the tangent of every stage (forward mode), in the
+   !> state's coordinates (q, W = I^-1 m): a column (dm, dtheta) enters as dq = q (0, dtheta/2),
+   !> dW = I^-1 (dm - dI W), the torque at a stage by torque_jacobian at its normalised
+   !> quaternion qn (dtheta_n = 2 vec(conj(qn) dqn), dqn = (dqs - qn (qn . dqs)) / |qs|) and its
+   !> momentum I W, and the step leaves with dtheta1 = 2 vec(conj(q1) dq1) of the normalised q1.
+   subroutine runge_kutta_variational_step(meth, n, k, t, nh, h, m, natt, att, inertia, tq, lay, s, info)
+      type(method_t), intent(in) :: meth
+      integer, intent(in) :: n, k, nh, natt
+      real(dp), intent(in) :: t, h(nh), inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), att(natt, n)
+      type(torque_t), intent(in) :: tq
+      type(layout_t), intent(in) :: lay
+      real(dp), intent(inout) :: s(6, lay%ncol, n)
+      integer, intent(inout) :: info(n)
+      real(dp) :: qs(4, n, 4), qn(4, n, 4), wst(3, n, 4), tb(3, n), tbs(3, n, 4), ms(3, n), aq(4, n), aw(3, n)
+      real(dp) :: qsum(4, n), wsum(3, n), w(3), kq(4), kw(3), th, hh
+      integer :: j, stage
+
+      if (meth%variant /= variant_rk4 .or. natt /= 4 .or. nh /= 1 .or. tq%user /= 0) then
+         info = info_not_implemented
+         return
+      end if
+      hh = h(1)
+      ms = m
+      ! the values: runge_kutta_step's torqued stages, the stage points recorded (stage 1: q, W)
+      th = t + 0.5_dp * hh
+      do j = 1, n
+         qs(:, j, 1) = att(:, j)
+         qn(:, j, 1) = att(:, j)
+         wst(:, j, 1) = m(:, j) / inertia(:, j)
+      end do
+      call torque_batch(tq, n, t, k, 4, att, m, inertia, tb, no_torque)
+      tbs(:, :, 1) = tb
+      do j = 1, n
+         w = m(:, j) / inertia(:, j)
+         call rk4_rates(hh, att(:, j), w, inertia(:, j), tb(:, j), kq, kw)
+         aq(:, j) = kq
+         aw(:, j) = kw
+         qs(:, j, 2) = att(:, j) + 0.5_dp * kq
+         wst(:, j, 2) = w + 0.5_dp * kw
+         qn(:, j, 2) = quat_normalize(qs(:, j, 2))
+      end do
+      do stage = 2, 3
+         if (tq%momentum) ms = inertia * wst(:, :, stage)
+         call torque_batch(tq, n, th, k, 4, qn(:, :, stage), ms, inertia, tb, no_torque)
+         tbs(:, :, stage) = tb
+         do j = 1, n
+            call rk4_rates(hh, qs(:, j, stage), wst(:, j, stage), inertia(:, j), tb(:, j), kq, kw)
+            aq(:, j) = aq(:, j) + 2.0_dp * kq
+            aw(:, j) = aw(:, j) + 2.0_dp * kw
+            w = m(:, j) / inertia(:, j)
+            if (stage == 2) then
+               qs(:, j, 3) = att(:, j) + 0.5_dp * kq
+               wst(:, j, 3) = w + 0.5_dp * kw
+            else
+               qs(:, j, 4) = att(:, j) + kq
+               wst(:, j, 4) = w + kw
+            end if
+            qn(:, j, stage + 1) = quat_normalize(qs(:, j, stage + 1))
+         end do
+      end do
+      if (tq%momentum) ms = inertia * wst(:, :, 4)
+      call torque_batch(tq, n, t + hh, k, 4, qn(:, :, 4), ms, inertia, tb, no_torque)
+      tbs(:, :, 4) = tb
+      do j = 1, n
+         call rk4_rates(hh, qs(:, j, 4), wst(:, j, 4), inertia(:, j), tb(:, j), kq, kw)
+         w = m(:, j) / inertia(:, j)
+         qsum(:, j) = att(:, j) + (aq(:, j) + kq) / 6.0_dp
+         wsum(:, j) = w + (aw(:, j) + kw) / 6.0_dp
+         att(:, j) = quat_normalize(att(:, j) + (aq(:, j) + kq) / 6.0_dp)
+         m(:, j) = inertia(:, j) * (w + (aw(:, j) + kw) / 6.0_dp)
+      end do
+      ! the tangents, body by body
+      do j = 1, n
+         call rk4_tangents(tq, k, t, hh, inertia(:, j), qs(:, j, :), qn(:, j, :), wst(:, j, :), tbs(:, j, :), &
+                           qsum(:, j), wsum(:, j), att(:, j), j, lay, s(:, :, j))
+      end do
+   end subroutine runge_kutta_variational_step
+
+   !> The tangents of runge_kutta_variational_step for one body (body j of the chunk): its stage
+   !> points qs, qn (normalised), wst and torques tbs (stage 1: q, W), qsum = q + aq / 6 and
+   !> wsum = W + aw / 6, q1 the quaternion after the step; s updated in place.
+   subroutine rk4_tangents(tq, k, t, h, inertia, qs, qn, wst, tbs, qsum, wsum, q1, j, lay, s)
+      type(torque_t), intent(in) :: tq
+      integer, intent(in) :: k, j
+      real(dp), intent(in) :: t, h, inertia(3), qs(4, 4), qn(4, 4), wst(3, 4), tbs(3, 4), qsum(4), wsum(3)
+      real(dp), intent(in) :: q1(4)
+      type(layout_t), intent(in) :: lay
+      real(dp), intent(inout) :: s(6, lay%ncol)
+      real(dp), parameter :: cs(4) = [0.0_dp, 0.5_dp, 0.5_dp, 1.0_dp]
+      real(dp), parameter :: weights(4) = [1.0_dp, 2.0_dp, 2.0_dp, 1.0_dp]
+      type(torque_jacobian_t) :: jac(4)
+      real(dp) :: dq(4), dw(3), di(3), dhc, dqs(4), dws(3), dtb(3), daq(4), daw(3), dkq(4), dkw(3)
+      real(dp) :: dqn(4), dthn(3), dms(3), ws(3), lw(3), dlw(3), nq, dqt(4)
+      integer :: c, st, i, l, c0
+
+      do st = 1, 4
+         call torque_jacobian(tq, t + cs(st) * h, j, 4, qn(:, st), inertia * wst(:, st), inertia, jac(st))
+      end do
+      do c = 1, lay%ncol
+         ! the seeds: (dm, dtheta) -> (dq, dW); the columns of h and of the moments
+         dhc = 0.0_dp
+         if (c == lay%h) dhc = 1.0_dp
+         di = 0.0_dp
+         if (lay%inertia > 0 .and. c >= lay%inertia .and. c < lay%inertia + 3) di(c - lay%inertia + 1) = 1.0_dp
+         dq = qmul(qs(:, 1), [0.0_dp, 0.5_dp * s(4, c), 0.5_dp * s(5, c), 0.5_dp * s(6, c)])
+         dw = (s(1:3, c) - wst(:, 1) * di) / inertia
+         daq = 0.0_dp
+         daw = 0.0_dp
+         dkq = 0.0_dp
+         dkw = 0.0_dp
+         do st = 1, 4
+            ! the stage point's tangent: (q, W) + c_s (kq, kw) of the previous stage
+            dqs = dq + cs(st) * dkq
+            dws = dw + cs(st) * dkw
+            ! the torque's tangent at the stage
+            nq = sqrt(sum(qs(:, st)**2))
+            dqn = (dqs - qn(:, st) * sum(qn(:, st) * dqs)) / nq
+            dthn = 2 * vec_conj_mul(qn(:, st), dqn)
+            dms = di * wst(:, st) + inertia * dws
+            dtb = matmul(jac(st)%dth, dthn) + matmul(jac(st)%dm, dms) + matmul(jac(st)%di, di) &
+                  + jac(st)%dt * ((k - 1 + cs(st)) * dhc)
+            if (lay%torque > 0 .and. c >= lay%torque) then
+               c0 = c - lay%torque
+               i = c0 / torque_term_reals + 1
+               l = mod(c0, torque_term_reals) + 1
+               dtb = dtb + jac(st)%dp(:, l, i)
+            end if
+            ! kq = (h/2) qs (0, ws), kw = h (tb + (I ws) x ws) / I, and their tangents
+            ws = wst(:, st)
+            dkq = (0.5_dp * dhc) * qmul(qs(:, st), [0.0_dp, ws(1), ws(2), ws(3)]) &
+                  + (0.5_dp * h) * (qmul(dqs, [0.0_dp, ws(1), ws(2), ws(3)]) &
+                                    + qmul(qs(:, st), [0.0_dp, dws(1), dws(2), dws(3)]))
+            lw = tbs(:, st) + cross(inertia * ws, ws)
+            dlw = dtb + cross(di * ws + inertia * dws, ws) + cross(inertia * ws, dws)
+            dkw = dhc * lw / inertia + h * dlw / inertia - h * lw * di / inertia**2
+            daq = daq + weights(st) * dkq
+            daw = daw + weights(st) * dkw
+         end do
+         ! the step: q1 = qsum / |qsum|, m1 = I wsum
+         dqt = dq + daq / 6.0_dp
+         nq = sqrt(sum(qsum**2))
+         s(4:6, c) = 2 * vec_conj_mul(q1, (dqt - q1 * sum(q1 * dqt)) / nq)
+         s(1:3, c) = di * wsum + inertia * (dw + daw / 6.0_dp)
+      end do
+   end subroutine rk4_tangents
+
+   !> vec(conj(p) q).
+   pure function vec_conj_mul(p, q) result(v)
+      real(dp), intent(in) :: p(4), q(4)
+      real(dp) :: v(3), r(4)
+
+      r = qmul(qconj(p), q)
+      v = r(2:4)
+   end function vec_conj_mul
+
+   !> The call-back of a run without a Python torque (never called: torques' user_torque_cb).
+   subroutine no_torque(nu, t, step, qt, mu, tb)
+      integer, intent(in) :: nu, step
+      real(dp), intent(in) :: t, qt(3, 3, nu), mu(3, nu)
+      real(dp), intent(inout) :: tb(3, nu)
+   end subroutine no_torque
 
 end module runge_kutta

@@ -22,22 +22,25 @@ _F64 = NDArray[np.float64]
 #: attitudes and ``m`` (3, n) the momenta, fills and returns ``tb`` (3, n), the body torques.
 _UserTorque = Callable[[int, float, int, _F64, _F64, _F64], Any]
 
-# the time loop: a segment of a run (the state carried in m, att, ws), or a whole run in one
-# call. plan (PLAN_ROWS, flows): kind, fraction of h; terms (1 + TORQUE_TERM_REALS, terms): kind,
-# parameters; body (TORQUE_BODY_REALS, bodies); times: t0, then h (one, or one per body).
-# (status, fail_step, fail_body), status 0 (INFO_OK) when every body ran
+# the time loop: a segment of a run (the state carried in m, att, ws, and the variational state
+# in vs), or a whole run in one call. plan (PLAN_ROWS, flows): kind, fraction of h; terms
+# (1 + TORQUE_TERM_REALS, terms): kind, parameters; body (TORQUE_BODY_REALS, bodies); times: t0,
+# then h (one, or one per body); vs (nv n,), vs_out (nv n nk,): the variational state, flat (nv = 0
+# without, else VARIATIONAL_ROWS times its columns). (status, fail_step, fail_body), status 0
+# (INFO_OK) when every body ran
 def engine_segment(config: ArrayLike, plan: ArrayLike, terms: ArrayLike, body: ArrayLike,
                    times: ArrayLike, m0: ArrayLike, att0: ArrayLike, inertia: ArrayLike,
-                   m: _F64, att: _F64, ws: _F64, m_out: _F64, att_out: _F64, cb: _UserTorque,
+                   m: _F64, att: _F64, ws: _F64, m_out: _F64, att_out: _F64, vs: _F64,
+                   vs_out: _F64, cb: _UserTorque,
                    cb_extra_args: tuple[Any, ...] = ...) -> tuple[int, int, int]: ...
 def engine_segment_gil(config: ArrayLike, plan: ArrayLike, terms: ArrayLike, body: ArrayLike,
                        times: ArrayLike, m0: ArrayLike, att0: ArrayLike, inertia: ArrayLike,
-                       m: _F64, att: _F64, ws: _F64, m_out: _F64, att_out: _F64,
-                       cb: _UserTorque,
+                       m: _F64, att: _F64, ws: _F64, m_out: _F64, att_out: _F64, vs: _F64,
+                       vs_out: _F64, cb: _UserTorque,
                        cb_extra_args: tuple[Any, ...] = ...) -> tuple[int, int, int]: ...
 def engine_whole(config: ArrayLike, plan: ArrayLike, terms: ArrayLike, body: ArrayLike,
                  times: ArrayLike, m0: ArrayLike, att0: ArrayLike, inertia: ArrayLike,
-                 m_out: _F64, att_out: _F64) -> tuple[int, int, int]: ...
+                 m_out: _F64, att_out: _F64, vs_out: _F64) -> tuple[int, int, int]: ...
 
 # torque-free steps of one body with its checks: (m_out (3,), att_out (natt,), check code,
 # info code)

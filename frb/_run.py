@@ -38,7 +38,7 @@ from .methods import MethodInfo, check_dmv_inertia
 from .rotations import quat_to_matrix_unchecked
 from .schedules import FREE_PLAN, plan as splitting_plan
 from .threads import get_num_threads, resolve as resolve_threads
-from .torques import Torque, UserTorque, as_torque, compiled_terms
+from .torques import PARAMETER_SCALES, Torque, UserTorque, as_torque, compiled_terms
 
 __all__ = ["Route", "Request", "Run", "Outcome", "prepare", "execute", "check", "lean_free_steps",
            "in_segments", "free_flow", "is_rotation_matrix", "StepJacobian", "jacobian",
@@ -94,6 +94,9 @@ class Request(NamedTuple):
     t0: Any = 0.0
     #: the method's name as the user chose it (progress bars; default the method's)
     name: str = ""
+    #: the parts of the variational state to carry (frb.integrate's sensitivities: None, True,
+    #: or names of SENSITIVITY_PARTS)
+    sensitivities: Any = None
 
 
 #: The inputs of the compiled loop (engine_whole, engine_segment), in the order of its arguments.
@@ -151,6 +154,9 @@ class Run(NamedTuple):
     engine_inputs: EngineInputs
     #: the longest free flow of a step, as a fraction of h (for the phase limit)
     longest: float
+    #: the variational state carried: its parts (VARIATIONAL_* bits, 0 none) and its columns
+    variational: int = 0
+    ncol: int = 0
 
     @property
     def checked(self) -> bool:
@@ -178,11 +184,66 @@ class Run(NamedTuple):
 
 class Outcome(NamedTuple):
     """The kept states of a run: momenta (K, n, 3) and attitudes (K, n, natt), in the user's
-    units; filled up to the failure when there is one (``failure``, not raised)."""
+    units; filled up to the failure when there is one (``failure``, not raised); the kept
+    variational states (K, n, 6, ncol) in the user's units when the run carries them."""
 
     m: NDArray[np.float64]
     attitude: NDArray[np.float64]
     failure: Optional[IntegrationError] = None
+    variational: Optional[NDArray[np.float64]] = None
+
+
+#: The parts of a variational state (frb.integrate's ``sensitivities``), by name: the
+#: derivatives with respect to the initial state, h, the principal moments and the parameters
+#: of the torque's terms.
+SENSITIVITY_PARTS = {"state": _sn.VARIATIONAL_STATE, "h": _sn.VARIATIONAL_H,
+                     "inertia": _sn.VARIATIONAL_INERTIA, "torque": _sn.VARIATIONAL_TORQUE}
+
+
+def variational_columns(parts: int, nterms: int) -> int:
+    """The columns of a variational state of these parts for a torque of nterms built-in terms
+    (the layout of fortran/variational.f90: state 6, h 1, moments 3, TORQUE_TERM_REALS a term)."""
+    return (6 * bool(parts & _sn.VARIATIONAL_STATE) + bool(parts & _sn.VARIATIONAL_H)
+            + 3 * bool(parts & _sn.VARIATIONAL_INERTIA)
+            + _sn.TORQUE_TERM_REALS * nterms * bool(parts & _sn.VARIATIONAL_TORQUE))
+
+
+def _variational_parts(value: Any, info: MethodInfo, user: Optional[Torque], quadrature: int,
+                       name: str) -> int:
+    """The VARIATIONAL_* bits of frb.integrate's ``sensitivities`` (None / False: 0; True: the
+    state; a name or names of SENSITIVITY_PARTS); ValueError for a method, torque or option
+    whose sensitivities frb does not compute, naming it."""
+    if value is None or value is False:
+        return 0
+    if value is True:
+        names: tuple[Any, ...] = ("state",)
+    elif isinstance(value, str):
+        names = (value,)
+    else:
+        try:
+            names = tuple(value)
+        except TypeError:
+            raise TypeError("sensitivities must be True, False, None or names among "
+                            f"{', '.join(SENSITIVITY_PARTS)}, got {value!r}") from None
+    parts = 0
+    for part in names:
+        if not isinstance(part, str) or part not in SENSITIVITY_PARTS:
+            raise ValueError(f"sensitivities: {part!r} is not one of "
+                             f"{', '.join(SENSITIVITY_PARTS)}")
+        parts |= SENSITIVITY_PARTS[part]
+    if not parts:
+        return 0
+    if not info.sensitivities:
+        raise ValueError(f"sensitivities are computed for EXACT, the exact-flow splittings "
+                         f"(STRANG, YOSHIDA4, RKN6_14, coefficients=) and RK4, not for method "
+                         f"{name or info.name}")
+    if user is not None:
+        raise ValueError("sensitivities are computed for the built-in torques of frb.torques "
+                         "(their compiled form), not for a torque called from Python")
+    if quadrature:
+        raise ValueError("sensitivities are computed for the exact free flow (quadrature=0), "
+                         "not for the semi-exact flows")
+    return parts
 
 
 def _read_only(a: NDArray[Any]) -> NDArray[Any]:
@@ -199,7 +260,8 @@ _H_WANT = "a real number (or, for a batch, an array of real numbers)"
 assert (_sn.RUN_FAMILY, _sn.RUN_VARIANT, _sn.RUN_QUADRATURE, _sn.RUN_USER_TORQUE,
         _sn.RUN_BODY_TERM, _sn.RUN_NSTEPS, _sn.RUN_SAVE_EVERY, _sn.RUN_CHUNK, _sn.RUN_THREADS,
         _sn.RUN_FIRST_BODY, _sn.RUN_LAST_BODY, _sn.RUN_FIRST_STEP, _sn.RUN_LAST_STEP,
-        _sn.RUN_CHECKS, _sn.RUN_SCALE_EXPONENT, _sn.RUN_SLOTS) == tuple(range(1, 16)) + (15,)
+        _sn.RUN_CHECKS, _sn.RUN_SCALE_EXPONENT, _sn.RUN_VARIATIONAL,
+        _sn.RUN_SLOTS) == tuple(range(1, 17)) + (16,)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -360,6 +422,8 @@ def prepare(req: Request) -> Run:
     if matrices_turned and n:
         # held as quaternions by the other families (the conversion of frb.matrix_to_quat)
         att = _core.matrix_quaternions(att.reshape(n, 3, 3).T).T
+    parts = _variational_parts(req.sensitivities, info, user, quadrature, req.name)
+    ncol = variational_columns(parts, 0 if terms[0, 0] == _sn.TORQUE_NONE else terms.shape[0])
     user_code = 0
     if user is not None:
         user_code = 2 if user.uses_momentum or user.needs_inertia else 1
@@ -369,13 +433,14 @@ def prepare(req: Request) -> Run:
                                                          threads or get_num_threads())
     config = _config((info.family, variant, quadrature, user_code, body_term, nsteps, save_every,
                       chunk, run_threads, 1, n, 0, nsteps, int(extremes is None),
-                      info.scale_exponent or 0))      # (in the order of the slots RUN_*)
+                      info.scale_exponent or 0, parts))      # (in the order of the slots RUN_*)
     I_run = I2 if I2.shape[0] == n or n == 0 else np.broadcast_to(I2, (n, 3))
     times = np.array((t0, float(h[0]))) if h.shape[0] == 1 else np.concatenate(([t0], h))
     run = Run(route, info, config, plan, terms, tbody, tq, user, m2, att, I_run, h, t0,
               float(h[0]), t0, nsteps, save_every, run_threads, progress, single, form, None,
               I_run, req.attitude, f"{route.label} {req.name or info.name}", 0,
-              (config, plan.T, terms.T, tbody.T, times, m2.T, att.T, I_run.T), longest)
+              (config, plan.T, terms.T, tbody.T, times, m2.T, att.T, I_run.T), longest, parts,
+              ncol)
     return run if extremes is None else _checked(run, extremes)
 
 
@@ -508,16 +573,19 @@ def execute(run: Run) -> Outcome:
     nk = kept_count(run.nsteps, run.save_every)
     m_out = np.empty((nk, n, 3))
     att_out = np.empty((nk, n, natt))
+    # the kept variational states (nk, n, ncol 6): the Fortran (6 ncol, n, nk), passed flat (no
+    # reals without)
+    vs_out = np.empty((nk, n, run.ncol * _sn.VARIATIONAL_ROWS))
     if n == 0:
-        return Outcome(m_out, att_out)
+        return Outcome(m_out, att_out, None, _variational_back(run, vs_out))
     cb: Any = _TorqueCallback(run) if run.user is not None else _no_torque
-    fail = _run_engine(run, m_out, att_out, cb)
+    fail = _run_engine(run, m_out, att_out, cb, vs_out)
     if fail is not None and fail[2] in (_sn.INFO_BAD_INPUT, _sn.INFO_RESCALE):
         # the checks of the compiled loop: an invalid body, or scales to rescale
         h = run.h * run.longest if run.longest != 1.0 else run.h
         run = _checked(run, _check_bodies(run.route, run.m, run.attitude, h, run.inertia,
                                           run.threads, run.single, run.original))
-        fail = _run_engine(run, m_out, att_out, cb)
+        fail = _run_engine(run, m_out, att_out, cb, vs_out)
     if run.user is not None and cb.error is not None:
         raise cb.error
     failure_error = None
@@ -526,11 +594,42 @@ def execute(run: Run) -> Outcome:
         failure_error = failure(run.method.name, int(status), int(step), int(body) - 1, run.single)
     if run.scaling is not None:
         m_out = run.scaling.momenta_back(m_out)
-    return Outcome(m_out, att_out, failure_error)
+    return Outcome(m_out, att_out, failure_error, _variational_back(run, vs_out))
+
+
+def _variational_back(run: Run, vs_out: NDArray[np.float64]) -> Optional[NDArray[np.float64]]:
+    """The kept variational states (K, n, 6, ncol) of a run in the user's units, or None for a
+    run without: a run rescaled by m -> 2^ka m, I -> 2^kb I, t -> 2^(kb - ka) t (frb._scaling)
+    has the momentum rows 2^-ka times the run's, and the columns of m0 2^ka, of h 2^(kb - ka),
+    of the moments 2^kb and of a torque parameter 2^(a ka + b kb) (its PARAMETER_SCALES)."""
+    if not run.ncol:
+        return None
+    s = np.swapaxes(vs_out.reshape(vs_out.shape[:2] + (run.ncol, _sn.VARIATIONAL_ROWS)), -1, -2)
+    sc = run.scaling
+    if sc is None:
+        return s
+    ka, kb = sc.ka[:, 0], sc.kb[:, 0]
+    rows = np.ones((ka.shape[0], 6))
+    rows[:, :3] = np.ldexp(1.0, -ka)[:, None]
+    cols = []
+    parts = run.variational
+    if parts & _sn.VARIATIONAL_STATE:
+        cols += [ka] * 3 + [0 * ka] * 3
+    if parts & _sn.VARIATIONAL_H:
+        cols += [kb - ka]
+    if parts & _sn.VARIATIONAL_INERTIA:
+        cols += [kb] * 3
+    if parts & _sn.VARIATIONAL_TORQUE:
+        form = run.torque.compiled if run.torque is not None else None
+        assert form is not None
+        for kind in form.kinds:
+            cols += [a * ka + b * kb for a, b in PARAMETER_SCALES[kind]]
+    factor = rows[:, :, None] * np.ldexp(1.0, np.stack(cols, axis=-1))[:, None, :]
+    return s * factor[None]
 
 
 def _run_engine(run: Run, m_out: NDArray[np.float64], att_out: NDArray[np.float64],
-                cb: Any) -> tuple[int, int, int] | None:
+                cb: Any, vs_out: NDArray[np.float64]) -> tuple[int, int, int] | None:
     """The compiled loop over the whole run, in segments (in_segments) from the initial state:
     the state is carried between them and the kept states written into m_out, att_out in
     place. Returns None, or (step, body 1-based, status) of the earliest failure."""
@@ -540,17 +639,19 @@ def _run_engine(run: Run, m_out: NDArray[np.float64], att_out: NDArray[np.float6
             (run.first_work or FIRST_WORK):
         # a short run is one call (what in_segments would make of it), with no state carried;
         # also a run of no step, whose call writes the initial state
-        status, fail_step, fail_body = _core.engine_whole(*run.engine_inputs, m_out=m_out.T,
-                                                          att_out=att_out.T)
+        status, fail_step, fail_body = _core.engine_whole(
+            *run.engine_inputs, m_out=m_out.T, att_out=att_out.T, vs_out=vs_out.reshape(-1))
         return (fail_step, fail_body, status) if status else None
     # the state between segments (not touched by a run in one segment: no page faults)
     m = np.empty(run.m.shape)
     att = np.empty(run.attitude.shape)
     ws = np.empty((n, _sn.NWS))
+    vs = np.empty((n, run.ncol * _sn.VARIATIONAL_ROWS))
     compiled = _core.engine_segment_gil if user else _core.engine_segment
     config = np.array(run.config)
     inputs = (config, *run.engine_inputs[1:])
-    state = dict(m=m.T, att=att.T, ws=ws.T, m_out=m_out.T, att_out=att_out.T, cb=cb)
+    state = dict(m=m.T, att=att.T, ws=ws.T, m_out=m_out.T, att_out=att_out.T,
+                 vs=vs.reshape(-1), vs_out=vs_out.reshape(-1), cb=cb)
 
     def advance(b_first: int, b_last: int, k_first: int, k_last: int
                 ) -> tuple[int, int, int] | None:
@@ -761,24 +862,21 @@ def jacobian(run: Run) -> StepJacobian:
         return StepJacobian(np.empty((0, 3)), np.empty((0, natt)), np.empty((0, 6, 6)),
                             np.empty((0, 6)))
     quadrature = int(run.config[_sn.RUN_QUADRATURE - 1])
-    m1, a1, phi, dh, status = _core.flow_jacobian(run.m.T, run.attitude.T, run.h, run.inertia.T,
-                                                  quadrature, run.threads)
+    m1, a1, phit, dh, status = _core.flow_jacobian(run.m.T, run.attitude.T, run.h,
+                                                   run.inertia.T, quadrature, run.threads)
     if status != _sn.INFO_OK:   # pragma: no cover - sizes made here
         raise RuntimeError(f"flow_jacobian: status {status}")
-    m1, a1 = m1.T, a1.T
-    state = phi.transpose(2, 0, 1)
-    dh = dh.T
+    # (C-ordered (n, 6, 6), (n, 3), (n, natt), (n, 6) seen through .T: no copy)
+    m1, a1, state, dh = m1.T, a1.T, phit.T, dh.T
     if run.scaling is not None:
         # m = 2^-ka m', t = 2^(ka - kb) t': dm/dtheta and dtheta/dm scale by 2^-+ka, d/dh by
         # 2^(kb - 2 ka) (momenta) and 2^(kb - ka) (angles)
         m1 = run.scaling.momenta_back(m1[None])[0]
-        state = np.array(state)
         state[:, :3, 3:] *= _powers(run, -1, 0)
         state[:, 3:, :3] *= _powers(run, 1, 0)
-        dh = np.array(dh)
         dh[:, :3] *= _powers(run, -2, 1)[:, :, 0]
         dh[:, 3:] *= _powers(run, -1, 1)[:, :, 0]
-    return StepJacobian(m1, a1, np.ascontiguousarray(state), np.ascontiguousarray(dh))
+    return StepJacobian(m1, a1, state, dh)
 
 
 def inertia_jacobian(run: Run) -> NDArray[np.float64]:
