@@ -31,6 +31,7 @@ module engine
    use midpoint_trapezoid, only: midpoint_trapezoid_step
    use parallel, only: thread_count, save_slot, min_parallel_work
    use checks, only: all_finite
+   use numbers_table, only: engine_chunk
    implicit none
    private
 
@@ -103,7 +104,8 @@ contains
    end function family_variational_step
 
    !> The segment seg of a run of the n bodies from time t0, body j with the step length
-   !> h(min(j, nh)) (nh = n only for a torque-free run of a family with free steps), from the
+   !> h(min(j, nh)) (nh = n only for a torque-free run of a family with free steps) and the
+   !> moments inertia(:, min(j, ni)) (ni = 1: one for all), from the
    !> initial state m0, att0 when seg%k_first = 0, else from the state m, att, ws left by the
    !> previous segment; the state is written back to m, att, ws only when seg%k_last <
    !> seg%nsteps (so that a run in one segment never touches those arrays). The state after
@@ -115,15 +117,15 @@ contains
    !> thread count and every split of the run into segments); status = info_ok otherwise. With
    !> seg%variational, the variational state of body b (module variational: nv = 6 ncol reals) is
    !> carried in vs(:, b) and kept in vs_out(:, b, j) like the state (its layout: layout_of).
-   subroutine engine_run(meth, tq, seg, n, nh, h, t0, natt, m0, att0, m, att, ws, inertia, nk, &
+   subroutine engine_run(meth, tq, seg, n, nh, h, t0, natt, m0, att0, m, att, ws, ni, inertia, nk, &
                          m_out, att_out, status, fail_step, fail_body, cb, tbody, nv, vs, vs_out)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
       type(segment_t), intent(in) :: seg
       !> the per-body parameters of the torque's term tq%body_term, held through a pointer
       real(dp), intent(in), target, optional :: tbody(:, :)
-      integer, intent(in) :: n, nh, natt, nk
-      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), inertia(3, n)
+      integer, intent(in) :: n, nh, natt, nk, ni
+      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), inertia(3, ni)
       real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nws, n)
       real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk)
       integer, intent(out) :: status, fail_step, fail_body
@@ -143,12 +145,12 @@ contains
       !$omp if(real(seg%b_last - seg%b_first + 1, dp) * max(seg%k_last - seg%k_first, 1) &
       !$omp    >= min_parallel_work .and. seg%b_last - seg%b_first >= chunk) &
       !$omp default(none) private(b0, nc, code, kfail, jfail) &
-      !$omp shared(meth, tqb, seg, chunk, n, nh, h, t0, natt, m0, att0, m, att, ws, inertia, nk, &
+      !$omp shared(meth, tqb, seg, chunk, n, nh, h, t0, natt, m0, att0, m, att, ws, ni, inertia, nk, &
       !$omp        m_out, att_out, status, fail_step, fail_body, nv, vs, vs_out)
       do ic = 1, (seg%b_last - seg%b_first + chunk) / chunk
          b0 = seg%b_first + (ic - 1) * chunk
          nc = min(chunk, seg%b_last - b0 + 1)
-         call run_chunk(meth, tqb, seg, n, b0, nc, nh, h, t0, natt, m0, att0, m, att, ws, inertia, &
+         call run_chunk(meth, tqb, seg, n, b0, nc, nh, h, t0, natt, m0, att0, m, att, ws, ni, inertia, &
                         nk, m_out, att_out, code, kfail, jfail, cb, nv, vs, vs_out)
          if (code /= info_ok) then
             !$omp critical (frb_engine_failure)
@@ -166,25 +168,57 @@ contains
 
    !> engine_run for the nc bodies b0 .. b0+nc-1 (one chunk), on the calling thread. On failure
    !> code, kfail and jfail (the body in the chunk, 1-based) report the first failing body of
-   !> the first failing step, and the chunk stops there.
-   subroutine run_chunk(meth, tq, seg, n, b0, nc, nh, h, t0, natt, m0, att0, m, att, ws, inertia, &
+   !> the first failing step, and the chunk stops there. The chunk's state lives in local arrays
+   !> of engine_chunk bodies (no allocation a chunk), or allocated ones for a larger chunk (a
+   !> user torque's whole batch).
+   subroutine run_chunk(meth, tq, seg, n, b0, nc, nh, h, t0, natt, m0, att0, m, att, ws, ni, inertia, &
                         nk, m_out, att_out, code, kfail, jfail, cb, nv, vs, vs_out)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
       type(segment_t), intent(in) :: seg
-      integer, intent(in) :: n, b0, nc, nh, nk, natt
-      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), inertia(3, n)
+      integer, intent(in) :: n, b0, nc, nh, nk, natt, ni
+      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), inertia(3, ni)
       real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nws, n)
       real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk)
       integer, intent(out) :: code, kfail, jfail
       procedure(user_torque_cb) :: cb
       integer, intent(in) :: nv
       real(dp), intent(inout) :: vs(nv, n), vs_out(nv, n, nk)
-      real(dp), allocatable :: mc(:, :), ac(:, :), wc(:, :), m_keep(:, :), a_keep(:, :), w_keep(:, :)
-      real(dp), allocatable :: sc(:, :, :)
+      real(dp) :: mc(3, engine_chunk), ac(9 * engine_chunk), wc(nws, engine_chunk)
+      integer :: info(engine_chunk)
+      real(dp), allocatable :: mb(:, :), ab(:), wb(:, :)
+      integer, allocatable :: ib(:)
+
+      if (nc <= engine_chunk) then
+         call chunk_steps(meth, tq, seg, n, b0, nc, nh, h, t0, natt, m0, att0, m, att, ws, ni, inertia, &
+                          nk, m_out, att_out, code, kfail, jfail, cb, mc, ac, wc, info, nv, vs, vs_out)
+      else
+         allocate (mb(3, nc), ab(natt * nc), wb(nws, nc), ib(nc))
+         call chunk_steps(meth, tq, seg, n, b0, nc, nh, h, t0, natt, m0, att0, m, att, ws, ni, inertia, &
+                          nk, m_out, att_out, code, kfail, jfail, cb, mb, ab, wb, ib, nv, vs, vs_out)
+      end if
+   end subroutine run_chunk
+
+   !> run_chunk with the chunk's state in the arrays mc(3, nc), ac(natt, nc), wc(nws, nc), info(nc)
+   !> (and its variational state, allocated when the run carries one).
+   subroutine chunk_steps(meth, tq, seg, n, b0, nc, nh, h, t0, natt, m0, att0, m, att, ws, ni, inertia, &
+                          nk, m_out, att_out, code, kfail, jfail, cb, mc, ac, wc, info, nv, vs, vs_out)
+      type(method_t), intent(in) :: meth
+      type(torque_t), intent(in) :: tq
+      type(segment_t), intent(in) :: seg
+      integer, intent(in) :: n, b0, nc, nh, nk, natt, ni
+      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), inertia(3, ni)
+      real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nws, n)
+      real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk)
+      integer, intent(out) :: code, kfail, jfail
+      procedure(user_torque_cb) :: cb
+      real(dp), intent(inout) :: mc(3, nc), ac(natt, nc), wc(nws, nc)
+      integer, intent(inout) :: info(nc)
+      integer, intent(in) :: nv
+      real(dp), intent(inout) :: vs(nv, n), vs_out(nv, n, nk)
+      real(dp), allocatable :: m_keep(:, :), a_keep(:, :), w_keep(:, :), ic(:, :), sc(:, :, :)
       procedure(method_variational_step), pointer :: variational_step
       type(layout_t) :: lay
-      integer, allocatable :: info(:)
       integer :: k, nsub, b1, nhc
       logical :: one_by_one
       procedure(method_step), pointer :: step
@@ -198,7 +232,6 @@ contains
       ! the step lengths of this chunk: one for all, or one per body
       nhc = 1
       if (nh > 1) nhc = nc
-      allocate (mc(3, nc), ac(natt, nc), wc(nws, nc), info(nc))
       ! the variational state of the chunk (none: zero columns)
       lay = layout_of(seg%variational, tq%nterms)
       allocate (sc(variational_rows, lay%ncol, nc))
@@ -230,12 +263,13 @@ contains
             k = k + 1
             if (.not. associated(variational_step)) then
                info = info_not_implemented
-            else if (nhc == 1) then
-               call variational_step(meth, nc, k, t0 + (k - 1) * h(1), 1, h(1:1), mc, natt, ac, &
-                                     inertia(:, b0:b1), tqc, lay, sc, info)
+            else if (ni == n) then
+               call variational_step(meth, nc, k, t0 + (k - 1) * h(1), nhc, h(min(b0, nh):min(b1, nh)), mc, &
+                                     natt, ac, inertia(:, b0:b1), tqc, lay, sc, info)
             else
-               call variational_step(meth, nc, k, t0, nc, h(b0:b1), mc, natt, ac, inertia(:, b0:b1), tqc, &
-                                     lay, sc, info)
+               call chunk_moments()
+               call variational_step(meth, nc, k, t0 + (k - 1) * h(1), nhc, h(min(b0, nh):min(b1, nh)), mc, &
+                                     natt, ac, ic, tqc, lay, sc, info)
             end if
          else if (associated(free_steps)) then
             ! torque-free: up to the next kept state at once (a failure: again one by one)
@@ -246,10 +280,12 @@ contains
                a_keep = ac
                w_keep = wc
             end if
-            if (nhc == 1) then
-               call free_steps(meth, nc, k, nsub, 1, h(1:1), mc, natt, ac, inertia(:, b0:b1), wc, info)
+            if (ni == 1) then
+               call free_steps(meth, nc, k, nsub, nhc, h(min(b0, nh):min(b1, nh)), mc, natt, ac, 1, &
+                               inertia, wc, info)
             else
-               call free_steps(meth, nc, k, nsub, nc, h(b0:b1), mc, natt, ac, inertia(:, b0:b1), wc, info)
+               call free_steps(meth, nc, k, nsub, nhc, h(min(b0, nh):min(b1, nh)), mc, natt, ac, nc, &
+                               inertia(:, b0:b1), wc, info)
             end if
             if (nsub > 1 .and. .not. step_ok(nc, natt, info, mc, ac)) then
                one_by_one = .true.
@@ -264,12 +300,20 @@ contains
             k = k + 1
             if (nh > 1) then
                info = info_bad_call
+            else if (natt == 4 .and. associated(step) .and. ni == n) then
+               call step(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, ac, inertia(:, b0:b1), wc, tqc, &
+                         cb, info)
             else if (natt == 4 .and. associated(step)) then
-               call step(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, ac, inertia(:, b0:b1), wc, tqc, cb, info)
-            else if (meth%family == family_exact_splittings) then
+               call chunk_moments()
+               call step(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, ac, ic, wc, tqc, cb, info)
+            else if (meth%family == family_exact_splittings .and. ni == n) then
                ! attitudes held as matrices (Q^T): the exact-flow splittings only
                call exact_splitting_flows(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, natt, ac, &
                                           inertia(:, b0:b1), tqc, cb)
+            else if (meth%family == family_exact_splittings) then
+               call chunk_moments()
+               call exact_splitting_flows(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, natt, ac, ic, &
+                                          tqc, cb)
             else
                info = info_not_implemented
             end if
@@ -290,6 +334,17 @@ contains
 
    contains
 
+      !> ic: the moments of the chunk's bodies (the step routines take one column a body).
+      subroutine chunk_moments()
+         integer :: j
+
+         if (allocated(ic)) return
+         allocate (ic(3, nc))
+         do j = 1, nc
+            ic(:, j) = inertia(:, min(b0 + j - 1, ni))
+         end do
+      end subroutine chunk_moments
+
       !> The state after step kk into its slot of the kept states, if it is kept.
       subroutine keep(kk)
          integer, intent(in) :: kk
@@ -302,7 +357,7 @@ contains
             if (lay%ncol > 0) vs_out(:, b0:b1, slot) = reshape(sc, [nv, nc])
          end if
       end subroutine keep
-   end subroutine run_chunk
+   end subroutine chunk_steps
 
    !> The first body of a chunk that failed in a step: its info code, or info_non_finite for a
    !> state that is not finite.

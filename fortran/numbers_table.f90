@@ -112,6 +112,8 @@ module numbers_table
    integer, parameter, public :: info_rescale = 6
    !> a body's input is invalid (the step: its check code)
    integer, parameter, public :: info_bad_input = 7
+   !> a run of long steps too long for one call (to run in segments)
+   integer, parameter, public :: info_long_run = 8
 
    ! Input check codes (checks.f90): the first problem found in a body's input.
    !> valid input
@@ -157,6 +159,15 @@ module numbers_table
    !> largest |h| |m| / I_min of a step, radians
    real(dp), parameter, public :: phase_limit = 1.0e18_dp
 
+   ! Steps with |h| |m| / I_min above this many radians run the exact flow in quadruple precision
+   ! (the phase and the angle grow linearly with the step, so double precision would lose that many
+   ! ulps); a run of such steps is entered in calls of at most long_run_work body-steps (about 0.1
+   ! s) so that Ctrl-C stops it soon.
+   !> radians of a step beyond which it runs in quadruple precision
+   real(dp), parameter, public :: long_step_threshold = 64.0_dp
+   !> body-steps of a run of long steps in one compiled call
+   integer, parameter, public :: long_run_work = 1024
+
    ! Bodies with I_max / I_min above this run the exact flow in quadruple precision (in double
    ! precision the product of the scaled moments, down to (I_min / I_max)^2, would underflow).
    !> largest I_max / I_min of the double precision path
@@ -184,6 +195,10 @@ module numbers_table
    integer, parameter, public :: flow_lanes_width = 8
    !> bodies of the DMV lanes in lock-step
    integer, parameter, public :: dmv_lanes_width = 16
+
+   ! Threads of the batched loops (parallel.f90).
+   !> fewest body-steps a loop starts its threads for: 1-2 ms of exact flows or torqued steps, against tens of microseconds to wake the threads
+   integer, parameter, public :: min_parallel_work = 16384
 
    ! Slots of the integer configuration of a run of the time loop (engine_run): the method, the
    ! torque, the steps, the kept states and the part of the run a call takes.
