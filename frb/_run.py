@@ -856,6 +856,11 @@ def _powers(run: Run, a: int, b: int) -> NDArray[np.float64]:
     return np.ldexp(1.0, e)[:, :, None]
 
 
+def _moments_of_bodies(run: Run) -> NDArray[np.float64]:
+    """The run's moments (n, 3), one row a body (the loop's shared row repeated)."""
+    return np.ascontiguousarray(np.broadcast_to(run.inertia, (run.n, 3)))
+
+
 def jacobian(run: Run) -> StepJacobian:
     """The step of a prepared run of one step of EXACT with its state transition matrix and its
     derivative in h (the compiled flow_jacobian: the state after the step is that of
@@ -867,7 +872,8 @@ def jacobian(run: Run) -> StepJacobian:
                             np.empty((0, 6)))
     quadrature = int(run.config[_sn.RUN_QUADRATURE - 1])
     m1, a1, phit, dh, status = _core.flow_jacobian(run.m.T, run.attitude.T, run.h,
-                                                   run.inertia.T, quadrature, run.threads)
+                                                   _moments_of_bodies(run).T, quadrature,
+                                                   run.threads)
     if status != _sn.INFO_OK:   # pragma: no cover - sizes made here
         raise RuntimeError(f"flow_jacobian: status {status}")
     # (C-ordered (n, 6, 6), (n, 3), (n, natt), (n, 6) seen through .T: no copy)
@@ -892,8 +898,8 @@ def inertia_jacobian(run: Run) -> NDArray[np.float64]:
     if n == 0:
         return np.empty((0, 6, 3))
     quadrature = int(run.config[_sn.RUN_QUADRATURE - 1])
-    di, status = _core.flow_inertia_jacobian(run.m.T, run.h, run.inertia.T, quadrature,
-                                             run.threads)
+    di, status = _core.flow_inertia_jacobian(run.m.T, run.h, _moments_of_bodies(run).T,
+                                             quadrature, run.threads)
     if status != _sn.INFO_OK:   # pragma: no cover - sizes made here
         raise RuntimeError(f"flow_inertia_jacobian: status {status}")
     di = np.ascontiguousarray(di.transpose(2, 0, 1))

@@ -248,3 +248,16 @@ def test_refusals():
         frb.integrate(m0, q0, INERTIA, 0.1, 3, method="EXACT", sensitivities="moments")
     with pytest.raises(TypeError, match="sensitivities"):
         frb.integrate(m0, q0, INERTIA, 0.1, 3, method="EXACT", sensitivities=3)
+
+
+def test_step_jacobian_of_a_batch_with_shared_moments():
+    """quat_step(..., jacobian=True) of a batch with one row of moments for all bodies: each
+    body's matrices are those of its own step, bit for bit (the compiled loop shares the row;
+    the jacobian takes one row a body)."""
+    m0, q0 = bodies(20, 6)
+    m1, q1, jac = frb.quat_step(m0, q0, 0.3, INERTIA, jacobian=True)
+    for b in (0, 7, 19):
+        mb, qb, jb = frb.quat_step(m0[b], q0[b], 0.3, INERTIA, jacobian=True)
+        assert np.array_equal(jac.state[b], jb.state) and np.array_equal(jac.h[b], jb.h)
+        assert np.array_equal(jac.inertia[b], jb.inertia)
+        assert np.array_equal(m1[b], mb) and np.array_equal(q1[b], qb)
