@@ -261,3 +261,17 @@ def test_step_jacobian_of_a_batch_with_shared_moments():
         assert np.array_equal(jac.state[b], jb.state) and np.array_equal(jac.h[b], jb.h)
         assert np.array_equal(jac.inertia[b], jb.inertia)
         assert np.array_equal(m1[b], mb) and np.array_equal(q1[b], qb)
+
+
+def test_inertia_tensor():
+    """An inertia tensor: the run in the principal frame, its Phi and d/dh mapped back
+    (D S D^T, D = diag(R, R)), against finite differences in the given frame; the moments'
+    and the torque's derivatives are refused for a tensor."""
+    m0, q0 = bodies(2, 7)
+    J = np.array([[2.0, 0.3, -0.1], [0.3, 1.5, 0.2], [-0.1, 0.2, 1.1]])
+    for method, torque in (("EXACT", None), ("STRANG", "field"), ("RK4", "damping")):
+        tq = TORQUES[torque]() if torque else None
+        _, worst = check_method(method, tq, m0, q0, J, 0.07, 10, ("state", "h"), save_every=5)
+        assert worst < TOL, method
+    with pytest.raises(ValueError, match="tensors"):
+        frb.integrate(m0, q0, J, 0.07, 3, method="EXACT", sensitivities=("state", "inertia"))
