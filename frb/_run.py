@@ -323,6 +323,7 @@ def prepare(req: Request) -> Run:
         _validate.flag(req.progress, "progress")
     t0 = req.t0 if type(req.t0) is float and math.isfinite(req.t0) else \
         _validate.real_scalar(req.t0, "t0")
+    _validate.times_in_range(t0, h, nsteps, route.names["h"])
     tq = as_torque(req.torque)
     if tq is not None and not info.accepts(tq):
         raise ValueError(info.refusal(tq))

@@ -34,7 +34,7 @@ from . import _numbers_table as _sn
 
 __all__ = ["ORTHOGONALITY_TOLERANCE", "PHASE_LIMIT", "INT32_MAX", "MAX_STEPS", "fmt",
            "real_array", "real_scalar", "integer", "count", "flag", "save_every",
-           "first_nonfinite", "norm3", "phase", "phase_scalar", "options_of"]
+           "first_nonfinite", "times_in_range", "norm3", "phase", "phase_scalar", "options_of"]
 
 #: Tolerance of the attitude checks: ``Q^T Q = 1`` entrywise and ``| |q| - 1 |`` (the shared
 #: ``ATTITUDE_TOLERANCE`` of the compiled checks).
@@ -247,6 +247,20 @@ def save_every(value: Any) -> int:
     if isinstance(value, str):
         raise ValueError(f"save_every must be a positive integer, None or 'final', got {value!r}")
     return min(integer(value, "save_every (a positive integer, None or 'final')", 1), INT32_MAX)
+
+
+def times_in_range(t0: float, h: NDArray[np.float64], nsteps: int, name_h: str = "h") -> None:
+    """ValueError naming ``name_h`` when a time ``t0 + k h`` of a run of ``nsteps`` steps is
+    beyond the float64 range (``h`` a float64 array: one step, or one a body)."""
+    if not nsteps or not h.size:
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        span = float(nsteps) * h
+        last = t0 + span
+    if not (np.isfinite(span).all() and np.isfinite(last).all()):
+        raise ValueError(f"{name_h} is too long for {nsteps} steps: the times t0 + k {name_h} of "
+                         f"the run (t0 = {fmt(t0)}, {name_h} up to {fmt(float(np.abs(h).max()))}) "
+                         "go beyond the float64 range")
 
 
 def norm3(v: ArrayLike) -> NDArray[np.float64]:

@@ -41,7 +41,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
-from .rotations import (matrix_to_quat_unchecked, quaternion_product, rotate, rotate_back)
+from .rotations import (kinetic_energy_unchecked, matrix_to_quat_unchecked, quaternion_product,
+                        rotate, rotate_back)
 from .torques import as_torque
 
 __all__ = ["SYMMETRY_TOLERANCE", "principal_axes", "PrincipalFrame", "tensor_frame",
@@ -289,7 +290,7 @@ class PrincipalFrame:
         """``m . J^-1 m / 2`` of user-frame momenta (..., 3) (bodies on the second-last axis),
         computed in the principal frame."""
         mp = self.momentum_in(np.asarray(m, dtype=np.float64))
-        return 0.5 * np.sum(mp**2 / self.moments, axis=-1)
+        return kinetic_energy_unchecked(mp, self.moments)
 
     def torque_in(self, torque: Any) -> Any:
         """The torque of a route in the principal frame (:meth:`frb.torques.Torque.in_frame`);

@@ -345,7 +345,26 @@ def kinetic_energy(m: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
             f" (body {int(np.argmax(~(inertia > 0).all(axis=-1).reshape(-1)))})"
         raise ValueError("inertia must contain strictly positive moments of inertia" + body)
     _broadcast("m", m, 1, "inertia", inertia, 1)
-    return np.sum(m * m / (2.0 * inertia), axis=-1)
+    return kinetic_energy_unchecked(m, inertia)
+
+
+def kinetic_energy_unchecked(m: NDArray[np.float64], inertia: NDArray[np.float64]
+                             ) -> NDArray[np.float64]:
+    """``sum m_i^2 / (2 I_i)`` over the last axis of float64 arrays that broadcast, the moments
+    positive and finite, without spurious overflow or underflow: ``m`` and the moments are scaled
+    by powers of two (``m = 2^a m'`` with ``|m'| < 1``, ``I = 2^c I'`` with ``I'_max < 1``), the
+    sum formed from the scaled values and multiplied by ``2^(2a - c)`` once (:func:`numpy.ldexp`:
+    one rounding, into the subnormals if the energy is that small). A power of two is exact, so
+    the result equals the plain formula bit for bit wherever that neither overflows nor
+    underflows; it is infinite only when the energy is beyond the float64 range."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        big_m = np.abs(m).max(axis=-1, initial=0.0)
+        a = np.frexp(np.where(np.isfinite(big_m), big_m, 1.0))[1]
+        c = np.frexp(np.where(np.isfinite(inertia.max(axis=-1)), inertia.max(axis=-1), 1.0))[1]
+        ms = np.ldexp(m, -a[..., None])
+        Is = np.ldexp(inertia, -c[..., None])
+        inner = np.sum(ms * ms / (2.0 * Is), axis=-1)
+        return np.ldexp(inner, 2 * a - c)
 
 
 def spatial_momentum(m: ArrayLike, Q: ArrayLike) -> NDArray[np.float64]:

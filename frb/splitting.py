@@ -330,6 +330,7 @@ def _flow_loop(req: Request, opts: dict[str, Any]) -> Trajectory:
     check_kept_states(kept_count(nsteps, save_every), 1, 12)
     saved = kept_steps(nsteps, save_every)      # (float64, read-only)
     t0 = run.t0_given
+    _validate.times_in_range(t0, run.h, nsteps, ROUTE.names["h"])
     t_out = t0 + h * saved
     m_out = np.empty((len(saved), 3))
     Q_out = np.empty((len(saved), 3, 3))
