@@ -128,7 +128,8 @@ class Result:
     tables : list of Table
         The printed tables.
     numbers : dict
-        The key numbers (floats, by name).
+        The key numbers (floats, by name; None for one the run could not measure, its table
+        saying why).
     data : dict
         The arrays the figure is drawn from.
     notes : list of str
@@ -139,7 +140,7 @@ class Result:
     title: str
     parameters: list[tuple[str, object, str]]
     tables: list[Table]
-    numbers: dict[str, float]
+    numbers: dict[str, float | None]
     data: dict[str, Any] = field(default_factory=dict, repr=False)
     notes: list[str] = field(default_factory=list)
 

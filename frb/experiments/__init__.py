@@ -29,8 +29,11 @@ for the exact computation of free rigid body motions", ACM Trans. Math. Softw. 3
 """
 from __future__ import annotations
 
+import re
 from os import PathLike
 from typing import Any
+
+from .._messages import IntegrationError
 
 from ..reporting import Experiment, Option, Result, Table, figure_path
 from . import (ganapathi_axes, ganapathi_symmetric, krysl_convergence, krysl_coulomb, satellite,
@@ -69,7 +72,28 @@ def run_experiment(name: str, **options: Any) -> Result:
     if unknown:
         raise TypeError(f"{name} has no option(s) {', '.join(sorted(unknown))}; "
                         f"options: {', '.join(exp.defaults())}")
-    return exp.run(**{**exp.defaults(), **exp.checked(options)})
+    checked = exp.checked(options)
+    try:
+        return exp.run(**{**exp.defaults(), **checked})
+    except (ValueError, IntegrationError) as exc:
+        step = _step_name(exp.defaults())
+        if step is None:
+            raise
+        raise _renamed(exc, step) from None
+
+
+def _step_name(defaults: dict[str, Any]) -> str | None:
+    """The name of an experiment's step option when it is not ``h`` (``dt``), else None."""
+    return "dt" if "dt" in defaults and "h" not in defaults else None
+
+
+def _renamed(exc: Exception, step: str) -> Exception:
+    """``exc`` with the step named as the experiment's option ``step`` (the routes it runs name
+    it ``h``)."""
+    text = re.sub(r"(^|[\s(])h\b(?![\w(])", lambda g: g.group(1) + step, str(exc))
+    if isinstance(exc, IntegrationError):
+        return IntegrationError(text, exc.method, exc.step, exc.body)
+    return type(exc)(text)
 
 
 def plot_experiment(result: Result, path: str | PathLike[str]) -> str:
