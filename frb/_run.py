@@ -36,7 +36,7 @@ from ._scaling import Scaling, scaling_of
 from .methods import MethodInfo, check_dmv_inertia
 from .schedules import FREE_PLAN, plan as splitting_plan
 from .threads import get_num_threads, resolve as resolve_threads
-from .torques import Torque, UserTorque, as_torque, compiled_terms
+from .torques import Torque, UserTorque, as_torque, compiled_terms, shown
 
 __all__ = ["Route", "Request", "Run", "Outcome", "prepare", "execute", "check", "lean_free_steps",
            "in_segments", "free_flow", "is_rotation_matrix"]
@@ -286,7 +286,7 @@ def _torque_form(torque: Optional[Torque], n: int
     if form.body is None:
         return terms, _NO_BODY, 0, None
     if form.body.shape[0] != n:
-        raise ValueError(f"torque {torque!r}: its per-body parameters are given for "
+        raise ValueError(f"torque {shown(torque)}: its per-body parameters are given for "
                          f"{form.body.shape[0]} bodies, the run has {n}")
     return terms, form.body, form.body_term + 1, None
 

@@ -50,7 +50,7 @@ from ._messages import IntegrationError
 from .engine import OPTIONS, integrate as _integrate
 from .flows import frb_step as _frb_step, quat_step as _quat_step
 from .inertia import inertia_layout, shared_tensor
-from .torques import Torque, as_torque
+from .torques import Torque, as_torque, shown
 from .trajectory import TorqueLike, Trajectory
 
 __all__ = ["frb_step", "quat_step", "integrate"]
@@ -154,7 +154,7 @@ def _check_torque(torque: Any) -> Torque | None:
     """The torque as a Torque, refused when it couples the bodies (chunks run apart)."""
     tq = as_torque(torque)
     if tq is not None and tq.couples_bodies:
-        raise ValueError(f"torque {tq!r} couples the bodies (each body's torque depends on the "
+        raise ValueError(f"torque {shown(tq)} couples the bodies (each body's torque depends on the "
                          "others), but frb.dask runs each chunk of bodies on its own: use "
                          "frb.integrate on the whole batch")
     return tq

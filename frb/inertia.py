@@ -43,7 +43,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import _validate
 from .rotations import (kinetic_energy_unchecked, matrix_to_quat_unchecked, quaternion_product,
                         rotate, rotate_back)
-from .torques import as_torque
+from .torques import as_torque, given_as
 
 __all__ = ["SYMMETRY_TOLERANCE", "principal_axes", "PrincipalFrame", "tensor_frame",
            "tensor_kinetic_energy", "inertia_layout", "shared_tensor", "FrameFlow"]
@@ -301,7 +301,7 @@ class PrincipalFrame:
             tq = as_torque(torque)
         except TypeError:
             return torque
-        return tq.in_frame(self.R) if tq is not None else None
+        return given_as(tq.in_frame(self.R), tq) if tq is not None else None
 
     # --- the inputs of the routes, as given ---
 

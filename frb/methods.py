@@ -21,7 +21,7 @@ from ._numbers_table import (
     FAMILY_EXACT_SPLITTINGS as _CZ, FAMILY_APPROXIMATE_FREE_FLOWS as _VILMART,
     FAMILY_RUNGE_KUTTA as _GANAPATHI, FAMILY_LIE_STORMER_VERLET as _TERZE,
     FAMILY_MIDPOINT_TRAPEZOID as _KRYSL)
-from .torques import ConstantField, LinearDamping, Torque, as_torque
+from .torques import ConstantField, LinearDamping, Torque, as_torque, shown
 
 __all__ = ["MethodInfo", "METHODS", "SPLITTING", "NEWTON_RTOL", "NEWTON_MAX_ITER",
            "MAX_INERTIA_RATIO", "method_of", "check_dmv_inertia"]
@@ -87,7 +87,7 @@ class MethodInfo:
         tq = as_torque(torque)
         if tq is not None and isinstance(tq, self.torques) and tq.uses_momentum:
             return (f"method {self.name} does not take torques of the angular momentum "
-                    f"({tq!r}): use STRANG, YOSHIDA4, RK4 or a DMV method")
+                    f"({shown(tq)}): use STRANG, YOSHIDA4, RK4 or a DMV method")
         return f"method {self.name} {self.torque_note}"
 
 

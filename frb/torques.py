@@ -152,7 +152,7 @@ class Torque:
     (``compiled``). Instances are immutable.
     """
 
-    __slots__ = ()
+    __slots__ = ("_given",)
     #: True when :meth:`potential` gives the potential energy (``T(m) + U(Q)`` is conserved).
     has_potential: bool = False
     #: True when ``T_b`` depends on the angular momentum ``m`` (the third argument).
@@ -233,6 +233,96 @@ class Torque:
     def _init(self, **values: Any) -> None:
         for name, value in values.items():
             object.__setattr__(self, name, value)
+
+
+def shown(torque: Any) -> str:
+    """The torque as the messages show it: the one the user gave (a torque turned into the
+    principal frame of an inertia tensor remembers it, :func:`given_as`)."""
+    return getattr(torque, "_given", None) or repr(torque)
+
+
+def given_as(torque: Any, given: Any) -> Any:
+    """``torque`` (the user's torque ``given``, turned into another frame), shown in messages as
+    ``given``."""
+    if isinstance(torque, Torque) and torque is not given:
+        object.__setattr__(torque, "_given", shown(given))
+    return torque
+
+
+def _attitudes(Q: ArrayLike, who: str) -> NDArray[np.float64]:
+    """The attitudes of a direct call of a torque: real (..., 3, 3) (TypeError / ValueError
+    naming ``Q``)."""
+    a = _validate.real_array(Q, "Q", finite=False)
+    if a.ndim < 2 or a.shape[-2:] != (3, 3):
+        raise ValueError(f"{who}: Q must have shape (3, 3) or (N, 3, 3), got {a.shape}")
+    return a
+
+
+def _batch_of(a: NDArray[np.float64], Q: NDArray[np.float64], name: str, who: str,
+              item: tuple[int, ...]) -> NDArray[np.float64]:
+    """``a``, of one body's shape ``item`` or one per attitude of ``Q`` (ValueError naming
+    ``name`` otherwise)."""
+    batch = Q.shape[:-2]
+    if a.shape != item and a.shape != batch + item:
+        raise ValueError(f"{who}: {name} must have shape {item} or {batch + item} (one per "
+                         f"attitude of Q, shape {Q.shape}), got {a.shape}")
+    return a
+
+
+def _per_body(param: NDArray[np.float64], Q: NDArray[np.float64], name: str, who: str) -> None:
+    """ValueError when a parameter given per body (N, k) does not match the bodies of ``Q``."""
+    if param.ndim == 2 and Q.shape[:-2] != param.shape[:1]:
+        bodies = Q.shape[0] if Q.ndim == 3 else 1
+        raise ValueError(f"{who}: {name} is given for {param.shape[0]} bodies, Q holds "
+                         f"{bodies if Q.ndim <= 3 else Q.shape[:-2]}")
+
+
+def _inertia_form(inertia: Any, Q: NDArray[np.float64], who: str
+                  ) -> tuple[NDArray[np.float64], bool]:
+    """The inertia of a direct call: moments (3,) or one row per attitude of ``Q``, or tensors
+    (3, 3) or one per attitude (the moments rule first: for three attitudes (3, 3) is three
+    rows of moments, as everywhere in frb); ``(array, is_tensor)``. Moments must be positive,
+    tensors symmetric positive definite (their inverse is used)."""
+    if inertia is None:
+        raise TypeError(f"{who} needs the moments of inertia: call it as "
+                        "torque(t, Q, m, inertia=I)")
+    a = _validate.real_array(inertia, "inertia")
+    batch = Q.shape[:-2]
+    if a.shape in ((3,), batch + (3,)):
+        if not (a > 0).all():
+            raise ValueError(f"{who}: inertia must contain strictly positive moments of inertia")
+        return a, False
+    if a.shape in ((3, 3), (1, 3, 3), batch + (3, 3)):
+        J = a[0] if a.shape == (1, 3, 3) else a
+        if not np.allclose(J, np.swapaxes(J, -1, -2), rtol=0.0,
+                           atol=1e-12 * float(np.abs(J).max(initial=0.0))):
+            raise ValueError(f"{who}: inertia must be a symmetric matrix (an inertia tensor)")
+        if not (np.linalg.eigvalsh(J) > 0).all():
+            raise ValueError(f"{who}: inertia must be positive definite (an inertia tensor)")
+        return J, True
+    moments = "(3,)" if not batch else f"(3,) or {batch + (3,)}"
+    tensors = "(3, 3)" if not batch else f"(3, 3) or {batch + (3, 3)}"
+    raise ValueError(f"{who}: inertia must have shape {moments} (principal moments) or "
+                     f"{tensors} (tensors), got {a.shape}")
+
+
+def _times_inertia(inertia: Any, c: NDArray[np.float64], Q: NDArray[np.float64], who: str
+                   ) -> NDArray[np.float64]:
+    """``I c`` (moments or tensors, :func:`_inertia_form`)."""
+    J, tensor = _inertia_form(inertia, Q, who)
+    return np.einsum("...ij,...j->...i", J, c) if tensor else J * c
+
+
+def _velocity(m: Any, inertia: Any, Q: NDArray[np.float64], who: str) -> NDArray[np.float64]:
+    """``w = I^-1 m`` of a direct call (moments or tensors, :func:`_inertia_form`)."""
+    if m is None:
+        raise TypeError(f"{who} depends on the angular momentum: call it as torque(t, Q, m)")
+    mm = _batch_of(_validate.real_array(m, "m", finite=False), Q, "m", who, (3,))
+    J, tensor = _inertia_form(inertia, Q, who)
+    if not tensor:
+        return mm / J
+    Jb, mb = np.broadcast_arrays(J, mm[..., None])
+    return np.linalg.solve(Jb, mb)[..., 0]
 
 
 def _finite_vector(x: ArrayLike, name: str) -> NDArray[np.float64]:
@@ -413,11 +503,13 @@ class GravityGradient(Torque):
         return self.torque(t, Q, inertia)
 
     def torque(self, t: float, Q: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
-        """Body torque for Q of shape (..., 3, 3) and inertia broadcastable to (..., 3)."""
-        Q = np.asarray(Q, dtype=np.float64)
-        r = np.array([math.cos(self.rate * t), math.sin(self.rate * t), 0.0])
-        c = np.einsum("...ji,j->...i", Q, r)
-        return 3.0 * self.rate**2 * np.cross(c, np.asarray(inertia) * c)
+        """Body torque for Q of shape (3, 3) or (N, 3, 3) and the moments (3,) or (N, 3), or
+        inertia tensors (3, 3) or (N, 3, 3) in the frame of Q (``T_b = 3 n^2 c x (J c)``)."""
+        Qa = _attitudes(Q, "gravity_gradient")
+        tt = _validate.real_scalar(t, "t")
+        r = np.array([math.cos(self.rate * tt), math.sin(self.rate * tt), 0.0])
+        c = np.einsum("...ji,j->...i", Qa, r)
+        return 3.0 * self.rate**2 * np.cross(c, _times_inertia(inertia, c, Qa, "gravity_gradient"))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (GravityGradient, (self.rate,))
@@ -446,13 +538,6 @@ def _momentum(m: Any, who: str) -> NDArray[np.float64]:
     if m is None:
         raise TypeError(f"{who} depends on the angular momentum: call it as torque(t, Q, m)")
     return np.asarray(m, dtype=np.float64)
-
-
-def _moments(inertia: Any, who: str) -> NDArray[np.float64]:
-    if inertia is None:
-        raise TypeError(f"{who} needs the moments of inertia: call it as "
-                        "torque(t, Q, m, inertia=I)")
-    return np.asarray(inertia, dtype=np.float64)
 
 
 def _nonnegative(x: Any, name: str) -> float:
@@ -531,8 +616,9 @@ class Rotor(Torque):
 
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
                  inertia: ArrayLike | None = None) -> NDArray[np.float64]:
-        w = _momentum(m, "rotor") / _moments(inertia, "rotor")
-        return np.cross(self.h, w)
+        Qa = _attitudes(Q, "rotor")
+        _per_body(self.h, Qa, "h", "rotor")
+        return np.cross(self.h, _velocity(m, inertia, Qa, "rotor"))
 
     def potential(self, Q: ArrayLike) -> Any:
         """Zero: the energy of a gyrostat is the kinetic energy of its rigid part."""
@@ -569,11 +655,15 @@ def _unit_quaternions(q: ArrayLike, name: str) -> NDArray[np.float64]:
     if a.ndim not in (1, 2) or a.shape[-1] != 4:
         raise ValueError(f"{name} must have shape (4,) or (N, 4), got {a.shape}")
     if not np.isfinite(a).all():
-        raise ValueError(f"{name} must be finite")
+        raise ValueError(f"{name} must be finite" + _validate.first_nonfinite(a))
     dev = np.abs(np.sqrt(np.sum(a * a, axis=-1)) - 1.0)
-    if (dev > 1e-10).any():
-        raise ValueError(f"{name} must be unit quaternions (|q| = 1 within 1e-10), got |q| - 1 "
-                         f"= {float(np.max(dev)):.3g}")
+    if not (dev <= 1e-10).all():
+        where, worst = "", float(np.max(dev))
+        if a.ndim == 2:
+            b = int(np.argmax(~(dev <= 1e-10)))
+            where, worst = f" (body {b})", float(dev[b])
+        raise ValueError(f"{name} must be unit quaternions (|q| = 1 within 1e-10){where}, got "
+                         f"|q| - 1 = {worst:.3g}")
     a.setflags(write=False)
     return a
 
@@ -613,8 +703,10 @@ class AttitudeControl(Torque):
 
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
                  inertia: ArrayLike | None = None) -> NDArray[np.float64]:
-        w = _momentum(m, "attitude_control") / _moments(inertia, "attitude_control")
-        return -self.kp * self.error(Q)[..., 1:] - self.kd * w
+        Qa = _attitudes(Q, "attitude_control")
+        _per_body(self.q_ref, Qa, "q_ref", "attitude_control")
+        w = _velocity(m, inertia, Qa, "attitude_control")
+        return -self.kp * self.error(Qa)[..., 1:] - self.kd * w
 
     @property
     def compiled(self) -> CompiledTorque | None:
