@@ -49,7 +49,8 @@ from .rotations import (kinetic_energy_unchecked, matrix_to_quat_unchecked, quat
                         rotate, rotate_back)
 from .torques import as_torque, given_as
 
-__all__ = ["SYMMETRY_TOLERANCE", "CONDITION_LIMIT", "principal_axes", "PrincipalFrame", "tensor_frame",
+__all__ = ["SYMMETRY_TOLERANCE", "CONDITION_LIMIT", "principal_axes", "PrincipalFrame",
+           "tensor_frame",
            "tensor_kinetic_energy", "inertia_layout", "shared_tensor", "FrameFlow"]
 
 #: Largest ``|J - J^T|`` of an inertia tensor, relative to its largest entry ``|J|_max``.

@@ -231,8 +231,9 @@ def _open_for_reading(name: str) -> BinaryIO:
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-            raise ValueError(f"{name} is a {'FIFO (named pipe)' if stat.S_ISFIFO(mode) else 'socket'}"
-                             ": read_dat reads files (write the data to a file first)")
+            kind = "FIFO (named pipe)" if stat.S_ISFIFO(mode) else "socket"
+            raise ValueError(f"{name} is a {kind}: read_dat reads files (write the data to a "
+                             "file first)")
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")

@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
 from ._kept import available_memory
-from ._messages import IntegrationError
+from ._messages import IntegrationError, step_renamed
 from .engine import integrate
 from .methods import METHODS
 from .trajectory import TorqueLike, Trajectory
@@ -440,61 +440,66 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
             if not _applies(m, torque):
                 raise ValueError(f"{m} does not apply to the torque {torque!r}")
 
-    common: dict[str, Any] = dict(torque=torque)
-    if reference is not None:
-        m_ref, Q_ref = _reference_states(reference, m0, nb, m0.ndim == 1)
-        ref_label, acc = "given by the user", None
-    elif torque is None or type(torque) is LinearDamping:
-        # the free body, or the damped body (the free flow in the time (1 - e^{-ct}) / c): the
-        # exact flow in one step
-        ref = integrate(m0, attitude0, inertia, t_final, 1, method="EXACT", **common)
-        chk = integrate(m0, attitude0, inertia, t_final / 100, 100, method="EXACT",
-                        save_every=100, **common)
-        ref_label = f"exact flow, one step of {t_final:g}"
-    else:
-        n_ref = ref_factor * steps[-1]
-        ref = integrate(m0, attitude0, inertia, t_final / n_ref, n_ref, method="RKN6_14",
-                        save_every=n_ref, **common)
-        chk = integrate(m0, attitude0, inertia, 2 * t_final / n_ref, n_ref // 2,
-                        method="RKN6_14", save_every=n_ref, **common)
-        ref_label = f"RKN6_14 with h = {t_final / n_ref:g}"
-    if reference is None:
-        m_ref, Q_ref = ref.m[-1], ref.Q[-1]
-    scale = _validate.norm3(np.atleast_2d(m_ref))
-    if not (scale > 0).all():
-        raise ValueError("the reference momentum is zero at t_final: the relative error of m "
-                         "is not defined")
-    if reference is None:
-        acc = float(max(np.max(_validate.norm3(np.atleast_2d(chk.m[-1] - m_ref)) / scale),
-                        np.max(attitude_error(chk.Q[-1], Q_ref))))
+    try:
+        common: dict[str, Any] = dict(torque=torque)
+        if reference is not None:
+            m_ref, Q_ref = _reference_states(reference, m0, nb, m0.ndim == 1)
+            ref_label, acc = "given by the user", None
+        elif torque is None or type(torque) is LinearDamping:
+            # the free body, or the damped body (the free flow in the time (1 - e^{-ct}) / c): the
+            # exact flow in one step
+            ref = integrate(m0, attitude0, inertia, t_final, 1, method="EXACT", **common)
+            chk = integrate(m0, attitude0, inertia, t_final / 100, 100, method="EXACT",
+                            save_every=100, **common)
+            ref_label = f"exact flow, one step of {t_final:g}"
+        else:
+            n_ref = ref_factor * steps[-1]
+            ref = integrate(m0, attitude0, inertia, t_final / n_ref, n_ref, method="RKN6_14",
+                            save_every=n_ref, **common)
+            chk = integrate(m0, attitude0, inertia, 2 * t_final / n_ref, n_ref // 2,
+                            method="RKN6_14", save_every=n_ref, **common)
+            ref_label = f"RKN6_14 with h = {t_final / n_ref:g}"
+        if reference is None:
+            m_ref, Q_ref = ref.m[-1], ref.Q[-1]
+        scale = _validate.norm3(np.atleast_2d(m_ref))
+        if not (scale > 0).all():
+            raise ValueError("the reference momentum is zero at t_final: the relative error of m "
+                             "is not defined")
+        if reference is None:
+            acc = float(max(np.max(_validate.norm3(np.atleast_2d(chk.m[-1] - m_ref)) / scale),
+                            np.max(attitude_error(chk.Q[-1], Q_ref))))
 
-    out = Comparison(label, nb, float(t_final), ref_label, acc, _invariants(torque))
-    for meth in methods:
-        method_kw: dict[str, Any] = dict(method=meth) if meth != "SPLITTING" else \
-            dict(coefficients=coefficients)
-        for n in steps:
-            every = max(1, n // max(1, saves))
-            try:
+        out = Comparison(label, nb, float(t_final), ref_label, acc, _invariants(torque))
+        for meth in methods:
+            method_kw: dict[str, Any] = dict(method=meth) if meth != "SPLITTING" else \
+                dict(coefficients=coefficients)
+            for n in steps:
+                every = max(1, n // max(1, saves))
+                try:
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        tr, wall = _timed(m0, attitude0, inertia, t_final / n, n, save_every=every,
+                                          repeat=repeat, min_time=min_time, **method_kw, **common)
+                except IntegrationError as exc:
+                    reason = str(exc).replace("a smaller step h", f"more steps (h = t_final / {n})")
+                    out.rows.append(Row(meth, n, t_final / n, failure=f"failed at step {exc.step}",
+                                        reason=reason.replace(
+                                            "the step h ", f"the step h = t_final / {n} ")))
+                    continue
                 with np.errstate(over="ignore", invalid="ignore"):
-                    tr, wall = _timed(m0, attitude0, inertia, t_final / n, n, save_every=every,
-                                      repeat=repeat, min_time=min_time, **method_kw, **common)
-            except IntegrationError as exc:
-                reason = str(exc).replace("a smaller step h", f"more steps (h = t_final / {n})")
-                out.rows.append(Row(meth, n, t_final / n, failure=f"failed at step {exc.step}",
-                                    reason=reason.replace("the step h ", f"the step h = t_final / {n} ")))
-                continue
-            with np.errstate(over="ignore", invalid="ignore"):
-                em = float(np.max(_validate.norm3(np.atleast_2d(tr.m[-1] - m_ref)) / scale))
-                eq = float(np.max(attitude_error(tr.Q[-1], Q_ref)))
-            error = max(em, eq)
-            if not error <= DIVERGED:
-                out.rows.append(Row(meth, n, t_final / n, failure="diverged", reason=(
-                    f"diverged: error {error:.3g} at t_final (above {DIVERGED:g}: no correct "
-                    "digit left); try more steps")))
-                continue
-            with np.errstate(over="ignore", invalid="ignore"):
-                d = _drifts(tr, torque)
-            out.rows.append(Row(meth, n, t_final / n, error_m=em, error_attitude=eq,
-                                cost_ns=wall / (nb * n) * 1e9, energy=d["energy"],
-                                norm_m=d["|m|"], momentum=d["Qm"]))
-    return out
+                    em = float(np.max(_validate.norm3(np.atleast_2d(tr.m[-1] - m_ref)) / scale))
+                    eq = float(np.max(attitude_error(tr.Q[-1], Q_ref)))
+                error = max(em, eq)
+                if not error <= DIVERGED:
+                    out.rows.append(Row(meth, n, t_final / n, failure="diverged", reason=(
+                        f"diverged: error {error:.3g} at t_final (above {DIVERGED:g}: no correct "
+                        "digit left); try more steps")))
+                    continue
+                with np.errstate(over="ignore", invalid="ignore"):
+                    d = _drifts(tr, torque)
+                out.rows.append(Row(meth, n, t_final / n, error_m=em, error_attitude=eq,
+                                    cost_ns=wall / (nb * n) * 1e9, energy=d["energy"],
+                                    norm_m=d["|m|"], momentum=d["Qm"]))
+        return out
+    except ValueError as exc:
+        # the routes name the step h; here it is t_final / n
+        raise step_renamed(exc, "t_final / n") from None

@@ -29,11 +29,10 @@ for the exact computation of free rigid body motions", ACM Trans. Math. Softw. 3
 """
 from __future__ import annotations
 
-import re
 from os import PathLike
 from typing import Any
 
-from .._messages import IntegrationError
+from .._messages import IntegrationError, step_renamed
 
 from ..reporting import Experiment, Option, Result, Table, figure_path
 from . import (ganapathi_axes, ganapathi_symmetric, krysl_convergence, krysl_coulomb, satellite,
@@ -79,7 +78,7 @@ def run_experiment(name: str, **options: Any) -> Result:
         step = _step_name(exp.defaults())
         if step is None:
             raise
-        raise _renamed(exc, step) from None
+        raise step_renamed(exc, step) from None
 
 
 def _step_name(defaults: dict[str, Any]) -> str | None:
@@ -87,13 +86,6 @@ def _step_name(defaults: dict[str, Any]) -> str | None:
     return "dt" if "dt" in defaults and "h" not in defaults else None
 
 
-def _renamed(exc: Exception, step: str) -> Exception:
-    """``exc`` with the step named as the experiment's option ``step`` (the routes it runs name
-    it ``h``)."""
-    text = re.sub(r"(^|[\s(])h\b(?![\w(])", lambda g: g.group(1) + step, str(exc))
-    if isinstance(exc, IntegrationError):
-        return IntegrationError(text, exc.method, exc.step, exc.body)
-    return type(exc)(text)
 
 
 def plot_experiment(result: Result, path: str | PathLike[str]) -> str:
