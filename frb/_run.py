@@ -445,7 +445,8 @@ def lean_free_steps(route: Route, method: MethodInfo, m: Any, attitude: Any, h: 
     wrong)."""
     if type(m) is not np.ndarray or type(attitude) is not np.ndarray or \
             type(inertia) is not np.ndarray or type(h) is not float or \
-            type(quadrature) is not int or not 0 <= nsteps <= SINGLE_CALL_WORK:
+            type(quadrature) is not int or not 0 <= quadrature <= 10 or \
+            not 0 <= nsteps <= SINGLE_CALL_WORK:
         return None
     shape = attitude.shape
     if m.shape != (3,) or inertia.shape != (3,) or shape not in route.attitude_shapes or \

@@ -78,13 +78,30 @@ class Scaling:
         of a compiled torque in the run's units (frb.torques.PARAMETER_SCALES, BODY_SCALES)."""
         ka, kb = int(self.ka[0, 0]), int(self.kb[0, 0])
         scaled = np.array(terms)
-        for i, kind in enumerate(form.kinds):
-            for j, (a, b) in enumerate(PARAMETER_SCALES[kind]):
-                scaled[i, 1 + j] = math.ldexp(scaled[i, 1 + j], a * ka + b * kb)
+        with np.errstate(over="ignore", under="ignore"):
+            for i, kind in enumerate(form.kinds):
+                for j, (a, b) in enumerate(PARAMETER_SCALES[kind]):
+                    scaled[i, 1 + j] = np.ldexp(scaled[i, 1 + j], a * ka + b * kb)
+            given_body = body
+            if body is not None:
+                a, b = BODY_SCALES[form.kinds[form.body_term]]
+                body = np.ldexp(body, a * ka + b * kb)
+        _representable(terms[:, 1:], scaled[:, 1:])
         if body is not None:
-            a, b = BODY_SCALES[form.kinds[form.body_term]]
-            body = np.ldexp(body, a * ka + b * kb)
+            _representable(given_body, body)
         return scaled, body
+
+
+def _representable(given: NDArray[np.float64], scaled: NDArray[np.float64]) -> None:
+    """ValueError naming ``torque`` when a parameter of the torque, in the units of a rescaled
+    run, leaves the float64 range or loses its precision (beyond ``2^1024`` or below the smallest
+    normal number): the torque's scale and the bodies' are too far apart for one run."""
+    lost = ~np.isfinite(scaled) | ((given != 0) & (np.abs(scaled) < np.finfo(np.float64).tiny))
+    if lost.any():
+        raise ValueError("torque: its parameters are beyond the float64 range in the units the "
+                         "run is rescaled to for bodies of this scale (|m| and the moments far "
+                         "from 1 by powers of two, the torque's parameters not): give the torque, "
+                         "m and inertia in units of closer scales")
 
 
 def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float64],

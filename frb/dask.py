@@ -104,7 +104,8 @@ def _shared_or_per_body(x: ArrayLike, name: str, n: int, chunks: tuple[int, ...]
                         tail: tuple[int, ...]) -> tuple[Any, da.Array | None]:
     """(shared value, None) for a value shared by every body (passed to every chunk), or
     (None, dask array) for a per-body array: a dask array, or one with a leading body axis."""
-    if isinstance(x, da.Array) or np.ndim(x) == len(tail) + 1:
+    if isinstance(x, da.Array) or _validate.real_array(x, name, finite=False).ndim == \
+            len(tail) + 1:
         return None, _body_array(x, name, n, chunks, tail)
     return x, None
 
@@ -114,6 +115,8 @@ def _inertia(inertia: ArrayLike, n: int, chunks: tuple[int, ...]
     """_shared_or_per_body of inertia, moments or tensors (frb.inertia), and the shape of one
     body's: a tensor shared by all bodies goes to every chunk as (1, 3, 3), unambiguous for a
     chunk of any size."""
+    if not isinstance(inertia, da.Array):
+        _validate.real_array(inertia, "inertia", finite=False)     # (the input rule first)
     layout = inertia_layout(inertia, n)
     if layout == "shared tensor":
         return shared_tensor(inertia), None, (3, 3)

@@ -116,7 +116,8 @@ def eigen(J3: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.floa
     # right-handed by turning the third vector where it is not
     left = np.einsum("ki,ki->k", np.cross(V[:, :, 0], V[:, :, 1]), V[:, :, 2]) < 0
     V[left, :, 2] *= -1.0
-    return np.ldexp(w, exponent[:, None]), V
+    with np.errstate(over="ignore"):    # (a moment beyond float64: refused by the checks)
+        return np.ldexp(w, exponent[:, None]), V
 
 
 def check_positive(moments: NDArray[np.float64], name: str, single: bool,
@@ -124,6 +125,12 @@ def check_positive(moments: NDArray[np.float64], name: str, single: bool,
     """Raise ValueError when a body's moments (k, 3) are not all strictly positive, or, for the
     tensors that were decomposed (``decomposed``, default all), when the smallest is below
     :data:`CONDITION_LIMIT` times the largest."""
+    huge = ~np.isfinite(moments).all(axis=1)
+    if huge.any():
+        b = int(np.argmax(huge))
+        where = "" if single else f" (body {b})"
+        raise ValueError(f"{name} has a principal moment beyond the float64 range (an inertia "
+                         f"tensor){where}: give it in smaller units")
     bad = ~(moments > 0).all(axis=1)
     if bad.any():
         b = int(np.argmax(bad))

@@ -303,7 +303,7 @@ def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
                           "read it)")
 
     max_bytes = math.inf if max_values is None else \
-        max(float(READ_BYTES), float(BYTES_PER_VALUE) * max_values)
+        max(float(READ_BYTES), float(BYTES_PER_VALUE) * min(max_values, 2**60))
     with _open_for_reading(name) as fh:
         for lineno, line in _records(fh, name, max_bytes):
             fast = _fast_line(line)

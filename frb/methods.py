@@ -209,6 +209,9 @@ def method_of(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] | No
     if method is None:
         raise TypeError("integrate() needs method= (one of " + ", ".join(METHODS)
                         + ") or coefficients=(a, b)")
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a method's name (a string, one of {', '.join(METHODS)}),"
+                        f" got {method!r}")
     raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
 
 
@@ -237,7 +240,8 @@ def check_dmv_inertia(info: MethodInfo, I2: NDArray[np.float64], single: bool) -
     limit = MAX_INERTIA_RATIO[order]
     if limit == np.inf or not np.isfinite(I2).all() or not (I2 > 0).all():
         return
-    ratio = I2.max(axis=1) / I2.min(axis=1)
+    with np.errstate(over="ignore"):     # (a ratio beyond float64 is inf: refused)
+        ratio = I2.max(axis=1) / I2.min(axis=1)
     if (ratio > limit).any():
         b = int(np.argmax(ratio > limit))
         body = "" if single else f" (body {b})"

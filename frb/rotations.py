@@ -238,9 +238,10 @@ def _check_rotation(Q: NDArray[np.float64], name: str, given: ArrayLike) -> None
     ``Q`` (..., 3, 3) is a rotation (``Q^T Q = 1`` within 1e-10, ``det Q > 0``)."""
     tol = _validate.ORTHOGONALITY_TOLERANCE
     flat = Q.reshape(-1, 3, 3)
-    dev = np.abs(np.swapaxes(flat, 1, 2) @ flat - np.eye(3)).max(axis=(1, 2), initial=0.0)
-    det = np.einsum("ni,ni->n", np.cross(flat[:, :, 0], flat[:, :, 1]), flat[:, :, 2])
-    bad = (dev > tol) | ~(det > 0)
+    with np.errstate(over="ignore", invalid="ignore"):    # (entries far beyond 1: refused)
+        dev = np.abs(np.swapaxes(flat, 1, 2) @ flat - np.eye(3)).max(axis=(1, 2), initial=0.0)
+        det = np.einsum("ni,ni->n", np.cross(flat[:, :, 0], flat[:, :, 1]), flat[:, :, 2])
+    bad = ~(dev <= tol) | ~(det > 0)
     _refuse_first(bad, Q.ndim > 2, f"{name} must be", ("a rotation matrix", "rotation matrices"),
                   f" (Q^T Q = 1 within {tol}, det Q = +1)", given)
 
@@ -434,8 +435,9 @@ def is_rotation(Q: NDArray[np.float64]) -> bool:
     >>> is_rotation(np.eye(3)[None]), is_rotation(-np.eye(3)[None])
     (True, False)
     """
-    deviation = np.abs(np.swapaxes(Q, 1, 2) @ Q - np.eye(3))
-    if deviation.size and deviation.max() > _validate.ORTHOGONALITY_TOLERANCE:
+    with np.errstate(over="ignore", invalid="ignore"):    # (entries far beyond 1: not one)
+        deviation = np.abs(np.swapaxes(Q, 1, 2) @ Q - np.eye(3))
+    if deviation.size and not deviation.max() <= _validate.ORTHOGONALITY_TOLERANCE:
         return False
     # orthogonal, so det Q = +-1, the sign of the triple product of the columns
     return bool((np.einsum("ni,ni->n", np.cross(Q[:, :, 0], Q[:, :, 1]), Q[:, :, 2]) > 0).all())

@@ -67,12 +67,20 @@ _CONSISTENCY_TOL = 1e-10
 def coefficients(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] | None
                   ) -> tuple[tuple[float, ...], tuple[float, ...]]:
     if coefficients is None:
-        if not isinstance(method, str) or method.upper() not in COEFFICIENT_SETS:
+        if not isinstance(method, str):
+            raise TypeError(f"method must be a method's name (a string, one of "
+                            f"{sorted(COEFFICIENT_SETS)}) or give coefficients=(a, b), got "
+                            f"{method!r}")
+        if method.upper() not in COEFFICIENT_SETS:
             raise ValueError(
                 f"method must be one of {sorted(COEFFICIENT_SETS)} (or give coefficients=(a, b)), "
                 f"got {method!r}"
             )
         return COEFFICIENT_SETS[method.upper()]
+    if isinstance(coefficients, (str, bytes, bool, np.bool_)) or \
+            not isinstance(coefficients, (tuple, list, np.ndarray)):
+        raise TypeError("coefficients must be a pair (a, b) of sequences of real numbers "
+                        f"(a_1..a_{{s+1}}, b_1..b_s), got {type(coefficients).__name__}")
     try:
         a, b = coefficients
     except (TypeError, ValueError) as exc:

@@ -56,8 +56,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
-from .rotations import (matrix_to_quat, matrix_to_quat_unchecked, quaternion_product, rotate,
-                        rotate_back, rotation_argument)
+from .rotations import (matrix_to_quat, matrix_to_quat_unchecked,
+                        quaternion_product, rotate, rotate_back, rotation_argument)
 
 __all__ = ["Torque", "CompiledTorque", "ConstantField", "HeavyTop", "GravityGradient",
            "LinearDamping", "Rotor", "AttitudeControl", "TorqueSum", "UserTorque", "as_torque",
@@ -250,11 +250,16 @@ def given_as(torque: Any, given: Any) -> Any:
 
 
 def _attitudes(Q: ArrayLike, who: str) -> NDArray[np.float64]:
-    """The attitudes of a direct call of a torque: real (..., 3, 3) (TypeError / ValueError
-    naming ``Q``)."""
-    a = _validate.real_array(Q, "Q", finite=False)
-    if a.ndim < 2 or a.shape[-2:] != (3, 3):
+    """The attitudes of a direct call of a torque: finite (3, 3) or (N, 3, 3) (TypeError /
+    ValueError naming ``Q``; how far from a rotation is left to the caller: the methods' own
+    attitudes are rotations to their accuracy), entries at most 2 in size (a rotation's are
+    at most 1)."""
+    a = _validate.real_array(Q, "Q")
+    if a.ndim not in (2, 3) or a.shape[-2:] != (3, 3):
         raise ValueError(f"{who}: Q must have shape (3, 3) or (N, 3, 3), got {a.shape}")
+    if not (np.abs(a) <= 2.0).all():
+        raise ValueError(f"{who}: Q must be rotation matrices, but it has an entry of size "
+                         f"{float(np.abs(a).max()):.3g}")
     return a
 
 
@@ -317,12 +322,18 @@ def _velocity(m: Any, inertia: Any, Q: NDArray[np.float64], who: str) -> NDArray
     """``w = I^-1 m`` of a direct call (moments or tensors, :func:`_inertia_form`)."""
     if m is None:
         raise TypeError(f"{who} depends on the angular momentum: call it as torque(t, Q, m)")
-    mm = _batch_of(_validate.real_array(m, "m", finite=False), Q, "m", who, (3,))
+    mm = _batch_of(_validate.real_array(m, "m"), Q, "m", who, (3,))
     J, tensor = _inertia_form(inertia, Q, who)
-    if not tensor:
-        return mm / J
-    Jb, mb = np.broadcast_arrays(J, mm[..., None])
-    return np.linalg.solve(Jb, mb)[..., 0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        if not tensor:
+            w = mm / J
+        else:
+            Jb, mb = np.broadcast_arrays(J, mm[..., None])
+            w = np.linalg.solve(Jb, mb)[..., 0]
+    if not np.isfinite(w).all():
+        raise ValueError(f"{who}: the angular velocity I^-1 m of m and inertia is beyond the "
+                         "float64 range")
+    return w
 
 
 def _finite_vector(x: ArrayLike, name: str) -> NDArray[np.float64]:
@@ -509,7 +520,13 @@ class GravityGradient(Torque):
         tt = _validate.real_scalar(t, "t")
         r = np.array([math.cos(self.rate * tt), math.sin(self.rate * tt), 0.0])
         c = np.einsum("...ji,j->...i", Qa, r)
-        return 3.0 * self.rate**2 * np.cross(c, _times_inertia(inertia, c, Qa, "gravity_gradient"))
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = 3.0 * self.rate**2 * np.cross(c, _times_inertia(inertia, c, Qa,
+                                                                  "gravity_gradient"))
+        if not np.isfinite(out).all():
+            raise ValueError("gravity_gradient: the torque 3 n^2 c x (I c) of n and inertia is "
+                             "beyond the float64 range")
+        return out
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (GravityGradient, (self.rate,))
@@ -656,7 +673,8 @@ def _unit_quaternions(q: ArrayLike, name: str) -> NDArray[np.float64]:
         raise ValueError(f"{name} must have shape (4,) or (N, 4), got {a.shape}")
     if not np.isfinite(a).all():
         raise ValueError(f"{name} must be finite" + _validate.first_nonfinite(a))
-    dev = np.abs(np.sqrt(np.sum(a * a, axis=-1)) - 1.0)
+    with np.errstate(over="ignore"):      # (entries far beyond 1: refused)
+        dev = np.abs(np.sqrt(np.sum(a * a, axis=-1)) - 1.0)
     if not (dev <= 1e-10).all():
         where, worst = "", float(np.max(dev))
         if a.ndim == 2:
@@ -842,6 +860,12 @@ class UserTorque(Torque):
             couples_bodies = getattr(function, "couples_bodies", False) is True
         elif not isinstance(couples_bodies, bool):
             raise TypeError(f"couples_bodies must be True or False, got {couples_bodies!r}")
+        code = getattr(function, "__code__", None)
+        if code is not None and inspect.isfunction(function) and code.co_argcount < 2 and \
+                not code.co_flags & inspect.CO_VARARGS:
+            raise TypeError(f"torque {getattr(function, '__name__', None) or function!r} must "
+                            "take the time and the attitudes, torque(t, Q) or torque(t, Q, m), "
+                            f"but it takes {code.co_argcount} positional argument(s)")
         self._init(function=function, uses_momentum=_positional_count(function) >= 3,
                    couples_bodies=couples_bodies)
 
