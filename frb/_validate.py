@@ -268,7 +268,7 @@ def norm3(v: ArrayLike) -> NDArray[np.float64]:
     v = np.asarray(v, dtype=np.float64)
     big = np.abs(v).max(axis=-1, initial=0.0)
     safe = np.where(big > 0, big, 1.0)
-    with np.errstate(over="ignore", under="ignore"):
+    with np.errstate(over="ignore", under="ignore"):     # (inf only beyond the float64 range)
         return big * np.linalg.norm(v / safe[..., None], axis=-1)
 
 

@@ -543,7 +543,7 @@ def to_rotation(attitude: ArrayLike) -> Rotation:
     tol = _validate.ORTHOGONALITY_TOLERANCE
     if a.shape[-1:] == (4,) and a.ndim in (1, 2):
         q = a.reshape(-1, 4)
-        dev = np.abs(np.linalg.norm(q, axis=1) - 1.0)
+        dev = np.abs(_validate.norm3(q) - 1.0)
         if (dev > tol).any():
             b = int(np.argmax(dev > tol))
             raise ValueError(f"attitude must be unit quaternions, scalar first (|q| = 1 within "

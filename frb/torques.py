@@ -249,18 +249,26 @@ def given_as(torque: Any, given: Any) -> Any:
     return torque
 
 
-def _attitudes(Q: ArrayLike, who: str) -> NDArray[np.float64]:
-    """The attitudes of a direct call of a torque: finite (3, 3) or (N, 3, 3) (TypeError /
-    ValueError naming ``Q``; how far from a rotation is left to the caller: the methods' own
-    attitudes are rotations to their accuracy), entries at most 2 in size (a rotation's are
-    at most 1)."""
+def _attitudes(Q: ArrayLike, who: str, any_batch: bool = False) -> NDArray[np.float64]:
+    """The attitudes of a direct call of a torque: finite (3, 3) or (N, 3, 3) ((..., 3, 3) with
+    ``any_batch``) (TypeError / ValueError naming ``Q``; how far from a rotation is left to the
+    caller: the methods' own attitudes are rotations to their accuracy), entries at most 2 in
+    size (a rotation's are at most 1)."""
     a = _validate.real_array(Q, "Q")
-    if a.ndim not in (2, 3) or a.shape[-2:] != (3, 3):
-        raise ValueError(f"{who}: Q must have shape (3, 3) or (N, 3, 3), got {a.shape}")
+    if a.ndim < 2 or (a.ndim > 3 and not any_batch) or a.shape[-2:] != (3, 3):
+        shapes = "(..., 3, 3)" if any_batch else "(3, 3) or (N, 3, 3)"
+        raise ValueError(f"{who}: Q must have shape {shapes}, got {a.shape}")
     if not (np.abs(a) <= 2.0).all():
         raise ValueError(f"{who}: Q must be rotation matrices, but it has an entry of size "
                          f"{float(np.abs(a).max()):.3g}")
     return a
+
+
+def _finite_result(value: Any, what: str) -> None:
+    """ValueError when a torque's result left the float64 range (its parameters too large)."""
+    if not np.isfinite(value).all():
+        raise ValueError(f"{what} is beyond the float64 range (the torque's parameters are too "
+                         "large for these values)")
 
 
 def _batch_of(a: NDArray[np.float64], Q: NDArray[np.float64], name: str, who: str,
@@ -385,15 +393,22 @@ class ConstantField(Torque):
 
     def potential(self, Q: ArrayLike) -> Any:
         """Potential energy ``u0 . (Q c)``: a float for one matrix, an array for (..., 3, 3)."""
-        Q = np.asarray(Q, dtype=np.float64)
-        v = (Q @ self.center) @ self.u0
+        Qa = _attitudes(Q, "potential", any_batch=True)
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = (Qa @ self.center) @ self.u0
+        _finite_result(v, "the potential u0 . (Q c)")
         return float(v) if v.ndim == 0 else v
 
     def torque(self, t: float, Q: ArrayLike) -> NDArray[np.float64]:
         """Body torque ``(Q^T u0) x c`` for Q of shape (..., 3, 3)."""
-        Q = np.asarray(Q, dtype=np.float64)
-        u = np.einsum("...ji,j->...i", Q, self.u0)
-        return np.cross(u, self.center)
+        if type(t) is not float:
+            _validate.real_scalar(t, "t")
+        Qa = _attitudes(Q, "torque", any_batch=True)
+        with np.errstate(over="ignore", invalid="ignore"):
+            u = np.einsum("...ji,j->...i", Qa, self.u0)
+            out = np.cross(u, self.center)
+        _finite_result(out, "the torque (Q^T u0) x c")
+        return out
 
     def __call__(self, t: Any, Q: ArrayLike, m: Any = None, *, inertia: ArrayLike | None = None
                  ) -> Any:
@@ -408,8 +423,20 @@ class ConstantField(Torque):
     def flow(self, m: ArrayLike, Q: ArrayLike, t: float
              ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Exact flow of the torque alone over time ``t`` (one body): ``(m + t T_b(Q), Q)``."""
-        Qa = np.asarray(Q, dtype=np.float64)
-        mn = np.array(m, dtype=np.float64)
+        Qa = _attitudes(Q, "flow")
+        if Qa.shape != (3, 3):
+            raise ValueError(f"flow: Q must have shape (3, 3) (one body), got {Qa.shape}")
+        mn = np.array(_validate.real_array(m, "m"), dtype=np.float64)
+        if mn.shape != (3,):
+            raise ValueError(f"flow: m must have shape (3,) (one body), got {mn.shape}")
+        t = _validate.real_scalar(t, "t")
+        with np.errstate(over="ignore", invalid="ignore"):
+            moved = self._flow(mn, Qa, t)
+        _finite_result(moved[0], "m + t T_b of the flow")
+        return moved
+
+    def _flow(self, mn: NDArray[np.float64], Qa: NDArray[np.float64], t: float
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         if self.center is _E3:
             x, y, z = self._u
             # u = Q^T u0, only its first two components are needed: T_b = (u2, -u1, 0)
@@ -478,13 +505,21 @@ class HeavyTop(ConstantField):
 
     def potential(self, Q: ArrayLike) -> Any:
         """Potential energy ``weight (Q center)_z`` for Q of shape (..., 3, 3)."""
-        Q = np.asarray(Q, dtype=np.float64)
-        return self.weight * (Q[..., 2, :] @ self.center)
+        Qa = _attitudes(Q, "potential", any_batch=True)
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = self.weight * (Qa[..., 2, :] @ self.center)
+        _finite_result(v, "the potential weight (Q center)_z")
+        return v
 
     def torque(self, t: float, Q: ArrayLike) -> NDArray[np.float64]:
         """Body torque ``weight (Q^T e_z) x center`` for Q of shape (..., 3, 3)."""
-        Q = np.asarray(Q, dtype=np.float64)
-        return np.cross(self.weight * Q[..., 2, :], self.center)
+        if type(t) is not float:
+            _validate.real_scalar(t, "t")
+        Qa = _attitudes(Q, "torque", any_batch=True)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = np.cross(self.weight * Qa[..., 2, :], self.center)
+        _finite_result(out, "the torque weight (Q^T e_z) x center")
+        return out
 
     def __repr__(self) -> str:
         return f"heavy_top({self.weight!r}, {self.center.tolist()!r})"

@@ -351,6 +351,41 @@ try:
 except ImportError:      # pragma: no cover - dask is an optional extra
     pass
 
+_FIELD = torques.constant_field([0.0, 0.3, 1.0])
+_TOP = torques.heavy_top(2.0, [0.1, 0.0, 0.5])
+_SCALAR_TIMES = [v for v in SCALARS if np.ndim(v) == 0 or isinstance(v, (dict, set))]
+
+
+def _experiment(args):
+    from frb.experiments import run_experiment
+    return run_experiment("ganapathi-symmetric", **args)
+
+
+def _experiment_check(result, args):
+    assert "nan" not in result.format().lower()
+    assert all(v is None or math.isfinite(v) for v in result.numbers.values())
+
+
+try:
+    import scipy.spatial.transform  # noqa: F401
+    _SCIPY = [("to_rotation", _call(frb.to_rotation, ["attitude"]), dict(attitude=QUAT),
+               dict(attitude=QUAT_VALUES + Q_VALUES), {}, lambda r, a: None)]
+except ImportError:      # pragma: no cover - scipy is optional
+    _SCIPY = []
+
+FUNCTIONS += _SCIPY + [
+    ("constant_field.torque", lambda a: _FIELD.torque(a["t"], a["Q"]), dict(t=0.0, Q=Q_TURNED),
+     dict(t=_SCALAR_TIMES, Q=Q_VALUES), {}, _any_finite),
+    ("constant_field.flow", lambda a: _FIELD.flow(a["m"], a["Q"], a["t"]),
+     dict(m=M, Q=Q_TURNED, t=0.1), dict(m=M_VALUES, Q=Q_VALUES, t=SCALARS), {}, _any_finite),
+    ("heavy_top.potential", lambda a: _TOP.potential(a["Q"]), dict(Q=Q_TURNED),
+     dict(Q=Q_VALUES), {}, _any_finite),
+    ("heavy_top.torque", lambda a: _TOP.torque(a["t"], a["Q"]), dict(t=0.0, Q=Q_TURNED),
+     dict(t=_SCALAR_TIMES, Q=Q_VALUES), {}, _any_finite),
+    ("ganapathi-symmetric", _experiment, dict(dt=1.0 / 30.0, nsteps=30),
+     dict(dt=SCALARS, nsteps=INTEGERS), {}, _experiment_check),
+]
+
 FUNCTIONS += _DASK + [
     ("read_dat", lambda a: frb.read_dat(a["path"], max_values=a["max_values"]),
      dict(path=_DAT, max_values=100),
