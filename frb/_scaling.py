@@ -87,7 +87,7 @@ class Scaling:
                 a, b = BODY_SCALES[form.kinds[form.body_term]]
                 body = np.ldexp(body, a * ka + b * kb)
         _representable(terms[:, 1:], scaled[:, 1:])
-        if body is not None:
+        if body is not None and given_body is not None:
             _representable(given_body, body)
         return scaled, body
 

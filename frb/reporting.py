@@ -128,7 +128,7 @@ class Result:
     tables : list of Table
         The printed tables.
     numbers : dict
-        The key numbers (floats, by name; None for one the run could not measure, its table
+        The key numbers (floats, by name; NaN for one the run could not measure, its table
         saying why).
     data : dict
         The arrays the figure is drawn from.
@@ -140,7 +140,7 @@ class Result:
     title: str
     parameters: list[tuple[str, object, str]]
     tables: list[Table]
-    numbers: dict[str, float | None]
+    numbers: dict[str, float]
     data: dict[str, Any] = field(default_factory=dict, repr=False)
     notes: list[str] = field(default_factory=list)
 

@@ -363,7 +363,7 @@ def _experiment(args):
 
 def _experiment_check(result, args):
     assert "nan" not in result.format().lower()
-    assert all(v is None or math.isfinite(v) for v in result.numbers.values())
+    assert all(math.isfinite(v) for v in result.numbers.values())
 
 
 try:

@@ -45,9 +45,9 @@ def _run(name: str, dt: float, t_final: float) -> Result:
     mj = runs["EXACT"].m[:, j]
     flips = t[1:][np.signbit(mj[1:]) != np.signbit(mj[:-1])]
     period = momentum_period(m0, I)
-    # two flips at least are needed to measure the period (None, with the reason in the table)
-    measured = float(2 * np.mean(np.diff(flips))) if len(flips) >= 2 else None
-    measured_text: object = measured if measured is not None else (
+    # two flips at least are needed to measure the period (NaN, with the reason in the table)
+    measured = float(2 * np.mean(np.diff(flips))) if len(flips) >= 2 else float("nan")
+    measured_text: object = measured if len(flips) >= 2 else (
         f"not measured: {len(flips)} flip(s) of m{j + 1} in the run, two needed "
         "(a longer t_final or a smaller dt)")
     G = float(m0 @ m0)
