@@ -117,7 +117,7 @@ def rotating_reference(q0: ArrayLike, rate: ArrayLike, t_ref: float = 0.0) -> Ro
     >>> import frb
     >>> ref = frb.wheel_laws.rotating_reference([1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.1e-3])
     >>> ref(1000.0).round(6)
-    array([0.852108, 0.      , 0.      , 0.523366])
+    array([0.852525, 0.      , 0.      , 0.522687])
     """
     return RotatingReference(q0, rate, t_ref)
 
