@@ -1,4 +1,4 @@
-"""Cost of every method of frb.integrate per body-step, relative to DMV6 (issue: one engine).
+"""Cost of every method of frb.integrate per body-step, relative to DMV6.
 
     python benchmarks/methods.py [--n 10000] [--steps 20] [--reps 5] [--out benchmarks/results]
 

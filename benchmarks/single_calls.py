@@ -1,4 +1,4 @@
-"""Costs of small calls (issue 14, "Scale"): one body per call, DMV on a few bodies, semi-exact
+"""Costs of small calls: one body per call, DMV on a few bodies, semi-exact
 against exact steps, and the per-call set-up of the integrators, each as ratios in one run.
 
 1. One public call per body (frb_step, quat_step, dmv_step of order 6; shapes (3,), (3, 3),

@@ -180,7 +180,7 @@ def matrix_error(m, Q, mr, Qr):
 
 
 def fig6(frb, n, reps, rng, log):
-    core, testing = frb._core, frb._testing
+    testing = frb._testing
     m = first_octant_momenta(n, rng)
     q, Q = identity_states(n)
     It = np.array([INERTIA]).T
@@ -190,7 +190,7 @@ def fig6(frb, n, reps, rng, log):
     def make(key, form, kind, par, hh, N):
         harr = np.array([hh])
         if kind == "dmv":
-            return lambda: core.dmv_integrate_batch(mT, qT, harr, It, par, N)
+            return lambda: testing.dmv_integrate_batch(mT, qT, harr, It, par, N)
         if form == "quat":
             return lambda: testing.quat_integrate_batch(mT, qT, harr, It, par, N)
         return lambda: testing.frb_integrate_batch(mT, QT, harr, It, par, N)
@@ -243,13 +243,12 @@ def fig6(frb, n, reps, rng, log):
 
 
 def target_a(frb, n, reps, rng, log):
-    """Exact step / DMV6 step at h = 0.1 over n bodies, three ways, each with the same work on
+    """Exact step / DMV6 step at h = 0.1 over n bodies, two ways, each with the same work on
     both sides: the public API (frb.quat_step / frb.frb_step vs frb.dmv_step: shape checks in
-    Python, value checks in the compiled loop, on both sides), the raw bindings with the input
-    checks (frb/quat_step_batch vs dmv_integrate_checked with one step), and the bare kernels
-    over ten steps (frb/quat_integrate_batch vs dmv_integrate_batch: no checks on either side,
-    the DMV's modified moments computed once per body for the ten steps)."""
-    core, testing = frb._core, frb._testing
+    Python, value checks in the compiled checks, on both sides), and the bare kernels over ten
+    steps (frb/quat_integrate_batch vs dmv_integrate_batch of frb._testing: no checks on either
+    side, the DMV's modified moments computed once per body for the ten steps)."""
+    testing = frb._testing
     m = first_octant_momenta(n, rng + 1)
     q, Q = identity_states(n)
     inertia = np.array(INERTIA)
@@ -260,12 +259,9 @@ def target_a(frb, n, reps, rng, log):
         "frb_public": lambda: frb.frb_step(m, Q, 0.1, inertia),
         "quat_public": lambda: frb.quat_step(m, q, 0.1, inertia),
         "dmv6_public": lambda: frb.dmv_step(m, q, 0.1, inertia, order=6),
-        "frb_step": lambda: core.frb_step_batch(mT, QT, h, It, 0, 1e-10),
-        "quat_step": lambda: core.quat_step_batch(mT, qT, h, It, 0, 1e-10),
-        "dmv6_step": lambda: core.dmv_integrate_checked(mT, qT, h, It, 6, 1, 1e-10),
         "frb_int10": lambda: testing.frb_integrate_batch(mT, QT, h, It, 0, 10),
         "quat_int10": lambda: testing.quat_integrate_batch(mT, qT, h, It, 0, 10),
-        "dmv6_int10": lambda: core.dmv_integrate_batch(mT, qT, h, It, 6, 10),
+        "dmv6_int10": lambda: testing.dmv_integrate_batch(mT, qT, h, It, 6, 10),
     }
     la = loadavg()
     cpu, wall, _ = measure(calls, reps, rng)
@@ -273,8 +269,6 @@ def target_a(frb, n, reps, rng, log):
                abs={k: (float(cpu[k].min()), float(wall[k].min())) for k in calls},
                ratios={"quat/dmv6, 1 step, public API": ratio(cpu, "quat_public", "dmv6_public"),
                        "frb/dmv6, 1 step, public API": ratio(cpu, "frb_public", "dmv6_public"),
-                       "quat/dmv6, 1 step, raw + checks": ratio(cpu, "quat_step", "dmv6_step"),
-                       "frb/dmv6, 1 step, raw + checks": ratio(cpu, "frb_step", "dmv6_step"),
                        "quat/dmv6, 10 steps, kernels": ratio(cpu, "quat_int10", "dmv6_int10"),
                        "frb/dmv6, 10 steps, kernels": ratio(cpu, "frb_int10", "dmv6_int10")})
     for k, v in res["ratios"].items():
@@ -299,13 +293,10 @@ def target_b(frb, nsteps, reps, rng, log):
     mb = np.tile(m0, (nfl, 1))
     Qb = np.tile(Q0, (nfl, 1, 1))
     hb = np.tile(taus, nsteps)
-    It = np.asarray(inertia, float).reshape(1, 3).T
-    mT, QT = mb.T, Qb.T
-    core = frb._core
     calls = {
         "splitting": lambda: frb.splitting.integrate(m0, Q0, inertia, h, nsteps, torque=torque,
                                                      method="RKN6_14"),
-        "batched": lambda: core.frb_step_batch(mT, QT, hb, It, 0, 1e-10),
+        "batched": lambda: frb.frb_step(mb, Qb, hb, inertia),
     }
     la = loadavg()
     cpu, wall, _ = measure(calls, reps, rng)
@@ -315,44 +306,31 @@ def target_b(frb, nsteps, reps, rng, log):
                ratio=r, us_per_flow_split=float(cpu["splitting"].min()) / nfl * 1e6,
                us_per_flow_batch=float(cpu["batched"].min()) / nfl * 1e6)
     log(f"  (b) example 1, {nsteps} steps ({nfl} flows): splitting.integrate "
-        f"{res['us_per_flow_split']:.3f} us/flow, batched frb_step_batch "
+        f"{res['us_per_flow_split']:.3f} us/flow, batched frb.frb_step "
         f"{res['us_per_flow_batch']:.3f} us/flow, ratio {r:.2f} "
         f"(target <= 1.5: {'met' if r <= 1.5 else 'NOT met'})")
     return res
 
 
 def target_c(frb, n, reps, rng, log):
-    core = frb._core
     m = first_octant_momenta(n, rng + 2)
     _, Q = identity_states(n)
     inertia = np.array(INERTIA)
     h = 0.1
-    It = inertia.reshape(1, 3).T
-    harr = np.array([h])
-    mT, QT = m.T, Q.T
-    # raw single-body views built outside the timed loop (pure call overhead)
-    views = [(m[i:i + 1].T, Q[i:i + 1].T) for i in range(n)]
 
     def loop_public():
         for i in range(n):
             frb.frb_step(m[i], Q[i], h, inertia)
 
-    def loop_raw():
-        for mi, Qi in views:
-            core.frb_step_batch(mi, Qi, harr, It, 0, 1e-10)
-
     calls = {"public_batched": lambda: frb.frb_step(m, Q, h, inertia),
-             "public_loop": loop_public,
-             "raw_batched": lambda: core.frb_step_batch(mT, QT, harr, It, 0, 1e-10),
-             "raw_loop": loop_raw}
+             "public_loop": loop_public}
     la = loadavg()
     cpu, wall, _ = measure(calls, reps, rng)
     per = {k: float(cpu[k].min()) / n * 1e6 for k in calls}
     res = dict(n=n, load=la, load_end=loadavg(), us_per_body=per,
                abs={k: (float(cpu[k].min()), float(wall[k].min())) for k in calls},
-               ratio_public=ratio(cpu, "public_loop", "public_batched"),
-               ratio_raw=ratio(cpu, "raw_loop", "raw_batched"))
-    for name, key in (("frb.frb_step", "public"), ("_core.frb_step_batch", "raw")):
+               ratio_public=ratio(cpu, "public_loop", "public_batched"))
+    for name, key in (("frb.frb_step", "public"),):
         r = res[f"ratio_{key}"]
         log(f"  (c) {name:22s} loop {per[key + '_loop']:.2f} us/body, batched "
             f"{per[key + '_batched']:.3f} us/body, ratio {r:.1f} "
@@ -658,10 +636,10 @@ def write_md(path, info, rows, ref, ra, rb, rc, rm, n):
           f"{'yes' if v <= 4 else 'no'} | {ra['abs'][a][0]:.4f} / {ra['abs'][b][0]:.4f} "
           f"({ra['abs'][a][0] * per:.0f} / {ra['abs'][b][0] * per:.0f} ns a step) | {ra['load']} |")
     P(f"| (b) example 1, `frb.splitting.integrate` ({rb['nsteps']} steps, {rb['nflows']} exact "
-      f"flows) / `frb_step_batch` on {rb['nflows']} bodies (same flow lengths) | "
+      f"flows) / `frb.frb_step` on {rb['nflows']} bodies (same flow lengths) | "
       f"{rb['ratio']:.2f} | <= 1.5 | {'yes' if rb['ratio'] <= 1.5 else 'no'} | "
       f"{rb['abs']['splitting'][0]:.4f} / {rb['abs']['batched'][0]:.4f} | {rb['load']} |")
-    for name, key in (("`frb.frb_step`", "public"), ("`_core.frb_step_batch`", "raw")):
+    for name, key in (("`frb.frb_step`", "public"),):
         r = rc[f"ratio_{key}"]
         P(f"| (c) {name}: loop of single-body calls / one batched call, per body, "
           f"N = {rc['n']} | {r:.1f} | >= 10 | {'yes' if r >= 10 else 'no'} | "

@@ -109,7 +109,7 @@ contains
          return
       end if
       if (.not. torqued(tq)) then
-         call approximate_free_steps(meth, n, k - 1, 1, 1, [h], m, 4, q, inertia, ws, info)
+         call approximate_free_steps(meth, n, k - 1, 1, 1, [h], m, 4, q, n, inertia, ws, info)
          return
       end if
       select case (meth%variant)
@@ -130,12 +130,13 @@ contains
    !> at the first step, k = 0, and kept in ws(1:3, j), since they depend on the state only
    !> through the conserved C and H), body j with the step h(min(j, nh)); NYSTROM4 is then the
    !> exact free flow; SPLIT3, SYMROT and MIDPOINT step by step (one step length, nh = 1).
-   subroutine approximate_free_steps(meth, n, k, nsub, nh, h, m, natt, att, inertia, ws, info)
+   subroutine approximate_free_steps(meth, n, k, nsub, nh, h, m, natt, att, ni, inertia, ws, info)
       type(method_t), intent(in) :: meth
-      integer, intent(in) :: n, k, nsub, nh, natt
-      real(dp), intent(in) :: h(nh), inertia(3, n)
+      integer, intent(in) :: n, k, nsub, nh, natt, ni
+      real(dp), intent(in) :: h(nh), inertia(3, ni)
       real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nws, n)
       integer, intent(inout) :: info(n)
+      real(dp), allocatable :: ib(:, :)
       integer :: j, s
 
       if (natt /= 4) then
@@ -147,7 +148,7 @@ contains
          ! the lanes, in blocks of dmv_lanes_width bodies from body 1 of the chunk (chunks start
          ! at bodies 1, 1 + engine_chunk, ...)
          if (k == 0) then
-            call dmv_blocks_steps(n, nsub, nh, h, m, att, nws, ws, meth%variant, inertia)
+            call dmv_blocks_steps(n, nsub, nh, h, m, att, nws, ws, meth%variant, ni, inertia)
          else
             call dmv_blocks_steps(n, nsub, nh, h, m, att, nws, ws)
          end if
@@ -158,11 +159,15 @@ contains
          end do
       case (variant_nystrom4)
          do s = 1, nsub
-            call exact_free_flows(n, nh, h, 0, m, 4, att, inertia)
+            call exact_free_flows(n, nh, h, 0, m, 4, att, ni, inertia)
          end do
       case (variant_split3, variant_symrot, variant_midpoint)
+         allocate (ib(3, n))
+         do j = 1, n
+            ib(:, j) = inertia(:, min(j, ni))
+         end do
          do s = 1, nsub
-            call free_step(meth%variant, n, h(1), m, att, inertia, info)
+            call free_step(meth%variant, n, h(1), m, att, ib, info)
          end do
       case default
          info = info_not_implemented
@@ -330,12 +335,12 @@ contains
       tv = -h**3 / 72
       call torque_batch(tq, n, t, k, 4, q, m, inertia, tb, cb)
       m = m + (h / 6) * tb
-      call exact_free_flows(n, 1, [0.5_dp * h], 0, m, 4, q, inertia)
+      call exact_free_flows(n, 1, [0.5_dp * h], 0, m, 4, q, n, inertia)
       call torque_batch(tq, n, t + 0.5_dp * h, k, 4, q, m, inertia, tb, cb)
       do j = 1, n
          m(:, j) = m(:, j) + (2 * h / 3) * tb(:, j) + tv * field_v_torque(tq, j, q(:, j), inertia(:, j))
       end do
-      call exact_free_flows(n, 1, [0.5_dp * h], 0, m, 4, q, inertia)
+      call exact_free_flows(n, 1, [0.5_dp * h], 0, m, 4, q, n, inertia)
       call torque_batch(tq, n, t + h, k, 4, q, m, inertia, tb, cb)
       m = m + (h / 6) * tb
    end subroutine nystrom4_step

@@ -25,7 +25,7 @@
 !> kept ones; lcb the Python law. Without wheels (or without a law) the wheel arrays are not read
 !> (one element each will do).
 subroutine engine_segment(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, &
-                          m0, att0, inertia, nw, m, att, ws, nk, m_out, att_out, wr, nwh, na, wheels, &
+                          m0, att0, ni, inertia, nw, m, att, ws, nk, m_out, att_out, wr, nwh, na, wheels, &
                           lr, nl, law, nh0, h0, nhw, hw, nho, nhk, h_out, status, fail_step, fail_body, &
                           cb, lcb)
    use kinds, only: dp
@@ -40,11 +40,11 @@ subroutine engine_segment(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, bod
                             run_save_every, run_chunk, run_threads, run_first_body, run_last_body, &
                             run_first_step, run_last_step, law_reals
    implicit none
-   integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, nw, nk, wr, nwh, na, lr, nl
+   integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, ni, nw, nk, wr, nwh, na, lr, nl
    integer, intent(in) :: nh0, nhw, nho, nhk
    integer, intent(in) :: config(nc)
    real(dp), intent(in) :: plan(np, nf), terms(ntr, nt), body(nbr, nb), times(nh1)
-   real(dp), intent(in) :: m0(3, n), att0(natt, n), inertia(3, n)
+   real(dp), intent(in) :: m0(3, n), att0(natt, n), inertia(3, ni)
    real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nw, n), m_out(3, n, nk), att_out(natt, n, nk)
    real(dp), intent(in) :: wheels(wr, nwh, na), law(lr, nl)
    real(dp), intent(in) :: h0(nwh, nh0)
@@ -63,11 +63,12 @@ subroutine engine_segment(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, bod
    if (nc /= run_slots .or. np /= plan_rows .or. nf > max_flows .or. nt > max_torque_terms &
        .or. ntr /= torque_term_header + torque_term_reals .or. mod(nbr, torque_term_reals) /= 0 &
        .or. nbr < torque_term_reals .or. nw /= nws .or. (nh1 /= 2 .and. nh1 /= n + 1) .or. nf < 1 &
+       .or. (ni /= 1 .and. ni /= n) &
        .or. nt < 1 .or. (natt /= 4 .and. natt /= 9) .or. wr /= wheel_reals .or. nwh > max_wheels &
        .or. (na /= 1 .and. na /= n) .or. lr /= law_reals .or. (nl /= 1 .and. nl /= n)) return
    if (.not. configure()) return
    call engine_run(meth, tq, wh, seg, n, nh1 - 1, times(2:nh1), times(1), natt, m0, att0, h0, m, att, &
-                   hw, ws, inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, cb, body, &
+                   hw, ws, ni, inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, cb, body, &
                    wheels, law)
 
 contains
@@ -127,10 +128,11 @@ end subroutine engine_segment
 !> run in one segment), so a short run costs less. With config(run_checks) = 1 every body is
 !> checked first (checks.check_batch, the phase of the longest free flow of a step): status
 !> info_bad_input for an invalid body (fail_step its check code, fail_body the body, 1-based),
-!> info_rescale for a batch outside the scale range 2^+-config(run_scale_exponent), and nothing
-!> run.
+!> info_rescale for a batch outside the scale range 2^+-config(run_scale_exponent), info_long_run
+!> for more than long_run_work body-steps of which some may be long (quadruple precision: the
+!> run goes in segments), and nothing run.
 subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, m0, &
-                        att0, inertia, nk, m_out, att_out, wr, nwh, na, wheels, lr, nl, law, nh0, h0, &
+                        att0, ni, inertia, nk, m_out, att_out, wr, nwh, na, wheels, lr, nl, law, nh0, h0, &
                         nho, nhk, h_out, status, fail_step, fail_body)
    use kinds, only: dp
    use step_interface, only: nws
@@ -138,12 +140,13 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
    use wheels, only: no_user_law
    use numbers_table, only: run_first_body, run_last_body, run_first_step, run_last_step, run_nsteps, &
                             run_checks, run_threads, run_scale_exponent, run_slots, plan_rows, &
-                            check_extremes, info_bad_input, info_rescale
+                            check_extremes, info_bad_input, info_rescale, info_long_run, &
+                            long_step_threshold, long_run_work
    implicit none
-   integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, nk, wr, nwh, na, lr, nl, nh0, nho, nhk
+   integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, ni, nk, wr, nwh, na, lr, nl, nh0, nho, nhk
    integer, intent(in) :: config(nc)
    real(dp), intent(in) :: plan(np, nf), terms(ntr, nt), body(nbr, nb), times(nh1)
-   real(dp), intent(in) :: m0(3, n), att0(natt, n), inertia(3, n)
+   real(dp), intent(in) :: m0(3, n), att0(natt, n), inertia(3, ni)
    real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk)
    real(dp), intent(in) :: wheels(wr, nwh, na), law(lr, nl), h0(nwh, nh0)
    real(dp), intent(inout) :: h_out(nwh, nho, nhk)
@@ -159,7 +162,7 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
          do j = 1, nf
             if (nint(plan(1, j)) == 0) longest = max(longest, abs(plan(2, j)))
          end do
-         call check_batch(natt, n, m0, att0, nh1 - 1, longest * times(2:nh1), n, inertia, &
+         call check_batch(natt, n, m0, att0, nh1 - 1, longest * times(2:nh1), ni, inertia, &
                           config(run_threads), code, bad, extremes)
          if (code /= input_ok) then
             status = info_bad_input
@@ -169,6 +172,13 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
          end if
          if (outside_scale(extremes, config(run_scale_exponent))) then
             status = info_rescale
+            fail_step = 0
+            fail_body = 0
+            return
+         end if
+         if (extremes(5) > long_step_threshold .and. &
+             real(n, dp) * max(config(run_nsteps), 1) > long_run_work) then
+            status = info_long_run
             fail_step = 0
             fail_body = 0
             return
@@ -184,7 +194,7 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
       whole(run_last_step) = config(run_nsteps)
    end if
    call engine_segment(nc, whole, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, m0, att0, &
-                       inertia, nws, m, att, ws, nk, m_out, att_out, wr, nwh, na, wheels, lr, nl, law, nh0, &
+                       ni, inertia, nws, m, att, ws, nk, m_out, att_out, wr, nwh, na, wheels, lr, nl, law, nh0, &
                        h0, nh0, hw, nho, nhk, h_out, status, fail_step, fail_body, no_user_torque, no_user_law)
 
 contains
@@ -249,7 +259,7 @@ subroutine free_steps_one(family, variant, quadrature, nsteps, natt, m, att, h, 
    att_out = att
    ws = 0
    info = info_ok
-   if (nsteps > 0) call steps(meth, 1, 0, nsteps, 1, [h], m_out, natt, att_out, inertia, ws, info)
+   if (nsteps > 0) call steps(meth, 1, 0, nsteps, 1, [h], m_out, natt, att_out, 1, inertia, ws, info)
    status = info(1)
    if (status == info_ok .and. .not. (all_finite(3, m_out) .and. all_finite(natt, att_out))) &
       status = info_non_finite

@@ -207,7 +207,8 @@ contains
    !> inertia(3, ni) (nh, ni 1 or n). code is input_ok, or the code of the first invalid body,
    !> whose index (from 1) is body (0 when all are valid). For valid bodies, extremes holds the
    !> scales of the batch: the largest max_i |m_i| of a body, the smallest nonzero one (huge when
-   !> all are zero), the smallest and the largest moment, and the largest |h| max_i |m_i| / I_min.
+   !> all are zero), the smallest and the largest moment, and a bound on the largest
+   !> |h| max_i |m_i| / I_min (the largest |h| max_i |m_i| over the smallest moment).
    subroutine check_batch(natt, n, m, att, nh, h, ni, inertia, threads, code, body, extremes)
       integer, intent(in) :: natt, n, nh, ni, threads
       real(dp), intent(in) :: m(3, n), att(natt, n), h(nh), inertia(3, ni)
@@ -246,8 +247,10 @@ contains
          small = min(small, merge(bm, huge(1.0_dp), bm > 0))
          imin = min(imin, bi)
          imax = max(imax, inertia(1, min(b, ni)), inertia(2, min(b, ni)), inertia(3, min(b, ni)))
-         phase = max(phase, abs(h(min(b, nh))) * (bm / bi))
+         phase = max(phase, abs(h(min(b, nh))) * bm)
       end do
+      ! (a bound on the largest |h| max_i |m_i| / I_min, without a division a body)
+      phase = phase / imin
       extremes = [big, small, imin, imax, phase]
 
    contains

@@ -19,7 +19,7 @@ module engine
    use kinds, only: dp
    use step_interface
    use torques, only: torque_t, user_torque_cb, torqued
-   use wheels, only: wheels_t, wheels_active
+   use wheels, only: wheels_t, wheels_active, max_wheels
    use exact_splittings, only: exact_splitting_step, exact_splitting_free_steps, exact_splitting_flows
    use approximate_free_flows, only: approximate_flow_step, approximate_free_steps
    use runge_kutta, only: runge_kutta_step
@@ -27,6 +27,7 @@ module engine
    use midpoint_trapezoid, only: midpoint_trapezoid_step
    use parallel, only: thread_count, save_slot, min_parallel_work
    use checks, only: all_finite
+   use numbers_table, only: engine_chunk
    implicit none
    private
 
@@ -81,18 +82,20 @@ contains
    end function family_free_steps
 
    !> The segment seg of a run of the n bodies from time t0, body j with the step length
-   !> h(min(j, nh)) (nh = n only for a torque-free run of a family with free steps), from the
-   !> initial state m0, att0, h0 when seg%k_first = 0, else from the state m, att, hw, ws left by
-   !> the previous segment; the state is written back to m, att, hw, ws only when seg%k_last <
-   !> seg%nsteps (so that a run in one segment never touches those arrays). The state after
-   !> step k (k = 0: the initial state, written by the segment with k_first = 0) goes to
-   !> m_out(:, b, j), att_out(:, b, j), h_out(:, b, j) with j = save_slot(k, nsteps, save_every)
-   !> (parallel), when j > 0. The wheels wh (wh%nw momenta a body, none for nw = 0). On failure (a body whose step sets info, or whose state is not finite) that body's
-   !> chunk stops; status reports the code, fail_step the step and fail_body the body (1-based) of
-   !> the earliest failure (the smallest step, then the smallest body: the same for every
-   !> thread count and every split of the run into segments); status = info_ok otherwise.
-   subroutine engine_run(meth, tq, wh, seg, n, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, inertia, &
-                         nk, m_out, att_out, h_out, status, fail_step, fail_body, cb, tbody, &
+   !> h(min(j, nh)) (nh = n only for a torque-free run of a family with free steps) and the
+   !> moments inertia(:, min(j, ni)) (ni = 1: one for all), from the initial state m0, att0, h0
+   !> when seg%k_first = 0, else from the state m, att, hw, ws left by the previous segment; the
+   !> state is written back to m, att, hw, ws only when seg%k_last < seg%nsteps (so that a run in
+   !> one segment never touches those arrays). The state after step k (k = 0: the initial state,
+   !> written by the segment with k_first = 0) goes to m_out(:, b, j), att_out(:, b, j),
+   !> h_out(:, b, j) with j = save_slot(k, nsteps, save_every) (parallel), when j > 0. The
+   !> wheels wh (wh%nw momenta a body, none for nw = 0). On failure (a body whose step sets info,
+   !> or whose state is not finite) that body's chunk stops; status reports the code, fail_step
+   !> the step and fail_body the body (1-based) of the earliest failure (the smallest step, then
+   !> the smallest body: the same for every thread count and every split of the run into
+   !> segments); status = info_ok otherwise.
+   subroutine engine_run(meth, tq, wh, seg, n, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, ni, &
+                         inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, cb, tbody, &
                          wheel_axes, wheel_law)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
@@ -103,8 +106,8 @@ contains
       !> the wheels' axes and pseudo-inverse rows, and their law's parameters (wheels_t's axes,
       !> par), held through pointers
       real(dp), intent(in), target, optional :: wheel_axes(:, :, :), wheel_law(:, :)
-      integer, intent(in) :: n, nh, natt, nk
-      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), h0(wh%nw, n), inertia(3, n)
+      integer, intent(in) :: n, nh, natt, nk, ni
+      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), h0(wh%nw, n), inertia(3, ni)
       real(dp), intent(inout) :: m(3, n), att(natt, n), hw(wh%nw, n), ws(nws, n)
       real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk), h_out(wh%nw, n, nk)
       integer, intent(out) :: status, fail_step, fail_body
@@ -126,13 +129,13 @@ contains
       !$omp if(real(seg%b_last - seg%b_first + 1, dp) * max(seg%k_last - seg%k_first, 1) &
       !$omp    >= min_parallel_work .and. seg%b_last - seg%b_first >= chunk) &
       !$omp default(none) private(b0, nc, code, kfail, jfail) &
-      !$omp shared(meth, tqb, whb, seg, chunk, n, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
+      !$omp shared(meth, tqb, whb, seg, chunk, n, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, ni, &
       !$omp        inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body)
       do ic = 1, (seg%b_last - seg%b_first + chunk) / chunk
          b0 = seg%b_first + (ic - 1) * chunk
          nc = min(chunk, seg%b_last - b0 + 1)
          call run_chunk(meth, tqb, whb, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
-                        inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb)
+                        ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb)
          if (code /= info_ok) then
             !$omp critical (frb_engine_failure)
             if (status == info_ok .or. kfail < fail_step .or. &
@@ -149,22 +152,57 @@ contains
 
    !> engine_run for the nc bodies b0 .. b0+nc-1 (one chunk), on the calling thread. On failure
    !> code, kfail and jfail (the body in the chunk, 1-based) report the first failing body of
-   !> the first failing step, and the chunk stops there.
+   !> the first failing step, and the chunk stops there. The chunk's state lives in local arrays
+   !> of engine_chunk bodies (no allocation a chunk), or allocated ones for a larger chunk (a
+   !> user torque's or wheel law's whole batch).
    subroutine run_chunk(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
-                        inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb)
+                        ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
       type(wheels_t), intent(in) :: wh
       type(segment_t), intent(in) :: seg
-      integer, intent(in) :: n, b0, nc, nh, nk, natt
-      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), h0(wh%nw, n), inertia(3, n)
+      integer, intent(in) :: n, b0, nc, nh, nk, natt, ni
+      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), h0(wh%nw, n), inertia(3, ni)
       real(dp), intent(inout) :: m(3, n), att(natt, n), hw(wh%nw, n), ws(nws, n)
       real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk), h_out(wh%nw, n, nk)
       integer, intent(out) :: code, kfail, jfail
       procedure(user_torque_cb) :: cb
-      real(dp), allocatable :: mc(:, :), ac(:, :), wc(:, :), m_keep(:, :), a_keep(:, :), w_keep(:, :)
-      real(dp), allocatable :: hc(:, :)
-      integer, allocatable :: info(:)
+      real(dp) :: mc(3, engine_chunk), ac(9 * engine_chunk), wc(nws, engine_chunk)
+      real(dp) :: hc(max_wheels * engine_chunk)
+      integer :: info(engine_chunk)
+      real(dp), allocatable :: mb(:, :), ab(:), wb(:, :), hb(:)
+      integer, allocatable :: ib(:)
+
+      if (nc <= engine_chunk) then
+         call chunk_steps(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
+                          ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, mc, ac, hc, &
+                          wc, info)
+      else
+         allocate (mb(3, nc), ab(natt * nc), wb(nws, nc), hb(wh%nw * nc), ib(nc))
+         call chunk_steps(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
+                          ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, mb, ab, hb, &
+                          wb, ib)
+      end if
+   end subroutine run_chunk
+
+   !> run_chunk with the chunk's state in the arrays mc(3, nc), ac(natt, nc), hc(wh%nw, nc),
+   !> wc(nws, nc), info(nc).
+   subroutine chunk_steps(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, &
+                          ws, ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, mc, ac, &
+                          hc, wc, info)
+      type(method_t), intent(in) :: meth
+      type(torque_t), intent(in) :: tq
+      type(wheels_t), intent(in) :: wh
+      type(segment_t), intent(in) :: seg
+      integer, intent(in) :: n, b0, nc, nh, nk, natt, ni
+      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), h0(wh%nw, n), inertia(3, ni)
+      real(dp), intent(inout) :: m(3, n), att(natt, n), hw(wh%nw, n), ws(nws, n)
+      real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk), h_out(wh%nw, n, nk)
+      integer, intent(out) :: code, kfail, jfail
+      procedure(user_torque_cb) :: cb
+      real(dp), intent(inout) :: mc(3, nc), ac(natt, nc), hc(wh%nw, nc), wc(nws, nc)
+      integer, intent(inout) :: info(nc)
+      real(dp), allocatable :: m_keep(:, :), a_keep(:, :), w_keep(:, :), ic(:, :)
       integer :: k, nsub, b1, nhc
       logical :: one_by_one
       procedure(method_step), pointer :: step
@@ -179,7 +217,6 @@ contains
       ! the step lengths of this chunk: one for all, or one per body
       nhc = 1
       if (nh > 1) nhc = nc
-      allocate (mc(3, nc), ac(natt, nc), wc(nws, nc), hc(wh%nw, nc), info(nc))
       if (seg%k_first == 0) then
          mc = m0(:, b0:b1)
          ac = att0(:, b0:b1)
@@ -213,10 +250,12 @@ contains
                a_keep = ac
                w_keep = wc
             end if
-            if (nhc == 1) then
-               call free_steps(meth, nc, k, nsub, 1, h(1:1), mc, natt, ac, inertia(:, b0:b1), wc, info)
+            if (ni == 1) then
+               call free_steps(meth, nc, k, nsub, nhc, h(min(b0, nh):min(b1, nh)), mc, natt, ac, 1, &
+                               inertia, wc, info)
             else
-               call free_steps(meth, nc, k, nsub, nc, h(b0:b1), mc, natt, ac, inertia(:, b0:b1), wc, info)
+               call free_steps(meth, nc, k, nsub, nhc, h(min(b0, nh):min(b1, nh)), mc, natt, ac, nc, &
+                               inertia(:, b0:b1), wc, info)
             end if
             if (nsub > 1 .and. .not. step_ok(nc, natt, info, mc, ac)) then
                one_by_one = .true.
@@ -231,15 +270,22 @@ contains
             k = k + 1
             if (nh > 1) then
                info = info_bad_call
-            else if (natt == 4 .and. associated(step)) then
+            else if (natt == 4 .and. associated(step) .and. ni == n) then
                call step(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, ac, hc, inertia(:, b0:b1), wc, tqc, &
                          whc, cb, info)
+            else if (natt == 4 .and. associated(step)) then
+               call chunk_moments()
+               call step(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, ac, hc, ic, wc, tqc, whc, cb, info)
             else if (wheels_active(wh)) then
                info = info_not_implemented
-            else if (meth%family == family_exact_splittings) then
+            else if (meth%family == family_exact_splittings .and. ni == n) then
                ! attitudes held as matrices (Q^T): the exact-flow splittings only
                call exact_splitting_flows(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, natt, ac, &
                                           inertia(:, b0:b1), tqc, cb)
+            else if (meth%family == family_exact_splittings) then
+               call chunk_moments()
+               call exact_splitting_flows(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, natt, ac, ic, &
+                                          tqc, cb)
             else
                info = info_not_implemented
             end if
@@ -267,6 +313,17 @@ contains
 
    contains
 
+      !> ic: the moments of the chunk's bodies (the step routines take one column a body).
+      subroutine chunk_moments()
+         integer :: j
+
+         if (allocated(ic)) return
+         allocate (ic(3, nc))
+         do j = 1, nc
+            ic(:, j) = inertia(:, min(b0 + j - 1, ni))
+         end do
+      end subroutine chunk_moments
+
       !> The state after step kk into its slot of the kept states, if it is kept.
       subroutine keep(kk)
          integer, intent(in) :: kk
@@ -279,7 +336,7 @@ contains
             if (wh%nw > 0) h_out(:, b0:b1, slot) = hc
          end if
       end subroutine keep
-   end subroutine run_chunk
+   end subroutine chunk_steps
 
    !> The first body of a chunk that failed in a step: its info code, or info_non_finite for a
    !> state that is not finite.

@@ -32,7 +32,7 @@ module exact_flow
    use kinds, only: dp, qp, wp => dp
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
    use checks, only: phase_limit, phase_over
-   use numbers_table, only: ratio_threshold
+   use numbers_table, only: ratio_threshold, long_step_threshold
    use elliptic_functions, only: agm_t, agm_setup, jacobi_reduced, jacobi_series, jacobi_series_max, &
                            ellf_sc, carlson_rj, &
                            gl_node, gl_weight
@@ -45,8 +45,9 @@ module exact_flow
    public :: free_flow, frb_step_one, quat_step_one, rotate_matrix_tr
    public :: flow_prep_t, flow_prepare, flow_finish, path_unit
 
-   !> Steps with |h| |m| / I_min above this many radians run in quadruple precision.
-   real(dp), parameter, public :: long_step_threshold = 64
+   !> Steps with |h| |m| / I_min above long_step_threshold radians (a shared number) run in
+   !> quadruple precision.
+   public :: long_step_threshold
    !> Bodies with I_max / I_min above ratio_threshold (1e150, numbers_table) also run in
    !> quadruple precision (in double precision the product of the scaled moments, down to
    !> (I_min / I_max)^2, would underflow).

@@ -70,7 +70,7 @@ contains
       do i = 1, meth%nf
          tau = meth%frac(i) * h
          if (meth%kinds(i) == 0) then
-            call exact_free_flows(n, 1, [tau], meth%quadrature, mt, 4, q, inertia)
+            call exact_free_flows(n, 1, [tau], meth%quadrature, mt, 4, q, n, inertia)
             ta = ta + tau
          else
             call wheel_kick(wh, tq, n, k, ta, tau, mt, el, q, hw, inertia, cb)
@@ -82,10 +82,10 @@ contains
    !> Torque-free steps of EXACT (step_interface's method_free_steps): nsub exact free flows,
    !> body j over h(min(j, nh)); the splittings run torque-free as EXACT (the Python layer
    !> chooses that variant), so other variants are info_not_implemented.
-   subroutine exact_splitting_free_steps(meth, n, k, nsub, nh, h, m, natt, att, inertia, ws, info)
+   subroutine exact_splitting_free_steps(meth, n, k, nsub, nh, h, m, natt, att, ni, inertia, ws, info)
       type(method_t), intent(in) :: meth
-      integer, intent(in) :: n, k, nsub, nh, natt
-      real(dp), intent(in) :: h(nh), inertia(3, n)
+      integer, intent(in) :: n, k, nsub, nh, natt, ni
+      real(dp), intent(in) :: h(nh), inertia(3, ni)
       real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nws, n)
       integer, intent(inout) :: info(n)
       integer :: s
@@ -95,7 +95,7 @@ contains
          return
       end if
       do s = 1, nsub
-         call exact_free_flows(n, nh, h, meth%quadrature, m, natt, att, inertia)
+         call exact_free_flows(n, nh, h, meth%quadrature, m, natt, att, ni, inertia)
       end do
    end subroutine exact_splitting_free_steps
 
@@ -119,12 +119,12 @@ contains
          if (c > 0.0_dp) then
             ! linear damping alone: m(t) = e^{-ct} M(s), Q(t) = Q_free(s), s = (1 - e^{-ct}) / c,
             ! (M, Q_free) the free flow (the time change ds = e^{-ct} dt): exact over the step
-            call exact_free_flows(n, 1, [-expm1(-c * h) / c], meth%quadrature, m, natt, att, inertia)
+            call exact_free_flows(n, 1, [-expm1(-c * h) / c], meth%quadrature, m, natt, att, n, inertia)
             m = exp(-c * h) * m
          else if (n == 1) then
             call free_flow_one(h, meth%quadrature, m, natt, att, inertia)
          else
-            call exact_free_flows(n, 1, [h], meth%quadrature, m, natt, att, inertia)
+            call exact_free_flows(n, 1, [h], meth%quadrature, m, natt, att, n, inertia)
          end if
          return
       end if
@@ -137,7 +137,7 @@ contains
       do i = 1, meth%nf
          tau = meth%frac(i) * h
          if (meth%kinds(i) == 0) then
-            call exact_free_flows(n, 1, [tau], meth%quadrature, m, natt, att, inertia)
+            call exact_free_flows(n, 1, [tau], meth%quadrature, m, natt, att, n, inertia)
             ta = ta + tau
          else
             call torque_flow(tq, n, ta, k, natt, att, m, inertia, tau, tb, cb)
@@ -177,28 +177,25 @@ contains
    end subroutine splitting_one
 
    !> The exact (quadrature = 0) or semi-exact free flow of the n bodies, body j over the time
-   !> tf(min(j, ntf)), flow_lanes_width bodies in lock-step (free_flow_chunk: the results of
+   !> tf(min(j, ntf)) with the moments inertia(:, min(j, ni)), flow_lanes_width bodies in lock-step (free_flow_chunk: the results of
    !> free_flow bit for bit), for attitudes held as quaternions (natt = 4: q <- q w) or as
    !> transposed matrices (natt = 9: Q <- Q E(w), rotate_matrix_tr, the update of frb.frb_step).
-   subroutine exact_free_flows(n, ntf, tf, quadrature, m, natt, att, inertia)
-      integer, intent(in) :: n, ntf, quadrature, natt
-      real(dp), intent(in) :: tf(ntf), inertia(3, n)
+   subroutine exact_free_flows(n, ntf, tf, quadrature, m, natt, att, ni, inertia)
+      integer, intent(in) :: n, ntf, quadrature, natt, ni
+      real(dp), intent(in) :: tf(ntf), inertia(3, ni)
       real(dp), intent(inout) :: m(3, n), att(natt, n)
       real(dp) :: m1(3, flow_lanes_width), w(4, flow_lanes_width)
       integer :: b0, nc
       if (n == 1) then
-         call free_flow_one(tf(1), quadrature, m, natt, att, inertia)
+         call free_flow_one(tf(1), quadrature, m, natt, att, inertia(:, 1))
          return
       end if
       do b0 = 1, n, flow_lanes_width
          nc = min(flow_lanes_width, n - b0 + 1)
-         if (ntf == 1) then
-            call free_flow_chunk(nc, 1, 1, nc, m(:, b0:b0 + nc - 1), tf, inertia(:, b0:b0 + nc - 1), &
-                                 quadrature, m1, w)
-         else
-            call free_flow_chunk(nc, 1, nc, nc, m(:, b0:b0 + nc - 1), tf(b0:b0 + nc - 1), &
-                                 inertia(:, b0:b0 + nc - 1), quadrature, m1, w)
-         end if
+         ! (the lanes read body i's step and moments at min(i, nh) and min(i, ni) of the slices)
+         call free_flow_chunk(nc, 1, min(ntf, nc), min(ni, nc), m(:, b0:b0 + nc - 1), &
+                              tf(min(b0, ntf):min(b0 + nc - 1, ntf)), &
+                              inertia(:, min(b0, ni):min(b0 + nc - 1, ni)), quadrature, m1, w)
          m(:, b0:b0 + nc - 1) = m1(:, 1:nc)
          if (natt == 4) then
             call rotate_quaternions(nc, att(:, b0:b0 + nc - 1), w)

@@ -46,7 +46,7 @@
 module moser_veselov
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
    use kinds, only: dp
-   use numbers_table, only: dmv_lanes_width
+   use numbers_table, only: dmv_lanes_width, variant_dmv2, variant_dmv4, variant_dmv6, variant_dmv8
    implicit none
    private
 
@@ -86,8 +86,9 @@ contains
       real(dp) :: sg1, sg2, sg3, sgm1, sgm2, sgm3, t11, t12, t21
 
       c%inv = 1 / inertia
+      ! (the DMV variants of the method table are their orders: variant_dmv4 = 4, ...)
       select case (order)
-      case (2, 4, 6, 8)
+      case (variant_dmv2, variant_dmv4, variant_dmv6, variant_dmv8)
          c%ncorr = order / 2 - 1
       case default
          c%ncorr = -1
@@ -532,7 +533,7 @@ contains
          do k = 1, nl
             yl(k, :) = m(:, b0 + k - 1)
          end do
-         call block_inverse(n, nl, b0, order, 1, [h], inertia, c, yl(1:nl, :), wl(1:nl, :))
+         call block_inverse(nl, b0, order, 1, [h], n, inertia, c, yl(1:nl, :), wl(1:nl, :))
          do k = 1, nl
             w(1:3, b0 + k - 1) = wl(k, :)
          end do
@@ -544,22 +545,24 @@ contains
    !> block of one body shape, else body by body). c holds the coefficients of body b0 - 1 on
    !> entry (any value when b0 = 1) and of body b0 + nl - 1 on return: they are set up again
    !> only where the moments change.
-   pure subroutine block_inverse(n, nl, b0, order, nh, h, inertia, c, yl, wl)
-      integer, intent(in) :: n, nl, b0, order, nh
-      real(dp), intent(in) :: h(nh), inertia(3, n), yl(nl, 3)
+   pure subroutine block_inverse(nl, b0, order, nh, h, ni, inertia, c, yl, wl)
+      integer, intent(in) :: nl, b0, order, nh, ni
+      real(dp), intent(in) :: h(nh), inertia(3, ni), yl(nl, 3)
       type(dmv_coef_t), intent(inout) :: c
       real(dp), intent(out) :: wl(nl, 3)
       real(dp) :: hl(dmv_lanes_width)
-      integer :: k, j
+      integer :: k, j, i0, i1
 
+      i0 = min(b0, ni)
+      i1 = min(b0 + nl - 1, ni)
       if (b0 == 1) then
          c = dmv_setup(inertia(:, 1), order)
-      else if (any(inertia(:, b0) /= inertia(:, b0 - 1))) then
-         c = dmv_setup(inertia(:, b0), order)
+      else if (any(inertia(:, i0) /= inertia(:, min(b0 - 1, ni)))) then
+         c = dmv_setup(inertia(:, i0), order)
       end if
-      if (all(inertia(1, b0:b0 + nl - 1) == inertia(1, b0)) .and. &
-          all(inertia(2, b0:b0 + nl - 1) == inertia(2, b0)) .and. &
-          all(inertia(3, b0:b0 + nl - 1) == inertia(3, b0))) then
+      if (all(inertia(1, i0:i1) == inertia(1, i0)) .and. &
+          all(inertia(2, i0:i1) == inertia(2, i0)) .and. &
+          all(inertia(3, i0:i1) == inertia(3, i0))) then
          do k = 1, nl
             hl(k) = h(min(b0 + k - 1, nh))
          end do
@@ -567,7 +570,8 @@ contains
       else
          do k = 1, nl
             j = b0 + k - 1
-            if (k > 1 .and. any(inertia(:, j) /= inertia(:, j - 1))) c = dmv_setup(inertia(:, j), order)
+            if (k > 1 .and. any(inertia(:, min(j, ni)) /= inertia(:, min(j - 1, ni)))) &
+               c = dmv_setup(inertia(:, min(j, ni)), order)
             wl(k, :) = dmv_modified_inverse(c, h(min(j, nh)), yl(k, :))
          end do
       end if
@@ -583,12 +587,12 @@ contains
    !> whose equation (14) has no solution gets NaN. With order and inertia present (the first
    !> steps of a run), the inverse moments w(1:3, :) are first computed from m as
    !> dmv_prepare_inverse does, in the same pass over the block.
-   pure subroutine dmv_blocks_steps(n, nsub, nh, h, m, q, ldw, w, order, inertia)
+   pure subroutine dmv_blocks_steps(n, nsub, nh, h, m, q, ldw, w, order, ni, inertia)
       integer, intent(in) :: n, nsub, nh, ldw
       real(dp), intent(in) :: h(nh)
       real(dp), intent(inout) :: m(3, n), q(4, n), w(ldw, n)
-      integer, intent(in), optional :: order
-      real(dp), intent(in), optional :: inertia(3, n)
+      integer, intent(in), optional :: order, ni
+      real(dp), intent(in), optional :: inertia(3, *)
       integer, parameter :: nb = dmv_lanes_width
       type(dmv_coef_t) :: c
       integer :: b0, nl, s
@@ -597,13 +601,13 @@ contains
          nl = min(nb, n - b0 + 1)
          if (nl == nb) then
             ! (the full width as a constant: loops of known length)
-            call block_step(n, nb, b0, nsub, nh, h, m, q, ldw, w, c, order, inertia)
+            call block_step(n, nb, b0, nsub, nh, h, m, q, ldw, w, c, order, ni, inertia)
          else if (nl == 1 .and. .not. present(order)) then
             do s = 1, nsub
                call dmv_step_scalar(m(:, b0), q(:, b0), h(min(b0, nh)) / 2, w(1:3, b0))
             end do
          else
-            call block_step(n, nl, b0, nsub, nh, h, m, q, ldw, w, c, order, inertia)
+            call block_step(n, nl, b0, nsub, nh, h, m, q, ldw, w, c, order, ni, inertia)
          end if
       end do
    end subroutine dmv_blocks_steps
@@ -612,13 +616,13 @@ contains
    !> lanes: buffers of the full width seen by dmv_lanes as (nl, 3), (nl, 4) arrays (sequence
    !> association; no allocation: this runs every step). A block of one body steps by
    !> dmv_step_scalar (the same results).
-   pure subroutine block_step(n, nl, b0, nsub, nh, h, m, q, ldw, w, c, order, inertia)
+   pure subroutine block_step(n, nl, b0, nsub, nh, h, m, q, ldw, w, c, order, ni, inertia)
       integer, intent(in) :: n, nl, b0, nsub, nh, ldw
       real(dp), intent(in) :: h(nh)
       real(dp), intent(inout) :: m(3, n), q(4, n), w(ldw, n)
       type(dmv_coef_t), intent(inout) :: c
-      integer, intent(in), optional :: order
-      real(dp), intent(in), optional :: inertia(3, n)
+      integer, intent(in), optional :: order, ni
+      real(dp), intent(in), optional :: inertia(3, *)
       integer, parameter :: nb = dmv_lanes_width
       real(dp) :: yl(3 * nb), ql(4 * nb), hd(nb), wl(3 * nb)
       integer :: k, b, i, s
@@ -634,7 +638,7 @@ contains
          hd(k) = h(min(b, nh)) / 2
       end do
       if (present(order)) then
-         call block_inverse(n, nl, b0, order, nh, h, inertia, c, yl, wl)
+         call block_inverse(nl, b0, order, nh, h, ni, inertia, c, yl, wl)
          do k = 1, nl
             do i = 1, 3
                w(i, b0 + k - 1) = wl(k + (i - 1) * nl)

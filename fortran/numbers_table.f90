@@ -161,6 +161,8 @@ module numbers_table
    integer, parameter, public :: info_rescale = 6
    !> a body's input is invalid (the step: its check code)
    integer, parameter, public :: info_bad_input = 7
+   !> a run of long steps too long for one call (to run in segments)
+   integer, parameter, public :: info_long_run = 8
 
    ! Input check codes (checks.f90): the first problem found in a body's input.
    !> valid input
@@ -205,6 +207,15 @@ module numbers_table
    ! digits of the angle up to here; beyond, no digit would be right.
    !> largest |h| |m| / I_min of a step, radians
    real(dp), parameter, public :: phase_limit = 1.0e18_dp
+
+   ! Steps with |h| |m| / I_min above this many radians run the exact flow in quadruple precision
+   ! (the phase and the angle grow linearly with the step, so double precision would lose that many
+   ! ulps); a run of such steps is entered in calls of at most long_run_work body-steps (about 0.1
+   ! s) so that Ctrl-C stops it soon.
+   !> radians of a step beyond which it runs in quadruple precision
+   real(dp), parameter, public :: long_step_threshold = 64.0_dp
+   !> body-steps of a run of long steps in one compiled call
+   integer, parameter, public :: long_run_work = 1024
 
    ! Bodies with I_max / I_min above this run the exact flow in quadruple precision (in double
    ! precision the product of the scaled moments, down to (I_min / I_max)^2, would underflow).

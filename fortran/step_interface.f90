@@ -74,16 +74,17 @@ module step_interface
          integer, intent(inout) :: info(n)
       end subroutine method_step
       !> Torque-free steps k + 1 .. k + nsub of the n bodies of a chunk, in place, each body with
-      !> its own step length h(min(j, nh)) (nh = 1: one for all): the steps of method_step
+      !> its own step length h(min(j, nh)) (nh = 1: one for all) and its moments
+      !> inertia(:, min(j, ni)) (ni = 1: one for all): the steps of method_step
       !> without a torque, operation for operation (a family may pack its lanes once for all the
       !> steps). The attitudes are quaternions (natt = 4) or, for the exact flows only, transposed
       !> matrices Q^T column by column (natt = 9). Sets info(j) > 0 (info_*) when body j fails,
       !> and info_not_implemented for every body when the variant has no such steps.
-      subroutine method_free_steps(meth, n, k, nsub, nh, h, m, natt, att, inertia, ws, info)
+      subroutine method_free_steps(meth, n, k, nsub, nh, h, m, natt, att, ni, inertia, ws, info)
          import :: dp, method_t, nws
          type(method_t), intent(in) :: meth
-         integer, intent(in) :: n, k, nsub, nh, natt
-         real(dp), intent(in) :: h(nh), inertia(3, n)
+         integer, intent(in) :: n, k, nsub, nh, natt, ni
+         real(dp), intent(in) :: h(nh), inertia(3, ni)
          real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nws, n)
          integer, intent(inout) :: info(n)
       end subroutine method_free_steps

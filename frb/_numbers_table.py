@@ -161,6 +161,8 @@ INFO_BAD_CALL: Final[int] = 5
 INFO_RESCALE: Final[int] = 6
 #: a body's input is invalid (the step: its check code)
 INFO_BAD_INPUT: Final[int] = 7
+#: a run of long steps too long for one call (to run in segments)
+INFO_LONG_RUN: Final[int] = 8
 
 # Input check codes (checks.f90): the first problem found in a body's input.
 #: valid input
@@ -205,6 +207,15 @@ NEWTON_RTOL: Final[float] = 4.0 * 2.0**-52
 # the angle up to here; beyond, no digit would be right.
 #: largest |h| |m| / I_min of a step, radians
 PHASE_LIMIT: Final[float] = 1e18
+
+# Steps with |h| |m| / I_min above this many radians run the exact flow in quadruple precision (the
+# phase and the angle grow linearly with the step, so double precision would lose that many ulps);
+# a run of such steps is entered in calls of at most long_run_work body-steps (about 0.1 s) so that
+# Ctrl-C stops it soon.
+#: radians of a step beyond which it runs in quadruple precision
+LONG_STEP_THRESHOLD: Final[float] = 64.0
+#: body-steps of a run of long steps in one compiled call
+LONG_RUN_WORK: Final[int] = 1024
 
 # Bodies with I_max / I_min above this run the exact flow in quadruple precision (in double
 # precision the product of the scaled moments, down to (I_min / I_max)^2, would underflow).

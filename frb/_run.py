@@ -31,11 +31,10 @@ from . import _core
 from . import _numbers_table as _sn
 from . import _validate
 from ._kept import check_kept_states, kept_count, kept_steps
-from ._messages import IntegrationError, check_message, failure, phase_message
+from ._messages import IntegrationError, check_message, failure
 from ._progress import Progress
 from ._scaling import Scaling, scaling_of
 from .methods import MethodInfo, check_dmv_inertia
-from .rotations import quat_to_matrix_unchecked
 from .schedules import FREE_PLAN, plan as splitting_plan
 from .threads import get_num_threads, resolve as resolve_threads
 from .torques import NotCompiledWarning, Rotor, Torque, UserTorque, as_torque, compiled_terms
@@ -146,7 +145,7 @@ class Run(NamedTuple):
     torque: Optional[Torque]
     user: Optional[Torque]
     #: the initial state and the moments, in the run's units: m (n, 3), attitude (n, natt)
-    #: (unit quaternions, or matrices as (n, 9)), inertia (n, 3)
+    #: (unit quaternions, or matrices as (n, 9)), inertia (1, 3) shared or (n, 3) one a body
     m: NDArray[np.float64]
     attitude: NDArray[np.float64]
     inertia: NDArray[np.float64]
@@ -480,7 +479,7 @@ def prepare(req: Request) -> Run:
     # a short run without Python in its loop is one compiled call, which checks the bodies
     # first; any other run is checked now (its scales size its calls and rescale it), and so are
     # matrices that the run holds as quaternions (checked before they are turned)
-    whole = n * max(nsteps, 1) <= LONG_FIRST_WORK and user is None and user_law is None and \
+    whole = n * max(nsteps, 1) <= FIRST_WORK and user is None and user_law is None and \
         not progress
     # matrices are held as quaternions by the families but the exact-flow splittings (and by
     # them too with wheels)
@@ -504,13 +503,18 @@ def prepare(req: Request) -> Run:
                       save_every, chunk, run_threads, 1, n, 0, nsteps, int(extremes is None),
                       info.scale_exponent or 0, _kick_order(info, plan) if wheels_active else 2))
     # (in the order of the slots RUN_*)
-    I_run = I2 if I2.shape[0] == n or n == 0 else np.broadcast_to(I2, (n, 3))
+    # the moments as the loop takes them: one row for all bodies, or one a body
+    I_run = I2
+    I_given = I2 if I2.shape[0] == n or n == 0 else np.broadcast_to(I2, (n, 3))
     times = np.array((t0, float(h[0]))) if h.shape[0] == 1 else np.concatenate(([t0], h))
-    run = Run(route, info, config, plan, terms, tbody, tq, user, m2, att, I_run, h, t0,
-              float(h[0]), t0, nsteps, save_every, run_threads, progress, single, form, None,
-              I_run, req.attitude, f"{route.label} {req.name or info.name}", 0,
-              (config, plan.T, terms.T, tbody.T, times, m2.T, att.T, I_run.T), longest,
-              wheel_run)
+    run = Run(route=route, method=info, config=config, plan=plan, torque_terms=terms,
+              torque_body=tbody, torque=tq, user=user, m=m2, attitude=att, inertia=I_run, h=h,
+              t0=t0, h_given=float(h[0]), t0_given=t0, nsteps=nsteps, save_every=save_every,
+              threads=run_threads, progress=progress, single=single, form=form, scaling=None,
+              inertia_given=I_given, original=req.attitude,
+              label=f"{route.label} {req.name or info.name}", first_work=0,
+              engine_inputs=(config, plan.T, terms.T, tbody.T, times, m2.T, att.T, I_run.T),
+              longest=longest, wheel_run=wheel_run)
     return run if extremes is None else _checked(run, extremes)
 
 
@@ -633,8 +637,8 @@ MAX_GROWTH = 4.0
 SINGLE_CALL_WORK = 1 << 21
 #: The first call's body-steps of a run of the exact flows with long steps (beyond
 #: LONG_STEP_PHASE radians they run in quadruple precision, about 0.1 ms a body-step).
-LONG_FIRST_WORK = 1 << 10
-LONG_STEP_PHASE = 64.0
+LONG_FIRST_WORK = _sn.LONG_RUN_WORK
+LONG_STEP_PHASE = _sn.LONG_STEP_THRESHOLD
 
 #: ``advance(b_first, b_last, k_first, k_last)`` of :func:`in_segments`: None, or a failure
 #: tuple ordered by (step, body, ...).
@@ -659,8 +663,9 @@ def execute(run: Run) -> Outcome:
     lcb: Any = _LawCallback(run) if wheel_run.user is not None else _no_law
     outs = (m_out, att_out, h_out)
     fail = _run_engine(run, outs, cb, lcb)
-    if fail is not None and fail[2] in (_sn.INFO_BAD_INPUT, _sn.INFO_RESCALE):
-        # the checks of the compiled loop: an invalid body, or scales to rescale
+    if fail is not None and fail[2] in (_sn.INFO_BAD_INPUT, _sn.INFO_RESCALE, _sn.INFO_LONG_RUN):
+        # the checks of the compiled loop: an invalid body, scales to rescale, or long steps to
+        # run in segments
         h = run.h * run.longest if run.longest != 1.0 else run.h
         run = _checked(run, _check_bodies(run.route, run.m, run.attitude, h, run.inertia,
                                           run.threads, run.single, run.original))
@@ -791,8 +796,7 @@ class _TorqueCallback:
         #: the momenta are passed (a torque of m), and the moments (a torque that needs them)
         self.momentum = torque.uses_momentum
         # the moments as the user gave them (the run's units are undone for the torque)
-        inertia = run.inertia if run.scaling is None else np.ldexp(run.inertia, -run.scaling.kb)
-        self.inertia = inertia if torque.needs_inertia else None
+        self.inertia = run.inertia_given if torque.needs_inertia else None
         self.method = run.method.name
         self.label = getattr(function, "__name__", None) or repr(function)
         self.error: BaseException | None = None

@@ -182,9 +182,11 @@ def _step_block(block: NDArray[np.float64], *,
     return np.concatenate([m_out, att_out.reshape(len(m_out), -1)], axis=1)
 
 
-def _step(step: Callable[..., tuple[NDArray[np.float64], NDArray[np.float64]]], attitude_name: str,
-          attitude_shape: tuple[int, ...], m: ArrayLike, attitude: ArrayLike, h: ArrayLike,
+def _step(step: Callable[..., tuple[NDArray[np.float64], NDArray[np.float64]]],
+          form: tuple[str, tuple[int, ...]], m: ArrayLike, attitude: ArrayLike, h: ArrayLike,
           inertia: ArrayLike, quadrature: int, threads: int | None) -> tuple[da.Array, da.Array]:
+    """``step`` chunk by chunk, the attitude of ``form`` (its argument name and shape a body)."""
+    attitude_name, attitude_shape = form
     m, n, chunks = _bodies(m, "m")
     att = _body_array(attitude, attitude_name, n, chunks, attitude_shape)
     h_shared, h_body = _shared_or_per_body(h, "h", n, chunks, ())
@@ -233,7 +235,7 @@ def frb_step(m: da.Array, Q: da.Array, h: ArrayLike, inertia: ArrayLike, quadrat
     m_out, Q_out : dask arrays of shapes (n, 3), (n, 3, 3), chunked like ``m``, equal bit for
     bit to ``frb.frb_step`` of the whole batch.
     """
-    return _step(_frb_step, "Q", (3, 3), m, Q, h, inertia, quadrature, threads)
+    return _step(_frb_step, ("Q", (3, 3)), m, Q, h, inertia, quadrature, threads)
 
 
 def quat_step(m: da.Array, q: da.Array, h: ArrayLike, inertia: ArrayLike, quadrature: int = 0,
@@ -252,7 +254,7 @@ def quat_step(m: da.Array, q: da.Array, h: ArrayLike, inertia: ArrayLike, quadra
     >>> bool((q1.compute() == frb.quat_step(m.compute(), q.compute(), 0.1, [1.0, 2.0, 3.0])[1]).all())
     True
     """
-    return _step(_quat_step, "q", (4,), m, q, h, inertia, quadrature, threads)
+    return _step(_quat_step, ("q", (4,)), m, q, h, inertia, quadrature, threads)
 
 
 def _integrate_block(block: NDArray[np.float64], *, attitude_shape: tuple[int, ...], inertia: Any,

@@ -54,7 +54,7 @@ def _order(order: Any) -> int:
 
 
 def _run(route: Route, m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order: int,
-         nsteps: int, threads: int | None = None, progress: bool = False
+         nsteps: int, *, threads: int | None = None, progress: bool = False
          ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """nsteps DMV steps of order ``order`` through the time loop, the final state."""
     if threads is None and not progress and type(order) is int and order in DMV_ORDERS and \
@@ -62,8 +62,8 @@ def _run(route: Route, m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayL
         one = lean_free_steps(route, METHODS[f"DMV{order}"], m, q, h, inertia, 0, nsteps)
         if one is not None:
             return one
-    run = prepare(Request(route, METHODS[f"DMV{_order(order)}"], m, q, inertia, h, nsteps, None,
-                          None, None, 0, threads, progress))
+    run = prepare(Request(route, METHODS[f"DMV{_order(order)}"], m, q, inertia, h, nsteps,
+                          threads=threads, progress=progress))
     out = execute(run)
     if out.failure is not None:
         raise out.failure
@@ -128,7 +128,7 @@ def dmv_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, order
     frame = tensor_frame(inertia, m)
     if frame is not None:   # inertia tensors: the step in their principal frame (frb.inertia)
         return frame.step(dmv_step, m, q, h, order, threads, names=("m", "q"))
-    return _run(ROUTE_STEP, m, q, h, inertia, order, 1, threads)
+    return _run(ROUTE_STEP, m, q, h, inertia, order, 1, threads=threads)
 
 
 def dmv_integrate(m0: ArrayLike, q0: ArrayLike, inertia: ArrayLike, h: ArrayLike, nsteps: int,
@@ -192,11 +192,11 @@ def dmv_integrate(m0: ArrayLike, q0: ArrayLike, inertia: ArrayLike, h: ArrayLike
     if frame is not None:   # inertia tensors: the run in their principal frame (frb.inertia)
         return frame.step(_principal_integrate, m0, q0, h, order, nsteps, threads, progress,
                           names=("m0", "q0"))
-    return _run(ROUTE_INTEGRATE, m0, q0, h, inertia, order, nsteps, threads, progress)
+    return _run(ROUTE_INTEGRATE, m0, q0, h, inertia, order, nsteps, threads=threads, progress=progress)
 
 
 def _principal_integrate(m0: ArrayLike, q0: ArrayLike, h: ArrayLike, inertia: ArrayLike,
                          order: int, nsteps: int, threads: int | None, progress: bool
                          ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """:func:`dmv_integrate` in the argument order of PrincipalFrame.step (principal moments)."""
-    return _run(ROUTE_INTEGRATE, m0, q0, h, inertia, order, nsteps, threads, progress)
+    return _run(ROUTE_INTEGRATE, m0, q0, h, inertia, order, nsteps, threads=threads, progress=progress)

@@ -147,9 +147,10 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
                                save_every=save_every, **options)
     opts = options if not options else options_of(options, OPTIONS, "integrate")
     name, info, coef = method_of(method, opts.get("coefficients"))
-    run = prepare(Request(ROUTE, info, m0, attitude0, inertia, h, nsteps, torque, coef,
-                          save_every, opts.get("quadrature", 0), opts.get("threads"),
-                          opts.get("progress", False), opts.get("t0", 0.0),
+    run = prepare(Request(ROUTE, info, m0, attitude0, inertia, h, nsteps, torque=torque,
+                          coefficients=coef, save_every=save_every,
+                          quadrature=opts.get("quadrature", 0), threads=opts.get("threads"),
+                          progress=opts.get("progress", False), t0=opts.get("t0", 0.0),
                           wheels=opts.get("wheels"), wheel_law=opts.get("wheel_law")))
     out = execute(run)
     if out.failure is not None:

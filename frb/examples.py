@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from .reporting import Result
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from . import _validate
 from .datasets import (EXAMPLES, PUBLISHED_SOURCE, REFERENCE_ENV, example_number,

@@ -49,8 +49,8 @@ def _step(name: str, m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: A
     if frame is not None:   # inertia tensors: the step in their principal frame (frb.inertia)
         return frame.step(partial(_step, name), m, attitude, h, quadrature, threads,
                           names=("m", name))
-    run = prepare(Request(ROUTES[name], _EXACT, m, attitude, inertia, h, 1, None, None, None,
-                          quadrature, threads))
+    run = prepare(Request(ROUTES[name], _EXACT, m, attitude, inertia, h,
+                          quadrature=quadrature, threads=threads))
     out = execute(run)
     if out.failure is not None:
         raise out.failure

@@ -41,9 +41,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
-from .rotations import (matrix_to_quat_unchecked, quaternion_product, rotate, rotate_back,
-                        rotation_argument)
-from .torques import FrameTorque, FrameTorqueOfMomentum, Torque, UserTorque, as_torque, frame_torque
+from .rotations import (matrix_to_quat_unchecked, quaternion_product, rotate, rotate_back)
+from .torques import as_torque
 
 __all__ = ["SYMMETRY_TOLERANCE", "principal_axes", "PrincipalFrame", "tensor_frame",
            "tensor_kinetic_energy", "inertia_layout", "shared_tensor", "FrameFlow"]

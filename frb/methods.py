@@ -118,8 +118,10 @@ def _m(name: str, family: int, variant: int, reference: str, order: int | None, 
     scale = _sn.SCALE_EXPONENT_DMV if family == _VILMART and variant in (
         _sn.VARIANT_DMV4, _sn.VARIANT_DMV6, _sn.VARIANT_DMV8) else _sn.SCALE_EXPONENT
     return name, MethodInfo(name, family, variant, reference, order, implicit, conserves,
-                            description, torques, torque_note, momentum, momentum_order, scale,
-                            name in WHEEL_ORDERS, WHEEL_ORDERS.get(name))
+                            description, torques=torques, torque_note=torque_note,
+                            momentum=momentum, momentum_order=momentum_order,
+                            scale_exponent=scale, wheels=name in WHEEL_ORDERS,
+                            wheel_order=WHEEL_ORDERS.get(name))
 
 
 _CZ2010 = "Celledoni and Zanna 2010 (ACM TOMS Algorithm 903)"

@@ -42,7 +42,6 @@ methods of :func:`frb.integrate`, with their properties: :data:`frb.METHODS`.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Literal, Tuple
 
 import numpy as np
@@ -59,7 +58,8 @@ from .methods import METHODS, SPLITTING
 from .schedules import COEFFICIENT_SETS, RKN6_14, STRANG, coefficients as _coefficients, plan, \
     schedule
 from .torques import (AttitudeControl, ConstantField, GravityGradient, HeavyTop, LinearDamping, Rotor,
-                      Torque, TorqueSum, UserTorque, constant_field)
+                      TorqueSum, UserTorque, constant_field)
+from .threads import resolve as resolve_threads
 from .trajectory import Trajectory
 
 __all__ = ["RKN6_14", "STRANG", "COEFFICIENT_SETS", "ConstantField", "constant_field", "integrate"]
@@ -282,10 +282,11 @@ def integrate(m0: ArrayLike, Q0: ArrayLike, inertia: ArrayLike, h: float, nsteps
         # held as the matrix it is
         info = METHODS["EXACT"] if torque is None else (
             SPLITTING if coefficients is not None else METHODS[name])
-        run = prepare(Request(ROUTE, info, m0, Q0, inertia, h, nsteps, torque,
-                              None if torque is None else (a, b), save_every,
-                              opts["quadrature"], _one_thread(opts["threads"]),
-                              opts["progress"], opts["t0"], name))
+        run = prepare(Request(ROUTE, info, m0, Q0, inertia, h, nsteps, torque=torque,
+                              coefficients=None if torque is None else (a, b),
+                              save_every=save_every, quadrature=opts["quadrature"],
+                              threads=_one_thread(opts["threads"]),
+                              progress=opts["progress"], t0=opts["t0"], name=name))
         out = execute(run)
         m_out = out.m[:, 0]
         if out.failure is not None:
@@ -293,25 +294,29 @@ def integrate(m0: ArrayLike, Q0: ArrayLike, inertia: ArrayLike, h: float, nsteps
                                      m_out)
         return Trajectory(run.times(), m_out, None, "matrix", "EXACT" if torque is None else name,
                           run.inertia_given[0], torque, out.attitude[:, 0].reshape(-1, 3, 3))
-    return _flow_loop(m0, Q0, inertia, h, nsteps, torque, (a, b), save_every, opts, name)
+    return _flow_loop(Request(ROUTE, METHODS["EXACT"], m0, Q0, inertia, h, nsteps,
+                              torque=torque, coefficients=(a, b), save_every=save_every,
+                              name=name), opts)
 
 
 def _one_thread(threads: Any) -> int:
     """threads checked as the batched routes check it; one body runs on one thread."""
-    from .threads import resolve
-    resolve(threads)
+    resolve_threads(threads)
     return 1
 
 
-def _flow_loop(m0: ArrayLike, Q0: ArrayLike, inertia: ArrayLike, h: Any, nsteps: Any,
-               torque: TorqueFlow, coef: tuple[tuple[float, ...], tuple[float, ...]],
-               save_every: Any, opts: dict[str, Any], name: str) -> Trajectory:
-    """integrate with a torque flow: a Python loop of the compiled free flows and the flow."""
+def _flow_loop(req: Request, opts: dict[str, Any]) -> Trajectory:
+    """integrate with a torque flow (``req.torque``, splitting ``req.coefficients``): a Python
+    loop of the compiled free flows and the flow."""
+    coef = req.coefficients
+    assert coef is not None
+    torque, name = req.torque, req.name
     c = plan(*coef)[1]
     # the checks of the time loop's route (a run of no step), the phase of the longest free flow
-    run = prepare(Request(ROUTE, METHODS["EXACT"], m0, Q0, inertia, h, 0, None, None, None,
-                          opts["quadrature"], _one_thread(opts["threads"]), opts["progress"],
-                          opts["t0"]))
+    run = prepare(req._replace(nsteps=0, torque=None, coefficients=None, save_every=None,
+                               quadrature=opts["quadrature"],
+                               threads=_one_thread(opts["threads"]),
+                               progress=opts["progress"], t0=opts["t0"]))
     check(run)
     m, Q, I = run.m[0].copy(), run.attitude[0].reshape(3, 3).copy(), run.inertia[0]
     h = run.h_given
@@ -320,8 +325,8 @@ def _flow_loop(m0: ArrayLike, Q0: ArrayLike, inertia: ArrayLike, h: Any, nsteps:
         from ._messages import phase_message
         raise ValueError(phase_message(f"h (the longest free flow of a step is {c:.4g} h)",
                                        phase))
-    nsteps = _validate.count(nsteps, "nsteps", 0, _validate.MAX_STEPS)
-    save_every = _validate.save_every(save_every)
+    nsteps = _validate.count(req.nsteps, "nsteps", 0, _validate.MAX_STEPS)
+    save_every = _validate.save_every(req.save_every)
     check_kept_states(kept_count(nsteps, save_every), 1, 12)
     saved = kept_steps(nsteps, save_every)      # (float64, read-only)
     t0 = run.t0_given

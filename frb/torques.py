@@ -375,7 +375,7 @@ class ConstantField(Torque):
 
     def __call__(self, t: Any, Q: ArrayLike, m: Any = None, *, inertia: ArrayLike | None = None
                  ) -> Any:
-        """``torque(t, Q)``; called as the former torque flow ``(m, Q, t)`` of
+        """``torque(t, Q)``; called as a torque flow ``(m, Q, t)`` of
         :func:`frb.splitting.integrate` (an array first), it returns :meth:`flow` (deprecated)."""
         if np.ndim(t) == 0:
             return self.torque(t, Q)

@@ -406,7 +406,8 @@ def _rows(x: Any, start: int, stop: int, ndim: int) -> Any:
 def _limit(x: float | None, name: str) -> float:
     if x is None:
         return math.inf
-    v = _validate.real_scalar(x, name)
+    # (inf, as None, is no limit)
+    v = _validate.real_scalar(x, name, finite=False)
     if not v > 0:
         raise ValueError(f"{name} must be positive (or None for no limit), got {_validate.fmt(v)}")
     return v

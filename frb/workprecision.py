@@ -82,12 +82,12 @@ class Row:
     method: str
     nsteps: int
     h: float
-    error_m: float | None
-    error_attitude: float | None
-    cost_ns: float | None
-    energy: float | None
-    norm_m: float | None
-    momentum: float | None
+    error_m: float | None = None
+    error_attitude: float | None = None
+    cost_ns: float | None = None
+    energy: float | None = None
+    norm_m: float | None = None
+    momentum: float | None = None
     failure: str = ""
 
     @property
@@ -215,12 +215,15 @@ def _timed(*args: Any, repeat: int, min_time: float, **kw: Any) -> tuple[Traject
     return tr, best  # type: ignore[return-value]  # (the loop runs at least once)
 
 
+#: The keywords of :func:`compare` besides its named parameters, with their defaults.
+OPTIONS: dict[str, Any] = {"rng": 0, "ref_factor": 8, "repeat": 1, "min_time": 0.05, "saves": 10}
+
+
 def compare(methods: Sequence[str] | str | None = None, *, problem: str | None = "free",
             torque: TorqueLike | None = None, m0: ArrayLike | None = None,
             attitude0: ArrayLike | None = None, inertia: ArrayLike | None = None,
             bodies: int = 500, t_final: float = 10.0, steps: Sequence[int] = DEFAULT_STEPS,
-            rng: int | None = 0, ref_factor: int = 8, repeat: int = 1, min_time: float = 0.05,
-            saves: int = 10) -> Comparison:
+            **options: Any) -> Comparison:
     """Work-precision table of ``methods`` on one problem.
 
     Parameters
@@ -244,6 +247,8 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
         Final time; the steps are ``h = t_final / n`` for ``n`` in ``steps``.
     steps : sequence of int
         Step counts.
+    **options
+        The keywords of :data:`OPTIONS`:
     rng : int
         Start of the random generator of the random bodies (:func:`random_bodies`).
     ref_factor : int
@@ -282,6 +287,8 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
         raise ValueError(f"give m0, attitude0 and inertia together (got only {', '.join(given)}); "
                          "without them the bodies are random")
     bodies = _validate.integer(bodies, "bodies", 1, _validate.INT32_MAX)
+    opts = _validate.options_of(options, OPTIONS, "compare")
+    rng, ref_factor, repeat, min_time, saves = (opts[k] for k in OPTIONS)
     repeat = _validate.integer(repeat, "repeat", 1, 1000)
     saves = _validate.integer(saves, "saves", 1, _validate.INT32_MAX)
     ref_factor = _validate.integer(ref_factor, "ref_factor", 1, _validate.INT32_MAX)
@@ -351,12 +358,13 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
                                   save_every=every, repeat=repeat, min_time=min_time,
                                   **common)
             except IntegrationError as exc:
-                out.rows.append(Row(meth, n, t_final / n, None, None, None, None, None, None,
-                                    failure=f"failed at step {exc.step}"))
+                out.rows.append(Row(meth, n, t_final / n, failure=f"failed at step {exc.step}"))
                 continue
             em = np.linalg.norm(np.atleast_2d(tr.m[-1] - m_ref), axis=-1) / scale
             eq = attitude_error(tr.Q[-1], Q_ref)
             d = _drifts(tr, torque)
-            out.rows.append(Row(meth, n, t_final / n, float(np.max(em)), float(np.max(eq)),
-                                wall / (nb * n) * 1e9, d["energy"], d["|m|"], d["Qm"]))
+            out.rows.append(Row(meth, n, t_final / n, error_m=float(np.max(em)),
+                                error_attitude=float(np.max(eq)),
+                                cost_ns=wall / (nb * n) * 1e9, energy=d["energy"],
+                                norm_m=d["|m|"], momentum=d["Qm"]))
     return out

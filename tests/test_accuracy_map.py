@@ -28,8 +28,8 @@ accuracy_map = pytest.importorskip("accuracy_map")
 
 from mpmath import mp, mpf  # noqa: E402
 
-# the accuracy tests of the batched flows run under each SIMD target of this CPU (frb.simd)
-pytestmark = pytest.mark.usefixtures("each_cpu_target")
+# (the tests that compute with the flows run under each SIMD target of this CPU, frb.simd)
+per_target = pytest.mark.usefixtures("each_cpu_target")
 
 
 def _unit(v):
@@ -96,6 +96,7 @@ def test_longdouble_reference_general_attitude_and_invariants():
     assert np.abs(np.asarray(m2, dtype=float) - m0).max() < 1e-14 * np.abs(m0).max()
 
 
+@per_target
 def test_frb_against_longdouble_reference_on_grid():
     import frb
 
@@ -119,6 +120,7 @@ def test_frb_against_longdouble_reference_on_grid():
     assert err["quat"].max() < 1e-13, err["quat"].max()
 
 
+@per_target
 def test_short_steps_against_longdouble_reference():
     """Short steps (|h||m|/I_min from 1e-4 to 3: the addition-formula path of the exact flows,
     with the series or the AGM for sn, cn, dn of the step) for random bodies, bodies within

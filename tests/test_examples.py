@@ -26,8 +26,8 @@ from frb.examples import (
 )
 from frb.io import read_dat, write_dat
 
-# the accuracy tests of the batched flows run under each SIMD target of this CPU (frb.simd)
-pytestmark = pytest.mark.usefixtures("each_cpu_target")
+# (the tests that compute with the flows run under each SIMD target of this CPU, frb.simd)
+per_target = pytest.mark.usefixtures("each_cpu_target")
 
 RECORD = {1: 13, 3: 13, 4: 8}
 
@@ -66,6 +66,7 @@ def test_inputs_are_the_published_inputs(published_dir, n):
 # ------------------------------------------------------ published outputs
 
 
+@per_target
 @pytest.mark.parametrize("n", [0, 2, 3, 4])
 def test_example_against_published(flows_module, published_dir, tmp_path, n):
     ref = _published(published_dir, f"out_example{n}.dat")
@@ -81,6 +82,7 @@ def test_example_against_published(flows_module, published_dir, tmp_path, n):
     assert s["invariants"]["energy"] < 1e-13
 
 
+@per_target
 @pytest.mark.parametrize("n", [0, 2, 3, 4])
 def test_example_exact_tolerance(flows_module, published_dir, n):
     ref = _published(published_dir, f"out_example{n}.dat")
@@ -89,6 +91,7 @@ def test_example_exact_tolerance(flows_module, published_dir, n):
     assert s["within_tolerance"] is True
 
 
+@per_target
 def test_example1_short_run_layout(published_dir, tmp_path):
     """First records of example 1 (Tfin shortened to 2, i.e. 4 steps)."""
     ref = read_dat(_published(published_dir, "out_example1.dat"))
@@ -103,8 +106,9 @@ def test_example1_short_run_layout(published_dir, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def example1(flows_module, published_dir, tmp_path_factory):
-    """The full example 1 (150,000 free flows), run once for this module."""
+def example1(each_cpu_target, flows_module, published_dir, tmp_path_factory):
+    """The full example 1 (150,000 free flows), run once for this module under each SIMD
+    target."""
     ref = _published(published_dir, "out_example1.dat")
     out = tmp_path_factory.mktemp("ex1") / "out_example1.dat"
     s = run_example(1, output_path=out, compare_path=ref)
@@ -310,6 +314,7 @@ def _run_driver(repo_root, n, args, monkeypatch):
     return exc.value.code
 
 
+@per_target
 @pytest.mark.parametrize("n", [0, 2, 3, 4])
 def test_drivers(repo_root, tmp_path, monkeypatch, capsys, n):
     out = tmp_path / f"out_example{n}.dat"

@@ -12,8 +12,8 @@ import pytest
 import frb
 import refdata
 
-# the accuracy tests of the batched flows run under each SIMD target of this CPU (frb.simd)
-pytestmark = pytest.mark.usefixtures("each_cpu_target")
+# (the tests that compute with the flows run under each SIMD target of this CPU, frb.simd)
+per_target = pytest.mark.usefixtures("each_cpu_target")
 
 SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "calgo903")
 
@@ -39,6 +39,7 @@ def _rotation(rng):
 # Published single-step examples
 
 
+@per_target
 def test_example0_frb_step_matches_published_output():
     inp = _published("init_example0.dat")
     out = _published("out_example0.dat")
@@ -48,6 +49,7 @@ def test_example0_frb_step_matches_published_output():
     assert np.max(np.abs(got - out)) <= 1e-14
 
 
+@per_target
 def test_example2_quat_step_matches_published_output():
     inp = _published("init_example2.dat")
     out = _published("out_example2.dat")
@@ -79,16 +81,19 @@ def _check_reference(name, tol):
     return worst.max()
 
 
+@per_target
 def test_generic_bodies_against_extended_precision_reference():
     """Random bodies (both sorted and unsorted moments), h in {0.5, 1, 3} and negative."""
     assert _check_reference("generic", 1e-13) <= 1e-13
 
 
+@per_target
 def test_any_order_and_norm_against_extended_precision_reference():
     """All six orders of the moments, |m| from 1e-6 to 1e6."""
     assert _check_reference("api", 1e-13) <= 1e-13
 
 
+@per_target
 def test_special_cases_against_extended_precision_reference():
     """Principal axes (exact and within 1e-12..1e-6), the separatrix (exact, both sign patterns,
     within 1e-14..1e-6 on both sides), symmetric and nearly symmetric bodies, the sphere, long steps
@@ -96,6 +101,7 @@ def test_special_cases_against_extended_precision_reference():
     assert _check_reference("special", 1e-13) <= 1e-13
 
 
+@per_target
 @pytest.mark.parametrize("name", ["generic", "special"])
 def test_time_reversibility_on_reference_inputs(name):
     # The rounding of the intermediate state (1 ulp) is amplified by the flow's own condition
@@ -116,6 +122,7 @@ def test_time_reversibility_on_reference_inputs(name):
 # Invariants and ODE residual
 
 
+@per_target
 def test_no_systematic_drift_of_the_invariants_over_many_steps():
     """20,000 steps h = 0.05 of 200 bodies: |m| and 2T may random-walk by rounding, but their MEAN
     relative change must stay within the statistical error of that random walk (~2e-14). A
@@ -141,6 +148,7 @@ def test_no_systematic_drift_of_the_invariants_over_many_steps():
     assert np.abs(np.linalg.norm(q1, axis=1) - 1).max() < 1e-12
 
 
+@per_target
 @pytest.mark.parametrize("seed", range(5))
 def test_invariants_after_one_long_step(seed):
     rng = np.random.default_rng(seed)
@@ -159,6 +167,7 @@ def test_invariants_after_one_long_step(seed):
     assert abs(np.linalg.norm(q2) - 1) < 1e-14
 
 
+@per_target
 @pytest.mark.parametrize("seed", range(8))
 def test_flow_satisfies_the_ode(seed):
     """d/dh of the flow (fourth-order central difference) equals the right-hand side."""
@@ -181,6 +190,7 @@ def test_flow_satisfies_the_ode(seed):
     assert np.max(np.abs(dq - frb.quat_mul(q, np.concatenate([[0.0], omega])) / 2)) < 1e-9
 
 
+@per_target
 @pytest.mark.parametrize("seed", range(5))
 def test_time_reversibility(seed):
     rng = np.random.default_rng(200 + seed)
@@ -198,6 +208,7 @@ def test_time_reversibility(seed):
 # Semi-exact flows
 
 
+@per_target
 @pytest.mark.parametrize("nodes", [1, 2, 3, 5])
 def test_semi_exact_momentum_is_exact(nodes):
     rng = np.random.default_rng(nodes)
@@ -213,6 +224,7 @@ def test_semi_exact_momentum_is_exact(nodes):
     assert np.max(np.abs(Qs @ ms - Q0 @ m0)) < 1e-14 * np.linalg.norm(m0)
 
 
+@per_target
 @pytest.mark.parametrize("nodes", [1, 4, 10])
 def test_semi_exact_momentum_is_exact_in_every_special_case(nodes):
     ref = refdata.load("special")
@@ -226,6 +238,7 @@ def test_semi_exact_momentum_is_exact_in_every_special_case(nodes):
     assert np.max(np.abs(np.linalg.norm(q2, axis=1) - 1)) < 1e-14
 
 
+@per_target
 @pytest.mark.parametrize("nodes", [1, 2, 3])
 def test_semi_exact_attitude_converges_at_order_2np(nodes):
     inertia = np.array([0.9, 1.6, 2.3])
@@ -260,6 +273,7 @@ def test_zero_momentum_and_zero_step_leave_the_state_unchanged():
     assert np.array_equal(m1, m0) and np.array_equal(q1, q0)
 
 
+@per_target
 def test_batch_equals_single_body_calls():
     rng = np.random.default_rng(11)
     n = 50
@@ -278,6 +292,7 @@ def test_batch_equals_single_body_calls():
         assert np.array_equal(mq[i], m2) and np.array_equal(qb[i], q2)
 
 
+@per_target
 def test_fortran_ordered_batches_give_the_same_results():
     rng = np.random.default_rng(12)
     n = 20
@@ -390,6 +405,7 @@ def _lockstep_population(rng, n):
     return m, qs, h, inertia
 
 
+@per_target
 def test_lockstep_batches_equal_single_body_calls_bit_for_bit():
     """The batched flows advance the common short steps of 8 bodies in lock-step (vectorised,
     fortran/exact_flow_lanes.f90) with the same floating-point operations as the single-body flow:
@@ -416,6 +432,7 @@ def test_lockstep_batches_equal_single_body_calls_bit_for_bit():
         assert np.array_equal(mq[i], m1) and np.array_equal(qb[i], q1), i
 
 
+@per_target
 def test_compiled_integration_loops_equal_repeated_steps_bit_for_bit():
     """frb/quat_integrate_batch (chunks of bodies, all steps in Fortran) give the states of
     repeated single-body steps exactly."""
@@ -437,6 +454,7 @@ def test_compiled_integration_loops_equal_repeated_steps_bit_for_bit():
         assert np.array_equal(mQ.T[i], mi) and np.array_equal(QQ.T[i], Qi), i
 
 
+@per_target
 def test_semi_exact_lanes_equal_single_body_calls_bit_for_bit():
     """Semi-exact steps (quadrature 1..10) run in the lock-step lanes too (free_flow_lanes with
     jint_gauss's node sum, fortran/exact_flow_lanes.f90): the batched results must equal the
@@ -465,6 +483,7 @@ def test_semi_exact_lanes_equal_single_body_calls_bit_for_bit():
         assert np.array_equal(mq[i], m1) and np.array_equal(qb[i], q1), i
 
 
+@per_target
 @pytest.mark.parametrize("quadrature", [0, 1, 4, 10])
 def test_single_body_lean_path_equals_a_batch_of_one(quadrature):
     """One body (shapes (3,), (3, 3) or (4,)) goes through the single-body bindings

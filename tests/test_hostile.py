@@ -1,10 +1,9 @@
-"""Hostile input for every public function and the CLI (issue 15): each row is an input and
+"""Hostile input for every public function and the CLI: each row is an input and
 either the exception (type and a fragment of its message, which names the argument, and the body
 in a batch) or a check of the correct result. Bad input never yields a wrong answer, NaN or inf.
 """
 import decimal
 import fractions
-import warnings
 
 import numpy as np
 import pytest
@@ -389,7 +388,7 @@ def test_integrate_batch_of_incompatible_scales_is_refused():
         assert np.isfinite(frb.integrate(m[k], QUAT, I, 0.1 * 2.0**-400, 2, method="RK4").m).all()
 
 
-# ================================================ issue 23: what a hostile-input trial got through
+# ================================================ what a hostile-input trial got through
 
 # ---- 1. helpers refuse what the core refuses (10: mismatched batches name both arguments)
 def _refl():

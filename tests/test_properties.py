@@ -67,7 +67,7 @@ def test_flows_are_finite_and_keep_the_invariants(body, quadrature):
         assert abs(np.sum((m1 / g) ** 2 / inertia) - e0) <= 1e-13 / inertia.min()
 
 
-# ----------------------------------------------------------------- extreme scales (issue 15)
+# ----------------------------------------------------------------- extreme scales
 #
 # Scaling law: if m(t), Q(t) solve m' = m x I^-1 m, Q' = Q hat(I^-1 m), then for a, b > 0
 # a m(a t / b), Q(a t / b) solve the same equations with the moments b I:
@@ -156,8 +156,8 @@ def test_dmv_follows_the_scaling_law(body):
 @pytest.mark.parametrize("method", ["RKN6_14", "DMV6", "RK4", "TRAP", "SWC1", "TERZE"])
 @pytest.mark.parametrize("torque", ["free", "heavy top", "gravity gradient"])
 def test_integrate_follows_the_scaling_law(method, torque):
-    # frb.integrate runs bodies of extreme scales rescaled (before: RK4 with moments of 1e180 was
-    # off by 7e-2, DMV failed): the same results bit for bit, the torques' parameters scaled too
+    # frb.integrate runs bodies of extreme scales rescaled by powers of two: the same results bit
+    # for bit as at moderate scale, the torques' parameters scaled too
     # (field and weight by a^2 / b, orbital rate by a / b)
     m, inertia, q = np.array([[0.3, 0.5, 0.8], [-0.2, 0.9, 0.1]]), np.array([1.0, 2.0, 3.0]), \
         np.tile([0.5, 0.5, -0.5, 0.5], (2, 1))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import frb
-from frb.torques import (ConstantField, HeavyTop, Torque, UserTorque, as_torque, constant_field,
+from frb.torques import (ConstantField, Torque, UserTorque, as_torque, constant_field,
                          gravity_gradient, heavy_top)
 
 RNG = np.random.default_rng(11)

@@ -12,8 +12,6 @@ import pytest
 
 import torqued_reference as tr
 
-# the accuracy tests of the batched flows run under each SIMD target of this CPU (frb.simd)
-pytestmark = pytest.mark.usefixtures("each_cpu_target")
 
 RNG_SEED = 20240611
 

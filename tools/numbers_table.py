@@ -136,6 +136,7 @@ TABLE = (
         ("info_bad_call", 5, "the arrays passed to the engine do not have the sizes of this table"),
         ("info_rescale", 6, "bodies at a scale the method's range does not hold (to rescale)"),
         ("info_bad_input", 7, "a body's input is invalid (the step: its check code)"),
+        ("info_long_run", 8, "a run of long steps too long for one call (to run in segments)"),
     )),
     Group("Input check codes (checks.f90): the first problem found in a body's input.", (
         ("input_ok", 0, "valid input"),
@@ -166,6 +167,13 @@ TABLE = (
           "at most this. Long steps run in quadruple precision (34 digits), which leaves about 16 "
           "correct digits of the angle up to here; beyond, no digit would be right.", (
         ("phase_limit", Real("1.0e18_dp", "1e18"), "largest |h| |m| / I_min of a step, radians"),
+    )),
+    Group("Steps with |h| |m| / I_min above this many radians run the exact flow in quadruple "
+          "precision (the phase and the angle grow linearly with the step, so double precision "
+          "would lose that many ulps); a run of such steps is entered in calls of at most "
+          "long_run_work body-steps (about 0.1 s) so that Ctrl-C stops it soon.", (
+        ("long_step_threshold", Real("64.0_dp", "64.0"), "radians of a step beyond which it runs in quadruple precision"),
+        ("long_run_work", 1024, "body-steps of a run of long steps in one compiled call"),
     )),
     Group("Bodies with I_max / I_min above this run the exact flow in quadruple precision (in "
           "double precision the product of the scaled moments, down to (I_min / I_max)^2, would "
