@@ -417,13 +417,16 @@ class PrincipalFrame:
                 torque = self.torque_in(torque)
             elif callable(torque):
                 torque = FrameFlow(torque, self.R)
+        wheels = kwargs.get("wheels")
+        if self.R is not None:
+            kwargs = {**kwargs, **self.wheels_in(wheels, kwargs.get("wheel_law"))}
         tr = route(mp, Qp, self.moments, h, nsteps, torque, **kwargs)
         inertia = self.user_tensor(1)
         if self.R is None:
             tr.inertia = inertia
             return tr
         return type(tr)(tr.t, self.momentum_out(tr.m), None, tr.form, tr.method, inertia, given,
-                        Q=self.matrix_out(tr.Q))
+                        Q=self.matrix_out(tr.Q), wheels=wheels, wheel_momentum=tr.wheel_momentum)
 
 
 def inertia_layout(inertia: Any, n: int, single: bool = False) -> str:
