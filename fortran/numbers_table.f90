@@ -95,11 +95,12 @@ module numbers_table
    !> reals before the parameters of a term: its kind, its per-body block
    integer, parameter, public :: torque_term_header = 2
    !> parameters of one term
-   integer, parameter, public :: torque_term_reals = 23
+   integer, parameter, public :: torque_term_reals = 27
 
    ! The parameters of an attitude-control term (first slot of each): gains given as numbers
    ! (control_gains = 0: kp, kd in the first slot of their block) or as 3 x 3 matrices (1: column
-   ! by column), the reference quaternion.
+   ! by column), the reference quaternion at the time t_ref and its constant rate (in its own
+   ! frame; zero: a fixed reference).
    !> 0: the gains are numbers, 1: matrices
    integer, parameter, public :: control_gains = 1
    !> Kp (9 reals)
@@ -108,6 +109,10 @@ module numbers_table
    integer, parameter, public :: control_kd = 11
    !> q_ref (4 reals, scalar first)
    integer, parameter, public :: control_q_ref = 20
+   !> the reference's rate (3 reals, rad per unit time)
+   integer, parameter, public :: control_rate = 24
+   !> the time of q_ref
+   integer, parameter, public :: control_t_ref = 27
 
    ! Reaction wheels (wheels.f90, frb.Wheels): at most max_wheels wheels a body, each given by
    ! wheel_reals reals (its unit axis, the row of the pseudo-inverse of the axes); the motor-torque

@@ -13,8 +13,11 @@
 ! * torque_damping: T_b = -c m.
 ! * torque_rotor: an internal rotor of constant body momentum h (a momentum wheel; m is the
 !   momentum of the rigid part), T_b = h x w, w = I^-1 m.
-! * torque_attitude_control: the PD law T_b = -Kp s e_v - Kd w, e = conj(q_ref) q, s = sign(e0)
-!   (+1 for e0 = 0: the same torque for q and -q); the gains numbers or 3 x 3 matrices.
+! * torque_attitude_control: the PD law T_b = -Kp s e_v - Kd (w - w_r), e = conj(q_r) q,
+!   s = sign(e0) (+1 for e0 = 0: the same torque for q and -q); the gains numbers or 3 x 3
+!   matrices; the reference q_r(t) = q_ref exp((t - t_ref) rate / 2) turning at a constant rate
+!   (in its own frame), w_r = E(e)^T rate its rate in the body frame (w_r = 0 for a fixed
+!   reference; Markley and Crassidis 2014, section 7.2, the tracking form of eq. (7.10)).
 ! Parameters of a term, par(:, i): field (u0, c); gravity gradient (n); damping (c); rotor (h);
 ! attitude control (the slots control_* of numbers_table: the form of the gains, Kp, Kd, q_ref).
 ! A term may take its parameters per body instead (a rotor's h, a reference quaternion, a body
@@ -37,8 +40,8 @@ module torques
    use numbers_table, only: torque_none, torque_field, torque_gravity_gradient, torque_user, &
                             torque_damping, torque_rotor, torque_attitude_control, &
                             max_torque_terms, torque_term_reals, control_gains, control_kp, &
-                            control_kd, control_q_ref
-   use rotations, only: cross, qmul, qconj, qrotate_tr, quat_matrix_tr, matrix_quat_tr
+                            control_kd, control_q_ref, control_rate, control_t_ref
+   use rotations, only: cross, qmul, qconj, qrotate_tr, quat_matrix_tr, matrix_quat_tr, quat_exp
    implicit none
    private
 
@@ -112,7 +115,8 @@ contains
       c = sum(tq%par(1, 1:tq%nterms))
    end function damping_rate
 
-   !> The directions r(t) of the gravity-gradient terms at time t (r(:, i) for term i; the columns
+   !> The time-dependent data of the terms at time t: the direction r(t) of a gravity-gradient
+   !> term (r(:, i) for term i), the time t in r(1, i) of an attitude-control term (the columns
    !> of the other terms are not set: nothing reads them).
    pure subroutine term_times(tq, t, r)
       type(torque_t), intent(in) :: tq
@@ -123,6 +127,7 @@ contains
       do i = 1, tq%nterms
          if (tq%kinds(i) == torque_gravity_gradient) &
             r(:, i) = [cos(tq%par(1, i) * t), sin(tq%par(1, i) * t), 0.0_dp]
+         if (tq%kinds(i) == torque_attitude_control) r(:, i) = [t, 0.0_dp, 0.0_dp]
       end do
    end subroutine term_times
 
@@ -163,9 +168,9 @@ contains
       real(dp), intent(in) :: r(3, max_torque_terms), att(natt), inertia(3)
       real(dp), intent(out) :: b(3)
       type(momentum_part), intent(out) :: lin
-      real(dp) :: x(3), p(torque_term_reals), e(4), ev(3), k(3, 3)
+      real(dp) :: x(3), p(torque_term_reals), e(4), ev(3), k(3, 3), qr(4), rate(3)
       integer :: i
-      logical :: first
+      logical :: first, moving
 
       b = 0.0_dp
       first = .true.
@@ -177,20 +182,28 @@ contains
          case (torque_gravity_gradient)
             x = gravity_gradient_torque(p(1), body_vector(natt, att, r(:, i)), inertia)
          case (torque_attitude_control)
+            qr = p(control_q_ref:control_q_ref + 3)
+            rate = p(control_rate:control_rate + 2)
+            moving = any(rate /= 0.0_dp)
+            if (moving) qr = qmul(qr, quat_exp((r(1, i) - p(control_t_ref)) * rate))
             if (natt == 4) then
-               e = qmul(qconj(p(control_q_ref:control_q_ref + 3)), att)
+               e = qmul(qconj(qr), att)
             else
-               e = qmul(qconj(p(control_q_ref:control_q_ref + 3)), matrix_quat_tr(att))
+               e = qmul(qconj(qr), matrix_quat_tr(att))
             end if
             if (p(control_gains) == 0.0_dp) then
                x = -p(control_kp) * merge(-1.0_dp, 1.0_dp, e(1) < 0) * e(2:4)
                lin%kd = lin%kd + p(control_kd)
+               ! (+ Kd w_r: the reference's rate in the body frame, a term of Q alone)
+               if (moving) x = x + p(control_kd) * qrotate_tr(e, rate)
             else
                ev = merge(-1.0_dp, 1.0_dp, e(1) < 0) * e(2:4)
                k = reshape(p(control_kp:control_kp + 8), [3, 3])
                x = -matmul(k, ev)
-               lin%kf = lin%kf + reshape(p(control_kd:control_kd + 8), [3, 3])
+               k = reshape(p(control_kd:control_kd + 8), [3, 3])
+               lin%kf = lin%kf + k
                lin%full = .true.
+               if (moving) x = x + matmul(k, qrotate_tr(e, rate))
             end if
          case (torque_damping)
             lin%c = lin%c + p(1)

@@ -95,11 +95,12 @@ MAX_TORQUE_TERMS: Final[int] = 8
 #: reals before the parameters of a term: its kind, its per-body block
 TORQUE_TERM_HEADER: Final[int] = 2
 #: parameters of one term
-TORQUE_TERM_REALS: Final[int] = 23
+TORQUE_TERM_REALS: Final[int] = 27
 
 # The parameters of an attitude-control term (first slot of each): gains given as numbers
 # (control_gains = 0: kp, kd in the first slot of their block) or as 3 x 3 matrices (1: column by
-# column), the reference quaternion.
+# column), the reference quaternion at the time t_ref and its constant rate (in its own frame;
+# zero: a fixed reference).
 #: 0: the gains are numbers, 1: matrices
 CONTROL_GAINS: Final[int] = 1
 #: Kp (9 reals)
@@ -108,6 +109,10 @@ CONTROL_KP: Final[int] = 2
 CONTROL_KD: Final[int] = 11
 #: q_ref (4 reals, scalar first)
 CONTROL_Q_REF: Final[int] = 20
+#: the reference's rate (3 reals, rad per unit time)
+CONTROL_RATE: Final[int] = 24
+#: the time of q_ref
+CONTROL_T_REF: Final[int] = 27
 
 # Reaction wheels (wheels.f90, frb.Wheels): at most max_wheels wheels a body, each given by
 # wheel_reals reals (its unit axis, the row of the pseudo-inverse of the axes); the motor-torque

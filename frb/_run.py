@@ -335,8 +335,9 @@ def _warn_not_compiled(torque: Torque) -> None:
     terms = getattr(torque, "terms", (torque,))
     if any(isinstance(tq, UserTorque) for tq in terms):
         return          # a user torque is Python's by nature (the documented rule)
+    reasons = [r for r in (getattr(tq, "not_compiled_reason", None) for tq in terms) if r]
     why = (f"a sum of {len(terms)} terms (the compiled loop holds {_sn.MAX_TORQUE_TERMS})"
-           if len(terms) > _sn.MAX_TORQUE_TERMS else
+           if len(terms) > _sn.MAX_TORQUE_TERMS else reasons[0] if reasons else
            "a subclass of a built-in torque, which may change its formula")
     warnings.warn(f"the torque {torque!r} is evaluated from Python once per stage ({why}), many "
                   "times slower than a compiled torque", NotCompiledWarning, stacklevel=4)

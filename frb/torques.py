@@ -60,8 +60,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
-from .rotations import (matrix_to_quat, matrix_to_quat_unchecked, quaternion_product, rotate,
-                        rotate_back, rotation_argument)
+from .rotations import (matrix_to_quat, matrix_to_quat_unchecked, quat_to_matrix_unchecked,
+                        quaternion_product, rotate, rotate_back, rotation_argument)
 
 __all__ = ["Torque", "CompiledTorque", "ConstantField", "HeavyTop", "GravityGradient",
            "LinearDamping", "Rotor", "AttitudeControl", "TorqueSum", "UserTorque", "as_torque",
@@ -73,7 +73,8 @@ from ._numbers_table import (  # noqa: E402
     TORQUE_FIELD as KIND_FIELD, TORQUE_GRAVITY_GRADIENT as KIND_GRAVITY_GRADIENT,
     TORQUE_DAMPING as KIND_DAMPING, TORQUE_ROTOR as KIND_ROTOR,
     TORQUE_ATTITUDE_CONTROL as KIND_ATTITUDE_CONTROL, MAX_TORQUE_TERMS, TORQUE_TERM_REALS,
-    TORQUE_TERM_HEADER, CONTROL_GAINS, CONTROL_KP, CONTROL_KD, CONTROL_Q_REF)
+    TORQUE_TERM_HEADER, CONTROL_GAINS, CONTROL_KP, CONTROL_KD, CONTROL_Q_REF, CONTROL_RATE,
+    CONTROL_T_REF)
 from ._messages import NotCompiledWarning  # noqa: E402
 
 
@@ -92,7 +93,8 @@ PARAMETER_SCALES: dict[int, tuple[tuple[int, int], ...]] = {
     KIND_GRAVITY_GRADIENT: _scales((1, (1, -1))),
     KIND_DAMPING: _scales((1, (1, -1))),
     KIND_ROTOR: _scales((3, (1, 0))),
-    KIND_ATTITUDE_CONTROL: _scales((1, (0, 0)), (9, (2, -1)), (9, (1, 0))),
+    KIND_ATTITUDE_CONTROL: _scales((1, (0, 0)), (9, (2, -1)), (9, (1, 0)), (4, (0, 0)),
+                                   (3, (1, -1)), (1, (-1, 1))),
 }
 
 
@@ -668,79 +670,136 @@ def _unit_quaternions(q: ArrayLike, name: str) -> NDArray[np.float64]:
 
 
 class AttitudeControl(Torque):
-    """The PD attitude law ``T_b = -kp s e_v - kd w``: ``e = conj(q_ref) q`` (scalar first),
-    ``e_v`` its vector part, ``s = sign(e0)`` (+1 when ``e0 = 0``: the law is the same for
-    ``q`` and ``-q``), ``w = I^-1 m``; ``kp``, ``kd`` numbers ``>= 0`` (torque, and torque per
-    angular velocity) or 3 x 3 matrices (e.g. ``kp = k J`` with ``J`` the inertia tensor;
-    ``-Kp s e_v - Kd w``), or one matrix per body (N, 3, 3). ``q_ref``: one unit quaternion, or
-    one per body (N, 4)."""
+    """The PD attitude law ``T_b = -kp s e_v - kd (w - w_r)``: ``e = conj(q_r) q`` (scalar
+    first), ``e_v`` its vector part, ``s = sign(e0)`` (+1 when ``e0 = 0``: the law is the same
+    for ``q`` and ``-q``), ``w = I^-1 m``; ``kp``, ``kd`` numbers ``>= 0`` (torque, and torque
+    per angular velocity) or 3 x 3 matrices (e.g. ``kp = k J`` with ``J`` the inertia tensor;
+    ``-Kp s e_v - Kd w``), or one matrix per body (N, 3, 3). The reference ``q_r``: a fixed
+    unit quaternion ``q_ref`` (one, or one per body (N, 4); ``w_r = 0``), a reference turning
+    at a constant rate (:func:`frb.wheel_laws.rotating_reference`, compiled; ``w_r = E(e)^T
+    rate`` its rate in the body frame), or a Python function of time ``q_ref(t)`` (a tracking
+    profile; evaluated from Python, with a NotCompiledWarning, ``w_r = 0``)."""
 
     __slots__ = ("q_ref", "kp", "kd", "_form")
     uses_momentum = True
     needs_inertia = True
-    q_ref: NDArray[np.float64]
+    q_ref: Any
     kp: float | NDArray[np.float64]
     kd: float | NDArray[np.float64]
-    _form: CompiledTorque
+    _form: Optional[CompiledTorque]
 
-    def __init__(self, q_ref: ArrayLike, kp: float | ArrayLike, kd: float | ArrayLike) -> None:
-        q = _unit_quaternions(q_ref, "q_ref")
+    def __init__(self, q_ref: Any, kp: float | ArrayLike, kd: float | ArrayLike) -> None:
+        from .wheel_laws import RotatingReference
+        rate = None
+        if isinstance(q_ref, RotatingReference):
+            q, rate, ref = q_ref.q0, q_ref.rate, q_ref
+        elif callable(q_ref) and not isinstance(q_ref, (np.ndarray, list, tuple)):
+            q, ref = None, q_ref
+        else:
+            q = ref = _unit_quaternions(q_ref, "q_ref")
         kp_, kd_ = gain_matrices(kp, "kp"), gain_matrices(kd, "kd")
-        counts = {x.shape[0] for x in (q, kp_, kd_) if isinstance(x, np.ndarray) and
-                  x.ndim == (2 if x is q else 3)}
+        counts = {x.shape[0] for x in (q, rate, kp_, kd_) if isinstance(x, np.ndarray) and
+                  x.ndim == (3 if x is kp_ or x is kd_ else 2)}
         if len(counts) > 1:
             raise ValueError(f"q_ref, kp and kd given per body must be given for the same number "
                              f"of bodies, got {sorted(counts)}")
         n = counts.pop() if counts else None
-        matrices = not (isinstance(kp_, float) and isinstance(kd_, float))
-        blocks = [np.full((n,) if n else (), float(matrices))[..., None],
-                  _gain_block(kp_ if not matrices or not isinstance(kp_, float)
-                              else kp_ * np.eye(3), n),
-                  _gain_block(kd_ if not matrices or not isinstance(kd_, float)
-                              else kd_ * np.eye(3), n),
-                  np.broadcast_to(q, (n, 4)) if n else q]
-        row = np.concatenate(blocks, axis=-1)
-        form = _compiled_form(KIND_ATTITUDE_CONTROL, row) if n is None else \
-            _compiled_form(KIND_ATTITUDE_CONTROL, [], np.pad(row, ((0, 0), (0, TORQUE_TERM_REALS
-                                                                              - row.shape[1]))))
-        self._init(q_ref=q, kp=kp_, kd=kd_, _form=form)
+        form = None
+        if q is not None:
+            matrices = not (isinstance(kp_, float) and isinstance(kd_, float))
+            turning = np.zeros(4) if rate is None else np.concatenate(
+                [np.broadcast_to(rate, (n, 3)) if n else rate,
+                 np.full((n, 1) if n else (1,), ref.t_ref)], axis=-1)
+            blocks = [np.full((n,) if n else (), float(matrices))[..., None],
+                      _gain_block(kp_ if not matrices or not isinstance(kp_, float)
+                                  else kp_ * np.eye(3), n),
+                      _gain_block(kd_ if not matrices or not isinstance(kd_, float)
+                                  else kd_ * np.eye(3), n),
+                      np.broadcast_to(q, (n, 4)) if n else q,
+                      np.broadcast_to(turning, (n, 4)) if n else turning]
+            row = np.concatenate(blocks, axis=-1)
+            form = _compiled_form(KIND_ATTITUDE_CONTROL, row) if n is None else \
+                _compiled_form(KIND_ATTITUDE_CONTROL, [], np.pad(
+                    row, ((0, 0), (0, TORQUE_TERM_REALS - row.shape[1]))))
+        self._init(q_ref=ref, kp=kp_, kd=kd_, _form=form)
 
-    def error(self, Q: ArrayLike) -> NDArray[np.float64]:
-        """The error quaternions ``conj(q_ref) q`` of attitudes ``Q`` (..., 3, 3), with
+    def reference(self, t: float) -> NDArray[np.float64]:
+        """The reference quaternions at the time ``t``, (4,) or (N, 4)."""
+        if isinstance(self.q_ref, np.ndarray):
+            return self.q_ref
+        q = _unit_quaternions(self.q_ref(t), "q_ref(t)")
+        return q
+
+    def _rate(self) -> Optional[NDArray[np.float64]]:
+        from .wheel_laws import RotatingReference
+        return self.q_ref.rate if isinstance(self.q_ref, RotatingReference) else None
+
+    def error(self, Q: ArrayLike, t: float = 0.0) -> NDArray[np.float64]:
+        """The error quaternions ``conj(q_r(t)) q`` of attitudes ``Q`` (..., 3, 3), with
         ``e0 >= 0``."""
         q = np.asarray(matrix_to_quat_unchecked(np.asarray(Q, dtype=np.float64)))
-        conj = self.q_ref * np.array([1.0, -1.0, -1.0, -1.0])
+        conj = self.reference(t) * np.array([1.0, -1.0, -1.0, -1.0])
         e = quaternion_product(conj, q)
         return np.where(e[..., :1] < 0, -e, e)
 
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
                  inertia: ArrayLike | None = None) -> NDArray[np.float64]:
         w = _momentum(m, "attitude_control") / _moments(inertia, "attitude_control")
-        return -_times(self.kp, self.error(Q)[..., 1:]) - _times(self.kd, w)
+        e = self.error(Q, t)
+        rate = self._rate()
+        if rate is not None:
+            Qe = np.asarray(quat_to_matrix_unchecked(e))
+            w = w - np.einsum("...ji,...j->...i", Qe, np.broadcast_to(rate, np.shape(w)))
+        return -_times(self.kp, e[..., 1:]) - _times(self.kd, w)
 
     @property
     def compiled(self) -> CompiledTorque | None:
         return self._form if type(self) is AttitudeControl else None
 
+    @property
+    def not_compiled_reason(self) -> Optional[str]:
+        """Why the law is evaluated from Python (None when it is compiled)."""
+        if self._form is None:
+            return ("attitude_control takes q_ref as a Python function of time (a reference "
+                    "turning at a constant rate, frb.wheel_laws.rotating_reference, stays "
+                    "compiled)")
+        return None
+
     def in_frame(self, R: ArrayLike) -> Torque:
         """As :meth:`Torque.in_frame`: the law with the reference ``q_ref r`` (``r`` the
-        quaternion of ``R``) and gain matrices ``R^T K R`` (per body for ``R`` per body;
-        compiled)."""
+        quaternion of ``R``; a rate ``R^T rate``) and gain matrices ``R^T K R`` (per body for
+        ``R`` per body; compiled unless ``q_ref`` is a Python function of time)."""
+        from .wheel_laws import RotatingReference, _TurnedReference
         Rm = rotation_argument(R)
         if type(self) is not AttitudeControl:
             return super().in_frame(Rm)
         r = np.asarray(matrix_to_quat(Rm))
-        q = quaternion_product(self.q_ref, r)
-        return AttitudeControl(q / np.linalg.norm(q, axis=-1, keepdims=True),
-                               turned_gain(self.kp, Rm), turned_gain(self.kd, Rm))
+        ref: Any
+        if isinstance(self.q_ref, RotatingReference):
+            q = quaternion_product(self.q_ref.q0, r)
+            ref = RotatingReference(q / np.linalg.norm(q, axis=-1, keepdims=True),
+                                    np.einsum("...ji,...j->...i", Rm, self.q_ref.rate),
+                                    self.q_ref.t_ref)
+        elif isinstance(self.q_ref, np.ndarray):
+            q = quaternion_product(self.q_ref, r)
+            ref = q / np.linalg.norm(q, axis=-1, keepdims=True)
+        else:
+            ref = _TurnedReference(self.q_ref, r)
+        return AttitudeControl(ref, turned_gain(self.kp, Rm), turned_gain(self.kd, Rm))
 
     def bodies(self, start: int, stop: int) -> Torque:
         """As :meth:`Torque.bodies`: the references and gains of those bodies when given per
         body."""
-        if type(self) is not AttitudeControl or self._form.body is None:
+        from .wheel_laws import RotatingReference
+        if type(self) is not AttitudeControl or self._form is None or self._form.body is None:
             return self
-        return AttitudeControl(*(_rows(x, start, stop, 1 if x is self.q_ref else 2)
-                                 for x in (self.q_ref, self.kp, self.kd)))
+        ref = self.q_ref
+        if isinstance(ref, RotatingReference):
+            ref = RotatingReference(_rows(ref.q0, start, stop, 1), _rows(ref.rate, start, stop, 1),
+                                    ref.t_ref)
+        else:
+            ref = _rows(ref, start, stop, 1)
+        return AttitudeControl(ref, _rows(self.kp, start, stop, 2), _rows(self.kd, start, stop, 2))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (AttitudeControl, (self.q_ref, self.kp, self.kd))
@@ -748,7 +807,8 @@ class AttitudeControl(Torque):
     def __repr__(self) -> str:
         def text(x: Any) -> str:
             return repr(x) if isinstance(x, float) else repr(x.tolist())
-        return f"attitude_control({self.q_ref.tolist()!r}, {text(self.kp)}, {text(self.kd)})"
+        ref = repr(self.q_ref.tolist()) if isinstance(self.q_ref, np.ndarray) else repr(self.q_ref)
+        return f"attitude_control({ref}, {text(self.kp)}, {text(self.kd)})"
 
 
 def _times(k: float | NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -1070,9 +1130,11 @@ def rotor(h: ArrayLike) -> Rotor:
     return Rotor(h)
 
 
-def attitude_control(q_ref: ArrayLike, kp: float | ArrayLike, kd: float | ArrayLike
+def attitude_control(q_ref: Any, kp: float | ArrayLike, kd: float | ArrayLike
                      ) -> AttitudeControl:
-    """The PD attitude law ``-kp s e_v - kd w`` towards ``q_ref`` (gains numbers or 3 x 3
-    matrices); see :class:`AttitudeControl`."""
+    """The PD attitude law ``-kp s e_v - kd (w - w_r)`` towards ``q_ref`` (gains numbers or
+    3 x 3 matrices; ``q_ref`` a unit quaternion, one per body, a
+    :func:`frb.wheel_laws.rotating_reference` or a Python function of time); see
+    :class:`AttitudeControl`."""
     return AttitudeControl(q_ref, kp, kd)
 

@@ -536,3 +536,80 @@ def test_splitting_route_with_wheels_against_the_model():
     with pytest.raises(ValueError, match="not a torque flow"):
         frb.splitting.integrate(M0, np.eye(3), INERTIA, 0.1, 2, torque=lambda m, Q, t: (m, Q),
                                 wheels=frb.Wheels(PYRAMID, H0))
+
+
+def _pd_reference(J, kp, kd, rate=None, t_end=4.0):
+    """DOP853 of m' = m x w - Kp s e_v - Kd (w - w_r), w = J^-1 m (J a full tensor), q_r turning
+    at rate (None: fixed Q_REF); (q, m) at t_end."""
+    Kp = kp * np.eye(3) if np.ndim(kp) == 0 else kp
+    Kd = kd * np.eye(3) if np.ndim(kd) == 0 else kd
+
+    def rhs(t, y):
+        q, m = y[:4], y[4:7]
+        qr = Q_REF
+        if rate is not None:
+            a = np.linalg.norm(rate) * t
+            qr = qmul(Q_REF, np.concatenate([[np.cos(a / 2)], np.sin(a / 2) * rate / np.linalg.norm(rate)]))
+        e = qmul(qr * np.array([1.0, -1.0, -1.0, -1.0]), q / np.linalg.norm(q))
+        w = np.linalg.solve(J, m)
+        wr = np.zeros(3) if rate is None else qmatrix(e).T @ rate
+        T = -Kp @ ((-1.0 if e[0] < 0 else 1.0) * e[1:]) - Kd @ (w - wr)
+        return np.concatenate([0.5 * qmul(q, np.concatenate([[0.0], w])), np.cross(m, w) + T])
+
+    y = solve_ivp(rhs, (0, t_end), np.concatenate([Q0, M0]), method="DOP853", rtol=1e-12,
+                  atol=1e-14).y[:, -1]
+    return y[:4] / np.linalg.norm(y[:4]), y[4:]
+
+
+def _pd_error(tr, ref):
+    q, m = ref
+    qe = tr.q[-1] if tr.q[-1] @ q > 0 else -tr.q[-1]
+    return max(np.abs(qe - q).max(), np.abs(tr.m[-1] - m).max())
+
+
+def test_attitude_control_tracking_a_rotating_reference_compiled():
+    # attitude_control towards a reference turning at a constant rate (compiled: no warning),
+    # gain matrices, a full inertia tensor (the run in its principal frame, the reference and
+    # the gains turned): measured RK4 6.2e-12, YOSHIDA4 1.7e-11, STRANG 7.7e-8 (orders 4.00,
+    # 4.00, 2.00 between 32 and 64 steps); numbers as gains per body with a rotor 1.8e-13
+    rate = np.array([0.05, -0.02, 0.08])
+    J = np.array([[10.0, 0.5, -0.3], [0.5, 12.0, 0.2], [-0.3, 0.2, 8.0]])
+    kp, kd = 0.5 * J, np.array([[2.0, 0.1, 0.0], [0.1, 2.5, 0.0], [0.0, 0.0, 1.5]])
+    ref = _pd_reference(J, kp, kd, rate)
+    law = torques.attitude_control(rotating_reference(Q_REF, rate), kp, kd)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", frb.NotCompiledWarning)
+        for method, n, tol in (("RK4", 400, 1e-9), ("YOSHIDA4", 400, 1e-9), ("STRANG", 2000, 1e-6)):
+            tr = frb.integrate(M0, Q0, J, 4.0 / n, n, method=method, torque=law, save_every=None)
+            assert _pd_error(tr, ref) < tol, (method, _pd_error(tr, ref))
+    # numbers as gains, one body of several given per body, with a rotor (compiled together)
+    ref = _pd_reference(np.diag(INERTIA), 0.4, 2.0, rate)
+    law = torques.attitude_control(rotating_reference(np.tile(Q_REF, (3, 1)), rate), 0.4, 2.0)
+    tr = frb.integrate(np.tile(M0, (3, 1)), np.tile(Q0, (3, 1)), INERTIA, 0.01, 400, method="RK4",
+                       torque=law + torques.rotor([0.0, 0.0, 0.0]), save_every=None)
+    assert max(_pd_error(frb.Trajectory(tr.t, tr.m[:, j], tr.q[:, j], "quaternion", "RK4",
+                                        INERTIA, None), ref) for j in range(3)) < 1e-9
+
+
+def test_attitude_control_with_q_ref_a_function_of_time_says_so():
+    # q_ref(t) a Python function: evaluated from Python (NotCompiledWarning), w_r = 0
+    rate = np.array([0.0, 0.0, 0.1])
+    turning = rotating_reference(Q_REF, rate)
+    law = torques.attitude_control(lambda t: turning(t), 0.4, 2.0)
+    with pytest.warns(frb.NotCompiledWarning, match="q_ref as a Python function of time"):
+        tr = frb.integrate(M0, Q0, INERTIA, 0.01, 400, method="RK4", torque=law, save_every=None)
+    Qf = frb.quat_to_matrix(tr.q[-1])
+    # the same law written here: DOP853 of the torque with w_r = 0
+    Kp, Kd = 0.4, 2.0
+
+    def rhs(t, y):
+        q, m = y[:4], y[4:7]
+        e = qmul(turning(t) * np.array([1.0, -1.0, -1.0, -1.0]), q / np.linalg.norm(q))
+        w = m / INERTIA
+        T = -Kp * (-1.0 if e[0] < 0 else 1.0) * e[1:] - Kd * w
+        return np.concatenate([0.5 * qmul(q, np.concatenate([[0.0], w])), np.cross(m, w) + T])
+
+    y = solve_ivp(rhs, (0, 4.0), np.concatenate([Q0, M0]), method="DOP853", rtol=1e-12,
+                  atol=1e-14).y[:, -1]
+    assert np.abs(Qf - qmatrix(y[:4] / np.linalg.norm(y[:4]))).max() < 1e-9
+    assert np.abs(tr.m[-1] - y[4:]).max() < 1e-9

@@ -95,15 +95,18 @@ TABLE = (
           "body takes a block of torque_term_reals reals of every body instead.", (
         ("max_torque_terms", 8, "most terms of a compiled sum of torques"),
         ("torque_term_header", 2, "reals before the parameters of a term: its kind, its per-body block"),
-        ("torque_term_reals", 23, "parameters of one term"),
+        ("torque_term_reals", 27, "parameters of one term"),
     )),
     Group("The parameters of an attitude-control term (first slot of each): gains given as "
           "numbers (control_gains = 0: kp, kd in the first slot of their block) or as 3 x 3 "
-          "matrices (1: column by column), the reference quaternion.", (
+          "matrices (1: column by column), the reference quaternion at the time t_ref and its "
+          "constant rate (in its own frame; zero: a fixed reference).", (
         ("control_gains", 1, "0: the gains are numbers, 1: matrices"),
         ("control_kp", 2, "Kp (9 reals)"),
         ("control_kd", 11, "Kd (9 reals)"),
         ("control_q_ref", 20, "q_ref (4 reals, scalar first)"),
+        ("control_rate", 24, "the reference's rate (3 reals, rad per unit time)"),
+        ("control_t_ref", 27, "the time of q_ref"),
     )),
     Group("Reaction wheels (wheels.f90, frb.Wheels): at most max_wheels wheels a body, each "
           "given by wheel_reals reals (its unit axis, the row of the pseudo-inverse of the "
