@@ -48,7 +48,7 @@ module wheels
                             wheel_law_user, law_q_ref, law_kp, law_kd, law_rate, law_t_ref, &
                             law_u_max, law_h_max, law_gyroscopic, law_reals
    use rotations, only: cross, qmul, qconj, qrotate, qrotate_tr, quat_exp, quat_matrix_tr
-   use torques, only: torque_t, user_torque_cb, torqued, torque_flow
+   use torques, only: torque_t, user_torque_cb, torqued, torque_flow, gain_times
    implicit none
    private
 
@@ -139,7 +139,7 @@ contains
       integer, intent(in) :: j
       real(dp), intent(in) :: t, q(4), m(3), hw(wh%nw), inertia(3)
       real(dp), intent(out) :: u(wh%nw)
-      real(dp) :: p(law_reals), qr(4), e(4), ev(3), w(3), werr(3), torque(3), rate(3), k(3, 3)
+      real(dp) :: p(law_reals), qr(4), e(4), ev(3), w(3), werr(3), torque(3), rate(3)
       integer :: i, b
 
       p = wh%par(:, column(wh, size(wh%par, 2), j))
@@ -151,10 +151,8 @@ contains
       w = m / inertia
       werr = w
       if (any(rate /= 0.0_dp)) werr = w - qrotate_tr(e, rate)
-      k = reshape(p(law_kp:law_kp + 8), [3, 3])
-      torque = -matmul(k, ev)
-      k = reshape(p(law_kd:law_kd + 8), [3, 3])
-      torque = torque - matmul(k, werr)
+      torque = -gain_times(p(law_kp:law_kp + 8), ev)
+      torque = torque - gain_times(p(law_kd:law_kd + 8), werr)
       if (p(law_gyroscopic) /= 0.0_dp) torque = torque + cross(w, m + axes_times(wh, j, hw))
       b = column(wh, size(wh%axes, 3), j)
       do i = 1, wh%nw
