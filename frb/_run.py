@@ -116,7 +116,8 @@ class WheelRun(NamedTuple):
     h0: NDArray[np.float64]
 
     @property
-    def count(self) -> int:
+    def wheel_count(self) -> int:
+        """The wheels of a body."""
         return int(self.h0.shape[1])
 
 
@@ -384,7 +385,8 @@ def _wheel_run(req: Request, tq: Optional[Torque], n: int, single: bool, I2: NDA
     axes = np.concatenate([A, np.broadcast_to(pinv, A.shape)], axis=-1)
     if axes.ndim == 2:
         axes = axes[None]
-    parameters = law.parameters(n) if kind == _sn.WHEEL_LAW_FEEDBACK else _NO_LAW.T
+    parameters = law.parameters(n) if kind == _sn.WHEEL_LAW_FEEDBACK and \
+        isinstance(law, QuaternionFeedback) else _NO_LAW.T
     inputs = {"wheels": _read_only(np.ascontiguousarray(axes).T),
               "law": _read_only(np.ascontiguousarray(parameters).T),
               "h0": _read_only(h0.T)}
@@ -476,7 +478,7 @@ def prepare(req: Request) -> Run:
     terms, tbody, user = _torque_form(tq, n)
     user_law = wheel_run.user
     if n * nsteps > 1 << 16:
-        check_kept_states(kept_count(nsteps, save_every), n, 3 + att.shape[1] + wheel_run.count)
+        check_kept_states(kept_count(nsteps, save_every), n, 3 + att.shape[1] + wheel_run.wheel_count)
     # a short run without Python in its loop is one compiled call, which checks the bodies
     # first; any other run is checked now (its scales size its calls and rescale it), and so are
     # matrices that the run holds as quaternions (checked before they are turned)
@@ -656,7 +658,7 @@ def execute(run: Run) -> Outcome:
     m_out = np.empty((nk, n, 3))
     att_out = np.empty((nk, n, natt))
     active = wheel_run.kind != _sn.WHEEL_LAW_NONE
-    h_out = np.empty((nk, n, wheel_run.count)) if active else _NO_H_OUT
+    h_out = np.empty((nk, n, wheel_run.wheel_count)) if active else _NO_H_OUT
     if n == 0:
         return Outcome(m_out, att_out, None, None if wheel_run.wheels is None else
                        np.empty((nk, 0, wheel_run.wheels.count)))

@@ -161,7 +161,7 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
         hw = None if hw is None else hw[:, 0]
     else:
         moments = run.inertia_given
-    wheels = dict(wheels=run.wheel_run.wheels, wheel_momentum=hw)
+    wheels: dict[str, Any] = dict(wheels=run.wheel_run.wheels, wheel_momentum=hw)
     if run.natt == 9:
         return Trajectory(run.times(), m, None, run.form, name, moments, torque,
                           att.reshape(att.shape[:-1] + (3, 3)), **wheels)

@@ -300,8 +300,8 @@ def integrate(m0: ArrayLike, Q0: ArrayLike, inertia: ArrayLike, h: float, nsteps
         if out.failure is not None:
             raise _splitting_failure(out.failure.step, kept_steps(run.nsteps, run.save_every),
                                      m_out)
-        kept = dict(wheels=run.wheel_run.wheels,
-                    wheel_momentum=None if out.h is None else out.h[:, 0])
+        kept: dict[str, Any] = dict(wheels=run.wheel_run.wheels,
+                                    wheel_momentum=None if out.h is None else out.h[:, 0])
         if run.natt == 4:
             return Trajectory(run.times(), m_out, out.attitude[:, 0], "matrix", name,
                               run.inertia_given[0], torque, **kept)

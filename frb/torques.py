@@ -691,6 +691,8 @@ class AttitudeControl(Torque):
     def __init__(self, q_ref: Any, kp: float | ArrayLike, kd: float | ArrayLike) -> None:
         from .wheel_laws import RotatingReference
         rate = None
+        q: Any
+        ref: Any
         if isinstance(q_ref, RotatingReference):
             q, rate, ref = q_ref.q0, q_ref.rate, q_ref
         elif callable(q_ref) and not isinstance(q_ref, (np.ndarray, list, tuple)):
@@ -793,7 +795,7 @@ class AttitudeControl(Torque):
         from .wheel_laws import RotatingReference
         if type(self) is not AttitudeControl or self._form is None or self._form.body is None:
             return self
-        ref = self.q_ref
+        ref: Any = self.q_ref
         if isinstance(ref, RotatingReference):
             ref = RotatingReference(_rows(ref.q0, start, stop, 1), _rows(ref.rate, start, stop, 1),
                                     ref.t_ref)

@@ -189,7 +189,7 @@ class Trajectory:
     @property
     def wheel_energy(self) -> NDArray[np.float64]:
         """The kinetic energy of the wheels' spin ``sum h_i^2 / (2 J_i)`` (the part of the
-        wheels' energy that the body's ``m . I^-1 m / 2`` leaves out, ``I`` the inertia without
+        wheels' energy that the body's ``m^T I^-1 m / 2`` leaves out, ``I`` the inertia without
         their axial inertias ``J_i``), (K,) or (K, N). Needs ``Wheels(..., inertia=J)``."""
         J = self._wheel_inertia("wheel energy")
         if self.lazy:
@@ -198,7 +198,7 @@ class Trajectory:
 
     @property
     def wheel_speed(self) -> NDArray[np.float64]:
-        """The wheels' spin rates relative to the body ``h_i / J_i - a_i . w`` (rad/s), (K, nw)
+        """The wheels' spin rates relative to the body ``h_i / J_i - a_i^T w`` (rad/s), (K, nw)
         or (K, N, nw). Needs ``Wheels(..., inertia=J)``."""
         J = self._wheel_inertia("wheel speed")
         if self.lazy:

@@ -143,7 +143,7 @@ class WheelLaw:
         raise NotImplementedError
 
     def bodies(self, start: int, stop: int) -> WheelLaw:
-        """The law of the bodies ``start .. stop - 1`` alone."""
+        """The law of the bodies ``start`` to ``stop - 1`` alone."""
         return self
 
 

@@ -148,8 +148,8 @@ class Wheels:
         return np.swapaxes(self.axes, -1, -2)
 
     def momentum(self, h: ArrayLike) -> NDArray[np.float64]:
-        """``A h``: the wheels' momentum in the body frame, for momenta h (..., nw) (the bodies
-        on the second-last axis when the axes are per body)."""
+        """The wheels' momentum ``A h`` in the body frame, for momenta ``h`` whose last axis is
+        the wheels (the bodies on the second-last axis when the axes are per body)."""
         return np.einsum("...ij,...i->...j", self.axes, np.asarray(h, dtype=np.float64))
 
     def pseudo_inverse(self, name: str = "axes") -> NDArray[np.float64]:
@@ -180,7 +180,7 @@ class Wheels:
         return Wheels(axes, self.h0, self.inertia)
 
     def bodies(self, start: int, stop: int) -> Wheels:
-        """The wheels of the bodies ``start .. stop - 1`` (those given per body sliced)."""
+        """The wheels of the bodies ``start`` to ``stop - 1`` (those given per body sliced)."""
         if self.bodies_count is None:
             return self
         return Wheels(self.axes[start:stop] if self.axes.ndim == 3 else self.axes,
@@ -196,7 +196,7 @@ class Wheels:
         return f"<Wheels: {self.count} a body{per}>"
 
 
-def _body_of(bad: Optional[NDArray[np.bool_]]) -> str:
+def _body_of(bad: Any) -> str:
     """' (body k)' of the first True of bad, or '' (one set for all bodies)."""
     if bad is None or not bad.any():
         return ""

@@ -225,8 +225,9 @@ def _with_wheels(h: float, slew: float, bodies: int, u_max: float, h_max: float
                        "largest relative change", ["quantity", "value"], [["Q (m + A h)", drift]])
     # 4. work-precision of the slew against YOSHIDA4 at h / 16 (errors every 20 s)
     every = int(round(20.0 / h))
-    given = dict(wheels=Wheels(PYRAMID, first.wheel_momentum[-1]),
-                 wheel_law=_wheel_law(Q_REF, J, u_max, h_max), torque=gg, t0=float(first.t[-1]))
+    given: dict[str, Any] = dict(wheels=Wheels(PYRAMID, first.wheel_momentum[-1]),
+                                 wheel_law=_wheel_law(Q_REF, J, u_max, h_max), torque=gg,
+                                 t0=float(first.t[-1]))
     ref = integrate(first.m[-1], first.q[-1], J, h / 16, 16 * int(round(slew / h)),
                     method="YOSHIDA4", save_every=16 * every, **given)
     work = Table("wheel slew: largest error over the slew (every 20 s) against YOSHIDA4 at h/16",
