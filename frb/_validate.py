@@ -252,7 +252,8 @@ def save_every(value: Any) -> int:
 def times_in_range(t0: float, h: NDArray[np.float64], nsteps: int, name_h: str = "h") -> None:
     """ValueError naming ``name_h`` when a time ``t0 + k h`` of a run of ``nsteps`` steps is
     beyond the float64 range (``h`` a float64 array: one step, or one a body)."""
-    if not nsteps or not h.size:
+    h = h[np.isfinite(h)]       # (a non-finite step is the checks' of the bodies, by body)
+    if not nsteps or not h.size or not math.isfinite(t0):
         return
     with np.errstate(over="ignore", invalid="ignore"):
         span = float(nsteps) * h

@@ -137,7 +137,7 @@ def _apply_torque(torque: TorqueFlow, m: NDArray[np.float64], Q: NDArray[np.floa
         if "read-only" in str(exc):
             raise ValueError(f"torque {label} (step {step}) must not modify Q in place; return a "
                              f"new array instead ({exc})") from exc
-        raise
+        raise ValueError(f"torque {label} (step {step}): {exc}") from exc
     return _torque_state(res, Q, label, step)
 
 

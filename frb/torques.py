@@ -515,7 +515,9 @@ class ConstantField(Torque):
         t = _validate.real_scalar(t, "t")
         with np.errstate(over="ignore", invalid="ignore"):
             moved = self._flow(mn, Qa, t)
-        _finite_result(moved[0], "m + t T_b of the flow")
+        if not np.isfinite(moved[0]).all():
+            raise ValueError("the flow of the field gives a non-finite m (m + t T_b beyond the "
+                             "float64 range: the field or t too large)")
         return moved
 
     def _flow(self, mn: NDArray[np.float64], Qa: NDArray[np.float64], t: float
