@@ -38,7 +38,8 @@ ROUTE = Route("frb.integrate", {"m": "m0", "attitude": "attitude0", "h": "h", "i
 
 #: The keywords of :func:`integrate` besides its named parameters, with their defaults.
 OPTIONS: dict[str, Any] = {"coefficients": None, "quadrature": 0, "threads": None,
-                           "progress": False, "t0": 0.0, "sensitivities": None}
+                           "progress": False, "t0": 0.0, "wheels": None, "wheel_law": None,
+                           "sensitivities": None}
 
 
 def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float, nsteps: int, *,
@@ -81,8 +82,8 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
     quadrature : int
         Free flows of the exact-flow splittings: 0 exact, ``1..10`` Gauss-Legendre nodes.
     **options
-        ``coefficients``, ``quadrature``, ``threads``, ``progress``, ``t0`` (below); any other
-        keyword is a TypeError naming it.
+        ``coefficients``, ``quadrature``, ``threads``, ``progress``, ``t0``, ``wheels``,
+        ``wheel_law`` (below); any other keyword is a TypeError naming it.
     threads : int, optional
         Threads sharing the chunks of bodies (default: :func:`frb.get_num_threads`); the
         results are the same bit for bit for every count. A user torque runs on one thread
@@ -92,6 +93,16 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
     t0 : float
         The time of the initial state: the states are at ``t0 + k h`` and a time-dependent
         torque sees those times (a run continued from another).
+    wheels : frb.Wheels, optional
+        Reaction wheels (:mod:`frb.wheels`): their axes and initial axial momenta, for all
+        bodies or per body. ``m`` is then the momentum of the body without the wheels' axial
+        inertia (``inertia`` too), and the wheel momenta are states of the run
+        (``Trajectory.wheel_momentum``, ``Trajectory.total_momentum``).
+    wheel_law : optional
+        The law of the wheels' motor torques: :func:`frb.wheel_laws.quaternion_feedback`
+        (compiled) or a callable ``law(t, Q, m, h) -> u`` (N, nw). Without a law the wheels keep
+        their momenta (a gyrostat: :func:`frb.torques.rotor` of momentum ``A h0``). The methods
+        that take wheels and their orders: ``MethodInfo.wheels``, ``MethodInfo.wheel_order``.
     sensitivities : bool, str or sequence of str
         Also carry the derivatives of the numerical solution (the exact derivatives of the
         method's discrete map, forward mode through its steps) and keep them with the states:
@@ -102,7 +113,8 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
         attitude perturbed in the body frame (``Q~ = Q exp(hat(dtheta))``). For EXACT (free, or
         linear damping), the exact-flow splittings (STRANG, YOSHIDA4, RKN6_14, ``coefficients=``)
         and RK4, with the built-in torques of :mod:`frb.torques` and ``quadrature=0``; other
-        methods are refused by name. Inertia tensors: the state and ``h`` only.
+        methods are refused by name, and so are runs with reaction wheels (``wheels``) or
+        with :func:`frb.torques.attitude_control`. Inertia tensors: the state and ``h`` only.
 
     Returns
     -------
@@ -155,21 +167,25 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
                           coefficients=coef, save_every=save_every,
                           quadrature=opts.get("quadrature", 0), threads=opts.get("threads"),
                           progress=opts.get("progress", False), t0=opts.get("t0", 0.0), name=name,
+                          wheels=opts.get("wheels"), wheel_law=opts.get("wheel_law"),
                           sensitivities=opts.get("sensitivities")))
     out = execute(run)
     if out.failure is not None:
         raise out.failure
-    m, att, vs = out.m, out.attitude, out.variational
+    m, att, hw, vs = out.m, out.attitude, out.h, out.variational
     if run.single:
         m, att, moments = m[:, 0], att[:, 0], run.inertia_given[0]
+        hw = None if hw is None else hw[:, 0]
         vs = None if vs is None else vs[:, 0]
     else:
         moments = run.inertia_given
     sens = None if vs is None else _sensitivities(vs, run.variational)
+    kept: dict[str, Any] = dict(wheels=run.wheel_run.wheels, wheel_momentum=hw,
+                                sensitivities=sens)
     if run.natt == 9:
         return Trajectory(run.times(), m, None, run.form, name, moments, torque,
-                          att.reshape(att.shape[:-1] + (3, 3)), sens)
-    return Trajectory(run.times(), m, att, run.form, name, moments, torque, None, sens)
+                          att.reshape(att.shape[:-1] + (3, 3)), **kept)
+    return Trajectory(run.times(), m, att, run.form, name, moments, torque, **kept)
 
 
 def _sensitivities(vs: NDArray[np.float64], parts: int) -> Sensitivities:

@@ -15,6 +15,7 @@ import pytest
 
 import frb
 from frb import torques
+from frb._numbers_table import CONTROL_KD, CONTROL_KP, CONTROL_Q_REF
 
 TOL = 1e-7
 
@@ -171,10 +172,11 @@ def test_torque_parameters(method, torque):
     rebuild = {"field": lambda p: torques.constant_field(p[:3]),
                "gravity gradient": lambda p: torques.gravity_gradient(p[0]),
                "rotor": lambda p: torques.rotor(p[:3]),
-               "attitude control": lambda p: torques.attitude_control(p[2:6], p[0], p[1]),
+               "attitude control": lambda p: torques.attitude_control(
+                   p[CONTROL_Q_REF - 1:CONTROL_Q_REF + 3], p[CONTROL_KP - 1], p[CONTROL_KD - 1]),
                "damping": lambda p: torques.linear_damping(p[0])}[torque]
     used = {"field": range(3), "gravity gradient": [0], "rotor": range(3),
-            "attitude control": [0, 1], "damping": [0]}[torque]
+            "attitude control": [CONTROL_KP - 1, CONTROL_KD - 1], "damping": [0]}[torque]
     for c in used:
         def run(e, c=c):
             p = params.reshape(-1).copy()
@@ -248,6 +250,53 @@ def test_refusals():
         frb.integrate(m0, q0, INERTIA, 0.1, 3, method="EXACT", sensitivities="moments")
     with pytest.raises(TypeError, match="sensitivities"):
         frb.integrate(m0, q0, INERTIA, 0.1, 3, method="EXACT", sensitivities=3)
+
+
+def test_refusals_of_wheels_and_attitude_control():
+    """Reaction wheels, and an attitude-control law with gain matrices or a turning reference,
+    are refused by name; the same law with gains that are numbers and a fixed reference is
+    not."""
+    from frb.wheel_laws import quaternion_feedback, rotating_reference
+    m0, q0 = bodies(1)
+    wheels = frb.Wheels(np.eye(3), np.zeros(3))
+    for law in (None, quaternion_feedback([1.0, 0, 0, 0], kp=0.1, kd=0.2)):
+        with pytest.raises(ValueError, match="not available with wheels"):
+            frb.integrate(m0, q0, INERTIA, 0.1, 3, method="RK4", sensitivities=True,
+                          wheels=wheels, wheel_law=law)
+    q_ref = np.array([0.9, 0.1, -0.3, 0.2]) / np.sqrt(0.95)
+    for tq in (torques.attitude_control(q_ref, 0.6 * np.eye(3), 0.4),
+               torques.attitude_control(rotating_reference(q_ref, [0.0, 0.0, 0.1]), 0.6, 0.4),
+               torques.linear_damping(0.1) + torques.attitude_control(q_ref, 0.6, np.eye(3))):
+        for method in ("STRANG", "RK4"):
+            with pytest.raises(ValueError, match="not available with attitude_control"):
+                frb.integrate(m0, q0, INERTIA, 0.1, 3, method=method, torque=tq,
+                              sensitivities=True)
+
+
+def test_per_body_parameters():
+    """Terms whose parameters are given per body (a rotor's momentum, heavy-top centres): Phi,
+    d/dh, d/dI and each body's derivatives in its own rotor momentum against finite
+    differences."""
+    m0, q0 = bodies(2, 8)
+    hs = np.array([[0.1, -0.2, 0.3], [0.0, 0.25, -0.1]])
+    centres = np.array([[0.0, 0.1, 0.3], [0.1, 0.0, 0.2]])
+    for method in ("STRANG", "RK4"):
+        tq = torques.rotor(hs) + torques.heavy_top(0.7, centres)
+        _, worst = check_method(method, tq, m0, q0, INERTIA, 0.07, 10, ("state", "h", "inertia"),
+                                save_every=5)
+        assert worst < TOL, method
+        tr = frb.integrate(m0, q0, INERTIA, 0.07, 10, method=method, torque=tq,
+                           sensitivities=("torque",), save_every=5)
+        for c in range(3):
+            def run(e, c=c):
+                h = hs.copy()
+                h[:, c] += e
+                return state_of(frb.integrate(m0, q0, INERTIA, 0.07, 10, method=method,
+                                              torque=torques.rotor(h)
+                                              + torques.heavy_top(0.7, centres),
+                                              save_every=5), tr.q)
+            fd = richardson(run, 1e-4)
+            assert relative(tr.sensitivities.torque[..., 0, c], fd) < TOL, (method, c)
 
 
 def test_step_jacobian_of_a_batch_with_shared_moments():
