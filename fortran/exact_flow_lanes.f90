@@ -26,6 +26,7 @@ module exact_flow_lanes
    use elliptic_functions, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q, gl_node, gl_weight, &
                                  agm_stop, agm_max, half_pi, rc_series_max, carlson_rj
    use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_unit, free_flow, free_flow_unit, &
+                             symmetric_long, &
                              long_step_threshold, ratio_threshold, norm_sq_min, norm_sq_max, &
                              invariant_floor, addition_min_den
    use numbers_table, only: flow_lanes_width
@@ -84,14 +85,15 @@ contains
                          .and. il(1, k) <= il(2, k) .and. il(2, k) <= il(3, k) &
                          .and. abs(hl(k)) * gl(k) <= long_step_threshold * il(1, k) &
                          .and. abs(hl(k)) * gl(k) <= huge(1.0_dp) &
-                         .and. il(3, k) <= ratio_threshold * il(1, k))
+                         .and. il(3, k) <= ratio_threshold * il(1, k) &
+                         .and. .not. symmetric_long(hl(k), gl(k), il(:, k), quadrature))
       end do
       ! the other bodies: sorted by flow_prepare into a lane (a unit-norm step), or done here
       do k = 1, nc
          lane(k) = fast(k) > 0
          if (lane(k)) cycle
          call flow_prepare(m(:, k), hl(k), il(:, k), p(k))
-         if (p(k)%path == path_unit) then
+         if (p(k)%path == path_unit .and. .not. symmetric_long(hl(k), p(k)%g, il(:, k), quadrature)) then
             lane(k) = .true.
             ml(k, :) = p(k)%ms; tl(k) = p(k)%tau; cl(k, :) = p(k)%cs
          else
