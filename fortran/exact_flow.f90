@@ -43,7 +43,7 @@ module exact_flow
    private
 
    public :: free_flow, frb_step_one, quat_step_one, rotate_matrix_tr
-   public :: flow_prep_t, flow_prepare, flow_finish, path_unit, symmetric_long
+   public :: flow_prep_t, flow_prepare, flow_finish, path_unit, symmetric_long, keep_invariants
 
    !> Steps with |h| |m| / I_min above long_step_threshold radians (a shared number) run in
    !> quadruple precision.
@@ -66,6 +66,9 @@ module exact_flow
    !> Bound on |h|, |m|, 1/|m| and the moments of symmetric_step (Veltkamp's splitting overflows
    !> near 2^996; products of lower parts are exact above 1e-290).
    real(dp), parameter :: dd_max = 1.0e140_dp
+   !> keep_invariants keeps the energy apart from |m| where the Gram determinant of the two
+   !> gradients is above this fraction of its largest value (sin^2 of their angle).
+   real(dp), parameter, public :: invariants_min_det = 1.0e-4_dp
    !> One body's flow after scaling and sorting (flow_prepare).
    integer, parameter :: path_trivial = 0, path_unit = 1, path_long = 2, path_refused = 3
    type :: flow_prep_t
@@ -109,6 +112,7 @@ module exact_flow
          return
       else
          call free_flow_unit(p%ms, p%tau, p%cs, quadrature, m1s, ws)
+         call keep_invariants(p%ms, p%cs, m1s)
       end if
       call flow_finish(p, m1s, ws, m_out, w)
    end subroutine free_flow
@@ -184,8 +188,11 @@ module exact_flow
       w(1 + s) = kb * sa * n(s) - ka * sb
       nw = sqrt(w(1) * w(1) + w(2) * w(2) + w(3) * w(3) + w(4) * w(4))
       w = w / nw
-      cbf = (kb - sb) * (kb + sb)
-      sbf = 2 * sb * kb
+      ! cos b, sin b from the half angle, divided by kb^2 + sb^2 so that the turn of (m_i, m_j)
+      ! keeps its length to rounding
+      nw = kb * kb + sb * sb
+      cbf = (kb - sb) * (kb + sb) / nw
+      sbf = 2 * sb * kb / nw
       m_out(s) = m(s)
       m_out(i) = cbf * m(i) - sbf * m(j)
       m_out(j) = sbf * m(i) + cbf * m(j)
@@ -328,6 +335,36 @@ module exact_flow
          p%path = path_long
       end if
    end subroutine flow_prepare
+
+   !> Moves m1, the flow of m0 for the moments ci, onto the invariants of m0, |m|^2 and the energy
+   !> sum m_i^2 / c_i, by one Newton step along their gradients: m1 <- m1 + alpha m1 + beta v,
+   !> v = m1 / c, with a11 alpha + a12 beta = rg / 2, a12 alpha + a22 beta = rt / 2 (a11 = m1 . m1,
+   !> a12 = m1 . v, a22 = v . v). The defects rg, rt are sums of (m0_i - m1_i)(m0_i + m1_i), without
+   !> the cancellation of two sums near 1. The elliptic parametrisation takes the constants
+   !> of the orbit (B_ab, B_2a, B_ba) afresh at every step from nearly the same invariants, so
+   !> their rounding repeats step after step and would move |m| and the energy in one direction
+   !> (about 0.25 ulp a step); after the step only the rounding of the components is left, which
+   !> does not repeat. Where the two gradients are nearly parallel (m near a principal axis, or
+   !> in the plane of two equal moments) the energy follows from |m|, and only |m| is kept.
+   pure subroutine keep_invariants(m0, ci, m1)
+      real(dp), intent(in) :: m0(3), ci(3)
+      real(dp), intent(inout) :: m1(3)
+      real(dp) :: v(3), d(3), rg, rt, a11, a12, a22, det, alpha, beta
+      logical :: both
+
+      d = (m0 - m1) * (m0 + m1)
+      v = m1 / ci
+      rg = d(1) + d(2) + d(3)
+      rt = d(1) / ci(1) + d(2) / ci(2) + d(3) / ci(3)
+      a11 = m1(1) * m1(1) + m1(2) * m1(2) + m1(3) * m1(3)
+      a12 = m1(1) * v(1) + m1(2) * v(2) + m1(3) * v(3)
+      a22 = v(1) * v(1) + v(2) * v(2) + v(3) * v(3)
+      det = a11 * a22 - a12 * a12
+      both = det > invariants_min_det * (a11 * a22)
+      alpha = merge((a22 * rg - a12 * rt) / (2 * merge(det, 1.0_dp, both)), rg / (2 * a11), both)
+      beta = merge((a11 * rt - a12 * rg) / (2 * merge(det, 1.0_dp, both)), 0.0_dp, both)
+      m1 = m1 + (alpha * m1 + beta * v)
+   end subroutine keep_invariants
 
    !> Undo the scaling and sorting of flow_prepare on the unit-norm results m1s, ws.
    pure subroutine flow_finish(p, m1s, ws, m_out, w)

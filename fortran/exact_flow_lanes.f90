@@ -14,8 +14,8 @@
 ! bodies with the branches of free_flow_unit replaced by merges, so the compiler vectorises across
 ! bodies and the division and square-root chains of different bodies overlap. Every lane performs
 ! the SAME floating-point operations, in the same order, as free_flow_unit, jacobi_series,
-! jacobi_reduced, jacobi_add, angle_increment, carlson_rj, atan_ratio, atan2_ratio, jint_gauss and
-! attitude_from_angle do for that body (the tests compare the batched and the single-body paths
+! jacobi_reduced, jacobi_add, angle_increment, carlson_rj, atan_ratio, atan2_ratio, jint_gauss,
+! attitude_from_angle and keep_invariants do for that body (the tests compare the batched and the single-body paths
 ! bit for bit): a change to one of those routines must be made here too. Their sin, cos, atan and
 ! atan2 are lane_math's, whose bodies (lane_math_generic.inc) are included here, so that they
 ! inline into the loops and vectorise.
@@ -26,7 +26,7 @@ module exact_flow_lanes
    use elliptic_functions, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q, gl_node, gl_weight, &
                                  agm_stop, agm_max, half_pi, rc_series_max, carlson_rj
    use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_unit, free_flow, free_flow_unit, &
-                             symmetric_long, &
+                             symmetric_long, keep_invariants, invariants_min_det, &
                              long_step_threshold, ratio_threshold, norm_sq_min, norm_sq_max, &
                              invariant_floor, addition_min_den
    use numbers_table, only: flow_lanes_width
@@ -101,6 +101,7 @@ contains
          end if
       end do
       call free_flow_lanes(nc, ml, tl, cl, quadrature, m1l, wl, ok)
+      call keep_invariants_lanes(nc, ml, cl, m1l)
       if (all(ok(1:nc)) .and. all(fast(1:nc) > 0)) then
          ! the usual chunk: every body in the lanes, none rescaled (the loop below, without branches)
          do k = 1, nc
@@ -116,6 +117,7 @@ contains
             ws = wl(k, :)
          else
             call free_flow_unit(ml(k, :), tl(k), cl(k, :), quadrature, m1s, ws)
+            call keep_invariants(ml(k, :), cl(k, :), m1s)
          end if
          if (fast(k) > 0) then
             m_out(:, k) = m1s * gl(k)
@@ -125,6 +127,35 @@ contains
          end if
       end do
    end subroutine free_flow_chunk
+
+   !> keep_invariants(m0(k, :), ci(k, :), m1(k, :)) for the lanes k = 1..nl, the same operations.
+   pure subroutine keep_invariants_lanes(nl, m0, ci, m1)
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: m0(flow_lanes_width, 3), ci(flow_lanes_width, 3)
+      real(dp), intent(inout) :: m1(flow_lanes_width, 3)
+      real(dp) :: v1, v2, v3, d1, d2, d3, rg, rt, a11, a12, a22, det, alpha, beta
+      logical :: both
+      integer :: k
+
+      do k = 1, nl
+         d1 = (m0(k, 1) - m1(k, 1)) * (m0(k, 1) + m1(k, 1))
+         d2 = (m0(k, 2) - m1(k, 2)) * (m0(k, 2) + m1(k, 2))
+         d3 = (m0(k, 3) - m1(k, 3)) * (m0(k, 3) + m1(k, 3))
+         v1 = m1(k, 1) / ci(k, 1); v2 = m1(k, 2) / ci(k, 2); v3 = m1(k, 3) / ci(k, 3)
+         rg = d1 + d2 + d3
+         rt = d1 / ci(k, 1) + d2 / ci(k, 2) + d3 / ci(k, 3)
+         a11 = m1(k, 1) * m1(k, 1) + m1(k, 2) * m1(k, 2) + m1(k, 3) * m1(k, 3)
+         a12 = m1(k, 1) * v1 + m1(k, 2) * v2 + m1(k, 3) * v3
+         a22 = v1 * v1 + v2 * v2 + v3 * v3
+         det = a11 * a22 - a12 * a12
+         both = det > invariants_min_det * (a11 * a22)
+         alpha = merge((a22 * rg - a12 * rt) / (2 * merge(det, 1.0_dp, both)), rg / (2 * a11), both)
+         beta = merge((a11 * rt - a12 * rg) / (2 * merge(det, 1.0_dp, both)), 0.0_dp, both)
+         m1(k, 1) = m1(k, 1) + (alpha * m1(k, 1) + beta * v1)
+         m1(k, 2) = m1(k, 2) + (alpha * m1(k, 2) + beta * v2)
+         m1(k, 3) = m1(k, 3) + (alpha * m1(k, 3) + beta * v3)
+      end do
+   end subroutine keep_invariants_lanes
 
    !> atan_ratio(w(k), z(k)) for the lanes k = 1..nl (atanc_near, the same bits as lane_atanc,
    !> when every lane is within it).
