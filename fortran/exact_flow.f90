@@ -62,7 +62,7 @@ module exact_flow
    !> Exact steps of a symmetric body (two equal moments) with |h| |m| / I_min above this many
    !> radians take the closed form with the angles in double-double (symmetric_step); shorter
    !> steps lose less than 2e-16 in the elliptic path (and run in the lanes).
-   real(dp), parameter :: symmetric_step_threshold = 1.0_dp
+   real(dp), parameter, public :: symmetric_step_threshold = 1.0_dp
    !> Bound on |h|, |m|, 1/|m| and the moments of symmetric_step (Veltkamp's splitting overflows
    !> near 2^996; products of lower parts are exact above 1e-290).
    real(dp), parameter :: dd_max = 1.0e140_dp
@@ -336,34 +336,38 @@ module exact_flow
       end if
    end subroutine flow_prepare
 
-   !> Moves m1, the flow of m0 for the moments ci, onto the invariants of m0, |m|^2 and the energy
-   !> sum m_i^2 / c_i, by one Newton step along their gradients: m1 <- m1 + alpha m1 + beta v,
-   !> v = m1 / c, with a11 alpha + a12 beta = rg / 2, a12 alpha + a22 beta = rt / 2 (a11 = m1 . m1,
-   !> a12 = m1 . v, a22 = v . v). The defects rg, rt are sums of (m0_i - m1_i)(m0_i + m1_i), without
-   !> the cancellation of two sums near 1. The elliptic parametrisation takes the constants
-   !> of the orbit (B_ab, B_2a, B_ba) afresh at every step from nearly the same invariants, so
-   !> their rounding repeats step after step and would move |m| and the energy in one direction
-   !> (about 0.25 ulp a step); after the step only the rounding of the components is left, which
-   !> does not repeat. Where the two gradients are nearly parallel (m near a principal axis, or
-   !> in the plane of two equal moments) the energy follows from |m|, and only |m| is kept.
+   !> Moves m1, the flow of m0 for the moments ci, onto the invariants of m0, |m|^2 and
+   !> E = sum m_i^2 e_i with e = (c2 c3, c1 c3, c1 c2) (c1 c2 c3 times twice the energy: products,
+   !> not divisions), by one Newton step along their gradients: m1 <- m1 + alpha m1 + beta v,
+   !> v_i = e_i m1_i, with a11 alpha + a12 beta = rg / 2, a12 alpha + a22 beta = re / 2 (a11 = m1 . m1,
+   !> a12 = m1 . v, a22 = v . v). The defects rg, re are sums of (m0_i - m1_i)(m0_i + m1_i), without
+   !> the cancellation of two sums near 1. The elliptic parametrisation takes the constants of the
+   !> orbit (B_ab, B_2a, B_ba) afresh at every step from nearly the same invariants, so their
+   !> rounding repeats step after step and would move |m| and the energy in one direction (about
+   !> 0.25 ulp a step); after the step only the rounding of the components is left, which does not
+   !> repeat. (The rounding of e is the same at every step: it defines the invariant kept, which
+   !> differs from the energy by a constant factor 1 + O(u), so the energy does not drift.) Where
+   !> the two gradients are nearly parallel (m near a principal axis, or in the plane of two equal
+   !> moments) the energy follows from |m|, and only |m| is kept.
    pure subroutine keep_invariants(m0, ci, m1)
       real(dp), intent(in) :: m0(3), ci(3)
       real(dp), intent(inout) :: m1(3)
-      real(dp) :: v(3), d(3), rg, rt, a11, a12, a22, det, alpha, beta
+      real(dp) :: e(3), v(3), d(3), rg, re, a11, a12, a22, det, r
       logical :: both
 
+      e(1) = ci(2) * ci(3); e(2) = ci(1) * ci(3); e(3) = ci(1) * ci(2)
       d = (m0 - m1) * (m0 + m1)
-      v = m1 / ci
+      v = e * m1
       rg = d(1) + d(2) + d(3)
-      rt = d(1) / ci(1) + d(2) / ci(2) + d(3) / ci(3)
+      re = e(1) * d(1) + e(2) * d(2) + e(3) * d(3)
       a11 = m1(1) * m1(1) + m1(2) * m1(2) + m1(3) * m1(3)
       a12 = m1(1) * v(1) + m1(2) * v(2) + m1(3) * v(3)
       a22 = v(1) * v(1) + v(2) * v(2) + v(3) * v(3)
       det = a11 * a22 - a12 * a12
       both = det > invariants_min_det * (a11 * a22)
-      alpha = merge((a22 * rg - a12 * rt) / (2 * merge(det, 1.0_dp, both)), rg / (2 * a11), both)
-      beta = merge((a11 * rt - a12 * rg) / (2 * merge(det, 1.0_dp, both)), 0.0_dp, both)
-      m1 = m1 + (alpha * m1 + beta * v)
+      r = 1 / (2 * merge(det, a11, both))
+      m1 = m1 + (merge(a22 * rg - a12 * re, rg, both) * r * m1 &
+                 + merge(a11 * re - a12 * rg, 0.0_dp, both) * r * v)
    end subroutine keep_invariants
 
    !> Undo the scaling and sorting of flow_prepare on the unit-norm results m1s, ws.

@@ -26,7 +26,8 @@ module exact_flow_lanes
    use elliptic_functions, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q, gl_node, gl_weight, &
                                  agm_stop, agm_max, half_pi, rc_series_max, carlson_rj
    use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_unit, free_flow, free_flow_unit, &
-                             symmetric_long, keep_invariants, invariants_min_det, &
+                             symmetric_long, symmetric_step_threshold, keep_invariants, &
+                             invariants_min_det, &
                              long_step_threshold, ratio_threshold, norm_sq_min, norm_sq_max, &
                              invariant_floor, addition_min_den
    use numbers_table, only: flow_lanes_width
@@ -58,7 +59,7 @@ contains
       integer, parameter :: nb = flow_lanes_width
       type(flow_prep_t) :: p(nb)
       real(dp) :: ml(nb, 3), tl(nb), cl(nb, 3), m1l(nb, 3), wl(nb, 4), m1s(3), ws(4), gl(nb)
-      real(dp) :: hl(nb), il(3, nb), fast(nb), s, imax
+      real(dp) :: hl(nb), il(3, nb), fast(nb), s, imax, symmetric_limit
       logical :: ok(nb), lane(nb)
       integer :: k
 
@@ -73,7 +74,9 @@ contains
          return
       end if
       ! The usual case in lock-step: |m| and the unit momentum (split_norm), moments already in
-      ! order and not a long step (flow_prepare without a permutation; the same operations)
+      ! order and not a long step (flow_prepare without a permutation; the same operations), nor a
+      ! long exact step of a symmetric body (symmetric_long)
+      symmetric_limit = merge(symmetric_step_threshold, long_step_threshold, quadrature == 0)
       do k = 1, nc
          s = m(1, k) * m(1, k) + m(2, k) * m(2, k) + m(3, k) * m(3, k)
          gl(k) = sqrt(s)
@@ -83,10 +86,10 @@ contains
          cl(k, 1) = il(1, k) / imax; cl(k, 2) = il(2, k) / imax; cl(k, 3) = il(3, k) / imax
          fast(k) = merge(1.0_dp, 0.0_dp, s >= norm_sq_min .and. s <= norm_sq_max .and. hl(k) /= 0 &
                          .and. il(1, k) <= il(2, k) .and. il(2, k) <= il(3, k) &
-                         .and. abs(hl(k)) * gl(k) <= long_step_threshold * il(1, k) &
+                         .and. abs(hl(k)) * gl(k) <= merge(symmetric_limit, long_step_threshold, &
+                                                           il(1, k) == il(2, k) .or. il(2, k) == il(3, k)) * il(1, k) &
                          .and. abs(hl(k)) * gl(k) <= huge(1.0_dp) &
-                         .and. il(3, k) <= ratio_threshold * il(1, k) &
-                         .and. .not. symmetric_long(hl(k), gl(k), il(:, k), quadrature))
+                         .and. il(3, k) <= ratio_threshold * il(1, k))
       end do
       ! the other bodies: sorted by flow_prepare into a lane (a unit-norm step), or done here
       do k = 1, nc
@@ -133,27 +136,29 @@ contains
       integer, intent(in) :: nl
       real(dp), intent(in) :: m0(flow_lanes_width, 3), ci(flow_lanes_width, 3)
       real(dp), intent(inout) :: m1(flow_lanes_width, 3)
-      real(dp) :: v1, v2, v3, d1, d2, d3, rg, rt, a11, a12, a22, det, alpha, beta
+      real(dp) :: e1, e2, e3, v1, v2, v3, d1, d2, d3, rg, re, a11, a12, a22, det, r, pa, pb
       logical :: both
       integer :: k
 
       do k = 1, nl
+         e1 = ci(k, 2) * ci(k, 3); e2 = ci(k, 1) * ci(k, 3); e3 = ci(k, 1) * ci(k, 2)
          d1 = (m0(k, 1) - m1(k, 1)) * (m0(k, 1) + m1(k, 1))
          d2 = (m0(k, 2) - m1(k, 2)) * (m0(k, 2) + m1(k, 2))
          d3 = (m0(k, 3) - m1(k, 3)) * (m0(k, 3) + m1(k, 3))
-         v1 = m1(k, 1) / ci(k, 1); v2 = m1(k, 2) / ci(k, 2); v3 = m1(k, 3) / ci(k, 3)
+         v1 = e1 * m1(k, 1); v2 = e2 * m1(k, 2); v3 = e3 * m1(k, 3)
          rg = d1 + d2 + d3
-         rt = d1 / ci(k, 1) + d2 / ci(k, 2) + d3 / ci(k, 3)
+         re = e1 * d1 + e2 * d2 + e3 * d3
          a11 = m1(k, 1) * m1(k, 1) + m1(k, 2) * m1(k, 2) + m1(k, 3) * m1(k, 3)
          a12 = m1(k, 1) * v1 + m1(k, 2) * v2 + m1(k, 3) * v3
          a22 = v1 * v1 + v2 * v2 + v3 * v3
          det = a11 * a22 - a12 * a12
          both = det > invariants_min_det * (a11 * a22)
-         alpha = merge((a22 * rg - a12 * rt) / (2 * merge(det, 1.0_dp, both)), rg / (2 * a11), both)
-         beta = merge((a11 * rt - a12 * rg) / (2 * merge(det, 1.0_dp, both)), 0.0_dp, both)
-         m1(k, 1) = m1(k, 1) + (alpha * m1(k, 1) + beta * v1)
-         m1(k, 2) = m1(k, 2) + (alpha * m1(k, 2) + beta * v2)
-         m1(k, 3) = m1(k, 3) + (alpha * m1(k, 3) + beta * v3)
+         r = 1 / (2 * merge(det, a11, both))
+         pa = merge(a22 * rg - a12 * re, rg, both) * r
+         pb = merge(a11 * re - a12 * rg, 0.0_dp, both) * r
+         m1(k, 1) = m1(k, 1) + (pa * m1(k, 1) + pb * v1)
+         m1(k, 2) = m1(k, 2) + (pa * m1(k, 2) + pb * v2)
+         m1(k, 3) = m1(k, 3) + (pa * m1(k, 3) + pb * v3)
       end do
    end subroutine keep_invariants_lanes
 
