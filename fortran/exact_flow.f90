@@ -25,6 +25,12 @@
 !   rounding (near the separatrix), use the phase u0 = F(phi0) and both ends.
 ! All invariants (Delta_j, 1 - k^2, ...) are formed without cancellation (as products of
 ! differences of the moments, never as differences of nearly equal products).
+! * Exact steps of symmetric bodies longer than symmetric_step_threshold take the closed form of
+!   the free symmetric top with its two angles in double-double from the inputs (symmetric_step):
+!   the elliptic path's phase, formed from the rounded scaled inputs, loses about an ulp a radian.
+! * Each double-precision elliptic step ends on the invariants of its start (keep_invariants), so
+!   that the rounding of the orbit's constants, the same at every step, does not drift |m| and the
+!   energy over chained steps.
 ! * Very long steps (|h| |m| / I_min > long_step_threshold) are computed in quadruple precision
 !   (exact_flow_qp, the same code instantiated for kind qp): the phase lambda t and the
 !   angle psi grow linearly with t, so double precision would lose |h| |m| / I_min ulps.

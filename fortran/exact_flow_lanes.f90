@@ -15,12 +15,13 @@
 ! bodies and the division and square-root chains of different bodies overlap. Every lane performs
 ! the SAME floating-point operations, in the same order, as free_flow_unit, jacobi_series,
 ! jacobi_reduced, jacobi_add, angle_increment, carlson_rj, atan_ratio, atan2_ratio, jint_gauss,
-! attitude_from_angle and keep_invariants do for that body (the tests compare the batched and the single-body paths
-! bit for bit): a change to one of those routines must be made here too. Their sin, cos, atan and
+! attitude_from_angle and keep_invariants do for that body (the tests compare the batched and the
+! single-body paths bit for bit): a change to one of those routines must be made here too. Their sin, cos, atan and
 ! atan2 are lane_math's, whose bodies (lane_math_generic.inc) are included here, so that they
 ! inline into the loops and vectorise.
 ! A body that needs another path (near an axis or the separatrix, |v| beyond the series, small
-! den, RJ duplications) is flagged and stepped by free_flow_unit instead (free_flow_chunk).
+! den, RJ duplications) is flagged and stepped by free_flow_unit instead (free_flow_chunk); long
+! exact steps of symmetric bodies (symmetric_long) are left to free_flow.
 module exact_flow_lanes
    use kinds, only: dp, wp => dp
    use elliptic_functions, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q, gl_node, gl_weight, &
