@@ -202,6 +202,20 @@ module exact_flow
       m_out(s) = m(s)
       m_out(i) = cbf * m(i) - sbf * m(j)
       m_out(j) = sbf * m(i) + cbf * m(j)
+      ! the turn keeps m_i^2 + m_j^2: its defect in double-double, and one Newton step
+      call two_prod(m(i), m(i), xh, xl)
+      call two_prod(m(j), m(j), yh, yl)
+      call two_sum(xh, yh, sh, t)
+      sl = t + (xl + yl)
+      call two_prod(m_out(i), m_out(i), xh, xl)
+      call two_prod(m_out(j), m_out(j), yh, yl)
+      call two_sum(xh, yh, ah, t)
+      al = t + (xl + yl)
+      if (ah > 0) then
+         t = ((sh - ah) + (sl - al)) / (2 * ah)
+         m_out(i) = m_out(i) + t * m_out(i)
+         m_out(j) = m_out(j) + t * m_out(j)
+      end if
    end subroutine symmetric_step
 
    ! Double-double arithmetic (T. J. Dekker, "A floating-point technique for extending the available
