@@ -193,6 +193,7 @@ def flow_rows():
 
 # ---- the page ----------------------------------------------------------------------------------------
 def table(header: list[str], body: list[list[str]]) -> str:
+    body = [[f"``{c}``" if "|" in c else c for c in r] for r in body]   # (|x|: no substitution)
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     line = "  ".join("=" * w for w in widths)
     fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
@@ -237,11 +238,12 @@ def page(ell, flows, columns, n) -> str:
            "``max_i |x_i - r_i| / ulp(max_i |r_i|)`` (ulps of its largest component; for ``Q`` "
            "the worst of its rows). *one body*: one call a body (the scalar code); the other "
            "columns: all bodies of the set in one batched call under that SIMD target "
-           "(:mod:`frb.simd`), which gives the same bits as the one-body code. Near the "
-           "separatrix the flow itself is ill conditioned (the period grows like "
-           "``log(1/eps)`` for a distance ``eps`` from it, so a rounding of the intermediate "
-           "modulus moves the phase by many ulps); the *long* set reaches phases of 1e17 "
-           "radians (``tests/reference/make_long_reference.py``).", ""]
+           "(:mod:`frb.simd`), which gives the same bits as the one-body code. On and near "
+           "the separatrix, and near the middle axis, the flow itself is ill conditioned (a "
+           "perturbation of the state grows like ``exp(lambda t)`` there, ``lambda`` the rate "
+           "of the unstable axis), so roundings of the intermediate quantities of the size of "
+           "an ulp come out amplified; the *long* set reaches phases of 1e17 radians "
+           "(``tests/reference/make_long_reference.py``).", ""]
     for what, idx in (("m", 0), ("attitude", 1)):
         body = [[route, name, fam, str(count), *(cell(cols[c][idx]) for c in columns)]
                 for route, name, fam, count, cols in flows]
