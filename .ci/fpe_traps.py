@@ -28,26 +28,37 @@ _LANES = ("the lock-step lanes (fortran/exact_flow_lanes.f90, moser_veselov.f90,
 # name -> why it runs without traps
 UNTRAPPED: dict[str, str] = {name: _LANES for name in (
     "frb_integrate_batch", "quat_integrate_batch", "dmv_step_batch", "dmv_integrate_batch")}
-# the engine's entry points run without traps when the method's family steps its bodies in the
-# lanes (the exact splittings and the approximate free flows: DMV), with traps otherwise
+_BRANCH_FREE = ("the exact flows' elementary functions (fortran/lane_math_generic.inc) are "
+                "branch-free: both pieces are evaluated and one is chosen by a merge, e.g. "
+                "lane_atanc (atan(x)/x) computes atan(|x|)/|x| also at x = 0 (0/0), where the "
+                "merge takes the series")
+# the engine's entry points (and the one-body steps, free_steps_one) run without traps when the
+# method's family runs the exact flows or the lanes (the exact splittings and the approximate
+# free flows: DMV): _LANES and _BRANCH_FREE; with traps for every other family
 ENGINE = ("engine_whole", "engine_segment", "engine_segment_gil")
 
 _libm = ctypes.CDLL(ctypes.util.find_library("m"))
 wrapped: list[str] = []
 
 
-def _lane_family(args, kwargs) -> bool:
-    """True when an engine call's method family uses the lanes (config slot RUN_FAMILY)."""
+def _untrapped_family(name, args, kwargs) -> bool:
+    """True when an engine or one-body call's method family runs the exact flows or the lanes
+    (the config slot RUN_FAMILY of the engine, the first argument of free_steps_one)."""
     from frb import _numbers_table as nt
 
-    config = args[0] if args else kwargs.get("config")
-    family = int(config[nt.RUN_FAMILY - 1])
+    if name == "free_steps_one":
+        family = int(args[0] if args else kwargs["family"])
+    elif name in ENGINE:
+        config = args[0] if args else kwargs.get("config")
+        family = int(config[nt.RUN_FAMILY - 1])
+    else:
+        return False
     return family in (nt.FAMILY_EXACT_SPLITTINGS, nt.FAMILY_APPROXIMATE_FREE_FLOWS)
 
 
 def _trapped(routine, name):
     def call(*args, **kwargs):
-        if name in ENGINE and _lane_family(args, kwargs):
+        if _untrapped_family(name, args, kwargs):
             return routine(*args, **kwargs)
         _libm.feclearexcept(FE_ALL_EXCEPT)
         _libm.feenableexcept(TRAPS)
@@ -80,5 +91,6 @@ def pytest_configure(config):
 
 def pytest_report_header(config):
     return (f"floating-point traps (invalid, zero, overflow) in {len(wrapped)} compiled routines "
-            f"(the engine's only for the methods that do not use the lanes); without: "
+            f"(the engine's and free_steps_one's for the methods that use neither the exact flows "
+            f"nor the lanes); without: "
             f"{', '.join(sorted(UNTRAPPED)) or 'none'}")
