@@ -28,6 +28,8 @@ _LANES = ("the lock-step lanes (fortran/exact_flow_lanes.f90, moser_veselov.f90,
 # name -> why it runs without traps
 UNTRAPPED: dict[str, str] = {name: _LANES for name in (
     "frb_integrate_batch", "quat_integrate_batch", "dmv_step_batch", "dmv_integrate_batch")}
+UNTRAPPED["check_bodies"] = ("the checks of the input are given NaN and infinities on purpose "
+                             "(to find and name them); comparing them raises the invalid flag")
 _BRANCH_FREE = ("the exact flows' elementary functions (fortran/lane_math_generic.inc) are "
                 "branch-free: both pieces are evaluated and one is chosen by a merge, e.g. "
                 "lane_atanc (atan(x)/x) computes atan(|x|)/|x| also at x = 0 (0/0), where the "
