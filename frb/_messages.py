@@ -1,5 +1,6 @@
 """The messages of frb's failures in one place: the check codes of the compiled input checks,
-the phase limit, the failures of a step (:class:`IntegrationError`).
+the phase limit, the failures of a step (:class:`IntegrationError`), the warning of a built-in
+torque or wheel law that a run must evaluate from Python (:class:`NotCompiledWarning`).
 
 Every route names its own arguments in these messages (``m0`` or ``m``, ``attitude0``, ``Q`` or
 ``q``) and the body of a batch (0-based), through the ``names`` and ``body`` of
@@ -8,6 +9,7 @@ Every route names its own arguments in these messages (``m0`` or ``m``, ``attitu
 from __future__ import annotations
 
 import math
+import re
 from typing import Mapping
 
 import numpy as np
@@ -15,8 +17,8 @@ from numpy.typing import ArrayLike
 
 from . import _numbers_table as _sn
 
-__all__ = ["IntegrationError", "check_message", "phase_message", "low_precision_hint",
-           "failure"]
+__all__ = ["IntegrationError", "NotCompiledWarning", "check_message", "phase_message",
+           "low_precision_hint", "failure", "step_renamed"]
 
 #: Tolerance of the attitude checks (the shared ``ATTITUDE_TOLERANCE``).
 ORTHOGONALITY_TOLERANCE: float = _sn.ATTITUDE_TOLERANCE
@@ -43,6 +45,14 @@ class IntegrationError(RuntimeError):
     # pickles with its attributes (errors travel from dask workers)
     def __reduce__(self) -> tuple[type[IntegrationError], tuple[str, str, int, int]]:
         return type(self), (str(self), self.method, self.step, self.body)
+
+
+class NotCompiledWarning(UserWarning):
+    """A run evaluates from Python, once per stage, a torque or a wheel law made of built-in
+    ones (which are otherwise compiled into the time loop): correct, but many times slower. The
+    message says why (a sum of more terms than the compiled loop holds, a subclass of a
+    built-in torque, a reference quaternion given as a Python function of time) and how to stay
+    compiled. (Public as ``frb.NotCompiledWarning``.)"""
 
 
 
@@ -150,3 +160,13 @@ def failure(method: str, status: int, step: int, body: int, single: bool) -> Int
         raise RuntimeError(f"method {method}: the compiled loop reported the code {status} at "
                            f"{where} (arrays of the wrong sizes: a bug of frb)")
     return IntegrationError(msg, method, step, body)
+
+
+def step_renamed(exc: Exception, step: str) -> Exception:
+    """``exc`` (a ValueError or an :class:`IntegrationError` of a route, which names the step
+    ``h``) with the step named as the caller's user gave it, ``step`` (``dt``, ``t_final / n``);
+    the formula ``|h| |m| / I_min`` is left as it is."""
+    text = re.sub(r"(^|[\s(])h\b(?![\w(|])", lambda g: g.group(1) + step, str(exc))
+    if isinstance(exc, IntegrationError):
+        return IntegrationError(text, exc.method, exc.step, exc.body)
+    return type(exc)(text)

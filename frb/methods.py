@@ -21,7 +21,7 @@ from ._numbers_table import (
     FAMILY_EXACT_SPLITTINGS as _CZ, FAMILY_APPROXIMATE_FREE_FLOWS as _VILMART,
     FAMILY_RUNGE_KUTTA as _GANAPATHI, FAMILY_LIE_STORMER_VERLET as _TERZE,
     FAMILY_MIDPOINT_TRAPEZOID as _KRYSL)
-from .torques import ConstantField, LinearDamping, Torque, as_torque
+from .torques import ConstantField, LinearDamping, Torque, as_torque, shown
 
 __all__ = ["MethodInfo", "METHODS", "SPLITTING", "NEWTON_RTOL", "NEWTON_MAX_ITER",
            "MAX_INERTIA_RATIO", "method_of", "check_dmv_inertia"]
@@ -66,6 +66,10 @@ class MethodInfo:
     #: The scale range of the method, as a power of two (see frb._scaling): runs outside it
     #: are rescaled exactly by powers of two; None: the method takes every scale itself.
     scale_exponent: int | None = _sn.SCALE_EXPONENT
+    #: whether it takes reaction wheels driven by a law (frb.Wheels, frb.wheel_laws), and its
+    #: order with them (None with ``wheels``: the order of the user's coefficients)
+    wheels: bool = False
+    wheel_order: int | None = None
 
     @property
     def free_steps(self) -> bool:
@@ -87,8 +91,23 @@ class MethodInfo:
         tq = as_torque(torque)
         if tq is not None and isinstance(tq, self.torques) and tq.uses_momentum:
             return (f"method {self.name} does not take torques of the angular momentum "
-                    f"({tq!r}): use STRANG, YOSHIDA4, RK4 or a DMV method")
+                    f"({shown(tq)}): use STRANG, YOSHIDA4, RK4 or a DMV method")
         return f"method {self.name} {self.torque_note}"
+
+    def wheel_refusal(self) -> str:
+        """Why the method does not take reaction wheels (for its ValueError)."""
+        takers = ", ".join(name for name, info in METHODS.items() if info.wheels)
+        return (f"method {self.name} does not take reaction wheels (wheels=): their motor torques "
+                f"are torques of the state, which its steps do not take; use one of {takers}")
+
+
+#: The order of each method with reaction wheels driven by a law (frb.Wheels): the splittings
+#: split in the total momentum (their orders with torques of m; RKN6_14 with the wheel kick of
+#: order 4), the free part of the approximate flows (order 2), RK4; measured in
+#: tests/test_wheels.py. The other methods refuse wheels.
+WHEEL_ORDERS: dict[str, int] = {"STRANG": 2, "YOSHIDA4": 4, "RKN6_14": 4, "RK4": 4, "DMV2": 2,
+                                "DMV4": 2, "DMV6": 2, "DMV8": 2, "SPLIT3": 2, "SYMROT": 2,
+                                "MIDPOINT": 2}
 
 
 def _m(name: str, family: int, variant: int, reference: str, order: int | None, implicit: bool,
@@ -101,7 +120,8 @@ def _m(name: str, family: int, variant: int, reference: str, order: int | None, 
     return name, MethodInfo(name, family, variant, reference, order, implicit, conserves,
                             description, torques=torques, torque_note=torque_note,
                             momentum=momentum, momentum_order=momentum_order,
-                            scale_exponent=scale)
+                            scale_exponent=scale, wheels=name in WHEEL_ORDERS,
+                            wheel_order=WHEEL_ORDERS.get(name))
 
 
 _CZ2010 = "Celledoni and Zanna 2010 (ACM TOMS Algorithm 903)"
@@ -190,7 +210,7 @@ METHODS: dict[str, MethodInfo] = dict([
 
 #: A splitting of the exact free flow with the user's coefficients (``coefficients=(a, b)``).
 SPLITTING = MethodInfo("SPLITTING", _CZ, _sn.VARIANT_SPLITTING, _CZ2010 + ", splitting with the exact free flow",
-                       None, False, "", "user splitting coefficients", momentum=True)
+                       None, False, "", "user splitting coefficients", momentum=True, wheels=True)
 
 
 def method_of(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] | None
@@ -209,6 +229,9 @@ def method_of(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] | No
     if method is None:
         raise TypeError("integrate() needs method= (one of " + ", ".join(METHODS)
                         + ") or coefficients=(a, b)")
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a method's name (a string, one of {', '.join(METHODS)}),"
+                        f" got {method!r}")
     raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
 
 
@@ -237,7 +260,8 @@ def check_dmv_inertia(info: MethodInfo, I2: NDArray[np.float64], single: bool) -
     limit = MAX_INERTIA_RATIO[order]
     if limit == np.inf or not np.isfinite(I2).all() or not (I2 > 0).all():
         return
-    ratio = I2.max(axis=1) / I2.min(axis=1)
+    with np.errstate(over="ignore"):     # (a ratio beyond float64 is inf: refused)
+        ratio = I2.max(axis=1) / I2.min(axis=1)
     if (ratio > limit).any():
         b = int(np.argmax(ratio > limit))
         body = "" if single else f" (body {b})"
