@@ -323,9 +323,6 @@ def test_read_and_write_dat_refuse_bad_arguments(tmp_path_factory, value):
         np.testing.assert_array_equal(np.asarray(out, float).ravel(), [1.0, 2.0, 3.0])
 
 
-@pytest.mark.xfail(raises=AssertionError, strict=False,
-                   reason="write_dat and read_dat give Python's own TypeError for some arguments "
-                          "that are not paths (None, numbers), which does not name path")
 @fuzz
 @given(value=hostile.filter(lambda v: not isinstance(v, (str, bytes))))   # (strings are names)
 def test_read_and_write_dat_name_a_bad_path(value):
