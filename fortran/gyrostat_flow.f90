@@ -22,7 +22,9 @@
 !   (short_nodes); longer steps in panels, each in the gauge of its midpoint direction, composed;
 !   whole periods as one rotation about u0 (the holonomy of a period) taken n times.
 ! * Steps with a phase |h| (|m| + |r|) / I_min above long_step_threshold run in quadruple
-!   precision from the exact inputs (gyrostat_flow_qp, the same code for kind qp).
+!   precision from the exact inputs (gyrostat_flow_qp, the same code for kind qp): the whole
+!   periods as one rotation, then the rest; so do the steps near a separatrix whose estimated
+!   loss of accuracy exceeds refine_limit rounding errors (double_step).
 ! * r = 0 is the free rigid body: exact_flow.free_flow.
 module gyrostat_flow
    use kinds, only: dp, qp, wp => dp
@@ -34,7 +36,7 @@ module gyrostat_flow
    use exact_flow, only: free_flow
    use rotations, only: qmul
    use gyrostat_flow_qp, only: gyrostat_unit_qp => gyrostat_unit, gyrostat_periods_qp => gyrostat_periods, &
-                               gyrostat_roots_qp => gyrostat_roots
+                               qmul_qp => gq_mul
    implicit none
    private
 
@@ -49,7 +51,7 @@ module gyrostat_flow
       real(dp), intent(in) :: m(3), hr(3), h, inertia(3)
       real(dp), intent(out) :: m_out(3), w(4)
       real(dp) :: big, imin, dd(3), tau, ms(3), rs(3), m1(3), gs, f, fi
-      real(qp) :: ddq(3), m1q(3), wq(4), tq, trq
+      real(qp) :: ddq(3), m1q(3), wq(4), wr(4), tq, trq
       logical :: ok
       integer :: e
 
@@ -88,19 +90,17 @@ module gyrostat_flow
       dd = imin / inertia
       if (phase_over(h, gs, fi, long_step_threshold) .or. maxval(inertia) > ratio_threshold * imin &
           .or. .not. (abs(tau) >= tiny(1.0_dp) .and. abs(tau) <= huge(1.0_dp))) then
-         ! the whole periods in quadruple precision from the exact inputs, the rest in double
-         ! precision when it is short; else the whole step in quadruple precision
+         ! the whole periods and the rest in quadruple precision from the exact inputs (or, when
+         ! the periods are not found, the whole step in panels)
          ddq = real(imin, qp) / real(inertia, qp)
          tq = scale(real(h, qp), e) / real(imin, qp)
          call gyrostat_periods_qp(real(ms, qp), real(rs, qp), ddq, tq, trq, wq, ok)
          if (ok .and. maxval(inertia) <= ratio_threshold * imin) then
-            tau = real(trq, dp)
-            if (abs(tau) * gs <= long_step_threshold) then
-               call double_step(ms, rs, dd, imin, inertia, tau, m1, w)
-               m_out = scale(m1, e)
-               w = qmul(real(wq, dp), w)
-               return
-            end if
+            ! the rest of the step in quadruple precision too
+            call gyrostat_unit_qp(real(ms, qp), real(rs, qp), ddq, trq, m1q, wr)
+            m_out = scale(real(m1q, dp), e)
+            w = real(qmul_qp(wq, wr), dp)
+            return
          end if
          call gyrostat_unit_qp(real(ms, qp), real(rs, qp), ddq, tq, m1q, wq)
          m_out = scale(real(m1q, dp), e)
@@ -115,27 +115,22 @@ module gyrostat_flow
       end if
    end subroutine gyrostat_step
 
-   !> The scaled step in double precision (gyrostat_unit); a step that asks for the roots of the
-   !> lattice of its exact inputs (near a separatrix) gets them from the quadruple-precision
-   !> instance (from the exact inverse moments I_min / inertia), or is taken in quadruple precision
-   !> without them.
+   !> The scaled step in double precision (gyrostat_unit); a step that would lose more than
+   !> gyrostat_unit's refine_limit rounding errors (near a separatrix: the discriminant of the
+   !> lattice's roots cancels and the motion's sensitivity grows like 1 / k'^2) is taken in
+   !> quadruple precision from the exact inputs (the moments' ratios I_min / I rounded in it).
    pure subroutine double_step(ms, rs, dd, imin, inertia, tau, m1, w)
       real(dp), intent(in) :: ms(3), rs(3), dd(3), imin, inertia(3), tau
       real(dp), intent(out) :: m1(3), w(4)
-      real(qp) :: rq(lattice_values), m1q(3), wq(4), ddq(3)
-      logical :: refine, ok
+      real(qp) :: m1q(3), wq(4), ddq(3)
+      logical :: refine
 
       call gyrostat_unit(ms, rs, dd, tau, m1, w, refine=refine)
       if (.not. refine) return
       ddq = real(imin, qp) / real(inertia, qp)
-      call gyrostat_roots_qp(real(ms, qp), real(rs, qp), ddq, rq, ok)
-      if (ok) then
-         call gyrostat_unit(ms, rs, dd, tau, m1, w, roots=real(rq, dp))
-      else
-         call gyrostat_unit_qp(real(ms, qp), real(rs, qp), ddq, real(tau, qp), m1q, wq)
-         m1 = real(m1q, dp)
-         w = real(wq, dp)
-      end if
+      call gyrostat_unit_qp(real(ms, qp), real(rs, qp), ddq, real(tau, qp), m1q, wq)
+      m1 = real(m1q, dp)
+      w = real(wq, dp)
    end subroutine double_step
 
 end module gyrostat_flow

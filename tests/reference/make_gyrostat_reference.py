@@ -1,5 +1,5 @@
 """Generate tests/data/reference_gyrostat.npz: the gyrostat (a rigid body with a constant rotor)
-at h = 0.01, 1, 100, 1e4 (and -1) from the Taylor-series reference (gyrostat_taylor.py) for
+at h = 0.01, 1, 100, 1e4 (and -1, and 30: a phase just below the long steps) from the Taylor-series reference (gyrostat_taylor.py) for
 random bodies and the edge families of gyrostat_cases.py.
 
     python tests/reference/make_gyrostat_reference.py [--random 24] [--procs 2] [--out FILE]
@@ -25,7 +25,7 @@ import gyrostat_taylor  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(HERE), "data")
 RNG_STATE = 20240617
-H_VALUES = (0.01, 1.0, 100.0, 1e4, -1.0)
+H_VALUES = (0.01, 1.0, 100.0, 1e4, -1.0, 30.0)
 
 
 def reference(c):
