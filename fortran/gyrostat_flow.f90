@@ -2,7 +2,8 @@
 ! momentum wheel at constant speed, a dual-spin satellite),
 !     M' = M x w,   Q' = Q hat(w),   w = I^-1 m,   M = m + r,
 ! m the momentum of the rigid part (body frame), integrable for any r (Volterra 1899; Wittenburg,
-! Dynamics of Systems of Rigid Bodies, 1977; for r along a principal axis Cochran, Shu and Rew 1982,
+! Dynamics of Systems of Rigid Bodies, 1977, and Dynamics of Multibody Systems, 2008; for r along
+! a principal axis Cochran, Shu and Rew 1982,
 ! Elipe and Lanchares 2008). Derivation: docs/exact_flow.rst, "The gyrostat".
 !
 ! Method:
