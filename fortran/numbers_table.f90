@@ -196,6 +196,10 @@ module numbers_table
    !> bodies of the DMV lanes in lock-step
    integer, parameter, public :: dmv_lanes_width = 16
 
+   ! Threads of the batched loops (parallel.f90).
+   !> fewest body-steps a loop starts its threads for: 1-2 ms of exact flows or torqued steps, against tens of microseconds to wake the threads
+   integer, parameter, public :: min_parallel_work = 16384
+
    ! Slots of the integer configuration of a run of the time loop (engine_run): the method, the
    ! torque, the steps, the kept states and the part of the run a call takes.
    !> the method family

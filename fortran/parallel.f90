@@ -11,14 +11,13 @@
 ! run in one go.
 module parallel
    !$ use omp_lib, only: omp_get_max_threads
+   use numbers_table, only: min_parallel_work
    implicit none
    private
 
-   public :: thread_count, openmp_enabled, save_slot, note_invalid, first_invalid
-
-   !> Fewest body-steps worth starting the threads for (below, the loop runs on the calling
-   !> thread): about 50 microseconds of exact flows.
-   integer, parameter, public :: min_parallel_work = 256
+   ! min_parallel_work: the fewest body-steps a batched loop starts its threads for (below, it
+   ! runs on the calling thread), from the table of shared numbers
+   public :: thread_count, openmp_enabled, save_slot, note_invalid, first_invalid, min_parallel_work
 
 contains
 

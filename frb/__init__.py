@@ -27,20 +27,31 @@ numbers, strings and None are refused with TypeError naming the argument.
 """
 import os as _os
 
+# The OpenMP runtime that frb._core loads reads OMP_WAIT_POLICY once, when it loads. Unless the
+# user chose a policy, frb's threads wait passively (they sleep between parallel loops instead of
+# spinning), so that they never take a core from another process or from the threads of numpy's
+# BLAS; the environment is given back unchanged.
+_choose_wait_policy = "OMP_WAIT_POLICY" not in _os.environ
+if _choose_wait_policy:
+    _os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 try:
-    from . import _core, _build_info
-except ImportError as _exc:  # the source folder, or an extension that does not load
-    _here = _os.path.dirname(_os.path.abspath(__file__))
-    if not any(_f.startswith("_core.") and not _f.endswith((".pyi", ".py"))
-               for _f in _os.listdir(_here)):
-        raise ImportError(
-            f"'import frb' found the source folder {_here}, which has no compiled extension: "
-            "frb must be installed before it is imported. Install it (pip install .), or for "
-            "development in place: pip install meson-python meson ninja numpy, then "
-            "pip install --no-build-isolation -e . ; or run Python outside the source tree "
-            "(the tests run from tests/). See README.md, section Install.") from None
-    raise ImportError(f"frb could not load its compiled extension frb._core from {_here}: "
-                      f"{_exc}") from _exc
+    try:
+        from . import _core, _build_info
+    except ImportError as _exc:  # the source folder, or an extension that does not load
+        _here = _os.path.dirname(_os.path.abspath(__file__))
+        if not any(_f.startswith("_core.") and not _f.endswith((".pyi", ".py"))
+                   for _f in _os.listdir(_here)):
+            raise ImportError(
+                f"'import frb' found the source folder {_here}, which has no compiled extension: "
+                "frb must be installed before it is imported. Install it (pip install .), or for "
+                "development in place: pip install meson-python meson ninja numpy, then "
+                "pip install --no-build-isolation -e . ; or run Python outside the source tree "
+                "(the tests run from tests/). See README.md, section Install.") from None
+        raise ImportError(f"frb could not load its compiled extension frb._core from {_here}: "
+                          f"{_exc}") from _exc
+finally:
+    if _choose_wait_policy:
+        del _os.environ["OMP_WAIT_POLICY"]
 
 from .flows import frb_step, quat_step
 from .inertia import principal_axes

@@ -23,6 +23,8 @@ from frb import _numbers_table as sn
 from frb.torques import constant_field, gravity_gradient, heavy_top
 
 THREADS = (1, 2, 3)
+#: bodies of one step enough for the batched loops to start their threads
+PARALLEL_BATCH = sn.MIN_PARALLEL_WORK + 1000
 
 
 def bodies(n, seed=0):
@@ -80,7 +82,7 @@ def test_bad_thread_counts_are_rejected(bad, error):
 
 def test_steps_identical_for_every_thread_count():
     _testing = pytest.importorskip("frb._testing", reason="frb._testing not built (meson option testing)")
-    m, q, inertia, h = bodies(1000)
+    m, q, inertia, h = bodies(PARALLEL_BATCH)
     Q = frb.quat_to_matrix(q)
     mf, qf, Qf = np.asfortranarray(m), np.asfortranarray(q), np.asfortranarray(Q)
     runs = []
@@ -107,7 +109,7 @@ def test_steps_identical_for_every_thread_count():
 
 
 def test_invalid_body_reported_the_same_for_every_thread_count():
-    m, q, inertia, h = bodies(1000)
+    m, q, inertia, h = bodies(PARALLEL_BATCH)
     m[700] = np.nan
     q[300] *= 1.1   # not a unit quaternion: the first invalid body
     for t in THREADS:
@@ -121,7 +123,7 @@ def test_invalid_body_reported_the_same_for_every_thread_count():
     ("DMV6", None), ("RKN6_14", heavy_top(1.0, [0.1, 0.2, 0.8])), ("IMIDM", gravity_gradient(0.7)),
     ("TERZE", constant_field([0.0, 0.0, 2.0])), ("EXACT", None)])
 def test_integrate_identical_for_every_thread_count(method, torque):
-    m, q, inertia, _ = bodies(300, seed=1)
+    m, q, inertia, _ = bodies(PARALLEL_BATCH // 6 + 64, seed=1)
     runs = []
     for t in THREADS:
         tr = frb.integrate(m, q, inertia, 0.05, 6, method=method, torque=torque, save_every=2,
@@ -159,6 +161,23 @@ def test_earliest_failure_reported_for_every_thread_count_and_segmentation(monke
             with pytest.raises(frb.IntegrationError) as info:
                 frb.integrate(m, q, inertia, 0.2, 50, method="IMID", torque=torque, threads=t)
             assert (info.value.step, info.value.body) == (1, 150)
+
+
+@pytest.mark.parametrize("user_policy, expected", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_openmp_threads_wait_passively_unless_the_user_chose(user_policy, expected):
+    """The OpenMP runtime prints its settings when it starts (OMP_DISPLAY_ENV): frb's threads
+    wait passively unless OMP_WAIT_POLICY was set, and the environment is given back as it was."""
+    script = "import os, frb; print(os.environ.get('OMP_WAIT_POLICY'), frb.threads.openmp_enabled())"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    env["OMP_DISPLAY_ENV"] = "TRUE"
+    if user_policy is not None:
+        env["OMP_WAIT_POLICY"] = user_policy
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                         timeout=120, check=True)
+    policy, enabled = run.stdout.split()
+    assert policy == str(user_policy)
+    if enabled == "True":
+        assert f"OMP_WAIT_POLICY = '{expected}'" in run.stderr
 
 
 def test_omp_num_threads_is_followed_and_sigint_stops_a_run():

@@ -163,6 +163,11 @@ TABLE = (
         ("flow_lanes_width", 8, "bodies of the exact flow's lanes in lock-step"),
         ("dmv_lanes_width", 16, "bodies of the DMV lanes in lock-step"),
     )),
+    Group("Threads of the batched loops (parallel.f90).", (
+        ("min_parallel_work", 16384, "fewest body-steps a loop starts its threads for: 1-2 ms of "
+                                     "exact flows or torqued steps, against tens of microseconds "
+                                     "to wake the threads"),
+    )),
     Group("Slots of the integer configuration of a run of the time loop (engine_run): the "
           "method, the torque, the steps, the kept states and the part of the run a call takes.", (
         ("run_family", 1, "the method family"),

@@ -1,0 +1,116 @@
+"""Two threads against one: idle, while two other processes keep the cores busy, and right
+after a numpy call that used its BLAS's threads.
+
+Prints, per scenario and route, the best time of a call with one thread and with two and their
+ratio (one thread's time over two threads': above 1 the second thread pays). The three scenarios
+run in this one process; ``--policy active`` runs the same in a child process with
+``OMP_WAIT_POLICY=ACTIVE`` (the OpenMP default frb replaces) for comparison.
+
+    python benchmarks/threads.py [--repeats 7] [--policy active]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import frb
+from frb.torques import heavy_top
+
+BUSY = "while True: pass"
+
+
+def bodies(n, seed=0):
+    rng = np.random.default_rng(seed)
+    m = rng.normal(size=(n, 3))
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    inertia = rng.uniform(0.5, 2.0, size=(n, 3))
+    return m, q, inertia
+
+
+def routes():
+    """(name, call(threads)) of the routes measured."""
+    big = bodies(100_000)
+    small = bodies(1_000, seed=1)
+    mid = bodies(10_000, seed=2)
+    top = heavy_top(1.0, [0.1, 0.2, 0.8])
+    return [
+        ("quat_step, 1e5 bodies, h = 0.1", lambda t: frb.quat_step(*big[:2], 0.1, big[2], threads=t)),
+        ("quat_step, 1e3 bodies, h = 0.1", lambda t: frb.quat_step(*small[:2], 0.1, small[2], threads=t)),
+        ("integrate RK4 heavy top, 1e4 bodies x 10", lambda t: frb.integrate(
+            *mid[:2], mid[2], 0.01, 10, method="RK4", torque=top, save_every=None, threads=t)),
+        ("integrate STRANG heavy top, 1e4 bodies x 10", lambda t: frb.integrate(
+            *mid[:2], mid[2], 0.01, 10, method="STRANG", torque=top, save_every=None, threads=t)),
+    ]
+
+
+def blas_call(a):
+    """A matrix product large enough for numpy's BLAS to use its threads."""
+    return a @ a
+
+
+def best_times(call, repeats, before=None):
+    """Best time of call(1) and of call(2), interleaved so that a drift of the machine's load
+    reaches both; before() runs right before each call when given."""
+    best = {1: np.inf, 2: np.inf}
+    for _ in range(repeats):
+        for t in (1, 2):
+            if before is not None:
+                before()
+            start = time.perf_counter()
+            call(t)
+            best[t] = min(best[t], time.perf_counter() - start)
+    return best[1], best[2]
+
+
+def report(scenario, results):
+    print(f"\n{scenario}")
+    print(f"  {'route':46s} {'1 thread':>10s} {'2 threads':>10s} {'1/2 ratio':>10s}")
+    for name, (t1, t2) in results:
+        print(f"  {name:46s} {t1 * 1e3:8.3f}ms {t2 * 1e3:8.3f}ms {t1 / t2:10.2f}")
+
+
+def measure(repeats):
+    table = routes()
+    for name, call in table:   # warm up: first calls, page faults
+        call(1), call(2)
+    report("idle (as the machine is)", [(n, best_times(c, repeats)) for n, c in table])
+
+    busy = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(2)]
+    try:
+        time.sleep(0.5)
+        report("two other processes keep both cores busy",
+               [(n, best_times(c, repeats)) for n, c in table])
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+
+    a = np.random.default_rng(3).normal(size=(600, 600))
+    report("right after a numpy matrix product (600 x 600) before each call",
+           [(n, best_times(c, repeats, before=lambda: blas_call(a))) for n, c in table])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--policy", choices=("default", "active"), default="default",
+                        help="active: run in a child process with OMP_WAIT_POLICY=ACTIVE")
+    args = parser.parse_args(argv)
+    if args.policy == "active":
+        env = dict(os.environ, OMP_WAIT_POLICY="ACTIVE")
+        return subprocess.call([sys.executable, __file__, "--repeats", str(args.repeats)],
+                               env=env)
+    print(f"frb {frb.__version__}, {os.cpu_count()} cores, SIMD target {frb.cpu_dispatch()}, "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(frb: PASSIVE)')}")
+    measure(args.repeats)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
