@@ -15,48 +15,67 @@
 !> of the shared numbers); plan the flows of one step of an exact-flow splitting, plan(1, j)
 !> the kind of flow j (0 the free flow, 1 the torque's flow, as a real) and plan(2, j) its
 !> fraction of h; terms the torque's built-in terms, terms(1, i) the kind of term i (as a real,
-!> torque_none for no torque) and terms(2:, i) its parameters; body the per-body parameters of
-!> the term config(run_body_term); times(1) the initial time and times(2:) the step (one, or one
+!> torque_none for no torque), terms(2, i) the block of its per-body parameters in body (0: none)
+!> and terms(3:, i) its parameters; times(1) the initial time and times(2:) the step (one, or one
 !> per body for a torque-free run); m0, att0 the initial state; m, att, ws the state carried
-!> between segments; m_out, att_out the kept states (updated in place).
+!> between segments; m_out, att_out the kept states (updated in place). The reaction wheels
+!> (config(run_wheel_law) /= wheel_law_none): wheels(:, i, b) axis and row of the pseudo-inverse
+!> of wheel i (b: one for all bodies, or per body), law the parameters of the law (one column, or
+!> one per body), h0 their initial momenta, hw the momenta carried between segments, h_out the
+!> kept ones; lcb the Python law. Without wheels (or without a law) the wheel arrays are not read
+!> (one element each will do).
 subroutine engine_segment(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, &
-                          m0, att0, ni, inertia, nw, m, att, ws, nk, m_out, att_out, status, fail_step, &
-                          fail_body, cb)
+                          m0, att0, ni, inertia, nw, m, att, ws, nk, m_out, att_out, wr, nwh, na, wheels, &
+                          lr, nl, law, nh0, h0, nhw, hw, nho, nhk, h_out, status, fail_step, fail_body, &
+                          cb, lcb)
    use kinds, only: dp
    use engine, only: engine_run, segment_t
    use step_interface, only: method_t, nws, info_bad_call
    use torques, only: torque_t, torque_none
+   use wheels, only: wheels_t, user_law_cb, max_wheels, wheel_reals, wheel_law_none, wheel_law_feedback, &
+                     wheel_law_user
    use numbers_table, only: run_slots, plan_rows, max_flows, max_torque_terms, torque_term_reals, &
-                            torque_body_reals, momentum_torque_kinds, run_family, run_variant, run_quadrature, &
-                            run_user_torque, run_body_term, run_nsteps, run_save_every, run_chunk, &
-                            run_threads, run_first_body, run_last_body, run_first_step, run_last_step
+                            torque_term_header, momentum_torque_kinds, run_family, run_variant, &
+                            run_quadrature, run_user_torque, run_wheel_law, run_wheel_kick, run_nsteps, &
+                            run_save_every, run_chunk, run_threads, run_first_body, run_last_body, &
+                            run_first_step, run_last_step, law_reals
    implicit none
-   integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, ni, nw, nk
+   integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, ni, nw, nk, wr, nwh, na, lr, nl
+   integer, intent(in) :: nh0, nhw, nho, nhk
    integer, intent(in) :: config(nc)
    real(dp), intent(in) :: plan(np, nf), terms(ntr, nt), body(nbr, nb), times(nh1)
    real(dp), intent(in) :: m0(3, n), att0(natt, n), inertia(3, ni)
    real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nw, n), m_out(3, n, nk), att_out(natt, n, nk)
+   real(dp), intent(in) :: wheels(wr, nwh, na), law(lr, nl)
+   real(dp), intent(in) :: h0(nwh, nh0)
+   real(dp), intent(inout) :: hw(nwh, nhw), h_out(nwh, nho, nhk)
    integer, intent(out) :: status, fail_step, fail_body
    external :: cb
+   procedure(user_law_cb) :: lcb
    type(method_t) :: meth
    type(torque_t) :: tq
+   type(wheels_t) :: wh
    type(segment_t) :: seg
 
    fail_step = 0
    fail_body = 0
    status = info_bad_call
    if (nc /= run_slots .or. np /= plan_rows .or. nf > max_flows .or. nt > max_torque_terms &
-       .or. ntr /= 1 + torque_term_reals .or. nbr /= torque_body_reals .or. nw /= nws &
-       .or. (nh1 /= 2 .and. nh1 /= n + 1) .or. (ni /= 1 .and. ni /= n) .or. nf < 1 .or. nt < 1 &
-       .or. (natt /= 4 .and. natt /= 9)) return
-   call configure()
-   call engine_run(meth, tq, seg, n, nh1 - 1, times(2:nh1), times(1), natt, m0, att0, m, att, ws, &
-                   ni, inertia, nk, m_out, att_out, status, fail_step, fail_body, cb, body)
+       .or. ntr /= torque_term_header + torque_term_reals .or. mod(nbr, torque_term_reals) /= 0 &
+       .or. nbr < torque_term_reals .or. nw /= nws .or. (nh1 /= 2 .and. nh1 /= n + 1) .or. nf < 1 &
+       .or. (ni /= 1 .and. ni /= n) &
+       .or. nt < 1 .or. (natt /= 4 .and. natt /= 9) .or. wr /= wheel_reals .or. nwh > max_wheels &
+       .or. (na /= 1 .and. na /= n) .or. lr /= law_reals .or. (nl /= 1 .and. nl /= n)) return
+   if (.not. configure()) return
+   call engine_run(meth, tq, wh, seg, n, nh1 - 1, times(2:nh1), times(1), natt, m0, att0, h0, m, att, &
+                   hw, ws, ni, inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, cb, body, &
+                   wheels, law)
 
 contains
 
-   !> The method, the torque and the segment of the run from the arguments.
-   subroutine configure()
+   !> The method, the torque, the wheels and the segment of the run from the arguments (false
+   !> for a configuration that does not match the arrays).
+   logical function configure() result(ok)
       integer :: i
 
       meth%family = config(run_family)
@@ -67,17 +86,29 @@ contains
       meth%frac(1:nf) = plan(2, :)
       ! the torque: the built-in terms (none when the first kind is torque_none), a Python torque
       ! (0 none, 1 T(t, Q), 2 T(t, Q, m)), the per-body parameters of one term
+      ok = .false.
       tq%nterms = nt
       if (nint(terms(1, 1)) == torque_none) tq%nterms = 0
       tq%kinds(1:tq%nterms) = nint(terms(1, 1:tq%nterms))
-      tq%par(:, 1:tq%nterms) = terms(2:, 1:tq%nterms)
+      tq%block(1:tq%nterms) = nint(terms(2, 1:tq%nterms))
+      tq%par(:, 1:tq%nterms) = terms(torque_term_header + 1:, 1:tq%nterms)
       tq%user = config(run_user_torque)
       tq%momentum = tq%user == 2
       do i = 1, tq%nterms
          if (any(momentum_torque_kinds == tq%kinds(i))) tq%momentum = .true.
       end do
-      if (config(run_body_term) >= 1 .and. config(run_body_term) <= tq%nterms .and. nb >= n) &
-         tq%body_term = config(run_body_term)
+      ! a per-body block must be in body, for every body
+      if (any(tq%block < 0 .or. tq%block > nbr / torque_term_reals) .or. &
+          (any(tq%block > 0) .and. nb < n)) return
+      ! the wheels: their law, the kick of the splittings, the arrays
+      wh%law = config(run_wheel_law)
+      if (wh%law /= wheel_law_none .and. wh%law /= wheel_law_feedback .and. wh%law /= wheel_law_user) return
+      if (wh%law /= wheel_law_none) then
+         if (nwh < 1 .or. nh0 /= n .or. nhw /= n .or. nho /= n .or. nhk /= nk) return
+         wh%nw = nwh
+      end if
+      wh%kick_order = config(run_wheel_kick)
+      if (wh%law == wheel_law_user) wh%cb => lcb
       seg%nsteps = config(run_nsteps)
       seg%save_every = config(run_save_every)
       seg%chunk = config(run_chunk)
@@ -86,11 +117,13 @@ contains
       seg%b_last = min(n, config(run_last_body))
       seg%k_first = config(run_first_step)
       seg%k_last = min(config(run_last_step), seg%nsteps)
-   end subroutine configure
+      ok = .true.
+   end function configure
 end subroutine engine_segment
 
 !> engine_segment for a whole run in one call (bodies 1..n, steps 1..nsteps; config's slots of
-!> the part of the run are not read) that calls no Python (a built-in torque, or no step): no
+!> the part of the run are not read) that calls no Python (built-in torques and wheel laws, or no
+!> step): no
 !> call-back and no state between segments to pass (it is allocated here and never touched by a
 !> run in one segment), so a short run costs less. With config(run_checks) = 1 every body is
 !> checked first (checks.check_batch, the phase of the longest free flow of a step): status
@@ -99,22 +132,26 @@ end subroutine engine_segment
 !> for more than long_run_work body-steps of which some may be long (quadruple precision: the
 !> run goes in segments), and nothing run.
 subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, m0, &
-                        att0, ni, inertia, nk, m_out, att_out, status, fail_step, fail_body)
+                        att0, ni, inertia, nk, m_out, att_out, wr, nwh, na, wheels, lr, nl, law, nh0, h0, &
+                        nho, nhk, h_out, status, fail_step, fail_body)
    use kinds, only: dp
    use step_interface, only: nws
    use checks, only: check_batch, outside_scale, input_ok
+   use wheels, only: no_user_law
    use numbers_table, only: run_first_body, run_last_body, run_first_step, run_last_step, run_nsteps, &
                             run_checks, run_threads, run_scale_exponent, run_slots, plan_rows, &
                             check_extremes, info_bad_input, info_rescale, info_long_run, &
                             long_step_threshold, long_run_work
    implicit none
-   integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, ni, nk
+   integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, ni, nk, wr, nwh, na, lr, nl, nh0, nho, nhk
    integer, intent(in) :: config(nc)
    real(dp), intent(in) :: plan(np, nf), terms(ntr, nt), body(nbr, nb), times(nh1)
    real(dp), intent(in) :: m0(3, n), att0(natt, n), inertia(3, ni)
    real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk)
+   real(dp), intent(in) :: wheels(wr, nwh, na), law(lr, nl), h0(nwh, nh0)
+   real(dp), intent(inout) :: h_out(nwh, nho, nhk)
    integer, intent(out) :: status, fail_step, fail_body
-   real(dp), allocatable :: m(:, :), att(:, :), ws(:, :)
+   real(dp), allocatable :: m(:, :), att(:, :), ws(:, :), hw(:, :)
    real(dp) :: extremes(check_extremes), longest
    integer :: whole(nc), code, bad, j
 
@@ -148,7 +185,7 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
          end if
       end if
    end if
-   allocate (m(3, n), att(natt, n), ws(nws, n))
+   allocate (m(3, n), att(natt, n), ws(nws, n), hw(nwh, nh0))
    whole = config
    if (nc >= max(run_first_body, run_last_body, run_first_step, run_last_step)) then
       whole(run_first_body) = 1
@@ -157,8 +194,8 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
       whole(run_last_step) = config(run_nsteps)
    end if
    call engine_segment(nc, whole, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, m0, att0, &
-                       ni, inertia, nws, m, att, ws, nk, m_out, att_out, status, fail_step, fail_body, &
-                       no_user_torque)
+                       ni, inertia, nws, m, att, ws, nk, m_out, att_out, wr, nwh, na, wheels, lr, nl, law, nh0, &
+                       h0, nh0, hw, nho, nhk, h_out, status, fail_step, fail_body, no_user_torque, no_user_law)
 
 contains
 

@@ -8,8 +8,9 @@
 ! once per stage for the whole batch, on the calling thread (it needs the GIL). No body's
 ! arithmetic depends on the chunk it is in or on the other bodies, so results do not depend on
 ! the chunk size or the thread count (bit for bit). The run is entered in segments of steps (and
-! of bodies) from Python: the state (m, the attitude and the workspace ws) is carried between
-! segments.
+! of bodies) from Python: the state (m, the attitude, the wheel momenta and the workspace ws) is
+! carried between segments. A run with reaction wheels (module wheels) carries their momenta as
+! part of the state (kept with m and the attitude); its steps are never torque-free.
 !
 ! A torque-free run takes the family's free steps from one kept state to the next (several steps
 ! a call, each body with its own step length when h is given per body); a failure there is taken
@@ -18,6 +19,7 @@ module engine
    use kinds, only: dp
    use step_interface
    use torques, only: torque_t, user_torque_cb, torqued
+   use wheels, only: wheels_t, wheels_active, max_wheels
    use exact_splittings, only: exact_splitting_step, exact_splitting_free_steps, exact_splitting_flows
    use approximate_free_flows, only: approximate_flow_step, approximate_free_steps
    use runge_kutta, only: runge_kutta_step
@@ -81,34 +83,44 @@ contains
 
    !> The segment seg of a run of the n bodies from time t0, body j with the step length
    !> h(min(j, nh)) (nh = n only for a torque-free run of a family with free steps) and the
-   !> moments inertia(:, min(j, ni)) (ni = 1: one for all), from the
-   !> initial state m0, att0 when seg%k_first = 0, else from the state m, att, ws left by the
-   !> previous segment; the state is written back to m, att, ws only when seg%k_last <
-   !> seg%nsteps (so that a run in one segment never touches those arrays). The state after
-   !> step k (k = 0: the initial state, written by the segment with k_first = 0) goes to
-   !> m_out(:, b, j), att_out(:, b, j) with j = save_slot(k, nsteps, save_every) (parallel), when
-   !> j > 0. On failure (a body whose step sets info, or whose state is not finite) that body's
-   !> chunk stops; status reports the code, fail_step the step and fail_body the body (1-based) of
-   !> the earliest failure (the smallest step, then the smallest body: the same for every
-   !> thread count and every split of the run into segments); status = info_ok otherwise.
-   subroutine engine_run(meth, tq, seg, n, nh, h, t0, natt, m0, att0, m, att, ws, ni, inertia, nk, &
-                         m_out, att_out, status, fail_step, fail_body, cb, tbody)
+   !> moments inertia(:, min(j, ni)) (ni = 1: one for all), from the initial state m0, att0, h0
+   !> when seg%k_first = 0, else from the state m, att, hw, ws left by the previous segment; the
+   !> state is written back to m, att, hw, ws only when seg%k_last < seg%nsteps (so that a run in
+   !> one segment never touches those arrays). The state after step k (k = 0: the initial state,
+   !> written by the segment with k_first = 0) goes to m_out(:, b, j), att_out(:, b, j),
+   !> h_out(:, b, j) with j = save_slot(k, nsteps, save_every) (parallel), when j > 0. The
+   !> wheels wh (wh%nw momenta a body, none for nw = 0). On failure (a body whose step sets info,
+   !> or whose state is not finite) that body's chunk stops; status reports the code, fail_step
+   !> the step and fail_body the body (1-based) of the earliest failure (the smallest step, then
+   !> the smallest body: the same for every thread count and every split of the run into
+   !> segments); status = info_ok otherwise.
+   subroutine engine_run(meth, tq, wh, seg, n, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, ni, &
+                         inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, cb, tbody, &
+                         wheel_axes, wheel_law)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
+      type(wheels_t), intent(in) :: wh
       type(segment_t), intent(in) :: seg
-      !> the per-body parameters of the torque's term tq%body_term, held through a pointer
+      !> the per-body parameters of the torque's terms (blocks tq%block), held through a pointer
       real(dp), intent(in), target, optional :: tbody(:, :)
+      !> the wheels' axes and pseudo-inverse rows, and their law's parameters (wheels_t's axes,
+      !> par), held through pointers
+      real(dp), intent(in), target, optional :: wheel_axes(:, :, :), wheel_law(:, :)
       integer, intent(in) :: n, nh, natt, nk, ni
-      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), inertia(3, ni)
-      real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nws, n)
-      real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk)
+      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), h0(wh%nw, n), inertia(3, ni)
+      real(dp), intent(inout) :: m(3, n), att(natt, n), hw(wh%nw, n), ws(nws, n)
+      real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk), h_out(wh%nw, n, nk)
       integer, intent(out) :: status, fail_step, fail_body
       procedure(user_torque_cb) :: cb
       integer :: b0, nc, ic, code, kfail, jfail, chunk
       type(torque_t) :: tqb
+      type(wheels_t) :: whb
 
       tqb = tq
-      if (present(tbody) .and. tq%body_term > 0) tqb%body => tbody
+      if (present(tbody) .and. any(tq%block > 0)) tqb%body => tbody
+      whb = wh
+      if (present(wheel_axes)) whb%axes => wheel_axes
+      if (present(wheel_law)) whb%par => wheel_law
       status = info_ok
       fail_step = 0
       fail_body = 0
@@ -117,13 +129,13 @@ contains
       !$omp if(real(seg%b_last - seg%b_first + 1, dp) * max(seg%k_last - seg%k_first, 1) &
       !$omp    >= min_parallel_work .and. seg%b_last - seg%b_first >= chunk) &
       !$omp default(none) private(b0, nc, code, kfail, jfail) &
-      !$omp shared(meth, tqb, seg, chunk, n, nh, h, t0, natt, m0, att0, m, att, ws, ni, inertia, nk, &
-      !$omp        m_out, att_out, status, fail_step, fail_body)
+      !$omp shared(meth, tqb, whb, seg, chunk, n, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, ni, &
+      !$omp        inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body)
       do ic = 1, (seg%b_last - seg%b_first + chunk) / chunk
          b0 = seg%b_first + (ic - 1) * chunk
          nc = min(chunk, seg%b_last - b0 + 1)
-         call run_chunk(meth, tqb, seg, n, b0, nc, nh, h, t0, natt, m0, att0, m, att, ws, ni, inertia, &
-                        nk, m_out, att_out, code, kfail, jfail, cb)
+         call run_chunk(meth, tqb, whb, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
+                        ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb)
          if (code /= info_ok) then
             !$omp critical (frb_engine_failure)
             if (status == info_ok .or. kfail < fail_step .or. &
@@ -142,46 +154,53 @@ contains
    !> code, kfail and jfail (the body in the chunk, 1-based) report the first failing body of
    !> the first failing step, and the chunk stops there. The chunk's state lives in local arrays
    !> of engine_chunk bodies (no allocation a chunk), or allocated ones for a larger chunk (a
-   !> user torque's whole batch).
-   subroutine run_chunk(meth, tq, seg, n, b0, nc, nh, h, t0, natt, m0, att0, m, att, ws, ni, inertia, &
-                        nk, m_out, att_out, code, kfail, jfail, cb)
+   !> user torque's or wheel law's whole batch).
+   subroutine run_chunk(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
+                        ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
+      type(wheels_t), intent(in) :: wh
       type(segment_t), intent(in) :: seg
       integer, intent(in) :: n, b0, nc, nh, nk, natt, ni
-      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), inertia(3, ni)
-      real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nws, n)
-      real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk)
+      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), h0(wh%nw, n), inertia(3, ni)
+      real(dp), intent(inout) :: m(3, n), att(natt, n), hw(wh%nw, n), ws(nws, n)
+      real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk), h_out(wh%nw, n, nk)
       integer, intent(out) :: code, kfail, jfail
       procedure(user_torque_cb) :: cb
       real(dp) :: mc(3, engine_chunk), ac(9 * engine_chunk), wc(nws, engine_chunk)
+      real(dp) :: hc(max_wheels * engine_chunk)
       integer :: info(engine_chunk)
-      real(dp), allocatable :: mb(:, :), ab(:), wb(:, :)
+      real(dp), allocatable :: mb(:, :), ab(:), wb(:, :), hb(:)
       integer, allocatable :: ib(:)
 
       if (nc <= engine_chunk) then
-         call chunk_steps(meth, tq, seg, n, b0, nc, nh, h, t0, natt, m0, att0, m, att, ws, ni, inertia, &
-                          nk, m_out, att_out, code, kfail, jfail, cb, mc, ac, wc, info)
+         call chunk_steps(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
+                          ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, mc, ac, hc, &
+                          wc, info)
       else
-         allocate (mb(3, nc), ab(natt * nc), wb(nws, nc), ib(nc))
-         call chunk_steps(meth, tq, seg, n, b0, nc, nh, h, t0, natt, m0, att0, m, att, ws, ni, inertia, &
-                          nk, m_out, att_out, code, kfail, jfail, cb, mb, ab, wb, ib)
+         allocate (mb(3, nc), ab(natt * nc), wb(nws, nc), hb(wh%nw * nc), ib(nc))
+         call chunk_steps(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
+                          ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, mb, ab, hb, &
+                          wb, ib)
       end if
    end subroutine run_chunk
 
-   !> run_chunk with the chunk's state in the arrays mc(3, nc), ac(natt, nc), wc(nws, nc), info(nc).
-   subroutine chunk_steps(meth, tq, seg, n, b0, nc, nh, h, t0, natt, m0, att0, m, att, ws, ni, inertia, &
-                          nk, m_out, att_out, code, kfail, jfail, cb, mc, ac, wc, info)
+   !> run_chunk with the chunk's state in the arrays mc(3, nc), ac(natt, nc), hc(wh%nw, nc),
+   !> wc(nws, nc), info(nc).
+   subroutine chunk_steps(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, &
+                          ws, ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, mc, ac, &
+                          hc, wc, info)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
+      type(wheels_t), intent(in) :: wh
       type(segment_t), intent(in) :: seg
       integer, intent(in) :: n, b0, nc, nh, nk, natt, ni
-      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), inertia(3, ni)
-      real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nws, n)
-      real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk)
+      real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), h0(wh%nw, n), inertia(3, ni)
+      real(dp), intent(inout) :: m(3, n), att(natt, n), hw(wh%nw, n), ws(nws, n)
+      real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk), h_out(wh%nw, n, nk)
       integer, intent(out) :: code, kfail, jfail
       procedure(user_torque_cb) :: cb
-      real(dp), intent(inout) :: mc(3, nc), ac(natt, nc), wc(nws, nc)
+      real(dp), intent(inout) :: mc(3, nc), ac(natt, nc), hc(wh%nw, nc), wc(nws, nc)
       integer, intent(inout) :: info(nc)
       real(dp), allocatable :: m_keep(:, :), a_keep(:, :), w_keep(:, :), ic(:, :)
       integer :: k, nsub, b1, nhc
@@ -189,6 +208,7 @@ contains
       procedure(method_step), pointer :: step
       procedure(method_free_steps), pointer :: free_steps
       type(torque_t) :: tqc
+      type(wheels_t) :: whc
 
       code = info_ok
       kfail = 0
@@ -200,20 +220,24 @@ contains
       if (seg%k_first == 0) then
          mc = m0(:, b0:b1)
          ac = att0(:, b0:b1)
+         hc = h0(:, b0:b1)
          wc = 0.0_dp
          call keep(0)
       else
          mc = m(:, b0:b1)
          ac = att(:, b0:b1)
+         hc = hw(:, b0:b1)
          wc = ws(:, b0:b1)
       end if
       info = info_ok
       step => family_step(meth%family)
       free_steps => null()
-      if (.not. torqued(tq)) free_steps => family_free_steps(meth%family)
-      ! the torque of this chunk: its per-body parameters from body b0
+      if (.not. torqued(tq) .and. .not. wheels_active(wh)) free_steps => family_free_steps(meth%family)
+      ! the torque and the wheels of this chunk: their per-body parameters from body b0
       tqc = tq
       tqc%body_offset = tq%body_offset + b0 - 1
+      whc = wh
+      whc%offset = wh%offset + b0 - 1
       one_by_one = .false.
       k = seg%k_first
       do while (k < seg%k_last)
@@ -247,11 +271,13 @@ contains
             if (nh > 1) then
                info = info_bad_call
             else if (natt == 4 .and. associated(step) .and. ni == n) then
-               call step(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, ac, inertia(:, b0:b1), wc, tqc, &
-                         cb, info)
+               call step(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, ac, hc, inertia(:, b0:b1), wc, tqc, &
+                         whc, cb, info)
             else if (natt == 4 .and. associated(step)) then
                call chunk_moments()
-               call step(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, ac, ic, wc, tqc, cb, info)
+               call step(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, ac, hc, ic, wc, tqc, whc, cb, info)
+            else if (wheels_active(wh)) then
+               info = info_not_implemented
             else if (meth%family == family_exact_splittings .and. ni == n) then
                ! attitudes held as matrices (Q^T): the exact-flow splittings only
                call exact_splitting_flows(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, natt, ac, &
@@ -269,11 +295,19 @@ contains
             kfail = k
             return
          end if
+         if (wh%nw > 0) then
+            if (.not. all_finite(wh%nw * nc, hc)) then
+               call first_failure(nc, wh%nw, info, mc, hc, code, jfail)
+               kfail = k
+               return
+            end if
+         end if
          call keep(k)
       end do
       if (seg%k_last < seg%nsteps) then
          m(:, b0:b1) = mc
          att(:, b0:b1) = ac
+         hw(:, b0:b1) = hc
          ws(:, b0:b1) = wc
       end if
 
@@ -299,6 +333,7 @@ contains
          if (slot > 0) then
             m_out(:, b0:b1, slot) = mc
             att_out(:, b0:b1, slot) = ac
+            if (wh%nw > 0) h_out(:, b0:b1, slot) = hc
          end if
       end subroutine keep
    end subroutine chunk_steps

@@ -12,9 +12,15 @@
 ! A torque with constant rotors (torque_rotor: internal momenta r, shared or per body) is a
 ! gyrostat: EXACT takes the gyrostat's exact flow (gyrostat_flow) when the torque is rotors only,
 ! and the splittings take it as their free part A and kick with the other terms only.
+! With reaction wheels (module wheels) a splitting is split in the total momentum M = m + A h:
+! A the exact free flow of M (the free body of momentum M), B the wheel kick (wheels.wheel_kick:
+! the gyrostat's turn about I^-1 A h, the wheels' flow, the torque's flow), each keeping Q M, so
+! that without an external torque the splitting keeps Q M to rounding (the spatial L = Q M carried
+! from step to step: wheels.total_momenta).
 module exact_splittings
    use kinds, only: dp
    use step_interface
+   use wheels, only: wheels_t, wheels_active, total_momenta, body_momenta, wheel_kick
    use numbers_table, only: variant_exact, variant_splitting
    use torques, only: torque_t, user_torque_cb, torque_one, torque_flow, field_along_e3, &
                       field_e3_kick_tr, damping_rate, expm1, torqued, has_rotor, rotors_only, &
@@ -31,13 +37,52 @@ module exact_splittings
 
 contains
 
-   subroutine exact_splitting_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+   subroutine exact_splitting_step(meth, n, k, t, h, m, q, hw, inertia, ws, tq, wh, cb, info)
       type(method_t), intent(in) :: meth; type(torque_t), intent(in) :: tq; procedure(user_torque_cb) :: cb
       integer, intent(in) :: n, k; integer, intent(inout) :: info(n); real(dp), intent(in) :: t, h, inertia(3, n)
       real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)   ! (step_interface's method_step)
+      type(wheels_t), intent(in) :: wh; real(dp), intent(inout) :: hw(wh%nw, n)
 
+      if (wheels_active(wh)) then
+         if (meth%variant == variant_exact) then
+            info = info_not_implemented
+         else
+            call wheel_splitting(meth, n, k, t, h, m, q, hw, inertia, ws, tq, wh, cb)
+         end if
+         return
+      end if
       call exact_splitting_flows(meth, n, k, t, h, m, 4, q, inertia, tq, cb)
    end subroutine exact_splitting_step
+
+   !> One step of a splitting with wheels (see the header): the flows of meth on the total
+   !> momenta M, the free flows exact, the kicks wheel_kick; M kept in ws between steps.
+   subroutine wheel_splitting(meth, n, k, t, h, m, q, hw, inertia, ws, tq, wh, cb)
+      type(method_t), intent(in) :: meth
+      integer, intent(in) :: n, k
+      real(dp), intent(in) :: t, h, inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)
+      type(wheels_t), intent(in) :: wh
+      real(dp), intent(inout) :: hw(wh%nw, n)
+      type(torque_t), intent(in) :: tq
+      procedure(user_torque_cb) :: cb
+      real(dp), allocatable :: mt(:, :), el(:, :)
+      real(dp) :: ta, tau
+      integer :: i
+
+      allocate (mt(3, n), el(3, n))
+      call total_momenta(wh, n, m, q, hw, ws, mt, el)
+      ta = t
+      do i = 1, meth%nf
+         tau = meth%frac(i) * h
+         if (meth%kinds(i) == 0) then
+            call exact_free_flows(n, 1, [tau], meth%quadrature, mt, 4, q, n, inertia)
+            ta = ta + tau
+         else
+            call wheel_kick(wh, tq, n, k, ta, tau, mt, el, q, hw, inertia, cb)
+         end if
+      end do
+      call body_momenta(wh, n, el, q, hw, ws, m)
+   end subroutine wheel_splitting
 
    !> Torque-free steps of EXACT (step_interface's method_free_steps): nsub exact free flows,
    !> body j over h(min(j, nh)); the splittings run torque-free as EXACT (the Python layer

@@ -30,6 +30,7 @@
 module lie_stormer_verlet
    use kinds, only: dp
    use step_interface
+   use wheels, only: wheels_t, wheels_active
    use numbers_table, only: variant_terze
    use torques, only: torque_t, user_torque_cb, torque_batch, torqued
    use rotations, only: qmul, qrotate_tr, quat_exp
@@ -65,15 +66,16 @@ contains
       m = qrotate_tr(p, a)
    end subroutine terze_free_body
 
-   subroutine lie_stormer_verlet_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+   subroutine lie_stormer_verlet_step(meth, n, k, t, h, m, q, hw, inertia, ws, tq, wh, cb, info)
       type(method_t), intent(in) :: meth; type(torque_t), intent(in) :: tq; procedure(user_torque_cb) :: cb
       integer, intent(in) :: n, k; integer, intent(inout) :: info(n); real(dp), intent(in) :: t, h, inertia(3, n)
       real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)   ! (step_interface's method_step)
+      type(wheels_t), intent(in) :: wh; real(dp), intent(inout) :: hw(wh%nw, n)
       real(dp), allocatable :: tb(:, :), a(:, :), p(:, :)
       real(dp) :: hh
       integer :: j
 
-      if (meth%variant /= variant_terze) then
+      if (meth%variant /= variant_terze .or. wheels_active(wh)) then
          info = info_not_implemented
          return
       end if

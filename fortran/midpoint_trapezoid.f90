@@ -52,6 +52,7 @@
 module midpoint_trapezoid
    use kinds, only: dp
    use step_interface
+   use wheels, only: wheels_t, wheels_active
    use numbers_table, only: variant_trap, variant_imid, variant_trapm, variant_imidm, variant_swc1, &
                             variant_akw, variant_bbtrap, variant_bbtrapwd
    use torques, only: torque_t, user_torque_cb, torque_batch, torqued
@@ -326,10 +327,11 @@ contains
       end select
    end subroutine finish
 
-   subroutine midpoint_trapezoid_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+   subroutine midpoint_trapezoid_step(meth, n, k, t, h, m, q, hw, inertia, ws, tq, wh, cb, info)
       type(method_t), intent(in) :: meth; type(torque_t), intent(in) :: tq; procedure(user_torque_cb) :: cb
       integer, intent(in) :: n, k; integer, intent(inout) :: info(n); real(dp), intent(in) :: t, h, inertia(3, n)
       real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)   ! (step_interface's method_step)
+      type(wheels_t), intent(in) :: wh; real(dp), intent(inout) :: hw(wh%nw, n)
       integer, parameter :: active = 0, done = 1, failed_solve = 2, failed_finite = 3
       type(body_t) :: bd
       type(body_t), allocatable :: bds(:)
@@ -340,7 +342,7 @@ contains
       integer :: v, j, it, bad
 
       v = meth%variant
-      if (v < variant_trap .or. v > variant_bbtrapwd) then
+      if (v < variant_trap .or. v > variant_bbtrapwd .or. wheels_active(wh)) then
          info = info_not_implemented
          return
       end if

@@ -81,19 +81,73 @@ module numbers_table
    integer, parameter, public :: torque_damping = 4
    !> an internal rotor of constant momentum h: h x I^-1 m
    integer, parameter, public :: torque_rotor = 5
-   !> PD attitude control -kp s e_v - kd I^-1 m
+   !> PD attitude control -Kp s e_v - Kd I^-1 m
    integer, parameter, public :: torque_attitude_control = 6
    !> the built-in kinds that depend on the angular momentum m
    integer, parameter, public :: momentum_torque_kinds(3) = [torque_damping, torque_rotor, torque_attitude_control]
 
-   ! Sizes of a compiled torque: a sum of at most max_torque_terms built-in terms, each with
-   ! torque_term_reals parameters, and torque_body_reals parameters per body for one of them.
+   ! Sizes of a compiled torque: a sum of at most max_torque_terms built-in terms, each a row of
+   ! torque_term_header + torque_term_reals reals (its kind, the block of its per-body parameters
+   ! or 0, its parameters); a term whose parameters are given per body takes a block of
+   ! torque_term_reals reals of every body instead.
    !> most terms of a compiled sum of torques
    integer, parameter, public :: max_torque_terms = 8
+   !> reals before the parameters of a term: its kind, its per-body block
+   integer, parameter, public :: torque_term_header = 2
    !> parameters of one term
-   integer, parameter, public :: torque_term_reals = 8
-   !> per-body parameters (a reference quaternion, a rotor momentum)
-   integer, parameter, public :: torque_body_reals = 4
+   integer, parameter, public :: torque_term_reals = 27
+
+   ! The parameters of an attitude-control term (first slot of each): gains given as numbers
+   ! (control_gains = 0: kp, kd in the first slot of their block) or as 3 x 3 matrices (1: column
+   ! by column), the reference quaternion at the time t_ref and its constant rate (in its own
+   ! frame; zero: a fixed reference).
+   !> 0: the gains are numbers, 1: matrices
+   integer, parameter, public :: control_gains = 1
+   !> Kp (9 reals)
+   integer, parameter, public :: control_kp = 2
+   !> Kd (9 reals)
+   integer, parameter, public :: control_kd = 11
+   !> q_ref (4 reals, scalar first)
+   integer, parameter, public :: control_q_ref = 20
+   !> the reference's rate (3 reals, rad per unit time)
+   integer, parameter, public :: control_rate = 24
+   !> the time of q_ref
+   integer, parameter, public :: control_t_ref = 27
+
+   ! Reaction wheels (wheels.f90, frb.Wheels): at most max_wheels wheels a body, each given by
+   ! wheel_reals reals (its unit axis, the row of the pseudo-inverse of the axes); the motor-torque
+   ! law: none, the built-in quaternion feedback, a Python callable.
+   !> most wheels of a body
+   integer, parameter, public :: max_wheels = 8
+   !> reals of one wheel: axis (3), row of the pseudo-inverse A^+ (3)
+   integer, parameter, public :: wheel_reals = 6
+   !> no wheels in the time loop
+   integer, parameter, public :: wheel_law_none = 0
+   !> the quaternion feedback through the wheels (frb.wheel_laws)
+   integer, parameter, public :: wheel_law_feedback = 1
+   !> a Python callable law(t, Q, m, h) -> u (f2py call-back)
+   integer, parameter, public :: wheel_law_user = 2
+
+   ! The parameters of the wheel law quaternion_feedback (first slot of each; law_reals reals, for
+   ! all bodies or per body).
+   !> the reference quaternion at law_t_ref (4 reals)
+   integer, parameter, public :: law_q_ref = 1
+   !> Kp, column by column (9 reals)
+   integer, parameter, public :: law_kp = 5
+   !> Kd, column by column (9 reals)
+   integer, parameter, public :: law_kd = 14
+   !> the reference's angular velocity in its own frame (3 reals)
+   integer, parameter, public :: law_rate = 23
+   !> the time of law_q_ref
+   integer, parameter, public :: law_t_ref = 26
+   !> largest motor torque of a wheel (infinity: none)
+   integer, parameter, public :: law_u_max = 27
+   !> largest momentum of a wheel (infinity: none)
+   integer, parameter, public :: law_h_max = 28
+   !> 1: the gyroscopic compensation w x (m + A h), 0: none
+   integer, parameter, public :: law_gyroscopic = 29
+   !> reals of the parameters of a law
+   integer, parameter, public :: law_reals = 29
 
    ! Info codes of a body in a step (the engine stops after the step where one is set).
    !> the step succeeded
@@ -210,8 +264,8 @@ module numbers_table
    integer, parameter, public :: run_quadrature = 3
    !> a Python torque: 0 none, 1 T(t, Q), 2 T(t, Q, m)
    integer, parameter, public :: run_user_torque = 4
-   !> the torque term (1-based) with per-body parameters, 0 none
-   integer, parameter, public :: run_body_term = 5
+   !> the wheels' law: wheel_law_none, wheel_law_feedback or wheel_law_user
+   integer, parameter, public :: run_wheel_law = 5
    !> steps of the whole run
    integer, parameter, public :: run_nsteps = 6
    !> kept states: every save_every-th step and the last (0: the last only)
@@ -232,8 +286,10 @@ module numbers_table
    integer, parameter, public :: run_checks = 14
    !> the method's scale range (a power of two) for the checks
    integer, parameter, public :: run_scale_exponent = 15
+   !> order (2 or 4) of the wheel kick of a splitting's torque flow
+   integer, parameter, public :: run_wheel_kick = 16
    !> slots of the configuration
-   integer, parameter, public :: run_slots = 15
+   integer, parameter, public :: run_slots = 16
 
    ! The scales of a batch that the input checks (check_bodies) return: the largest and the
    ! smallest nonzero max_i |m_i| of a body, the smallest and the largest moment, the largest |h|

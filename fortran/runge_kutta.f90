@@ -21,12 +21,18 @@
 !   the stage quaternion as it is (as the listing does), but the torque at the NORMALISED stage
 !   quaternion (a torque is a function of a rotation; E(q) of a non-unit q is not a rotation).
 ! * The accumulation order is ((k1 + 2 k2) + 2 k3) + k4, then divided by 6.
+! With reaction wheels (module wheels) the state is (q, W, h), h the wheel momenta:
+! W' = I^-1 (T + (I W) x W + (A h) x W - A u), h' = u, the torque T and the motor torques u at
+! every stage (time, normalised stage quaternion, stage momentum I W and wheel momenta); after
+! the step the law's momentum limits (wheels.wheel_limits, the excess to m).
 ! Properties: explicit, order 4, no invariant exact (|m|, E, Qm drift; |q| = 1 only by the
 ! projection), not symmetric, not symplectic. Cost: 4 torque evaluations a step (one torque_batch
 ! per stage); the torque-free path does the whole step body by body.
 module runge_kutta
    use kinds, only: dp
    use step_interface
+   use wheels, only: wheels_t, wheels_active, wheel_law_batch, wheel_limits, wheel_body_torque, &
+                     axes_times, max_wheels
    use numbers_table, only: variant_rk4
    use torques, only: torque_t, user_torque_cb, torque_batch, torqued
    use rotations, only: cross, quat_normalize
@@ -73,16 +79,21 @@ contains
       m = inertia * (w + aw / 6.0_dp)
    end subroutine rk4_free_body
 
-   subroutine runge_kutta_step(meth, n, k, t, h, m, q, inertia, ws, tq, cb, info)
+   subroutine runge_kutta_step(meth, n, k, t, h, m, q, hw, inertia, ws, tq, wh, cb, info)
       type(method_t), intent(in) :: meth; type(torque_t), intent(in) :: tq; procedure(user_torque_cb) :: cb
       integer, intent(in) :: n, k; integer, intent(inout) :: info(n); real(dp), intent(in) :: t, h, inertia(3, n)
       real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)   ! (step_interface's method_step)
+      type(wheels_t), intent(in) :: wh; real(dp), intent(inout) :: hw(wh%nw, n)
       real(dp), allocatable :: qs(:, :), qn(:, :), wst(:, :), aq(:, :), aw(:, :), tb(:, :), ms(:, :)
       real(dp) :: w(3), kq(4), kw(3), th
       integer :: j, stage
 
       if (meth%variant /= variant_rk4) then
          info = info_not_implemented
+         return
+      end if
+      if (wheels_active(wh)) then
+         call rk4_wheels_step(n, k, t, h, m, q, hw, inertia, tq, wh, cb)
          return
       end if
       if (.not. torqued(tq)) then
@@ -133,5 +144,82 @@ contains
          m(:, j) = inertia(:, j) * (w + (aw(:, j) + kw) / 6.0_dp)
       end do
    end subroutine runge_kutta_step
+
+   !> One RK4 step with reaction wheels (see the header), stage-major as runge_kutta_step.
+   subroutine rk4_wheels_step(n, k, t, h, m, q, hw, inertia, tq, wh, cb)
+      integer, intent(in) :: n, k
+      real(dp), intent(in) :: t, h, inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), q(4, n)
+      type(wheels_t), intent(in) :: wh
+      real(dp), intent(inout) :: hw(wh%nw, n)
+      type(torque_t), intent(in) :: tq
+      procedure(user_torque_cb) :: cb
+      real(dp), allocatable :: qs(:, :), qn(:, :), wst(:, :), aq(:, :), aw(:, :), tb(:, :), ms(:, :)
+      real(dp), allocatable :: hs(:, :), ah(:, :), u(:, :)
+      real(dp) :: w(3), kq(4), kw(3), ts, c, excess(max_wheels)
+      integer :: j, stage, nw
+
+      nw = wh%nw
+      allocate (qs(4, n), qn(4, n), wst(3, n), aq(4, n), aw(3, n), tb(3, n), ms(3, n))
+      allocate (hs(nw, n), ah(nw, n), u(nw, n))
+      ! the stage point (qs, wst, hs) of stage 1: the state
+      do j = 1, n
+         qs(:, j) = q(:, j)
+         qn(:, j) = q(:, j)
+         wst(:, j) = m(:, j) / inertia(:, j)
+         ms(:, j) = m(:, j)
+      end do
+      hs = hw
+      do stage = 1, 4
+         ts = t
+         if (stage == 2 .or. stage == 3) ts = t + 0.5_dp * h
+         if (stage == 4) ts = t + h
+         if (stage > 1) then
+            do j = 1, n
+               ms(:, j) = inertia(:, j) * wst(:, j)
+            end do
+         end if
+         if (torqued(tq)) then
+            call torque_batch(tq, n, ts, k, 4, qn, ms, inertia, tb, cb)
+         else
+            tb = 0.0_dp
+         end if
+         call wheel_law_batch(wh, n, ts, k, qn, ms, hs, inertia, u)
+         c = 0.5_dp
+         if (stage == 3) c = 1.0_dp
+         do j = 1, n
+            call rk4_rates(h, qs(:, j), wst(:, j), inertia(:, j), &
+                           tb(:, j) + wheel_body_torque(wh, j, hs(:, j), wst(:, j), u(:, j)), kq, kw)
+            if (stage == 1) then
+               aq(:, j) = kq
+               aw(:, j) = kw
+               ah(:, j) = h * u(:, j)
+            else if (stage < 4) then
+               aq(:, j) = aq(:, j) + 2.0_dp * kq
+               aw(:, j) = aw(:, j) + 2.0_dp * kw
+               ah(:, j) = ah(:, j) + 2.0_dp * (h * u(:, j))
+            else
+               aq(:, j) = aq(:, j) + kq
+               aw(:, j) = aw(:, j) + kw
+               ah(:, j) = ah(:, j) + h * u(:, j)
+            end if
+            if (stage < 4) then
+               w = m(:, j) / inertia(:, j)
+               qs(:, j) = q(:, j) + c * kq
+               wst(:, j) = w + c * kw
+               hs(:, j) = hw(:, j) + c * (h * u(:, j))
+               qn(:, j) = quat_normalize(qs(:, j))
+            end if
+         end do
+      end do
+      do j = 1, n
+         w = m(:, j) / inertia(:, j)
+         q(:, j) = quat_normalize(q(:, j) + aq(:, j) / 6.0_dp)
+         m(:, j) = inertia(:, j) * (w + aw(:, j) / 6.0_dp)
+         hw(:, j) = hw(:, j) + ah(:, j) / 6.0_dp
+         call wheel_limits(wh, j, hw(:, j), excess(1:nw))
+         if (any(excess(1:nw) /= 0.0_dp)) m(:, j) = m(:, j) + axes_times(wh, j, excess(1:nw))
+      end do
+   end subroutine rk4_wheels_step
 
 end module runge_kutta

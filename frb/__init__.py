@@ -6,7 +6,8 @@ frb_step, quat_step      exact / semi-exact free rigid body steps (matrix / scal
 integrate                every integrator of the papers, batched, with torques (``frb.engine``)
 METHODS                  the methods of integrate: reference, order, properties (``frb.methods``)
 Trajectory               the kept states of a run
-torques                  built-in torques (constant_field, heavy_top, gravity_gradient)
+torques                  built-in torques (constant_field, heavy_top, gravity_gradient, ...)
+Wheels, wheel_laws       reaction wheels as states of the run, and the laws of their motors
 splitting                splitting methods for torqued bodies (``frb.splitting.integrate``)
 dmv_step, dmv_integrate  the preprocessed discrete Moser-Veselov method (orders 2, 4, 6, 8; ``frb.dmv``)
 hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat, kinetic_energy, spatial_momentum
@@ -59,10 +60,11 @@ from .rotations import (hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat
                         kinetic_energy, spatial_momentum, to_rotation, from_rotation)
 from .io import read_dat, write_dat
 from .dmv import dmv_step, dmv_integrate
-from . import dmv, splitting, torques, engine, methods
+from . import dmv, splitting, torques, engine, methods, wheel_laws
 from .engine import integrate
+from .wheels import Wheels
 from .trajectory import Trajectory
-from ._messages import IntegrationError
+from ._messages import IntegrationError, NotCompiledWarning
 from .methods import METHODS
 from . import experiments
 from .workprecision import compare
@@ -75,6 +77,7 @@ from ._config import show_config
 __version__: str = _build_info.VERSION
 
 __all__ = ["compare", "experiments", "integrate", "Trajectory", "IntegrationError", "METHODS",
+           "Wheels", "wheel_laws", "NotCompiledWarning",
            "torques", "engine", "methods", "frb_step", "quat_step", "dmv_step", "dmv_integrate",
            "dmv", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
            "matrix_to_quat", "kinetic_energy", "spatial_momentum", "to_rotation", "from_rotation",

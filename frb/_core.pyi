@@ -21,6 +21,8 @@ _F64 = NDArray[np.float64]
 #: The call-back of a user torque: ``cb(n, t, step, qt, m, tb)`` with ``qt`` (3, 3, n) the
 #: attitudes and ``m`` (3, n) the momenta, fills and returns ``tb`` (3, n), the body torques.
 _UserTorque = Callable[[int, float, int, _F64, _F64, _F64], Any]
+# a wheel law: (n, nw, t, step, qt, m, hw, u) -> u
+_UserLaw = Callable[[int, int, float, int, _F64, _F64, _F64, _F64], Any]
 
 # the time loop: a segment of a run (the state carried in m, att, ws), or a whole run in one
 # call. plan (PLAN_ROWS, flows): kind, fraction of h; terms (1 + TORQUE_TERM_REALS, terms): kind,
@@ -28,16 +30,20 @@ _UserTorque = Callable[[int, float, int, _F64, _F64, _F64], Any]
 # (status, fail_step, fail_body), status 0 (INFO_OK) when every body ran
 def engine_segment(config: ArrayLike, plan: ArrayLike, terms: ArrayLike, body: ArrayLike,
                    times: ArrayLike, m0: ArrayLike, att0: ArrayLike, inertia: ArrayLike,
-                   m: _F64, att: _F64, ws: _F64, m_out: _F64, att_out: _F64, cb: _UserTorque,
-                   cb_extra_args: tuple[Any, ...] = ...) -> tuple[int, int, int]: ...
+                   m: _F64, att: _F64, ws: _F64, m_out: _F64, att_out: _F64, wheels: ArrayLike,
+                   law: ArrayLike, h0: ArrayLike, hw: _F64, h_out: _F64, cb: _UserTorque,
+                   lcb: _UserLaw, cb_extra_args: tuple[Any, ...] = ...,
+                   lcb_extra_args: tuple[Any, ...] = ...) -> tuple[int, int, int]: ...
 def engine_segment_gil(config: ArrayLike, plan: ArrayLike, terms: ArrayLike, body: ArrayLike,
                        times: ArrayLike, m0: ArrayLike, att0: ArrayLike, inertia: ArrayLike,
                        m: _F64, att: _F64, ws: _F64, m_out: _F64, att_out: _F64,
-                       cb: _UserTorque,
-                       cb_extra_args: tuple[Any, ...] = ...) -> tuple[int, int, int]: ...
+                       wheels: ArrayLike, law: ArrayLike, h0: ArrayLike, hw: _F64, h_out: _F64,
+                       cb: _UserTorque, lcb: _UserLaw, cb_extra_args: tuple[Any, ...] = ...,
+                       lcb_extra_args: tuple[Any, ...] = ...) -> tuple[int, int, int]: ...
 def engine_whole(config: ArrayLike, plan: ArrayLike, terms: ArrayLike, body: ArrayLike,
                  times: ArrayLike, m0: ArrayLike, att0: ArrayLike, inertia: ArrayLike,
-                 m_out: _F64, att_out: _F64) -> tuple[int, int, int]: ...
+                 m_out: _F64, att_out: _F64, wheels: ArrayLike, law: ArrayLike, h0: ArrayLike,
+                 h_out: _F64) -> tuple[int, int, int]: ...
 
 # torque-free steps of one body with its checks: (m_out (3,), att_out (natt,), check code,
 # info code)

@@ -1,5 +1,6 @@
 """The messages of frb's failures in one place: the check codes of the compiled input checks,
-the phase limit, the failures of a step (:class:`IntegrationError`).
+the phase limit, the failures of a step (:class:`IntegrationError`), the warning of a built-in
+torque or wheel law that a run must evaluate from Python (:class:`NotCompiledWarning`).
 
 Every route names its own arguments in these messages (``m0`` or ``m``, ``attitude0``, ``Q`` or
 ``q``) and the body of a batch (0-based), through the ``names`` and ``body`` of
@@ -15,8 +16,8 @@ from numpy.typing import ArrayLike
 
 from . import _numbers_table as _sn
 
-__all__ = ["IntegrationError", "check_message", "phase_message", "low_precision_hint",
-           "failure"]
+__all__ = ["IntegrationError", "NotCompiledWarning", "check_message", "phase_message",
+           "low_precision_hint", "failure"]
 
 #: Tolerance of the attitude checks (the shared ``ATTITUDE_TOLERANCE``).
 ORTHOGONALITY_TOLERANCE: float = _sn.ATTITUDE_TOLERANCE
@@ -43,6 +44,14 @@ class IntegrationError(RuntimeError):
     # pickles with its attributes (errors travel from dask workers)
     def __reduce__(self) -> tuple[type[IntegrationError], tuple[str, str, int, int]]:
         return type(self), (str(self), self.method, self.step, self.body)
+
+
+class NotCompiledWarning(UserWarning):
+    """A run evaluates from Python, once per stage, a torque or a wheel law made of built-in
+    ones (which are otherwise compiled into the time loop): correct, but many times slower. The
+    message says why (a sum of more terms than the compiled loop holds, a subclass of a
+    built-in torque, a reference quaternion given as a Python function of time) and how to stay
+    compiled. (Public as ``frb.NotCompiledWarning``.)"""
 
 
 

@@ -81,19 +81,73 @@ TORQUE_USER: Final[int] = 3
 TORQUE_DAMPING: Final[int] = 4
 #: an internal rotor of constant momentum h: h x I^-1 m
 TORQUE_ROTOR: Final[int] = 5
-#: PD attitude control -kp s e_v - kd I^-1 m
+#: PD attitude control -Kp s e_v - Kd I^-1 m
 TORQUE_ATTITUDE_CONTROL: Final[int] = 6
 #: the built-in kinds that depend on the angular momentum m
 MOMENTUM_TORQUE_KINDS: Final[tuple[int, ...]] = (TORQUE_DAMPING, TORQUE_ROTOR, TORQUE_ATTITUDE_CONTROL)
 
-# Sizes of a compiled torque: a sum of at most max_torque_terms built-in terms, each with
-# torque_term_reals parameters, and torque_body_reals parameters per body for one of them.
+# Sizes of a compiled torque: a sum of at most max_torque_terms built-in terms, each a row of
+# torque_term_header + torque_term_reals reals (its kind, the block of its per-body parameters or
+# 0, its parameters); a term whose parameters are given per body takes a block of torque_term_reals
+# reals of every body instead.
 #: most terms of a compiled sum of torques
 MAX_TORQUE_TERMS: Final[int] = 8
+#: reals before the parameters of a term: its kind, its per-body block
+TORQUE_TERM_HEADER: Final[int] = 2
 #: parameters of one term
-TORQUE_TERM_REALS: Final[int] = 8
-#: per-body parameters (a reference quaternion, a rotor momentum)
-TORQUE_BODY_REALS: Final[int] = 4
+TORQUE_TERM_REALS: Final[int] = 27
+
+# The parameters of an attitude-control term (first slot of each): gains given as numbers
+# (control_gains = 0: kp, kd in the first slot of their block) or as 3 x 3 matrices (1: column by
+# column), the reference quaternion at the time t_ref and its constant rate (in its own frame;
+# zero: a fixed reference).
+#: 0: the gains are numbers, 1: matrices
+CONTROL_GAINS: Final[int] = 1
+#: Kp (9 reals)
+CONTROL_KP: Final[int] = 2
+#: Kd (9 reals)
+CONTROL_KD: Final[int] = 11
+#: q_ref (4 reals, scalar first)
+CONTROL_Q_REF: Final[int] = 20
+#: the reference's rate (3 reals, rad per unit time)
+CONTROL_RATE: Final[int] = 24
+#: the time of q_ref
+CONTROL_T_REF: Final[int] = 27
+
+# Reaction wheels (wheels.f90, frb.Wheels): at most max_wheels wheels a body, each given by
+# wheel_reals reals (its unit axis, the row of the pseudo-inverse of the axes); the motor-torque
+# law: none, the built-in quaternion feedback, a Python callable.
+#: most wheels of a body
+MAX_WHEELS: Final[int] = 8
+#: reals of one wheel: axis (3), row of the pseudo-inverse A^+ (3)
+WHEEL_REALS: Final[int] = 6
+#: no wheels in the time loop
+WHEEL_LAW_NONE: Final[int] = 0
+#: the quaternion feedback through the wheels (frb.wheel_laws)
+WHEEL_LAW_FEEDBACK: Final[int] = 1
+#: a Python callable law(t, Q, m, h) -> u (f2py call-back)
+WHEEL_LAW_USER: Final[int] = 2
+
+# The parameters of the wheel law quaternion_feedback (first slot of each; law_reals reals, for all
+# bodies or per body).
+#: the reference quaternion at law_t_ref (4 reals)
+LAW_Q_REF: Final[int] = 1
+#: Kp, column by column (9 reals)
+LAW_KP: Final[int] = 5
+#: Kd, column by column (9 reals)
+LAW_KD: Final[int] = 14
+#: the reference's angular velocity in its own frame (3 reals)
+LAW_RATE: Final[int] = 23
+#: the time of law_q_ref
+LAW_T_REF: Final[int] = 26
+#: largest motor torque of a wheel (infinity: none)
+LAW_U_MAX: Final[int] = 27
+#: largest momentum of a wheel (infinity: none)
+LAW_H_MAX: Final[int] = 28
+#: 1: the gyroscopic compensation w x (m + A h), 0: none
+LAW_GYROSCOPIC: Final[int] = 29
+#: reals of the parameters of a law
+LAW_REALS: Final[int] = 29
 
 # Info codes of a body in a step (the engine stops after the step where one is set).
 #: the step succeeded
@@ -210,8 +264,8 @@ RUN_VARIANT: Final[int] = 2
 RUN_QUADRATURE: Final[int] = 3
 #: a Python torque: 0 none, 1 T(t, Q), 2 T(t, Q, m)
 RUN_USER_TORQUE: Final[int] = 4
-#: the torque term (1-based) with per-body parameters, 0 none
-RUN_BODY_TERM: Final[int] = 5
+#: the wheels' law: wheel_law_none, wheel_law_feedback or wheel_law_user
+RUN_WHEEL_LAW: Final[int] = 5
 #: steps of the whole run
 RUN_NSTEPS: Final[int] = 6
 #: kept states: every save_every-th step and the last (0: the last only)
@@ -232,8 +286,10 @@ RUN_LAST_STEP: Final[int] = 13
 RUN_CHECKS: Final[int] = 14
 #: the method's scale range (a power of two) for the checks
 RUN_SCALE_EXPONENT: Final[int] = 15
+#: order (2 or 4) of the wheel kick of a splitting's torque flow
+RUN_WHEEL_KICK: Final[int] = 16
 #: slots of the configuration
-RUN_SLOTS: Final[int] = 15
+RUN_SLOTS: Final[int] = 16
 
 # The scales of a batch that the input checks (check_bodies) return: the largest and the smallest
 # nonzero max_i |m_i| of a body, the smallest and the largest moment, the largest |h| max_i |m_i| /

@@ -6,7 +6,7 @@ Every public route to the compiled time loop (:func:`frb.integrate`,
 accepts in a :class:`Route` (the names of its arguments, the attitude forms and shapes it
 allows), hands the arguments it was called with to :func:`prepare` as a :class:`Request`, and
 gets one immutable :class:`Run`: the method and its codes, the arrays in the engine's layout, the
-compiled torque, the scaling, the states to keep. :func:`execute` is the only function of frb
+compiled torque, the reaction wheels and their law, the scaling, the states to keep. :func:`execute` is the only function of frb
 that calls the compiled time loop; it enters long runs in segments (Ctrl-C, progress) and
 returns the kept states.
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Tuple
 
@@ -36,7 +37,9 @@ from ._scaling import Scaling, scaling_of
 from .methods import MethodInfo, check_dmv_inertia
 from .schedules import FREE_PLAN, plan as splitting_plan
 from .threads import get_num_threads, resolve as resolve_threads
-from .torques import Torque, UserTorque, as_torque, compiled_terms
+from .torques import NotCompiledWarning, Rotor, Torque, UserTorque, as_torque, compiled_terms
+from .wheel_laws import QuaternionFeedback, UserLaw, WheelLaw, as_wheel_law
+from .wheels import Wheels
 
 __all__ = ["Route", "Request", "Run", "Outcome", "prepare", "execute", "check", "lean_free_steps",
            "in_segments", "free_flow", "is_rotation_matrix"]
@@ -91,6 +94,31 @@ class Request(NamedTuple):
     t0: Any = 0.0
     #: the method's name as the user chose it (progress bars; default the method's)
     name: str = ""
+    #: reaction wheels (frb.Wheels) and the law of their motor torques (frb.wheel_laws, or a
+    #: callable law(t, Q, m, h)); without a law the wheels keep their momenta (a gyrostat)
+    wheels: Any = None
+    wheel_law: Any = None
+
+
+class WheelRun(NamedTuple):
+    """The reaction wheels of a run: the wheels and the law as the run takes them (in the run's
+    frame), the law's kind (WHEEL_LAW_*), the law Python calls back (None: compiled), and the
+    keyword inputs of the compiled loop: ``wheels`` (WHEEL_REALS, nw, 1 or n) the axes and the
+    rows of their pseudo-inverse, ``law`` (LAW_REALS, 1 or n) its parameters, ``h0`` (nw, n)
+    the initial momenta (transposes of C-ordered arrays)."""
+
+    wheels: Optional[Wheels]
+    law: Optional[WheelLaw]
+    kind: int
+    user: Optional[UserLaw]
+    inputs: Mapping[str, NDArray[np.float64]]
+    #: the initial momenta (n, nw)
+    h0: NDArray[np.float64]
+
+    @property
+    def wheel_count(self) -> int:
+        """The wheels of a body."""
+        return int(self.h0.shape[1])
 
 
 #: The inputs of the compiled loop (engine_whole, engine_segment), in the order of its arguments.
@@ -148,6 +176,8 @@ class Run(NamedTuple):
     engine_inputs: EngineInputs
     #: the longest free flow of a step, as a fraction of h (for the phase limit)
     longest: float
+    #: the reaction wheels (no wheels: a WheelRun of none)
+    wheel_run: WheelRun
 
     @property
     def checked(self) -> bool:
@@ -174,12 +204,14 @@ class Run(NamedTuple):
 
 
 class Outcome(NamedTuple):
-    """The kept states of a run: momenta (K, n, 3) and attitudes (K, n, natt), in the user's
-    units; filled up to the failure when there is one (``failure``, not raised)."""
+    """The kept states of a run: momenta (K, n, 3), attitudes (K, n, natt) and wheel momenta
+    (K, n, nw; None without wheels), in the user's units; filled up to the failure when there
+    is one (``failure``, not raised)."""
 
     m: NDArray[np.float64]
     attitude: NDArray[np.float64]
     failure: Optional[IntegrationError] = None
+    h: Optional[NDArray[np.float64]] = None
 
 
 def _read_only(a: NDArray[Any]) -> NDArray[Any]:
@@ -189,14 +221,19 @@ def _read_only(a: NDArray[Any]) -> NDArray[Any]:
 
 _NO_TORQUE_TERMS = _read_only(compiled_terms((_sn.TORQUE_NONE,),
                                              np.zeros((1, _sn.TORQUE_TERM_REALS))))
-_NO_BODY = _read_only(np.zeros((1, _sn.TORQUE_BODY_REALS)))
+_NO_BODY = _read_only(np.zeros((1, _sn.TORQUE_TERM_REALS)))
+_NO_WHEEL_AXES = _read_only(np.zeros((_sn.WHEEL_REALS, 1, 1), order="F"))
+_NO_LAW = _read_only(np.zeros((_sn.LAW_REALS, 1), order="F"))
+# the wheel arrays of a run without wheel states: not read, one element each
+_NO_H = _read_only(np.zeros((1, 1), order="F"))
 _FLOAT64 = np.dtype(np.float64)
 _H_WANT = "a real number (or, for a batch, an array of real numbers)"
 # the configuration is made in the order of its slots
 assert (_sn.RUN_FAMILY, _sn.RUN_VARIANT, _sn.RUN_QUADRATURE, _sn.RUN_USER_TORQUE,
-        _sn.RUN_BODY_TERM, _sn.RUN_NSTEPS, _sn.RUN_SAVE_EVERY, _sn.RUN_CHUNK, _sn.RUN_THREADS,
+        _sn.RUN_WHEEL_LAW, _sn.RUN_NSTEPS, _sn.RUN_SAVE_EVERY, _sn.RUN_CHUNK, _sn.RUN_THREADS,
         _sn.RUN_FIRST_BODY, _sn.RUN_LAST_BODY, _sn.RUN_FIRST_STEP, _sn.RUN_LAST_STEP,
-        _sn.RUN_CHECKS, _sn.RUN_SCALE_EXPONENT, _sn.RUN_SLOTS) == tuple(range(1, 16)) + (15,)
+        _sn.RUN_CHECKS, _sn.RUN_SCALE_EXPONENT, _sn.RUN_WHEEL_KICK,
+        _sn.RUN_SLOTS) == tuple(range(1, 17)) + (16,)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -274,21 +311,114 @@ def _steps(req: Request, single: bool, n: int) -> NDArray[np.float64]:
 
 
 def _torque_form(torque: Optional[Torque], n: int
-                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], int, Optional[Torque]]:
-    """(terms, per-body parameters, term with per-body parameters (1-based, 0 none), the torque
-    Python calls back or None) of a torque."""
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], Optional[Torque]]:
+    """(terms, per-body parameters, the torque Python calls back or None) of a torque. A torque
+    of built-in torques only that has no compiled form warns (NotCompiledWarning)."""
     if torque is None:
-        return _NO_TORQUE_TERMS, _NO_BODY, 0, None
+        return _NO_TORQUE_TERMS, _NO_BODY, None
     form = torque.compiled
     if form is None:
-        return _NO_TORQUE_TERMS, _NO_BODY, 0, torque
-    terms = form.terms if form.terms is not None else compiled_terms(form.kinds, form.parameters)
+        _warn_not_compiled(torque)
+        return _NO_TORQUE_TERMS, _NO_BODY, torque
+    terms = form.terms if form.terms is not None else compiled_terms(form.kinds, form.parameters,
+                                                                     form.blocks)
     if form.body is None:
-        return terms, _NO_BODY, 0, None
+        return terms, _NO_BODY, None
     if form.body.shape[0] != n:
         raise ValueError(f"torque {torque!r}: its per-body parameters are given for "
                          f"{form.body.shape[0]} bodies, the run has {n}")
-    return terms, form.body, form.body_term + 1, None
+    return terms, form.body, None
+
+
+def _warn_not_compiled(torque: Torque) -> None:
+    """NotCompiledWarning for a torque made of built-in torques only that the run evaluates from
+    Python (a sum of more than MAX_TORQUE_TERMS terms, a subclass of a built-in torque)."""
+    terms = getattr(torque, "terms", (torque,))
+    if any(isinstance(tq, UserTorque) for tq in terms):
+        return          # a user torque is Python's by nature (the documented rule)
+    reasons = [r for r in (getattr(tq, "not_compiled_reason", None) for tq in terms) if r]
+    why = (f"a sum of {len(terms)} terms (the compiled loop holds {_sn.MAX_TORQUE_TERMS})"
+           if len(terms) > _sn.MAX_TORQUE_TERMS else reasons[0] if reasons else
+           "a subclass of a built-in torque, which may change its formula")
+    warnings.warn(f"the torque {torque!r} is evaluated from Python once per stage ({why}), many "
+                  "times slower than a compiled torque", NotCompiledWarning, stacklevel=4)
+
+
+def _wheel_run(req: Request, tq: Optional[Torque], n: int, single: bool, I2: NDArray[np.float64]
+               ) -> tuple[WheelRun, Optional[Torque]]:
+    """The reaction wheels of a request and the torque of the run: wheels without a law are a
+    gyrostat, whose rotor ``A h0`` is added to the torque (frb.torques.rotor: compiled, the
+    energy kept to rounding by the splittings); a law makes the wheel momenta states of the
+    loop. ValueError / TypeError naming the argument."""
+    wheels, law = req.wheels, as_wheel_law(req.wheel_law)
+    if wheels is None:
+        if law is not None:
+            raise ValueError("wheel_law needs wheels=frb.Wheels(axes, h0)")
+        return _NO_WHEELS, tq
+    if not isinstance(wheels, Wheels):
+        raise TypeError(f"wheels must be frb.Wheels(axes, h0), got {type(wheels).__name__}")
+    info = req.method
+    if not info.wheels:
+        raise ValueError(info.wheel_refusal())
+    for what, count in (("wheels", wheels.bodies_count),
+                        ("wheel_law", getattr(law, "bodies_count", None))):
+        if count is not None and count != n and not (single and count == 1):
+            raise ValueError(f"{what}: given per body for {count} bodies, the run has {n}")
+    nw = wheels.count
+    h0 = np.ascontiguousarray(np.broadcast_to(wheels.h0, (n, nw)))
+    A = wheels.axes if wheels.axes.ndim == 2 else wheels.axes[:n]
+    if law is None:
+        rotor = Rotor(wheels.momentum(wheels.h0))
+        return WheelRun(wheels, None, _sn.WHEEL_LAW_NONE, None, _NO_WHEEL_INPUTS, h0), \
+            rotor if tq is None else rotor + tq
+    user: Optional[UserLaw] = None
+    pinv = np.zeros_like(A)
+    if isinstance(law, QuaternionFeedback):
+        pinv = wheels.pseudo_inverse("axes")
+        if not law.compiled:
+            user = _python_feedback(law, I2, A, pinv, n)
+    elif isinstance(law, UserLaw):
+        user = law
+    else:
+        raise TypeError(f"wheel_law must be a law of frb.wheel_laws or a callable, got {law!r}")
+    kind = _sn.WHEEL_LAW_USER if user is not None else _sn.WHEEL_LAW_FEEDBACK
+    axes = np.concatenate([A, np.broadcast_to(pinv, A.shape)], axis=-1)
+    if axes.ndim == 2:
+        axes = axes[None]
+    parameters = law.parameters(n) if kind == _sn.WHEEL_LAW_FEEDBACK and \
+        isinstance(law, QuaternionFeedback) else _NO_LAW.T
+    inputs = {"wheels": _read_only(np.ascontiguousarray(axes).T),
+              "law": _read_only(np.ascontiguousarray(parameters).T),
+              "h0": _read_only(h0.T)}
+    return WheelRun(wheels, law, kind, user, inputs, h0), tq
+
+
+def _python_feedback(law: QuaternionFeedback, I2: NDArray[np.float64], A: NDArray[np.float64],
+                     pinv: NDArray[np.float64], n: int) -> UserLaw:
+    """The law quaternion_feedback with q_ref a Python function of time, as a user law (its
+    numpy formula, called once per stage), with a NotCompiledWarning."""
+    warnings.warn(f"the wheel law {law!r} takes q_ref as a Python function of time: it is "
+                  "evaluated from Python once per stage, many times slower than compiled (a "
+                  "reference turning at a constant rate, frb.wheel_laws.rotating_reference, "
+                  "stays compiled)", NotCompiledWarning, stacklevel=4)
+    moments = np.broadcast_to(I2, (n, 3))
+
+    def feedback(t: float, Q: NDArray[np.float64], m: NDArray[np.float64],
+                 h: NDArray[np.float64]) -> NDArray[np.float64]:
+        return law.torques(t, Q, m, h, moments[:Q.shape[0]], A, pinv)
+
+    feedback.__name__ = "quaternion_feedback"
+    return UserLaw(feedback)
+
+
+def _kick_order(info: MethodInfo, plan: NDArray[np.float64]) -> int:
+    """The order of the wheel kick of a splitting (fortran/wheels.f90): 2 when its kicks b
+    satisfy sum b^3 = 0 (the triple jump YOSHIDA4) or it has one kick (STRANG, and the free
+    part of the approximate flows), else 4 (RKN6_14, user coefficients)."""
+    if info.family != _sn.FAMILY_EXACT_SPLITTINGS:
+        return 2
+    b = plan[plan[:, 0] == 1, 1]
+    return 2 if b.size <= 1 or abs(float(np.sum(b**3))) < 1e-12 else 4
 
 
 def prepare(req: Request) -> Run:
@@ -326,9 +456,12 @@ def prepare(req: Request) -> Run:
     tq = as_torque(req.torque)
     if tq is not None and not info.accepts(tq):
         raise ValueError(info.refusal(tq))
+    wheel_run, tq = _wheel_run(req, tq, n, single, I2) if req.wheels is not None or \
+        req.wheel_law is not None else (_NO_WHEELS, tq)
+    wheels_active = wheel_run.kind != _sn.WHEEL_LAW_NONE
     if quadrature and info.family != _sn.FAMILY_EXACT_SPLITTINGS:
         raise ValueError(f"quadrature applies to the exact-flow methods, not to {info.name}")
-    if h.shape[0] > 1 and (tq is not None or not info.free_steps):
+    if h.shape[0] > 1 and (tq is not None or wheels_active or not info.free_steps):
         raise ValueError(f"{route.names['h']} per body is for torque-free runs of the exact "
                          "flows and the DMV methods")
     # the flows of a step: one free flow (EXACT, and every splitting without a torque), or the
@@ -336,20 +469,25 @@ def prepare(req: Request) -> Run:
     variant = info.variant
     plan, longest = FREE_PLAN
     if info.family == _sn.FAMILY_EXACT_SPLITTINGS:
-        if tq is None:
+        if tq is None and not wheels_active:
             variant = _sn.VARIANT_EXACT
         elif req.coefficients is not None:
             plan, longest = splitting_plan(*req.coefficients)
     if n and info.family == _sn.FAMILY_APPROXIMATE_FREE_FLOWS:
         check_dmv_inertia(info, I2, single)
-    terms, tbody, body_term, user = _torque_form(tq, n)
+    terms, tbody, user = _torque_form(tq, n)
+    user_law = wheel_run.user
     if n * nsteps > 1 << 16:
-        check_kept_states(kept_count(nsteps, save_every), n, 3 + att.shape[1])
+        check_kept_states(kept_count(nsteps, save_every), n, 3 + att.shape[1] + wheel_run.wheel_count)
     # a short run without Python in its loop is one compiled call, which checks the bodies
     # first; any other run is checked now (its scales size its calls and rescale it), and so are
     # matrices that the run holds as quaternions (checked before they are turned)
-    whole = n * max(nsteps, 1) <= FIRST_WORK and user is None and not progress
-    matrices_turned = form == "matrix" and info.family != _sn.FAMILY_EXACT_SPLITTINGS
+    whole = n * max(nsteps, 1) <= FIRST_WORK and user is None and user_law is None and \
+        not progress
+    # matrices are held as quaternions by the families but the exact-flow splittings (and by
+    # them too with wheels)
+    matrices_turned = form == "matrix" and (info.family != _sn.FAMILY_EXACT_SPLITTINGS or
+                                            wheels_active)
     extremes = None
     if n and (not whole or matrices_turned):
         extremes = _check_bodies(route, m2, att, h * longest if longest != 1.0 else h, I2,
@@ -360,13 +498,14 @@ def prepare(req: Request) -> Run:
     user_code = 0
     if user is not None:
         user_code = 2 if user.uses_momentum or user.needs_inertia else 1
-    # a user torque: the whole batch a chunk on one thread (the callable needs the GIL and is
-    # called once per stage for the batch)
-    chunk, run_threads = (n, 1) if user is not None else (_sn.ENGINE_CHUNK,
-                                                         threads or get_num_threads())
-    config = _config((info.family, variant, quadrature, user_code, body_term, nsteps, save_every,
-                      chunk, run_threads, 1, n, 0, nsteps, int(extremes is None),
-                      info.scale_exponent or 0))      # (in the order of the slots RUN_*)
+    # a user torque or law: the whole batch a chunk on one thread (the callable needs the GIL
+    # and is called once per stage for the batch)
+    chunk, run_threads = (n, 1) if user is not None or user_law is not None else (
+        _sn.ENGINE_CHUNK, threads or get_num_threads())
+    config = _config((info.family, variant, quadrature, user_code, wheel_run.kind, nsteps,
+                      save_every, chunk, run_threads, 1, n, 0, nsteps, int(extremes is None),
+                      info.scale_exponent or 0, _kick_order(info, plan) if wheels_active else 2))
+    # (in the order of the slots RUN_*)
     # the moments as the loop takes them: one row for all bodies, or one a body
     I_run = I2
     I_given = I2 if I2.shape[0] == n or n == 0 else np.broadcast_to(I2, (n, 3))
@@ -378,7 +517,7 @@ def prepare(req: Request) -> Run:
               inertia_given=I_given, original=req.attitude,
               label=f"{route.label} {req.name or info.name}", first_work=0,
               engine_inputs=(config, plan.T, terms.T, tbody.T, times, m2.T, att.T, I_run.T),
-              longest=longest)
+              longest=longest, wheel_run=wheel_run)
     return run if extremes is None else _checked(run, extremes)
 
 
@@ -404,16 +543,22 @@ def _checked(run: Run, extremes: NDArray[np.float64]) -> Run:
     first_work = 0      # (FIRST_WORK, read when the run is executed)
     if run.method.family == _sn.FAMILY_EXACT_SPLITTINGS and extremes[4] > LONG_STEP_PHASE:
         first_work = LONG_FIRST_WORK
-    scaling = scaling_of(run.method, run.m, run.inertia, run.h, run.torque is not None, extremes)
+    wheels_active = run.wheel_run.kind != _sn.WHEEL_LAW_NONE
+    scaling = scaling_of(run.method, run.m, run.inertia, run.h,
+                         run.torque is not None or wheels_active, extremes)
     m, inertia, h, t0, terms, body = run.m, run.inertia, run.h, run.t0, run.torque_terms, \
         run.torque_body
+    if scaling is not None and wheels_active:
+        raise ValueError("a run with reaction wheels must be within the scales the methods "
+                         f"hold: |m| and the moments of inertia within 2^-{run.method.scale_exponent}"
+                         f" .. 2^{run.method.scale_exponent} (choose other units)")
     if scaling is not None:
         m, inertia, h = scaling.momenta(m), scaling.moments(inertia), scaling.time(h)
         t0 = float(scaling.time(np.array([t0]))[0]) if t0 != 0.0 else 0.0
         form = run.torque.compiled if run.torque is not None else None
         if form is not None:
-            body_term = int(run.config[_sn.RUN_BODY_TERM - 1])
-            terms, scaled_body = scaling.torque_terms(form, terms, body if body_term else None)
+            terms, scaled_body = scaling.torque_terms(form, terms,
+                                                      body if form.body is not None else None)
             if scaled_body is not None:
                 body = scaled_body
     times = np.concatenate(([t0], h))
@@ -508,53 +653,70 @@ def execute(run: Run) -> Outcome:
     ValueError for an invalid body (when the compiled loop checks them) and the exception of a
     user torque; a failure of a step is returned in the Outcome."""
     n, natt = run.n, run.natt
+    wheel_run = run.wheel_run
     nk = kept_count(run.nsteps, run.save_every)
     m_out = np.empty((nk, n, 3))
     att_out = np.empty((nk, n, natt))
+    active = wheel_run.kind != _sn.WHEEL_LAW_NONE
+    h_out = np.empty((nk, n, wheel_run.wheel_count)) if active else _NO_H_OUT
     if n == 0:
-        return Outcome(m_out, att_out)
+        return Outcome(m_out, att_out, None, None if wheel_run.wheels is None else
+                       np.empty((nk, 0, wheel_run.wheels.count)))
     cb: Any = _TorqueCallback(run) if run.user is not None else _no_torque
-    fail = _run_engine(run, m_out, att_out, cb)
+    lcb: Any = _LawCallback(run) if wheel_run.user is not None else _no_law
+    outs = (m_out, att_out, h_out)
+    fail = _run_engine(run, outs, cb, lcb)
     if fail is not None and fail[2] in (_sn.INFO_BAD_INPUT, _sn.INFO_RESCALE, _sn.INFO_LONG_RUN):
         # the checks of the compiled loop: an invalid body, scales to rescale, or long steps to
         # run in segments
         h = run.h * run.longest if run.longest != 1.0 else run.h
         run = _checked(run, _check_bodies(run.route, run.m, run.attitude, h, run.inertia,
                                           run.threads, run.single, run.original))
-        fail = _run_engine(run, m_out, att_out, cb)
-    if run.user is not None and cb.error is not None:
-        raise cb.error
+        fail = _run_engine(run, outs, cb, lcb)
+    for callback in (cb, lcb):
+        if getattr(callback, "error", None) is not None:
+            raise callback.error
     failure_error = None
     if fail is not None:
         step, body, status = fail
         failure_error = failure(run.method.name, int(status), int(step), int(body) - 1, run.single)
     if run.scaling is not None:
         m_out = run.scaling.momenta_back(m_out)
-    return Outcome(m_out, att_out, failure_error)
+    h_kept: Optional[NDArray[np.float64]] = h_out if active else None
+    if wheel_run.wheels is not None and not active:
+        # wheels without a law keep their momenta
+        h_kept = np.broadcast_to(wheel_run.h0, (nk,) + wheel_run.h0.shape)
+    return Outcome(m_out, att_out, failure_error, h_kept)
 
 
-def _run_engine(run: Run, m_out: NDArray[np.float64], att_out: NDArray[np.float64],
-                cb: Any) -> tuple[int, int, int] | None:
+def _run_engine(run: Run, outs: tuple[NDArray[np.float64], ...], cb: Any, lcb: Any
+                ) -> tuple[int, int, int] | None:
     """The compiled loop over the whole run, in segments (in_segments) from the initial state:
-    the state is carried between them and the kept states written into m_out, att_out in
-    place. Returns None, or (step, body 1-based, status) of the earliest failure."""
+    the state is carried between them and the kept states written into outs (m_out, att_out,
+    h_out) in place. Returns None, or (step, body 1-based, status) of the earliest failure."""
     n = run.n
-    user = run.user is not None
+    m_out, att_out, h_out = outs
+    user = run.user is not None or run.wheel_run.user is not None
+    active = run.wheel_run.kind != _sn.WHEEL_LAW_NONE
+    wheel_inputs = run.wheel_run.inputs if active else _NO_WHEEL_ARRAYS
     if not run.checked or run.nsteps == 0 or not (user or run.progress) and n * run.nsteps <= \
             (run.first_work or FIRST_WORK):
         # a short run is one call (what in_segments would make of it), with no state carried;
         # also a run of no step, whose call writes the initial state
         status, fail_step, fail_body = _core.engine_whole(*run.engine_inputs, m_out=m_out.T,
-                                                          att_out=att_out.T)
+                                                          att_out=att_out.T, h_out=h_out.T,
+                                                          **wheel_inputs)
         return (fail_step, fail_body, status) if status else None
     # the state between segments (not touched by a run in one segment: no page faults)
     m = np.empty(run.m.shape)
     att = np.empty(run.attitude.shape)
+    hw = np.empty((n, h_out.shape[2])) if active else np.zeros((1, 1))
     ws = np.empty((n, _sn.NWS))
     compiled = _core.engine_segment_gil if user else _core.engine_segment
     config = np.array(run.config)
     inputs = (config, *run.engine_inputs[1:])
-    state = dict(m=m.T, att=att.T, ws=ws.T, m_out=m_out.T, att_out=att_out.T, cb=cb)
+    state = dict(m=m.T, att=att.T, ws=ws.T, m_out=m_out.T, att_out=att_out.T, hw=hw.T,
+                 h_out=h_out.T, cb=cb, lcb=lcb, **wheel_inputs)
 
     def advance(b_first: int, b_last: int, k_first: int, k_last: int
                 ) -> tuple[int, int, int] | None:
@@ -707,6 +869,74 @@ def _no_torque(nb: int, t: float, step: int, qt: NDArray[np.float64], m: NDArray
                tb: NDArray[np.float64]
                ) -> NDArray[np.float64]:  # pragma: no cover - never called for built-in torques
     return tb
+
+
+class _LawCallback:
+    """The f2py call-back of a wheel law evaluated from Python (a user law): calls it once per
+    stage for the batch and checks its result (shape (N, nw), finite reals); an exception is
+    kept and the torques returned as NaN, as :class:`_TorqueCallback` does."""
+
+    def __init__(self, run: Run) -> None:
+        law = run.wheel_run.user
+        assert law is not None
+        self.law = law.function
+        self.method = run.method.name
+        self.label = law.name
+        self.error: BaseException | None = None
+
+    def __call__(self, nb: int, nw: int, t: float, step: int, qt: NDArray[np.float64],
+                 m: NDArray[np.float64], hw: NDArray[np.float64], u: NDArray[np.float64]
+                 ) -> NDArray[np.float64]:
+        if self.error is None:
+            try:
+                u.T[...] = self._evaluate(nb, nw, t, step, qt, m, hw)
+                return u
+            except BaseException as exc:  # noqa: BLE001 - re-raised by execute
+                self.error = exc
+        u[...] = np.nan
+        return u
+
+    def _evaluate(self, nb: int, nw: int, t: float, step: int, qt: NDArray[np.float64],
+                  m: NDArray[np.float64], hw: NDArray[np.float64]) -> NDArray[np.float64]:
+        where = f"wheel_law {self.label} (method {self.method}, step {step})"
+        Q, mb, hb = qt.T, m.T, hw.T
+        for a in (Q, mb, hb):
+            a.flags.writeable = False
+        try:
+            res = self.law(t, Q, mb, hb)
+        except ValueError as exc:
+            if "read-only" in str(exc):
+                raise ValueError(f"{where} must not modify Q, m or h in place; return a new "
+                                 f"array ({exc})") from exc
+            raise
+        if res is None:
+            raise ValueError(f"{where} returned None instead of an array of shape ({nb}, {nw})")
+        arr = np.asarray(res)
+        if arr.dtype.kind not in "iuf" or arr.dtype == bool:
+            raise ValueError(f"{where} must return real numbers, got dtype {arr.dtype}")
+        if arr.shape != (nb, nw):
+            raise ValueError(f"{where} must return an array of shape ({nb}, {nw}) (one torque a "
+                             f"wheel of each body), got {arr.shape}")
+        if not np.isfinite(arr).all():
+            bad = ~np.isfinite(arr).all(axis=1)
+            raise ValueError(f"{where} returned a non-finite torque for body "
+                             f"{int(np.argmax(bad))}")
+        return arr
+
+
+def _no_law(nb: int, nw: int, t: float, step: int, qt: NDArray[np.float64],
+            m: NDArray[np.float64], hw: NDArray[np.float64], u: NDArray[np.float64]
+            ) -> NDArray[np.float64]:  # pragma: no cover - never called for compiled laws
+    return u
+
+
+_NO_WHEEL_INPUTS: Mapping[str, NDArray[np.float64]] = {}
+_NO_WHEELS = WheelRun(None, None, _sn.WHEEL_LAW_NONE, None, _NO_WHEEL_INPUTS, np.zeros((0, 0)))
+#: the wheel inputs of the compiled loop for a run without wheel states (not read)
+_NO_WHEEL_ARRAYS: Mapping[str, NDArray[np.float64]] = {"wheels": _NO_WHEEL_AXES, "law": _NO_LAW,
+                                                        "h0": _NO_H}
+#: the kept wheel momenta of a run without wheel states (not written), as (K, n, nw)
+_NO_H_OUT = np.zeros((1, 1, 1))
 
 
 def free_flow(m: NDArray[np.float64], Q: NDArray[np.float64], tau: float,

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ._numbers_table import TORQUE_TERM_HEADER, TORQUE_TERM_REALS
 from .methods import MethodInfo
-from .torques import BODY_SCALES, PARAMETER_SCALES, CompiledTorque
+from .torques import PARAMETER_SCALES, CompiledTorque
 
 __all__ = ["Scaling", "scaling_of"]
 
@@ -74,17 +75,20 @@ class Scaling:
     def torque_terms(self, form: CompiledTorque, terms: NDArray[np.float64],
                      body: NDArray[np.float64] | None
                      ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
-        """The terms (a row a term: its kind, then its parameters) and the per-body parameters
-        of a compiled torque in the run's units (frb.torques.PARAMETER_SCALES, BODY_SCALES)."""
+        """The terms (a row a term: its kind, its block, then its parameters) and the per-body
+        parameters of a compiled torque in the run's units (frb.torques.PARAMETER_SCALES, the
+        same for a term's parameters given per body)."""
         ka, kb = int(self.ka[0, 0]), int(self.kb[0, 0])
         scaled = np.array(terms)
+        scaled_body = None if body is None else np.array(body)
         for i, kind in enumerate(form.kinds):
-            for j, (a, b) in enumerate(PARAMETER_SCALES[kind]):
-                scaled[i, 1 + j] = math.ldexp(scaled[i, 1 + j], a * ka + b * kb)
-        if body is not None:
-            a, b = BODY_SCALES[form.kinds[form.body_term]]
-            body = np.ldexp(body, a * ka + b * kb)
-        return scaled, body
+            powers = np.array([a * ka + b * kb for a, b in PARAMETER_SCALES[kind]])
+            scaled[i, TORQUE_TERM_HEADER:] = np.ldexp(scaled[i, TORQUE_TERM_HEADER:], powers)
+            block = form.blocks[i] if form.blocks else 0
+            if block and scaled_body is not None:
+                cols = slice((block - 1) * TORQUE_TERM_REALS, block * TORQUE_TERM_REALS)
+                scaled_body[:, cols] = np.ldexp(scaled_body[:, cols], powers)
+        return scaled, scaled_body
 
 
 def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float64],

@@ -51,6 +51,8 @@ from .engine import OPTIONS, integrate as _integrate
 from .flows import frb_step as _frb_step, quat_step as _quat_step
 from .inertia import inertia_layout, shared_tensor
 from .torques import Torque, as_torque
+from .wheel_laws import WheelLaw, as_wheel_law
+from .wheels import Wheels
 from .trajectory import TorqueLike, Trajectory
 
 __all__ = ["frb_step", "quat_step", "integrate"]
@@ -267,10 +269,24 @@ def _integrate_block(block: NDArray[np.float64], *, attitude_shape: tuple[int, .
     ii = parts[2].reshape((-1,) + inertia_shape) if per_body_inertia else inertia
     chunk_torque = None if torque is None else torque.bodies(start, stop)
     try:
-        tr = _integrate(m, att, ii, torque=chunk_torque, **kwargs)
+        tr = _integrate(m, att, ii, torque=chunk_torque, **_wheels_of(kwargs, start, stop))
     except (ValueError, TypeError, RuntimeError) as exc:
         _reraise(exc, start, stop)
-    return np.concatenate([tr.m, tr.q], axis=2)
+    kept = [tr.m, tr.q] + ([tr.wheel_momentum] if tr.wheel_momentum is not None else [])
+    return np.concatenate(kept, axis=2)
+
+
+def _wheels_of(kwargs: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
+    """kwargs with the wheels and the wheel law of the bodies start .. stop - 1."""
+    wheels, law = kwargs.get("wheels"), kwargs.get("wheel_law")
+    if wheels is None and law is None:
+        return kwargs
+    out = dict(kwargs)
+    if isinstance(wheels, Wheels):
+        out["wheels"] = wheels.bodies(start, stop)
+    if isinstance(law, WheelLaw):
+        out["wheel_law"] = law.bodies(start, stop)
+    return out
 
 
 def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, nsteps: int, *,
@@ -290,8 +306,9 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
     h, nsteps, method, torque, save_every, **options
         As for :func:`frb.integrate` (``threads`` on each worker; ``t0`` the time of the
         initial state, which a time-dependent torque sees as ``t0 + k h``; ``progress`` is not
-        taken). A user torque (a callable, which must pickle to reach the workers) is called
-        once per stage for each chunk; one that couples the bodies is refused.
+        taken; ``wheels`` and ``wheel_law`` split with the bodies when given per body). A user
+        torque or wheel law (a callable, which must pickle to reach the workers) is called
+        once per stage for each chunk; a torque that couples the bodies is refused.
 
     Returns
     -------
@@ -311,6 +328,8 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
     opts = _validate.options_of(options, {k: v for k, v in OPTIONS.items() if k != "progress"},
                       "frb.dask.integrate")
     tq = _check_torque(torque)
+    wheels = opts.get("wheels")
+    opts["wheel_law"] = as_wheel_law(opts.get("wheel_law"))
     m, n, chunks = _bodies(m0, "m0")
     att = _as_dask(attitude0, "attitude0")
     _known(att, "attitude0")
@@ -322,7 +341,10 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
     # the kept states of the largest chunk must fit in a worker (this machine's memory)
     kept = kept_count(_validate.count(nsteps, "nsteps", 0, _validate.MAX_STEPS),
                       _validate.save_every(save_every))
-    check_kept_states(kept, max(chunks, default=0), 7, " in one dask chunk")
+    nw = wheels.count if isinstance(wheels, Wheels) else 0
+    if isinstance(wheels, Wheels) and wheels.bodies_count not in (None, n):
+        raise ValueError(f"wheels: given per body for {wheels.bodies_count} bodies, the run has {n}")
+    check_kept_states(kept, max(chunks, default=0), 7 + nw, " in one dask chunk")
     # the scalar arguments, the shared inertia and the torque are checked now, and the kept
     # times found, on one body at rest (zero length of step where that is needed)
     probe_att = np.array([1.0, 0.0, 0.0, 0.0]) if attitude_shape == (4,) else np.eye(3)
@@ -330,21 +352,25 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
         i_shared[0] if np.shape(i_shared) == (1, 3, 3) else i_shared)
     probe = _integrate(np.zeros(3), probe_att, probe_inertia,
                        torque=None if tq is None or n == 0 else tq.bodies(0, 1),
-                       **{**kwargs, "nsteps": 0})
+                       **{**_wheels_of(kwargs, 0, 1), "nsteps": 0})
     t = _integrate(np.empty((0, 3)), np.empty((0,) + attitude_shape), np.ones(3),
-                   **{**kwargs, "save_every": save_every}).t
+                   **{**_wheels_of(kwargs, 0, 0), "save_every": save_every}).t
     form = "matrix" if attitude_shape == (3, 3) else "quaternion"
     inertia_out = i_body if i_body is not None else np.broadcast_to(
         np.asarray(i_shared, dtype=np.float64), (n,) + i_shape)
+    wheel_kept = nw if opts["wheel_law"] is not None or isinstance(wheels, Wheels) else 0
     if n == 0:
         empty = np.empty((len(t), 0, 3))
         return Trajectory(t, da.from_array(empty), da.from_array(np.empty((len(t), 0, 4))), form,
-                          probe.method, inertia_out, torque)
+                          probe.method, inertia_out, torque, wheels=wheels,
+                          wheel_momentum=None if not wheel_kept else
+                          da.from_array(np.empty((len(t), 0, nw))))
     packed = _pack([m, att] + ([i_body] if i_body is not None else []))
     out = packed.map_blocks(
         _integrate_block, attitude_shape=attitude_shape,
         inertia=None if i_shared is None else np.asarray(i_shared, dtype=np.float64),
         per_body_inertia=i_body is not None, torque=tq, kwargs=kwargs, new_axis=0,
-        inertia_shape=i_shape, chunks=((len(t),), chunks, (7,)), dtype=np.float64,
+        inertia_shape=i_shape, chunks=((len(t),), chunks, (7 + wheel_kept,)), dtype=np.float64,
         meta=np.empty((0, 0, 0)))
-    return Trajectory(t, out[:, :, :3], out[:, :, 3:], form, probe.method, inertia_out, torque)
+    return Trajectory(t, out[:, :, :3], out[:, :, 3:7], form, probe.method, inertia_out, torque,
+                      wheels=wheels, wheel_momentum=out[:, :, 7:] if wheel_kept else None)

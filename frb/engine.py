@@ -35,7 +35,7 @@ ROUTE = Route("frb.integrate", {"m": "m0", "attitude": "attitude0", "h": "h", "i
 
 #: The keywords of :func:`integrate` besides its named parameters, with their defaults.
 OPTIONS: dict[str, Any] = {"coefficients": None, "quadrature": 0, "threads": None,
-                           "progress": False, "t0": 0.0}
+                           "progress": False, "t0": 0.0, "wheels": None, "wheel_law": None}
 
 
 def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float, nsteps: int, *,
@@ -78,8 +78,8 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
     quadrature : int
         Free flows of the exact-flow splittings: 0 exact, ``1..10`` Gauss-Legendre nodes.
     **options
-        ``coefficients``, ``quadrature``, ``threads``, ``progress``, ``t0`` (below); any other
-        keyword is a TypeError naming it.
+        ``coefficients``, ``quadrature``, ``threads``, ``progress``, ``t0``, ``wheels``,
+        ``wheel_law`` (below); any other keyword is a TypeError naming it.
     threads : int, optional
         Threads sharing the chunks of bodies (default: :func:`frb.get_num_threads`); the
         results are the same bit for bit for every count. A user torque runs on one thread
@@ -89,6 +89,16 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
     t0 : float
         The time of the initial state: the states are at ``t0 + k h`` and a time-dependent
         torque sees those times (a run continued from another).
+    wheels : frb.Wheels, optional
+        Reaction wheels (:mod:`frb.wheels`): their axes and initial axial momenta, for all
+        bodies or per body. ``m`` is then the momentum of the body without the wheels' axial
+        inertia (``inertia`` too), and the wheel momenta are states of the run
+        (``Trajectory.wheel_momentum``, ``Trajectory.total_momentum``).
+    wheel_law : optional
+        The law of the wheels' motor torques: :func:`frb.wheel_laws.quaternion_feedback`
+        (compiled) or a callable ``law(t, Q, m, h) -> u`` (N, nw). Without a law the wheels keep
+        their momenta (a gyrostat: :func:`frb.torques.rotor` of momentum ``A h0``). The methods
+        that take wheels and their orders: ``MethodInfo.wheels``, ``MethodInfo.wheel_order``.
 
     Returns
     -------
@@ -140,16 +150,19 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
     run = prepare(Request(ROUTE, info, m0, attitude0, inertia, h, nsteps, torque=torque,
                           coefficients=coef, save_every=save_every,
                           quadrature=opts.get("quadrature", 0), threads=opts.get("threads"),
-                          progress=opts.get("progress", False), t0=opts.get("t0", 0.0)))
+                          progress=opts.get("progress", False), t0=opts.get("t0", 0.0),
+                          wheels=opts.get("wheels"), wheel_law=opts.get("wheel_law")))
     out = execute(run)
     if out.failure is not None:
         raise out.failure
-    m, att = out.m, out.attitude
+    m, att, hw = out.m, out.attitude, out.h
     if run.single:
         m, att, moments = m[:, 0], att[:, 0], run.inertia_given[0]
+        hw = None if hw is None else hw[:, 0]
     else:
         moments = run.inertia_given
+    wheels: dict[str, Any] = dict(wheels=run.wheel_run.wheels, wheel_momentum=hw)
     if run.natt == 9:
         return Trajectory(run.times(), m, None, run.form, name, moments, torque,
-                          att.reshape(att.shape[:-1] + (3, 3)))
-    return Trajectory(run.times(), m, att, run.form, name, moments, torque)
+                          att.reshape(att.shape[:-1] + (3, 3)), **wheels)
+    return Trajectory(run.times(), m, att, run.form, name, moments, torque, **wheels)

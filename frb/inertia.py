@@ -363,6 +363,9 @@ class PrincipalFrame:
         mapped back at once, the tensors as its ``inertia`` and the torque as given."""
         mp = self.momentum_argument(m0, "m0")
         ap = self.attitude_argument(attitude0, "attitude0")
+        wheels = kwargs.get("wheels")
+        if self.R is not None:
+            kwargs = {**kwargs, **self.wheels_in(wheels, kwargs.get("wheel_law"))}
         tr = route(mp, ap, self.moments, h, nsteps, torque=self.torque_in(torque), **kwargs)
         n = 1 if tr.m.ndim == 2 else tr.m.shape[1]
         inertia = self.user_tensor(n)
@@ -370,10 +373,35 @@ class PrincipalFrame:
             tr.inertia = inertia
             return tr
         m = self.momentum_out(tr.m)
+        kept = dict(wheels=wheels, wheel_momentum=tr.wheel_momentum)
         if tr.form == "matrix":
             return type(tr)(tr.t, m, None, tr.form, tr.method, inertia, torque,
-                            Q=self.matrix_out(tr.Q))
-        return type(tr)(tr.t, m, self.quat_out(tr.q), tr.form, tr.method, inertia, torque)
+                            Q=self.matrix_out(tr.Q), **kept)
+        return type(tr)(tr.t, m, self.quat_out(tr.q), tr.form, tr.method, inertia, torque, **kept)
+
+    def wheels_in(self, wheels: Any, law: Any) -> dict[str, Any]:
+        """The reaction wheels and their law of a route in the principal frame (the axes
+        ``R^T a_i``, the law's reference and gains turned: :meth:`frb.Wheels.in_frame`,
+        :meth:`frb.wheel_laws.WheelLaw.in_frame`); what is not wheels or a law is left to the
+        route's checks."""
+        from .wheel_laws import WheelLaw, as_wheel_law
+        from .wheels import Wheels
+        out: dict[str, Any] = {}
+        if isinstance(wheels, Wheels):
+            R = self.R
+            assert R is not None
+            if R.ndim == 3 and wheels.bodies_count is not None and \
+                    wheels.bodies_count != R.shape[0]:
+                raise ValueError(f"wheels: given per body for {wheels.bodies_count} bodies, the "
+                                 f"run has {R.shape[0]}")
+            out["wheels"] = wheels.in_frame(R)
+        try:
+            law_in = as_wheel_law(law)
+        except TypeError:
+            return out
+        if isinstance(law_in, WheelLaw) and self.R is not None:
+            out["wheel_law"] = law_in.in_frame(self.R)
+        return out
 
     def splitting(self, route: Callable[..., Any], m0: ArrayLike, Q0: ArrayLike, h: float,
                   nsteps: int, torque: Any, engine_torque: bool, **kwargs: Any) -> Any:
@@ -389,13 +417,16 @@ class PrincipalFrame:
                 torque = self.torque_in(torque)
             elif callable(torque):
                 torque = FrameFlow(torque, self.R)
+        wheels = kwargs.get("wheels")
+        if self.R is not None:
+            kwargs = {**kwargs, **self.wheels_in(wheels, kwargs.get("wheel_law"))}
         tr = route(mp, Qp, self.moments, h, nsteps, torque, **kwargs)
         inertia = self.user_tensor(1)
         if self.R is None:
             tr.inertia = inertia
             return tr
         return type(tr)(tr.t, self.momentum_out(tr.m), None, tr.form, tr.method, inertia, given,
-                        Q=self.matrix_out(tr.Q))
+                        Q=self.matrix_out(tr.Q), wheels=wheels, wheel_momentum=tr.wheel_momentum)
 
 
 def inertia_layout(inertia: Any, n: int, single: bool = False) -> str:

@@ -67,6 +67,10 @@ class MethodInfo:
     #: The scale range of the method, as a power of two (see frb._scaling): runs outside it
     #: are rescaled exactly by powers of two; None: the method takes every scale itself.
     scale_exponent: int | None = _sn.SCALE_EXPONENT
+    #: whether it takes reaction wheels driven by a law (frb.Wheels, frb.wheel_laws), and its
+    #: order with them (None with ``wheels``: the order of the user's coefficients)
+    wheels: bool = False
+    wheel_order: int | None = None
 
     @property
     def free_steps(self) -> bool:
@@ -99,6 +103,21 @@ class MethodInfo:
                     f"({tq!r}): use STRANG, YOSHIDA4, RK4 or a DMV method")
         return f"method {self.name} {self.torque_note}"
 
+    def wheel_refusal(self) -> str:
+        """Why the method does not take reaction wheels (for its ValueError)."""
+        takers = ", ".join(name for name, info in METHODS.items() if info.wheels)
+        return (f"method {self.name} does not take reaction wheels (wheels=): their motor torques "
+                f"are torques of the state, which its steps do not take; use one of {takers}")
+
+
+#: The order of each method with reaction wheels driven by a law (frb.Wheels): the splittings
+#: split in the total momentum (their orders with torques of m; RKN6_14 with the wheel kick of
+#: order 4), the free part of the approximate flows (order 2), RK4; measured in
+#: tests/test_wheels.py. The other methods refuse wheels.
+WHEEL_ORDERS: dict[str, int] = {"STRANG": 2, "YOSHIDA4": 4, "RKN6_14": 4, "RK4": 4, "DMV2": 2,
+                                "DMV4": 2, "DMV6": 2, "DMV8": 2, "SPLIT3": 2, "SYMROT": 2,
+                                "MIDPOINT": 2}
+
 
 def _m(name: str, family: int, variant: int, reference: str, order: int | None, implicit: bool,
        conserves: str, description: str, torques: tuple[type, ...] = ANY_TORQUE,
@@ -110,7 +129,8 @@ def _m(name: str, family: int, variant: int, reference: str, order: int | None, 
     return name, MethodInfo(name, family, variant, reference, order, implicit, conserves,
                             description, torques=torques, torque_note=torque_note,
                             momentum=momentum, momentum_order=momentum_order,
-                            scale_exponent=scale)
+                            scale_exponent=scale, wheels=name in WHEEL_ORDERS,
+                            wheel_order=WHEEL_ORDERS.get(name))
 
 
 _CZ2010 = "Celledoni and Zanna 2010 (ACM TOMS Algorithm 903)"
@@ -203,7 +223,7 @@ METHODS: dict[str, MethodInfo] = dict([
 
 #: A splitting of the exact free flow with the user's coefficients (``coefficients=(a, b)``).
 SPLITTING = MethodInfo("SPLITTING", _CZ, _sn.VARIANT_SPLITTING, _CZ2010 + ", splitting with the exact free flow",
-                       None, False, "", "user splitting coefficients", momentum=True)
+                       None, False, "", "user splitting coefficients", momentum=True, wheels=True)
 
 
 def method_of(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] | None

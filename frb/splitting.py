@@ -80,7 +80,7 @@ ROUTE = Route("frb.splitting.integrate", {"m": "m0", "attitude": "Q0", "h": "h",
               terse=True)
 #: The keywords of :func:`integrate` besides its named parameters, with their defaults.
 OPTIONS: dict[str, Any] = {"quadrature": 0, "coefficients": None, "progress": False,
-                           "threads": None, "t0": 0.0}
+                           "threads": None, "t0": 0.0, "wheels": None, "wheel_law": None}
 
 
 def _check_torque_result(res: Any, name: str = "torque"
@@ -216,8 +216,12 @@ def integrate(m0: ArrayLike, Q0: ArrayLike, inertia: ArrayLike, h: float, nsteps
     progress : bool
         Show a progress bar (tqdm when installed, else a line on stderr).
     **options
-        ``quadrature``, ``coefficients``, ``progress``, ``threads``, ``t0`` (below); any other
-        keyword is a TypeError naming it.
+        ``quadrature``, ``coefficients``, ``progress``, ``threads``, ``t0``, ``wheels``,
+        ``wheel_law`` (below); any other keyword is a TypeError naming it.
+    wheels, wheel_law : frb.Wheels, law of frb.wheel_laws or callable, optional
+        Reaction wheels and the law of their motor torques, as for :func:`frb.integrate`
+        (with a torque of :mod:`frb.torques` or none; the splitting is split in the total
+        momentum, the attitude held as a quaternion and returned as ``Q``).
     threads : int, optional
         Accepted for a uniform interface with the batched integrators: one body runs on one
         thread whatever its value (it is validated as they validate it).
@@ -277,23 +281,36 @@ def integrate(m0: ArrayLike, Q0: ArrayLike, inertia: ArrayLike, h: float, nsteps
             f"got {type(torque).__name__}"
         )
     name = "SPLITTING" if coefficients is not None else str(method).upper()
+    wheels, law = opts["wheels"], opts["wheel_law"]
+    with_wheels = wheels is not None or law is not None
     if torque is None or type(torque) in _ENGINE_TORQUES or isinstance(torque, UserTorque):
         # the time loop (method EXACT for a free body, else the splitting), with the attitude
-        # held as the matrix it is
-        info = METHODS["EXACT"] if torque is None else (
+        # held as the matrix it is (as a quaternion with reaction wheels)
+        free = torque is None and not with_wheels
+        info = METHODS["EXACT"] if free else (
             SPLITTING if coefficients is not None else METHODS[name])
         run = prepare(Request(ROUTE, info, m0, Q0, inertia, h, nsteps, torque=torque,
-                              coefficients=None if torque is None else (a, b),
+                              coefficients=None if free else (a, b),
                               save_every=save_every, quadrature=opts["quadrature"],
                               threads=_one_thread(opts["threads"]),
-                              progress=opts["progress"], t0=opts["t0"], name=name))
+                              progress=opts["progress"], t0=opts["t0"], name=name,
+                              wheels=wheels, wheel_law=law))
         out = execute(run)
         m_out = out.m[:, 0]
         if out.failure is not None:
             raise _splitting_failure(out.failure.step, kept_steps(run.nsteps, run.save_every),
                                      m_out)
-        return Trajectory(run.times(), m_out, None, "matrix", "EXACT" if torque is None else name,
-                          run.inertia_given[0], torque, out.attitude[:, 0].reshape(-1, 3, 3))
+        kept: dict[str, Any] = dict(wheels=run.wheel_run.wheels,
+                                    wheel_momentum=None if out.h is None else out.h[:, 0])
+        if run.natt == 4:
+            return Trajectory(run.times(), m_out, out.attitude[:, 0], "matrix", name,
+                              run.inertia_given[0], torque, **kept)
+        return Trajectory(run.times(), m_out, None, "matrix", "EXACT" if free else name,
+                          run.inertia_given[0], torque, out.attitude[:, 0].reshape(-1, 3, 3),
+                          **kept)
+    if with_wheels:
+        raise ValueError("wheels and wheel_law take a torque of frb.torques (or none), not a "
+                         f"torque flow such as {torque!r}: use frb.integrate with a torque")
     return _flow_loop(Request(ROUTE, METHODS["EXACT"], m0, Q0, inertia, h, nsteps,
                               torque=torque, coefficients=(a, b), save_every=save_every,
                               name=name), opts)

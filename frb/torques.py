@@ -35,10 +35,14 @@ Torques of the angular momentum ``m`` (``w = I^-1 m``), called ``torque(t, Q, m)
   ``m . I^-1 m / 2`` are conserved (``Trajectory.spatial_momentum`` adds ``h``).
 * :func:`attitude_control` ``(q_ref, kp, kd)``: the PD law ``T_b = -kp s e_v - kd w`` with
   ``e = conj(q_ref) q`` (scalar first), ``e_v`` its vector part and ``s = sign(e0)`` (+1 when
-  ``e0 = 0``); ``q_ref`` one unit quaternion or one per body.
+  ``e0 = 0``); ``q_ref`` one unit quaternion or one per body; the gains numbers or 3 x 3
+  matrices (``kp = k J``).
 
 Any two torques add up (``a + b``, :class:`TorqueSum`); a sum of built-in torques keeps a
-compiled form. A user torque with three positional parameters, ``f(t, Q, m)``, receives the
+compiled form (at most ``MAX_TORQUE_TERMS`` terms), also with parameters per body (the torques
+of a batch with one inertia tensor per body, :mod:`frb.inertia`). A torque made only of
+built-in torques that cannot stay compiled (more terms, or a subclass) is evaluated from Python
+and says so (:class:`NotCompiledWarning`). A user torque with three positional parameters, ``f(t, Q, m)``, receives the
 momenta (N, 3), read-only.
 
 Torques are immutable: their parameters are fixed when they are made. ``torque.in_frame(R)``
@@ -56,50 +60,60 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
-from .rotations import (matrix_to_quat, matrix_to_quat_unchecked, quaternion_product, rotate,
-                        rotate_back, rotation_argument)
+from .rotations import (matrix_to_quat, matrix_to_quat_unchecked, quat_to_matrix_unchecked,
+                        quaternion_product, rotate, rotate_back, rotation_argument)
 
 __all__ = ["Torque", "CompiledTorque", "ConstantField", "HeavyTop", "GravityGradient",
            "LinearDamping", "Rotor", "AttitudeControl", "TorqueSum", "UserTorque", "as_torque",
            "constant_field", "heavy_top", "gravity_gradient", "linear_damping", "rotor",
-           "attitude_control"]
+           "attitude_control", "NotCompiledWarning", "gain_matrices"]
 
 # torque kinds of the compiled loop (fortran/torques.f90)
 from ._numbers_table import (  # noqa: E402
     TORQUE_FIELD as KIND_FIELD, TORQUE_GRAVITY_GRADIENT as KIND_GRAVITY_GRADIENT,
     TORQUE_DAMPING as KIND_DAMPING, TORQUE_ROTOR as KIND_ROTOR,
     TORQUE_ATTITUDE_CONTROL as KIND_ATTITUDE_CONTROL, MAX_TORQUE_TERMS, TORQUE_TERM_REALS,
-    TORQUE_BODY_REALS)
+    TORQUE_TERM_HEADER, CONTROL_GAINS, CONTROL_KP, CONTROL_KD, CONTROL_Q_REF, CONTROL_RATE,
+    CONTROL_T_REF)
+from ._messages import NotCompiledWarning  # noqa: E402
+
+
+def _scales(*parts: tuple[int, tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """A row of PARAMETER_SCALES: (count, (a, b)) pieces, padded with (0, 0)."""
+    row = [ab for count, ab in parts for _ in range(count)]
+    return tuple(row + [(0, 0)] * (TORQUE_TERM_REALS - len(row)))
+
 
 #: The powers of two of each parameter of a term in the units of a rescaled run, as
 #: (a, b): the parameter is multiplied by 2**(a ka + b kb) when the momenta are multiplied by
 #: 2**ka and the moments by 2**kb (the time by 2**(kb - ka)): a torque scales as 2ka - kb, a
-#: rate as ka - kb, a momentum as ka.
+#: rate as ka - kb, a momentum as ka (the same for the per-body parameters of a term).
 PARAMETER_SCALES: dict[int, tuple[tuple[int, int], ...]] = {
-    KIND_FIELD: ((2, -1),) * 3 + ((0, 0),) * 5,
-    KIND_GRAVITY_GRADIENT: ((1, -1),) + ((0, 0),) * 7,
-    KIND_DAMPING: ((1, -1),) + ((0, 0),) * 7,
-    KIND_ROTOR: ((1, 0),) * 3 + ((0, 0),) * 5,
-    KIND_ATTITUDE_CONTROL: ((2, -1), (1, 0)) + ((0, 0),) * 6,
+    KIND_FIELD: _scales((3, (2, -1))),
+    KIND_GRAVITY_GRADIENT: _scales((1, (1, -1))),
+    KIND_DAMPING: _scales((1, (1, -1))),
+    KIND_ROTOR: _scales((3, (1, 0))),
+    KIND_ATTITUDE_CONTROL: _scales((1, (0, 0)), (9, (2, -1)), (9, (1, 0)), (4, (0, 0)),
+                                   (3, (1, -1)), (1, (-1, 1))),
 }
-#: The same for the per-body parameters of a term (a rotor's h, a reference quaternion).
-BODY_SCALES: dict[int, tuple[int, int]] = {KIND_ROTOR: (1, 0), KIND_ATTITUDE_CONTROL: (0, 0)}
 
 
 class CompiledTorque(NamedTuple):
     """The compiled form of a built-in torque or of a sum of them: the kinds of its terms, their
     parameters (one row of ``TORQUE_TERM_REALS`` reals a term: field ``u0, c``; gravity
-    gradient ``n``; damping ``c``; rotor ``h``; attitude control ``kp, kd, q_ref``), and the
-    per-body parameters ``body`` (N, ``TORQUE_BODY_REALS``) of the one term that has them (a
-    rotor's ``h`` or the reference quaternions given per body), else None."""
+    gradient ``n``; damping ``c``; rotor ``h``; attitude control the form of the gains, ``Kp``,
+    ``Kd``, ``q_ref`` in the slots ``CONTROL_*``), and the per-body parameters ``body`` (N,
+    ``TORQUE_TERM_REALS`` times the number of blocks): the terms whose parameters are given per
+    body (a rotor's ``h``, reference quaternions, a body point, gains per body) each take a
+    block of ``TORQUE_TERM_REALS`` columns (``blocks[i]``: 1-based, 0 for shared parameters)."""
 
     kinds: tuple[int, ...]
     parameters: NDArray[np.float64]
     body: Optional[NDArray[np.float64]] = None
-    #: the term (0-based) whose per-body parameters are ``body``, or -1
-    body_term: int = -1
+    #: the block of each term's per-body parameters in ``body`` (1-based), 0 for none
+    blocks: tuple[int, ...] = ()
     #: the terms as the compiled loop takes them, made once (read-only): one row a term, its
-    #: kind (as a real) then its parameters
+    #: kind and its block (as reals) then its parameters
     terms: Optional[NDArray[np.float64]] = None
 
     @property
@@ -108,40 +122,89 @@ class CompiledTorque(NamedTuple):
         return self.kinds[0]
 
 
-def _compiled_form(kind: int, values: list[float],
+def _compiled_form(kind: int, values: ArrayLike,
                    body: Optional[NDArray[np.float64]] = None) -> CompiledTorque:
+    """The form of one term: its parameters ``values`` (at most TORQUE_TERM_REALS), or per body
+    ``body`` (N, TORQUE_TERM_REALS)."""
     parameters = np.zeros((1, TORQUE_TERM_REALS))
-    parameters[0, :len(values)] = values
+    v = np.asarray(values, dtype=np.float64).ravel()
+    parameters[0, :v.size] = v
     parameters.setflags(write=False)
-    return CompiledTorque((kind,), parameters, body, -1 if body is None else 0,
-                          compiled_terms((kind,), parameters))
+    if body is not None:
+        body = np.ascontiguousarray(body, dtype=np.float64)
+        body.setflags(write=False)
+    blocks = (0,) if body is None else (1,)
+    return CompiledTorque((kind,), parameters, body, blocks,
+                          compiled_terms((kind,), parameters, blocks))
 
 
-def compiled_terms(kinds: tuple[int, ...], parameters: NDArray[np.float64]) -> NDArray[np.float64]:
+def compiled_terms(kinds: tuple[int, ...], parameters: NDArray[np.float64],
+                   blocks: tuple[int, ...] | None = None) -> NDArray[np.float64]:
     """The terms of a compiled torque as the compiled loop takes them (read-only): a row a term,
-    its kind then its ``TORQUE_TERM_REALS`` parameters."""
-    terms = np.empty((len(kinds), 1 + TORQUE_TERM_REALS))
+    its kind and its per-body block (``TORQUE_TERM_HEADER`` reals) then its
+    ``TORQUE_TERM_REALS`` parameters."""
+    terms = np.zeros((len(kinds), TORQUE_TERM_HEADER + TORQUE_TERM_REALS))
     terms[:, 0] = kinds
-    terms[:, 1:] = parameters
+    terms[:, 1] = blocks if blocks else 0
+    terms[:, TORQUE_TERM_HEADER:] = parameters
     terms.setflags(write=False)
     return terms
 
 
 def _sum_form(forms: list[CompiledTorque]) -> Optional[CompiledTorque]:
-    """The compiled form of a sum of compiled terms, or None (too many terms, or per-body
-    parameters in more than one term: the sum is then called from Python)."""
+    """The compiled form of a sum of compiled terms, or None (more than MAX_TORQUE_TERMS terms,
+    or per-body parameters of different numbers of bodies: the sum is then called from
+    Python)."""
     kinds = tuple(k for f in forms for k in f.kinds)
-    with_body = [f for f in forms if f.body is not None]
-    if len(kinds) > MAX_TORQUE_TERMS or len(with_body) > 1:
+    if len(kinds) > MAX_TORQUE_TERMS:
         return None
     parameters = np.concatenate([f.parameters for f in forms])
     parameters.setflags(write=False)
-    body, body_term, start = None, -1, 0
+    bodies = [f.body for f in forms if f.body is not None]
+    if len({b.shape[0] for b in bodies}) > 1:
+        return None
+    blocks: list[int] = []
+    used = 0
     for f in forms:
+        blocks.extend(used + b if b else 0 for b in (f.blocks or (0,) * len(f.kinds)))
         if f.body is not None:
-            body, body_term = f.body, start + f.body_term
-        start += len(f.kinds)
-    return CompiledTorque(kinds, parameters, body, body_term, compiled_terms(kinds, parameters))
+            used += f.body.shape[1] // TORQUE_TERM_REALS
+    body = None
+    if bodies:
+        body = np.concatenate(bodies, axis=1) if len(bodies) > 1 else bodies[0]
+        body.setflags(write=False)
+    return CompiledTorque(kinds, parameters, body, tuple(blocks),
+                          compiled_terms(kinds, parameters, tuple(blocks)))
+
+
+def gain_matrices(k: Any, name: str) -> float | NDArray[np.float64]:
+    """A gain: a number >= 0, or a 3 x 3 matrix (or one per body, (N, 3, 3)) of finite reals
+    (read-only); ValueError / TypeError naming ``name``."""
+    a = np.array(_validate.real_array(k, name, finite=False), dtype=np.float64)
+    if a.ndim == 0:
+        v = float(a)
+        if not math.isfinite(v) or v < 0:
+            raise ValueError(f"{name} must be a finite number >= 0 or a 3 x 3 matrix, got "
+                             f"{_validate.fmt(v)}")
+        return v
+    if a.shape[-2:] != (3, 3) or a.ndim > 3:
+        raise ValueError(f"{name} must be a number or a 3 x 3 matrix (or one per body, "
+                         f"(N, 3, 3)), got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} must be finite")
+    a.setflags(write=False)
+    return a
+
+
+def _gain_block(k: float | NDArray[np.float64], n: int | None) -> NDArray[np.float64]:
+    """The 9 reals of a gain as the compiled loop takes them, (9,) or (n, 9) (column by column;
+    a number in the first slot)."""
+    if isinstance(k, float):
+        out = np.zeros(9)
+        out[0] = k
+        return out if n is None else np.broadcast_to(out, (n, 9))
+    cols = np.swapaxes(k, -1, -2).reshape(k.shape[:-2] + (9,))
+    return cols if n is None or cols.ndim == 2 else np.broadcast_to(cols, (n, 9))
 
 
 class Torque:
@@ -235,14 +298,32 @@ class Torque:
             object.__setattr__(self, name, value)
 
 
-def _finite_vector(x: ArrayLike, name: str) -> NDArray[np.float64]:
+def _finite_vector(x: ArrayLike, name: str, per_body: bool = False) -> NDArray[np.float64]:
+    """x as a finite float64 vector (3,), or with ``per_body`` also one per body (N, 3)
+    (read-only)."""
     a = np.array(_validate.real_array(x, name, finite=False), dtype=np.float64)
-    if a.shape != (3,):
-        raise ValueError(f"{name} must have shape (3,), got {a.shape}")
+    if a.shape != (3,) and not (per_body and a.ndim == 2 and a.shape[1] == 3):
+        raise ValueError(f"{name} must have shape (3,){' or (N, 3)' if per_body else ''}, got "
+                         f"{a.shape}")
     if not np.isfinite(a).all():
         raise ValueError(f"{name} must be finite")
     a.setflags(write=False)
     return a
+
+
+def _field_form(u: NDArray[np.float64], c: NDArray[np.float64]) -> CompiledTorque:
+    """The compiled field term of the field u and the body point c (3,), or per body (N, 3)."""
+    if c.ndim == 1:
+        return _compiled_form(KIND_FIELD, u.tolist() + c.tolist())
+    body = np.zeros((c.shape[0], TORQUE_TERM_REALS))
+    body[:, :3] = u
+    body[:, 3:6] = c
+    return _compiled_form(KIND_FIELD, [], body)
+
+
+def _turned_back(R: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """R^T v for R (3, 3) or (N, 3, 3) and v (3,) or (N, 3)."""
+    return np.einsum("...ji,...j->...i", R, v)
 
 
 _E3 = np.array([0.0, 0.0, 1.0])
@@ -262,7 +343,8 @@ class ConstantField(Torque):
     u0 : numpy.ndarray
         The field, shape ``(3,)`` (read-only copy).
     center : numpy.ndarray
-        The body point ``c``, shape ``(3,)`` (read-only; ``e3`` for :func:`constant_field`).
+        The body point ``c``, shape ``(3,)``, or one per body ``(N, 3)`` (read-only; ``e3`` for
+        :func:`constant_field`).
     """
 
     __slots__ = ("u0", "center", "_u", "_form")
@@ -274,9 +356,8 @@ class ConstantField(Torque):
 
     def __init__(self, u0: ArrayLike, center: ArrayLike | None = None) -> None:
         u = _finite_vector(u0, "u0")
-        c = _E3 if center is None else _finite_vector(center, "center")
-        self._init(u0=u, center=c, _u=tuple(u.tolist()),
-                   _form=_compiled_form(KIND_FIELD, u.tolist() + c.tolist() + [0.0]))
+        c = _E3 if center is None else _finite_vector(center, "center", per_body=True)
+        self._init(u0=u, center=c, _u=tuple(u.tolist()), _form=_field_form(u, c))
 
     def body_field(self, Q: ArrayLike) -> NDArray[np.float64]:
         """The field in body coordinates, ``u = Q^T u0``."""
@@ -285,7 +366,7 @@ class ConstantField(Torque):
     def potential(self, Q: ArrayLike) -> Any:
         """Potential energy ``u0 . (Q c)``: a float for one matrix, an array for (..., 3, 3)."""
         Q = np.asarray(Q, dtype=np.float64)
-        v = (Q @ self.center) @ self.u0
+        v = np.einsum("...ij,...j->...i", Q, self.center) @ self.u0
         return float(v) if v.ndim == 0 else v
 
     def torque(self, t: float, Q: ArrayLike) -> NDArray[np.float64]:
@@ -332,12 +413,18 @@ class ConstantField(Torque):
         return self._form
 
     def in_frame(self, R: ArrayLike) -> Torque:
-        """As :meth:`Torque.in_frame`; with one rotation ``R`` (3, 3) the same field acting on
-        the body point ``R^T c`` (a built-in torque, compiled)."""
+        """As :meth:`Torque.in_frame`: the same field acting on the body point ``R^T c`` (per
+        body for ``R`` per body; a built-in torque, compiled)."""
         Rm = rotation_argument(R)
-        if Rm.ndim == 2 and type(self) is ConstantField:
-            return ConstantField(self.u0, Rm.T @ self.center)
+        if type(self) is ConstantField:
+            return ConstantField(self.u0, _turned_back(Rm, self.center))
         return super().in_frame(Rm)
+
+    def bodies(self, start: int, stop: int) -> Torque:
+        """As :meth:`Torque.bodies`: the body points of those bodies when given per body."""
+        if self.center.ndim == 1 or type(self) is not ConstantField:
+            return self
+        return ConstantField(self.u0, self.center[start:stop])
 
     def __repr__(self) -> str:
         if self.center is not _E3:
@@ -360,25 +447,30 @@ class HeavyTop(ConstantField):
         w = _validate.real_scalar(weight, "weight")
         u0 = np.array([0.0, 0.0, w])
         u0.setflags(write=False)
-        c = _finite_vector(center, "center")
-        self._init(weight=w, center=c, u0=u0, _u=tuple(u0.tolist()),
-                   _form=_compiled_form(KIND_FIELD, u0.tolist() + c.tolist() + [0.0]))
+        c = _finite_vector(center, "center", per_body=True)
+        self._init(weight=w, center=c, u0=u0, _u=tuple(u0.tolist()), _form=_field_form(u0, c))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (HeavyTop, (self.weight, self.center))
 
     def in_frame(self, R: ArrayLike) -> Torque:
-        """As :meth:`Torque.in_frame`; with one rotation ``R`` (3, 3) the heavy top of centre
-        ``R^T center`` (compiled)."""
+        """As :meth:`Torque.in_frame`: the heavy top of centre ``R^T center`` (per body for
+        ``R`` per body; compiled)."""
         Rm = rotation_argument(R)
-        if Rm.ndim == 2 and type(self) is HeavyTop:
-            return HeavyTop(self.weight, Rm.T @ self.center)
+        if type(self) is HeavyTop:
+            return HeavyTop(self.weight, _turned_back(Rm, self.center))
         return Torque.in_frame(self, Rm)
+
+    def bodies(self, start: int, stop: int) -> Torque:
+        """As :meth:`Torque.bodies`: the centres of those bodies when given per body."""
+        if self.center.ndim == 1 or type(self) is not HeavyTop:
+            return self
+        return HeavyTop(self.weight, self.center[start:stop])
 
     def potential(self, Q: ArrayLike) -> Any:
         """Potential energy ``weight (Q center)_z`` for Q of shape (..., 3, 3)."""
         Q = np.asarray(Q, dtype=np.float64)
-        return self.weight * (Q[..., 2, :] @ self.center)
+        return self.weight * np.einsum("...i,...i->...", Q[..., 2, :], self.center)
 
     def torque(self, t: float, Q: ArrayLike) -> NDArray[np.float64]:
         """Body torque ``weight (Q^T e_z) x center`` for Q of shape (..., 3, 3)."""
@@ -521,9 +613,8 @@ class Rotor(Torque):
         if a.ndim == 1:
             form = _compiled_form(KIND_ROTOR, a.tolist())
         else:
-            body = np.zeros((a.shape[0], TORQUE_BODY_REALS))
+            body = np.zeros((a.shape[0], TORQUE_TERM_REALS))
             body[:, :3] = a
-            body.setflags(write=False)
             form = _compiled_form(KIND_ROTOR, [], body)
         self._init(h=a, _form=form)
 
@@ -581,68 +672,171 @@ def _unit_quaternions(q: ArrayLike, name: str) -> NDArray[np.float64]:
 
 
 class AttitudeControl(Torque):
-    """The PD attitude law ``T_b = -kp s e_v - kd w``: ``e = conj(q_ref) q`` (scalar first),
-    ``e_v`` its vector part, ``s = sign(e0)`` (+1 when ``e0 = 0``: the law is the same for
-    ``q`` and ``-q``), ``w = I^-1 m``; ``kp``, ``kd >= 0`` (torque, and torque per angular
-    velocity). ``q_ref``: one unit quaternion, or one per body (N, 4)."""
+    """The PD attitude law ``T_b = -kp s e_v - kd (w - w_r)``: ``e = conj(q_r) q`` (scalar
+    first), ``e_v`` its vector part, ``s = sign(e0)`` (+1 when ``e0 = 0``: the law is the same
+    for ``q`` and ``-q``), ``w = I^-1 m``; ``kp``, ``kd`` numbers ``>= 0`` (torque, and torque
+    per angular velocity) or 3 x 3 matrices (e.g. ``kp = k J`` with ``J`` the inertia tensor;
+    ``-Kp s e_v - Kd w``), or one matrix per body (N, 3, 3). The reference ``q_r``: a fixed
+    unit quaternion ``q_ref`` (one, or one per body (N, 4); ``w_r = 0``), a reference turning
+    at a constant rate (:func:`frb.wheel_laws.rotating_reference`, compiled; ``w_r = E(e)^T
+    rate`` its rate in the body frame), or a Python function of time ``q_ref(t)`` (a tracking
+    profile; evaluated from Python, with a NotCompiledWarning, ``w_r = 0``)."""
 
     __slots__ = ("q_ref", "kp", "kd", "_form")
     uses_momentum = True
     needs_inertia = True
-    q_ref: NDArray[np.float64]
-    kp: float
-    kd: float
-    _form: CompiledTorque
+    q_ref: Any
+    kp: float | NDArray[np.float64]
+    kd: float | NDArray[np.float64]
+    _form: Optional[CompiledTorque]
 
-    def __init__(self, q_ref: ArrayLike, kp: float, kd: float) -> None:
-        q = _unit_quaternions(q_ref, "q_ref")
-        kp_, kd_ = _nonnegative(kp, "kp"), _nonnegative(kd, "kd")
-        if q.ndim == 1:
-            form = _compiled_form(KIND_ATTITUDE_CONTROL, [kp_, kd_] + q.tolist())
+    def __init__(self, q_ref: Any, kp: float | ArrayLike, kd: float | ArrayLike) -> None:
+        from .wheel_laws import RotatingReference
+        rate = None
+        q: Any
+        ref: Any
+        if isinstance(q_ref, RotatingReference):
+            q, rate, ref = q_ref.q0, q_ref.rate, q_ref
+        elif callable(q_ref) and not isinstance(q_ref, (np.ndarray, list, tuple)):
+            q, ref = None, q_ref
         else:
-            body = np.ascontiguousarray(q)
-            body.setflags(write=False)
-            form = _compiled_form(KIND_ATTITUDE_CONTROL, [kp_, kd_], body)
-        self._init(q_ref=q, kp=kp_, kd=kd_, _form=form)
+            q = ref = _unit_quaternions(q_ref, "q_ref")
+        kp_, kd_ = gain_matrices(kp, "kp"), gain_matrices(kd, "kd")
+        counts = {x.shape[0] for x in (q, rate, kp_, kd_) if isinstance(x, np.ndarray) and
+                  x.ndim == (3 if x is kp_ or x is kd_ else 2)}
+        if len(counts) > 1:
+            raise ValueError(f"q_ref, kp and kd given per body must be given for the same number "
+                             f"of bodies, got {sorted(counts)}")
+        n = counts.pop() if counts else None
+        form = None
+        if q is not None:
+            matrices = not (isinstance(kp_, float) and isinstance(kd_, float))
+            turning = np.zeros(4) if rate is None else np.concatenate(
+                [np.broadcast_to(rate, (n, 3)) if n else rate,
+                 np.full((n, 1) if n else (1,), ref.t_ref)], axis=-1)
+            blocks = [np.full((n,) if n else (), float(matrices))[..., None],
+                      _gain_block(kp_ if not matrices or not isinstance(kp_, float)
+                                  else kp_ * np.eye(3), n),
+                      _gain_block(kd_ if not matrices or not isinstance(kd_, float)
+                                  else kd_ * np.eye(3), n),
+                      np.broadcast_to(q, (n, 4)) if n else q,
+                      np.broadcast_to(turning, (n, 4)) if n else turning]
+            row = np.concatenate(blocks, axis=-1)
+            form = _compiled_form(KIND_ATTITUDE_CONTROL, row) if n is None else \
+                _compiled_form(KIND_ATTITUDE_CONTROL, [], np.pad(
+                    row, ((0, 0), (0, TORQUE_TERM_REALS - row.shape[1]))))
+        self._init(q_ref=ref, kp=kp_, kd=kd_, _form=form)
 
-    def error(self, Q: ArrayLike) -> NDArray[np.float64]:
-        """The error quaternions ``conj(q_ref) q`` of attitudes ``Q`` (..., 3, 3), with
+    def reference(self, t: float) -> NDArray[np.float64]:
+        """The reference quaternions at the time ``t``, (4,) or (N, 4)."""
+        if isinstance(self.q_ref, np.ndarray):
+            return self.q_ref
+        q = _unit_quaternions(self.q_ref(t), "q_ref(t)")
+        return q
+
+    def _rate(self) -> Optional[NDArray[np.float64]]:
+        from .wheel_laws import RotatingReference
+        return self.q_ref.rate if isinstance(self.q_ref, RotatingReference) else None
+
+    def error(self, Q: ArrayLike, t: float = 0.0) -> NDArray[np.float64]:
+        """The error quaternions ``conj(q_r(t)) q`` of attitudes ``Q`` (..., 3, 3), with
         ``e0 >= 0``."""
         q = np.asarray(matrix_to_quat_unchecked(np.asarray(Q, dtype=np.float64)))
-        conj = self.q_ref * np.array([1.0, -1.0, -1.0, -1.0])
+        conj = self.reference(t) * np.array([1.0, -1.0, -1.0, -1.0])
         e = quaternion_product(conj, q)
         return np.where(e[..., :1] < 0, -e, e)
 
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
                  inertia: ArrayLike | None = None) -> NDArray[np.float64]:
         w = _momentum(m, "attitude_control") / _moments(inertia, "attitude_control")
-        return -self.kp * self.error(Q)[..., 1:] - self.kd * w
+        e = self.error(Q, t)
+        rate = self._rate()
+        if rate is not None:
+            Qe = np.asarray(quat_to_matrix_unchecked(e))
+            w = w - np.einsum("...ji,...j->...i", Qe, np.broadcast_to(rate, np.shape(w)))
+        return -_times(self.kp, e[..., 1:]) - _times(self.kd, w)
 
     @property
     def compiled(self) -> CompiledTorque | None:
         return self._form if type(self) is AttitudeControl else None
 
+    @property
+    def not_compiled_reason(self) -> Optional[str]:
+        """Why the law is evaluated from Python (None when it is compiled)."""
+        if self._form is None:
+            return ("attitude_control takes q_ref as a Python function of time (a reference "
+                    "turning at a constant rate, frb.wheel_laws.rotating_reference, stays "
+                    "compiled)")
+        return None
+
     def in_frame(self, R: ArrayLike) -> Torque:
         """As :meth:`Torque.in_frame`: the law with the reference ``q_ref r`` (``r`` the
-        quaternion of ``R``; per body for ``R`` per body; compiled)."""
+        quaternion of ``R``; a rate ``R^T rate``) and gain matrices ``R^T K R`` (per body for
+        ``R`` per body; compiled unless ``q_ref`` is a Python function of time)."""
+        from .wheel_laws import RotatingReference, _TurnedReference
         Rm = rotation_argument(R)
         if type(self) is not AttitudeControl:
             return super().in_frame(Rm)
         r = np.asarray(matrix_to_quat(Rm))
-        q = quaternion_product(self.q_ref, r)
-        return AttitudeControl(q / np.linalg.norm(q, axis=-1, keepdims=True), self.kp, self.kd)
+        ref: Any
+        if isinstance(self.q_ref, RotatingReference):
+            q = quaternion_product(self.q_ref.q0, r)
+            ref = RotatingReference(q / np.linalg.norm(q, axis=-1, keepdims=True),
+                                    np.einsum("...ji,...j->...i", Rm, self.q_ref.rate),
+                                    self.q_ref.t_ref)
+        elif isinstance(self.q_ref, np.ndarray):
+            q = quaternion_product(self.q_ref, r)
+            ref = q / np.linalg.norm(q, axis=-1, keepdims=True)
+        else:
+            ref = _TurnedReference(self.q_ref, r)
+        return AttitudeControl(ref, turned_gain(self.kp, Rm), turned_gain(self.kd, Rm))
 
     def bodies(self, start: int, stop: int) -> Torque:
-        """As :meth:`Torque.bodies`: the references of those bodies when given per body."""
-        if self.q_ref.ndim == 1 or type(self) is not AttitudeControl:
+        """As :meth:`Torque.bodies`: the references and gains of those bodies when given per
+        body."""
+        from .wheel_laws import RotatingReference
+        if type(self) is not AttitudeControl or self._form is None or self._form.body is None:
             return self
-        return AttitudeControl(self.q_ref[start:stop], self.kp, self.kd)
+        ref: Any = self.q_ref
+        if isinstance(ref, RotatingReference):
+            ref = RotatingReference(_rows(ref.q0, start, stop, 1), _rows(ref.rate, start, stop, 1),
+                                    ref.t_ref)
+        else:
+            ref = _rows(ref, start, stop, 1)
+        return AttitudeControl(ref, _rows(self.kp, start, stop, 2), _rows(self.kd, start, stop, 2))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (AttitudeControl, (self.q_ref, self.kp, self.kd))
 
     def __repr__(self) -> str:
-        return f"attitude_control({self.q_ref.tolist()!r}, {self.kp!r}, {self.kd!r})"
+        def text(x: Any) -> str:
+            return repr(x) if isinstance(x, float) else repr(x.tolist())
+        ref = repr(self.q_ref.tolist()) if isinstance(self.q_ref, np.ndarray) else repr(self.q_ref)
+        return f"attitude_control({ref}, {text(self.kp)}, {text(self.kd)})"
+
+
+def _times(k: float | NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """k v for a gain k (a number, a matrix (3, 3) or one per body (N, 3, 3)) and vectors v
+    (..., 3)."""
+    if isinstance(k, float):
+        return k * v
+    return np.einsum("...ij,...j->...i", k, v)
+
+
+def turned_gain(k: float | NDArray[np.float64], R: NDArray[np.float64]
+                ) -> float | NDArray[np.float64]:
+    """A gain seen in the frame turned by R (3, 3) or (N, 3, 3): a number as it is, a matrix
+    ``R^T K R`` (per body for R or K per body)."""
+    if isinstance(k, float):
+        return k
+    return np.einsum("...ji,...jk,...kl->...il", R, k, R)
+
+
+def _rows(x: Any, start: int, stop: int, ndim: int) -> Any:
+    """x[start:stop] when x is given per body (an array of ndim + 1 dimensions), else x."""
+    if isinstance(x, np.ndarray) and x.ndim == ndim + 1:
+        return x[start:stop]
+    return x
 
 
 class TorqueSum(Torque):
@@ -940,7 +1134,11 @@ def rotor(h: ArrayLike) -> Rotor:
     return Rotor(h)
 
 
-def attitude_control(q_ref: ArrayLike, kp: float, kd: float) -> AttitudeControl:
-    """The PD attitude law ``-kp s e_v - kd w`` towards ``q_ref``; see :class:`AttitudeControl`."""
+def attitude_control(q_ref: Any, kp: float | ArrayLike, kd: float | ArrayLike
+                     ) -> AttitudeControl:
+    """The PD attitude law ``-kp s e_v - kd (w - w_r)`` towards ``q_ref`` (gains numbers or
+    3 x 3 matrices; ``q_ref`` a unit quaternion, one per body, a
+    :func:`frb.wheel_laws.rotating_reference` or a Python function of time); see
+    :class:`AttitudeControl`."""
     return AttitudeControl(q_ref, kp, kd)
 

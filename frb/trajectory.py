@@ -1,8 +1,9 @@
 """The result of every trajectory of frb: :class:`Trajectory`, the kept states of a run.
 
 A trajectory holds the kept times ``t`` (numpy) and the states of every body at those times:
-the body angular momenta ``m`` and the attitudes (``q`` unit quaternions, scalar first, or ``Q``
-rotation matrices; the other form is computed on demand). The arrays are numpy arrays, or dask
+the body angular momenta ``m``, the attitudes (``q`` unit quaternions, scalar first, or ``Q``
+rotation matrices; the other form is computed on demand) and, for a spacecraft with reaction
+wheels (:class:`frb.Wheels`), the wheel momenta ``wheel_momentum``. The arrays are numpy arrays, or dask
 arrays for a run of :mod:`frb.dask` (``lazy`` is then true and :meth:`Trajectory.compute` gives
 the trajectory with numpy arrays).
 """
@@ -13,9 +14,10 @@ from typing import Any, Callable, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .inertia import tensor_kinetic_energy
+from .inertia import PrincipalFrame, tensor_kinetic_energy
 from .rotations import matrix_to_quat_unchecked, quat_to_matrix_unchecked
 from .torques import Torque
+from .wheels import Wheels
 
 __all__ = ["Trajectory", "TorqueLike"]
 
@@ -51,6 +53,10 @@ class Trajectory:
     inertia : array, shape (3,), (N, 3), (3, 3) or (N, 3, 3)
         The principal moments, or the inertia tensors (in the frame of ``m`` and the attitude).
     torque : the torque of the run (None for a free body)
+    wheels : frb.Wheels or None
+        The reaction wheels of the run (in the frame of ``m``).
+    wheel_momentum : array, shape (K, nw) or (K, N, nw), or None
+        The axial momenta of the wheels (None without wheels).
     lazy : bool
         True when the arrays are dask arrays (:mod:`frb.dask`): nothing is computed until
         :meth:`compute` (or dask's own ``compute``) is called.
@@ -63,9 +69,12 @@ class Trajectory:
     inertia: NDArray[np.float64]
     #: the torque of the run as given: a torque, a torque flow of frb.splitting.integrate, None
     torque: Any
+    wheels: Wheels | None
+    wheel_momentum: Any
 
     def __init__(self, t: NDArray[np.float64], m: Any, q: Any, form: str, method: str,
-                 inertia: Any, torque: Any, Q: Any = None) -> None:
+                 inertia: Any, torque: Any, Q: Any = None, *, wheels: Wheels | None = None,
+                 wheel_momentum: Any = None) -> None:
         self.t = t
         self.m = m
         self._q = q
@@ -74,6 +83,8 @@ class Trajectory:
         self.method = method
         self.inertia = inertia
         self.torque = torque
+        self.wheels = wheels
+        self.wheel_momentum = wheel_momentum
 
     @property
     def lazy(self) -> bool:
@@ -87,10 +98,14 @@ class Trajectory:
             return self
         import dask
         att = self._q if self._q is not None else self._Q
-        m, att, inertia = dask.compute(self.m, att, self.inertia, **kwargs)
+        m, att, inertia, h = dask.compute(self.m, att, self.inertia, self.wheel_momentum,
+                                          **kwargs)
+        wheels = dict(wheels=self.wheels, wheel_momentum=h)
         if self._q is not None:
-            return Trajectory(self.t, m, att, self.form, self.method, inertia, self.torque)
-        return Trajectory(self.t, m, None, self.form, self.method, inertia, self.torque, att)
+            return Trajectory(self.t, m, att, self.form, self.method, inertia, self.torque,
+                              **wheels)
+        return Trajectory(self.t, m, None, self.form, self.method, inertia, self.torque, att,
+                          **wheels)
 
     @property
     def q(self) -> NDArray[np.float64]:
@@ -136,23 +151,78 @@ class Trajectory:
     @property
     def energy(self) -> NDArray[np.float64]:
         """Total energy, kinetic plus the torque's potential (the kinetic energy of a free
-        body); ValueError, saying so, for a torque without a potential
+        body), plus the wheels' energy with reaction wheels (:attr:`wheel_energy`); ValueError,
+        saying so, for a torque without a potential or wheels without axial inertias
         (:attr:`kinetic_energy` is always there)."""
-        return self.kinetic_energy + self.potential_energy
+        energy = self.kinetic_energy + self.potential_energy
+        if self.wheels is not None:
+            energy = energy + self.wheel_energy
+        return energy
 
     @property
     def spatial_momentum(self) -> NDArray[np.float64]:
-        """``Q m`` at the kept states; ``Q (m + h)`` with rotors of internal momentum ``h``
-        (:func:`frb.torques.rotor`), the conserved total."""
+        """``Q m`` at the kept states; with rotors of internal momentum ``h``
+        (:func:`frb.torques.rotor`) and reaction wheels, ``Q (m + h + A h_w)``: the total, which
+        is conserved without external torques (:attr:`total_momentum`)."""
         if self.lazy:
             return self.compute().spatial_momentum
         h = getattr(self.torque, "internal_momentum", None)
-        return np.einsum("...ij,...j->...i", self.Q, self.m if h is None else self.m + h)
+        inner = self.m if h is None else self.m + h
+        if self.wheels is not None and self.wheel_momentum is not None:
+            inner = inner + self.wheels.momentum(self.wheel_momentum)
+        return np.einsum("...ij,...j->...i", self.Q, inner)
+
+    @property
+    def total_momentum(self) -> NDArray[np.float64]:
+        """The spatial total momentum ``Q (m + A h)`` of body and wheels (and rotors) at the kept
+        states, (K, 3) or (K, N, 3): conserved without external torques."""
+        return self.spatial_momentum
+
+    def _wheel_inertia(self, what: str) -> NDArray[np.float64]:
+        if self.wheels is None or self.wheel_momentum is None:
+            raise ValueError(f"the trajectory has no reaction wheels, so no {what}")
+        if self.wheels.inertia is None:
+            raise ValueError(f"the {what} needs the wheels' axial inertias: give "
+                             "frb.Wheels(axes, h0, inertia=...)")
+        return self.wheels.inertia
+
+    @property
+    def wheel_energy(self) -> NDArray[np.float64]:
+        """The kinetic energy of the wheels' spin ``sum h_i^2 / (2 J_i)`` (the part of the
+        wheels' energy that the body's ``m^T I^-1 m / 2`` leaves out, ``I`` the inertia without
+        their axial inertias ``J_i``), (K,) or (K, N). Needs ``Wheels(..., inertia=J)``."""
+        J = self._wheel_inertia("wheel energy")
+        if self.lazy:
+            return self.compute().wheel_energy
+        return 0.5 * np.sum(self.wheel_momentum**2 / J, axis=-1)
+
+    @property
+    def wheel_speed(self) -> NDArray[np.float64]:
+        """The wheels' spin rates relative to the body ``h_i / J_i - a_i^T w`` (rad/s), (K, nw)
+        or (K, N, nw). Needs ``Wheels(..., inertia=J)``."""
+        J = self._wheel_inertia("wheel speed")
+        if self.lazy:
+            return self.compute().wheel_speed
+        w = self.body_rate
+        assert self.wheels is not None
+        return self.wheel_momentum / J - np.einsum("...ij,...j->...i", self.wheels.axes, w)
+
+    @property
+    def body_rate(self) -> NDArray[np.float64]:
+        """The body angular velocity ``w = I^-1 m`` (body frame), (K, 3) or (K, N, 3)."""
+        if self.lazy:
+            return self.compute().body_rate
+        if self.inertia.ndim == self.m.ndim:    # inertia tensors (3, 3) or (N, 3, 3)
+            J = np.asarray(self.inertia, dtype=np.float64)
+            frame = PrincipalFrame.of(J, J.ndim == 2, J.ndim == 2)
+            return frame.momentum_out(frame.momentum_in(self.m) / frame.moments)
+        return self.m / self.inertia
 
     def __repr__(self) -> str:
         n = "1 body" if self.m.ndim == 2 else f"{self.m.shape[1]} bodies"
         lazy = ", lazy (dask)" if self.lazy else ""
-        return (f"<Trajectory {self.method}: {n}, {len(self.t)} states, "
+        wheels = f", {self.wheels.count} wheels" if self.wheels is not None else ""
+        return (f"<Trajectory {self.method}: {n}{wheels}, {len(self.t)} states, "
                 f"t = {self.t[0]:g} .. {self.t[-1]:g}, attitude as {self.form}{lazy}>")
 
 

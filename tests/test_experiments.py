@@ -239,3 +239,14 @@ def test_satellite_detumbles_slews_and_keeps_the_gyrostat_energy():
     # fourth order: halving the step divides YOSHIDA4's error by about 16, STRANG's by 4
     assert work[("YOSHIDA4", 2.0)] / work[("YOSHIDA4", 1.0)] > 8
     assert 3 < work[("STRANG", 2.0)] / work[("STRANG", 1.0)] < 5
+    # with wheels: the detumble by the wheels and the slew through them reach their limits (a
+    # saturated wheel's momentum at h_max exactly, the motor torques at u_max), the Monte Carlo settles,
+    # and Q (m + A h) without external torque is kept to rounding (STRANG)
+    n = r.numbers
+    assert n["wheels_detumbled_rate"] < 1e-5 and n["wheels_final_error_deg"] < 0.1
+    assert n["wheels_largest_momentum"] == 1.0
+    # (a step of YOSHIDA4 changes h by at most u_max h (2 g1 + |1 - 2 g1|) = 4.4 u_max h, where
+    # the law switches within the step's triple jump)
+    assert 0.05 * (1 - 1e-12) <= n["wheels_largest_torque"] <= 0.05 * 4.41
+    assert n["wheels_settled_fraction"] == 1.0 and n["wheels_median_settling"] < 300.0
+    assert n["wheels_total_momentum_drift"] < 1e-13

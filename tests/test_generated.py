@@ -74,15 +74,28 @@ def _whole_run(**changes):
     config[sn.RUN_VARIANT - 1] = sn.VARIANT_RK4
     config[sn.RUN_NSTEPS - 1] = 1
     config[sn.RUN_CHUNK - 1] = sn.ENGINE_CHUNK
-    terms = np.zeros((1 + sn.TORQUE_TERM_REALS, 1))
+    terms = np.zeros((sn.TORQUE_TERM_HEADER + sn.TORQUE_TERM_REALS, 1))
     terms[0, 0] = sn.TORQUE_NONE
     args = dict(config=config, plan=np.array([[0.0], [1.0]]), terms=terms,
-                body=np.zeros((sn.TORQUE_BODY_REALS, 1)), times=np.array([0.0, 0.1]),
+                body=np.zeros((sn.TORQUE_TERM_REALS, 1)), times=np.array([0.0, 0.1]),
                 m0=np.array([[0.3], [0.5], [0.8]]), att0=np.array([[1.0], [0], [0], [0]]),
                 inertia=np.array([[1.0], [2.0], [3.0]]), m_out=np.zeros((3, 1, 2), order="F"),
-                att_out=np.zeros((4, 1, 2), order="F"))
+                att_out=np.zeros((4, 1, 2), order="F"),
+                wheels=np.zeros((sn.WHEEL_REALS, 1, 1), order="F"),
+                law=np.zeros((sn.LAW_REALS, 1)), h0=np.zeros((1, 1)),
+                h_out=np.zeros((1, 1, 1), order="F"))
     args.update(changes)
     return _core.engine_whole(**args)
+
+
+def _wheel_config():
+    config = np.zeros(sn.RUN_SLOTS, dtype=np.intc)
+    config[sn.RUN_FAMILY - 1] = sn.FAMILY_RUNGE_KUTTA
+    config[sn.RUN_VARIANT - 1] = sn.VARIANT_RK4
+    config[sn.RUN_NSTEPS - 1] = 1
+    config[sn.RUN_CHUNK - 1] = sn.ENGINE_CHUNK
+    config[sn.RUN_WHEEL_LAW - 1] = sn.WHEEL_LAW_FEEDBACK
+    return config
 
 
 def test_engine_checks_the_sizes_of_the_shared_numbers():
@@ -91,8 +104,18 @@ def test_engine_checks_the_sizes_of_the_shared_numbers():
     assert _whole_run(config=np.zeros(sn.RUN_SLOTS + 1, dtype=np.intc))[0] == sn.INFO_BAD_CALL
     assert _whole_run(plan=np.array([[0.0], [1.0], [0.0]]))[0] == sn.INFO_BAD_CALL
     assert _whole_run(terms=np.zeros((sn.TORQUE_TERM_REALS, 1)))[0] == sn.INFO_BAD_CALL
-    assert _whole_run(body=np.zeros((sn.TORQUE_BODY_REALS + 1, 1)))[0] == sn.INFO_BAD_CALL
+    assert _whole_run(body=np.zeros((sn.TORQUE_TERM_REALS + 1, 1)))[0] == sn.INFO_BAD_CALL
     assert _whole_run(times=np.array([0.0, 0.1, 0.2]))[0] == sn.INFO_BAD_CALL
+    assert _whole_run(wheels=np.zeros((sn.WHEEL_REALS + 1, 1, 1)))[0] == sn.INFO_BAD_CALL
+    assert _whole_run(wheels=np.zeros((sn.WHEEL_REALS, sn.MAX_WHEELS + 1, 1)),
+                      h0=np.zeros((sn.MAX_WHEELS + 1, 1)),
+                      h_out=np.zeros((sn.MAX_WHEELS + 1, 1, 1)))[0] == sn.INFO_BAD_CALL
+    assert _whole_run(law=np.zeros((sn.LAW_REALS - 1, 1)))[0] == sn.INFO_BAD_CALL
+    # with a wheel law, the wheel momenta must have the sizes of the bodies and kept states
+    wheel = dict(config=_wheel_config(), h_out=np.zeros((1, 1, 2), order="F"))
+    assert _whole_run(**wheel)[0] == sn.INFO_OK
+    assert _whole_run(**{**wheel, "h_out": np.zeros((1, 1, 1))})[0] == sn.INFO_BAD_CALL
+    assert _whole_run(**{**wheel, "h0": np.zeros((1, 2))})[0] == sn.INFO_BAD_CALL
 
 
 def _check(m, att, h, inertia):

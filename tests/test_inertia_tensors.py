@@ -335,8 +335,8 @@ def test_integrate_batch_per_body_tensors(batch):
     field = constant_field([0.3, -0.2, 1.0])
     tr = frb.integrate(b["m"], b["q"], b["J"], 0.05, 20, method="RKN6_14", torque=field,
                        save_every=5)
-    # per-body frames: the field is called from Python in each body's principal frame; the
-    # reference runs each body with its body point R0^T e3 (compiled)
+    # per-body frames: the field acts on the body point R0^T e3 of each body's principal frame
+    # (compiled, a block of per-body parameters); the reference runs each body alone
     for j in (0, 4, 10):
         R0 = b["R0"][j]
         turned = ConstantField(field.u0, into(R0, field.center))
@@ -553,9 +553,10 @@ def test_torque_in_frame(body, batch):
         Qp = Qs @ R0
         assert rel(turned(0.0, Qp), into(R0, tq(0.0, Qs))) < 1e-14
         assert pickle.loads(pickle.dumps(turned)).center.tolist() == turned.center.tolist()
-    # per body: a user torque calling the field from Python
+    # per body: the field with a body point per body, compiled (a block of per-body parameters)
     per_body = constant_field(u0).in_frame(batch["R0"][:4])
-    assert isinstance(per_body, UserTorque) and per_body.compiled is None
+    assert isinstance(per_body, ConstantField) and per_body.compiled is not None
+    assert per_body.compiled.body.shape[0] == 4 and per_body.compiled.blocks == (1,)
     Qp = Qs @ batch["R0"][:4]
     assert rel(per_body(0.0, Qp), into(batch["R0"][:4], constant_field(u0)(0.0, Qs))) < 1e-14
     pickle.loads(pickle.dumps(per_body))

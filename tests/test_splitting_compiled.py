@@ -57,7 +57,7 @@ def _engine_call(args):
     kinds, fractions = args["plan"]
     return (kinds.astype(int), fractions * args["times"][1],
             int(config[sn.RUN_QUADRATURE - 1]), nsteps, int(config[sn.RUN_SAVE_EVERY - 1]), 0,
-            nsteps, args["terms"][1:4, 0])
+            nsteps, args["terms"][sn.TORQUE_TERM_HEADER:sn.TORQUE_TERM_HEADER + 3, 0])
 
 
 def _assert_close(a, b, rel=1e-14):

@@ -85,16 +85,50 @@ TABLE = (
         ("torque_user", 3, "a Python callable (f2py call-back)"),
         ("torque_damping", 4, "linear damping -c m"),
         ("torque_rotor", 5, "an internal rotor of constant momentum h: h x I^-1 m"),
-        ("torque_attitude_control", 6, "PD attitude control -kp s e_v - kd I^-1 m"),
+        ("torque_attitude_control", 6, "PD attitude control -Kp s e_v - Kd I^-1 m"),
         ("momentum_torque_kinds", Ints(("torque_damping", "torque_rotor", "torque_attitude_control")),
          "the built-in kinds that depend on the angular momentum m"),
     )),
     Group("Sizes of a compiled torque: a sum of at most max_torque_terms built-in terms, each "
-          "with torque_term_reals parameters, and torque_body_reals parameters per body for "
-          "one of them.", (
+          "a row of torque_term_header + torque_term_reals reals (its kind, the block of its "
+          "per-body parameters or 0, its parameters); a term whose parameters are given per "
+          "body takes a block of torque_term_reals reals of every body instead.", (
         ("max_torque_terms", 8, "most terms of a compiled sum of torques"),
-        ("torque_term_reals", 8, "parameters of one term"),
-        ("torque_body_reals", 4, "per-body parameters (a reference quaternion, a rotor momentum)"),
+        ("torque_term_header", 2, "reals before the parameters of a term: its kind, its per-body block"),
+        ("torque_term_reals", 27, "parameters of one term"),
+    )),
+    Group("The parameters of an attitude-control term (first slot of each): gains given as "
+          "numbers (control_gains = 0: kp, kd in the first slot of their block) or as 3 x 3 "
+          "matrices (1: column by column), the reference quaternion at the time t_ref and its "
+          "constant rate (in its own frame; zero: a fixed reference).", (
+        ("control_gains", 1, "0: the gains are numbers, 1: matrices"),
+        ("control_kp", 2, "Kp (9 reals)"),
+        ("control_kd", 11, "Kd (9 reals)"),
+        ("control_q_ref", 20, "q_ref (4 reals, scalar first)"),
+        ("control_rate", 24, "the reference's rate (3 reals, rad per unit time)"),
+        ("control_t_ref", 27, "the time of q_ref"),
+    )),
+    Group("Reaction wheels (wheels.f90, frb.Wheels): at most max_wheels wheels a body, each "
+          "given by wheel_reals reals (its unit axis, the row of the pseudo-inverse of the "
+          "axes); the motor-torque law: none, the built-in quaternion feedback, a Python "
+          "callable.", (
+        ("max_wheels", 8, "most wheels of a body"),
+        ("wheel_reals", 6, "reals of one wheel: axis (3), row of the pseudo-inverse A^+ (3)"),
+        ("wheel_law_none", 0, "no wheels in the time loop"),
+        ("wheel_law_feedback", 1, "the quaternion feedback through the wheels (frb.wheel_laws)"),
+        ("wheel_law_user", 2, "a Python callable law(t, Q, m, h) -> u (f2py call-back)"),
+    )),
+    Group("The parameters of the wheel law quaternion_feedback (first slot of each; law_reals "
+          "reals, for all bodies or per body).", (
+        ("law_q_ref", 1, "the reference quaternion at law_t_ref (4 reals)"),
+        ("law_kp", 5, "Kp, column by column (9 reals)"),
+        ("law_kd", 14, "Kd, column by column (9 reals)"),
+        ("law_rate", 23, "the reference's angular velocity in its own frame (3 reals)"),
+        ("law_t_ref", 26, "the time of law_q_ref"),
+        ("law_u_max", 27, "largest motor torque of a wheel (infinity: none)"),
+        ("law_h_max", 28, "largest momentum of a wheel (infinity: none)"),
+        ("law_gyroscopic", 29, "1: the gyroscopic compensation w x (m + A h), 0: none"),
+        ("law_reals", 29, "reals of the parameters of a law"),
     )),
     Group("Info codes of a body in a step (the engine stops after the step where one is set).", (
         ("info_ok", 0, "the step succeeded"),
@@ -174,7 +208,7 @@ TABLE = (
         ("run_variant", 2, "the method variant"),
         ("run_quadrature", 3, "Gauss-Legendre nodes of the free flows (0: exact)"),
         ("run_user_torque", 4, "a Python torque: 0 none, 1 T(t, Q), 2 T(t, Q, m)"),
-        ("run_body_term", 5, "the torque term (1-based) with per-body parameters, 0 none"),
+        ("run_wheel_law", 5, "the wheels' law: wheel_law_none, wheel_law_feedback or wheel_law_user"),
         ("run_nsteps", 6, "steps of the whole run"),
         ("run_save_every", 7, "kept states: every save_every-th step and the last (0: the last only)"),
         ("run_chunk", 8, "bodies stepped together"),
@@ -185,7 +219,8 @@ TABLE = (
         ("run_last_step", 13, "the last step of this call"),
         ("run_checks", 14, "1: check every body first, and the scales against run_scale_exponent"),
         ("run_scale_exponent", 15, "the method's scale range (a power of two) for the checks"),
-        ("run_slots", 15, "slots of the configuration"),
+        ("run_wheel_kick", 16, "order (2 or 4) of the wheel kick of a splitting's torque flow"),
+        ("run_slots", 16, "slots of the configuration"),
     )),
     Group("The scales of a batch that the input checks (check_bodies) return: the largest and the "
           "smallest nonzero max_i |m_i| of a body, the smallest and the largest moment, the "

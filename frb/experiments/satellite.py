@@ -12,11 +12,21 @@ Prints the attitude error and the body rates at the end of each phase, the invar
 torque-free gyrostat run (the energy ``m . J^-1 m / 2``, which the splittings keep to rounding,
 and the total momentum ``Q (m + h)``, kept to the method's order), and a work-precision table of
 the slew (several methods and steps against ``YOSHIDA4`` at a small step).
+
+Then the same spacecraft with four reaction wheels in a pyramid (:class:`frb.Wheels`, the wheel
+momenta states of the compiled loop; Markley and Crassidis 2014, section 7.2): a detumble by
+the wheels (the rate feedback ``-Kd w``), a slew by the quaternion feedback realised through
+the wheels (``frb.wheel_laws.quaternion_feedback`` with gain matrices ``kp = k J``, the
+gyroscopic term, limits on the motor torques and the wheel momenta, both reached), the gravity
+gradient acting throughout; a Monte Carlo of slews over dispersed inertia tensors and initial
+rates (the spread of the settling time); the drift of ``Q (m + A h)`` without external torque;
+and a work-precision table of the wheel slew.
 """
 from __future__ import annotations
 
 import time
 from os import PathLike
+from typing import Any
 
 import numpy as np
 
@@ -24,6 +34,8 @@ from ..engine import integrate
 from ..reporting import (Experiment, Option, Result, Table, method_styles, pyplot, save_figure,
                          steps_of)
 from ..torques import attitude_control, gravity_gradient, linear_damping, rotor
+from ..wheel_laws import QuaternionFeedback, quaternion_feedback
+from ..wheels import Wheels
 
 #: Inertia tensor (kg m^2) in the body frame of the attitude, wheel momentum (N m s, body
 #: frame), orbit rate (rad/s, about 95 minutes), initial rates (rad/s) and attitude.
@@ -34,6 +46,17 @@ W0 = (0.05, -0.03, 0.04)
 Q0 = (1.0, 0.0, 0.0, 0.0)
 #: The slew target: 60 degrees about (1, 1, 0) / sqrt(2).
 Q_REF = (np.cos(np.pi / 6), np.sin(np.pi / 6) / np.sqrt(2), np.sin(np.pi / 6) / np.sqrt(2), 0.0)
+#: Four reaction wheels in a pyramid about the body z axis (each axis 54.74 degrees from z,
+#: cos = 1/sqrt(3), at azimuths 45, 135, 225, 315 degrees), their axial inertia (kg m^2), the
+#: initial rates of the wheel runs (rad/s), the gains kp = K_WHEELS J (N m), kd = C_WHEELS J
+#: (N m s): a natural frequency of about 0.05 rad/s, damping ratio 0.9.
+_BETA = np.arctan(np.sqrt(2.0))
+PYRAMID = tuple(tuple(float(x) for x in (np.sin(_BETA) * np.cos(a), np.sin(_BETA) * np.sin(a),
+                                         np.cos(_BETA)))
+                for a in np.radians([45.0, 135.0, 225.0, 315.0]))
+WHEEL_INERTIA = 0.004
+W0_WHEELS = (0.006, -0.004, 0.005)
+K_WHEELS, C_WHEELS = 0.005, 0.09
 
 
 def _error_angle(q: np.ndarray) -> np.ndarray:
@@ -43,7 +66,8 @@ def _error_angle(q: np.ndarray) -> np.ndarray:
 
 
 def run(h: float = 0.5, coast: float = 300.0, detumble: float = 900.0, slew: float = 1200.0,
-        damping: float = 0.01, kp: float = 1.0, kd: float = 25.0) -> Result:
+        damping: float = 0.01, kp: float = 1.0, kd: float = 25.0, bodies: int = 1000,
+        u_max: float = 0.05, h_max: float = 1.0) -> Result:
     """A spacecraft (frb's own problem): inertia tensor J = [[120, 5, -3], [5, 100, 2], [-3, 2,
     80]] kg m^2, a wheel of momentum h = (0, 0, 2) N m s, a circular orbit of rate 1.1e-3 rad/s
     (gravity gradient), initial rates (0.05, -0.03, 0.04) rad/s. Coasts, is detumbled by the
@@ -51,7 +75,11 @@ def run(h: float = 0.5, coast: float = 300.0, detumble: float = 900.0, slew: flo
     step h, all torques compiled). Prints the attitude error and the rates after each phase, the
     invariants of the torque-free gyrostat (energy and Q (m + h) to rounding: EXACT is the
     gyrostat's exact flow, which the splittings take as their free part when the rotor acts
-    alone) and a work-precision table of the slew."""
+    alone) and a work-precision table of the slew. Then with four reaction wheels in a pyramid
+    (axial inertia 0.004 kg m^2, limits u_max and h_max): a 300 s detumble by the wheels from
+    (0.006, -0.004, 0.005) rad/s, the slew (quaternion feedback kp = 0.005 J, kd = 0.09 J,
+    gyroscopic term), a Monte Carlo of ``bodies`` slews over dispersed tensors and rates (RK4),
+    Q (m + A h) without external torque (STRANG) and a work-precision table of the wheel slew."""
     for name, duration in (("coast", coast), ("detumble", detumble), ("slew", 16 * slew)):
         steps_of(duration, h, f"{name} / h" if name != "slew" else "16 slew / h (the reference)")
     J = np.array(INERTIA)
@@ -109,45 +137,190 @@ def run(h: float = 0.5, coast: float = 300.0, detumble: float = 900.0, slew: flo
                "detumbled_rate": float(table.rows[1][2]),
                "gyrostat_energy_change": float(max(r[1] for r in invariants.rows)),
                "gyrostat_momentum_change": float(max(r[2] for r in invariants.rows))}
+    wheel_tables, wheel_numbers, wheel_data = _with_wheels(h, slew, bodies, u_max, h_max)
+    numbers.update(wheel_numbers)
     return Result(
-        "satellite", "a spacecraft: coast, detumble by damping, slew by a PD law",
+        "satellite", "a spacecraft: coast, detumble by damping, slew by a PD law; with wheels",
         [("inertia tensor (kg m^2)", INERTIA, "frb's choice"), ("wheel h (N m s)", WHEEL, "frb"),
          ("orbit rate (rad/s)", ORBIT_RATE, "frb (low Earth orbit)"), ("w0 (rad/s)", W0, "frb"),
          ("q_ref", tuple(round(float(x), 6) for x in Q_REF), "frb: 60 degrees about (1, 1, 0)"),
          ("damping c (1/s)", damping, "frb"), ("kp (N m), kd (N m s)", (kp, kd), "frb"),
-         ("h (s)", h, "frb")],
-        [table, invariants, work], numbers,
+         ("h (s)", h, "frb"),
+         ("reaction wheels", "4 in a pyramid, axes 54.74 deg from z", "frb"),
+         ("wheel axial inertia (kg m^2)", WHEEL_INERTIA, "frb"),
+         ("w0 of the wheel runs (rad/s)", W0_WHEELS, "frb"),
+         ("wheel law kp = k J, kd = c J", (K_WHEELS, C_WHEELS), "frb"),
+         ("u_max (N m), h_max (N m s)", (u_max, h_max), "frb"),
+         ("Monte Carlo bodies", bodies, "frb")],
+        [table, invariants, work] + wheel_tables, numbers,
         data={"t": t_all, "error": _error_angle(q_all), "rates": rates,
-              "phase_ends": [float(r[1]) for r in table.rows], "curves": curves})
+              "phase_ends": [float(r[1]) for r in table.rows], "curves": curves, **wheel_data})
+
+
+def _wheel_law(q_ref: tuple[float, ...], J: np.ndarray, u_max: float, h_max: float,
+               slew: bool = True) -> QuaternionFeedback:
+    """The quaternion feedback through the wheels: the slew (kp = K_WHEELS J), or the detumble
+    (kp = 0: the rate feedback alone)."""
+    return quaternion_feedback(q_ref, K_WHEELS * J if slew else 0.0, C_WHEELS * J, u_max=u_max,
+                               h_max=h_max, gyroscopic=True)
+
+
+def _with_wheels(h: float, slew: float, bodies: int, u_max: float, h_max: float
+                 ) -> tuple[list[Table], dict[str, float], dict[str, Any]]:
+    """The spacecraft with four wheels: detumble and slew (YOSHIDA4), the Monte Carlo of slews,
+    the drift of Q (m + A h), the work-precision of the slew."""
+    J = np.array(INERTIA)
+    gg = gravity_gradient(ORBIT_RATE)
+    detumble = 300.0
+    wheel_inertia = np.full(4, WHEEL_INERTIA)
+    # 1. detumble by the wheels, then the slew, one run continued from the other
+    m0, h0 = J @ np.array(W0_WHEELS), np.zeros(4)
+    first = integrate(m0, Q0, J, h, int(round(detumble / h)), method="YOSHIDA4", torque=gg,
+                      wheels=Wheels(PYRAMID, h0, inertia=wheel_inertia),
+                      wheel_law=_wheel_law(Q0, J, u_max, h_max, slew=False))
+    second = integrate(first.m[-1], first.q[-1], J, h, int(round(slew / h)), method="YOSHIDA4",
+                       torque=gg, wheels=Wheels(PYRAMID, first.wheel_momentum[-1],
+                                                inertia=wheel_inertia),
+                       wheel_law=_wheel_law(Q_REF, J, u_max, h_max), t0=float(first.t[-1]))
+    t = np.concatenate([first.t, second.t[1:]])
+    hw = np.concatenate([first.wheel_momentum, second.wheel_momentum[1:]])
+    rpm = hw / WHEEL_INERTIA * 60.0 / (2.0 * np.pi)
+    torque = np.diff(hw, axis=0) / h             # the motor torques (mean over each step)
+    error = np.concatenate([np.full(len(first.t), np.nan), _error_angle(second.q[1:])])
+    phases = Table("with 4 wheels (YOSHIDA4, gravity gradient): detumble by the wheels, slew",
+                   ["phase", "t end (s)", "|w| (rad/s)", "attitude error (deg)",
+                    "largest |h_i| (N m s)", "largest |u_i| (N m)"], [])
+    n1 = len(first.t) - 1
+    for name, tr, part in (("detumble", first, torque[:n1]), ("slew", second, torque[n1:])):
+        w = np.linalg.solve(J, tr.m[-1])
+        phases.rows.append([name, float(tr.t[-1]), float(np.linalg.norm(w)),
+                            float(_error_angle(tr.q[-1])), float(np.abs(tr.wheel_momentum).max()),
+                            float(np.abs(part).max())])
+    # 2. Monte Carlo: dispersed tensors (5 % a component, symmetric) and initial rates
+    rng = np.random.default_rng(2014)
+    Jn = J * (1.0 + 0.05 * rng.standard_normal((bodies, 3, 3)))
+    Jn = 0.5 * (Jn + np.swapaxes(Jn, 1, 2))
+    w0 = 0.003 * rng.standard_normal((bodies, 3))
+    keep = max(1, int(round(1.0 / h)))
+    start = time.perf_counter()
+    mc = integrate(np.einsum("nij,nj->ni", Jn, w0), np.tile(Q0, (bodies, 1)), Jn, h,
+                   int(round(slew / h)), method="RK4", torque=gg,
+                   wheels=Wheels(PYRAMID, np.zeros(4)), wheel_law=_wheel_law(Q_REF, J, u_max, h_max),
+                   save_every=keep)
+    mc_seconds = time.perf_counter() - start
+    mc_error = _error_angle(mc.q)
+    settle = np.array([_settling_time(mc.t, mc_error[:, j]) for j in range(bodies)])
+    done = settle[np.isfinite(settle)]
+    spread = Table(f"Monte Carlo of {bodies} slews (RK4, h = {h:g} s, {mc_seconds:.2f} s): time "
+                   "to stay within 1 degree of q_ref", ["quantity", "value"],
+                   [["settled within the slew", f"{len(done)} of {bodies}"],
+                    ["median (s)", float(np.median(done)) if len(done) else float("nan")],
+                    ["5 % (s)", float(np.percentile(done, 5)) if len(done) else float("nan")],
+                    ["95 % (s)", float(np.percentile(done, 95)) if len(done) else float("nan")],
+                    ["largest |h_i| (N m s)", float(np.abs(mc.wheel_momentum).max())]])
+    # 3. Q (m + A h) without external torque, the exact-flow splitting STRANG
+    free = integrate(m0, Q0, J, h, int(round((detumble + slew) / h)), method="STRANG",
+                     wheels=Wheels(PYRAMID, h0), wheel_law=_wheel_law(Q_REF, J, u_max, h_max))
+    L = free.total_momentum
+    drift = float(np.abs(L - L[0]).max() / np.linalg.norm(L[0]))
+    invariants = Table(f"wheels without external torque (STRANG, {len(free.t) - 1} steps): "
+                       "largest relative change", ["quantity", "value"], [["Q (m + A h)", drift]])
+    # 4. work-precision of the slew against YOSHIDA4 at h / 16 (errors every 20 s)
+    every = int(round(20.0 / h))
+    given: dict[str, Any] = dict(wheels=Wheels(PYRAMID, first.wheel_momentum[-1]),
+                                 wheel_law=_wheel_law(Q_REF, J, u_max, h_max), torque=gg,
+                                 t0=float(first.t[-1]))
+    ref = integrate(first.m[-1], first.q[-1], J, h / 16, 16 * int(round(slew / h)),
+                    method="YOSHIDA4", save_every=16 * every, **given)
+    work = Table("wheel slew: largest error over the slew (every 20 s) against YOSHIDA4 at h/16",
+                 ["method", "h (s)", "error of q", "error of h (N m s)", "time (ms)"], [])
+    curves: dict[str, list[tuple[float, float]]] = {}
+    for meth in ("STRANG", "YOSHIDA4", "RKN6_14", "RK4"):
+        for k in (1, 2, 4):
+            hk = h * k
+            t_start = time.perf_counter()
+            tr = integrate(first.m[-1], first.q[-1], J, hk, int(round(slew / hk)), method=meth,
+                           save_every=every // k, **given)
+            ms = 1e3 * (time.perf_counter() - t_start)
+            dq = np.minimum(np.abs(tr.q - ref.q).max(axis=1), np.abs(tr.q + ref.q).max(axis=1)).max()
+            dh = float(np.abs(tr.wheel_momentum - ref.wheel_momentum).max())
+            work.rows.append([meth, hk, float(dq), dh, ms])
+            curves.setdefault(meth, []).append((ms, max(float(dq), 1e-17)))
+    numbers = {"wheels_detumbled_rate": float(phases.rows[0][2]),
+               "wheels_final_error_deg": float(phases.rows[1][3]),
+               "wheels_settling_time": _settling_time(second.t, _error_angle(second.q)),
+               "wheels_largest_momentum": float(np.abs(hw).max()),
+               "wheels_largest_torque": float(np.abs(torque).max()),
+               "wheels_total_momentum_drift": drift,
+               "wheels_settled_fraction": len(done) / max(bodies, 1),
+               "wheels_median_settling": float(np.median(done)) if len(done) else float("nan")}
+    return [phases, spread, invariants, work], numbers, {
+        "wheel_t": t, "wheel_rpm": rpm, "wheel_torque": torque, "wheel_error": error,
+        "detumble_end": detumble, "settling": settle, "wheel_curves": curves,
+        "limits": (u_max, h_max / WHEEL_INERTIA * 60.0 / (2.0 * np.pi))}
+
+
+def _settling_time(t: np.ndarray, error: np.ndarray, within: float = 1.0) -> float:
+    """The first time after which the error (degrees) stays below ``within`` (nan: never)."""
+    outside = np.nonzero(error >= within)[0]
+    if len(outside) == 0:
+        return float(t[0])
+    if outside[-1] == len(t) - 1:
+        return float("nan")
+    return float(t[outside[-1] + 1])
 
 
 def plot(result: Result, path: str | PathLike[str]) -> None:
     plt = pyplot()
     d = result.data
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
-    ax = axes[0]
+    fig, axes = plt.subplots(2, 4, figsize=(19, 8))
+    ax = axes[0, 0]
     ax.plot(d["t"], d["error"], lw=0.9)
     ax.set_xlabel("t (s)")
     ax.set_ylabel("attitude error to q_ref (degrees)")
-    ax = axes[1]
+    ax = axes[0, 1]
     for i, style in enumerate(("-", "--", ":")):
         ax.plot(d["t"], d["rates"][:, i], style, lw=0.9, label=f"w{i + 1}")
     ax.set_xlabel("t (s)")
     ax.set_ylabel("body rates (rad/s)")
     ax.legend(fontsize=8)
-    for ax in axes[:2]:
+    for ax in axes[0, :2]:
         for x in d["phase_ends"][:-1]:
             ax.axvline(x, color="gray", lw=0.6)
+    for ax, key, title in ((axes[0, 2], "curves", "PD slew"),
+                           (axes[1, 3], "wheel_curves", "wheel slew")):
+        styles = method_styles(list(d[key]))
+        for meth, pts in d[key].items():
+            ms, err = zip(*pts)
+            ax.loglog(ms, err, **styles[meth])
+        ax.set_xlabel("time (ms)")
+        ax.set_ylabel(f"largest error of q over the {title}")
+        ax.legend(fontsize=8)
+        ax.grid(True, which="both", alpha=0.3)
+    ax = axes[0, 3]
+    settle = d["settling"][np.isfinite(d["settling"])]
+    ax.hist(settle, bins=40)
+    ax.set_xlabel("settling time within 1 degree (s)")
+    ax.set_ylabel(f"bodies (of {len(d['settling'])})")
+    u_max, rpm_max = d["limits"]
+    t = d["wheel_t"]
+    ax = axes[1, 0]
+    ax.plot(t, d["wheel_rpm"], lw=0.9)
+    ax.set_ylabel("wheel speeds (rpm)")
+    ax = axes[1, 1]
+    ax.plot(t[1:], d["wheel_torque"], lw=0.9)
+    ax.set_ylabel("motor torques (N m)")
+    ax = axes[1, 2]
+    ax.semilogy(t, d["wheel_error"], lw=0.9)
+    ax.set_ylabel("attitude error to q_ref (degrees)")
+    for ax, limit in ((axes[1, 0], rpm_max), (axes[1, 1], u_max), (axes[1, 2], None)):
+        ax.set_xlabel("t (s), with wheels")
+        ax.axvline(d["detumble_end"], color="gray", lw=0.6)
+        if limit is not None:
+            for y in (-limit, limit):
+                ax.axhline(y, color="red", lw=0.6, ls="--")
+    for ax in list(axes[0, :2]) + list(axes[1, :3]) + [axes[0, 3]]:
         ax.grid(True, alpha=0.3)
-    ax = axes[2]
-    styles = method_styles(list(d["curves"]))
-    for meth, pts in d["curves"].items():
-        ms, err = zip(*pts)
-        ax.loglog(ms, err, **styles[meth])
-    ax.set_xlabel("time (ms)")
-    ax.set_ylabel("largest error of q over the slew")
-    ax.legend(fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
     save_figure(fig, path)
 
 
@@ -158,8 +331,12 @@ _OPTIONS = (Option("h", float, 0.5, "step in seconds (frb's choice: 0.5; at most
             Option("slew", float, 1200.0, "slew time, s", low=0, strict=True),
             Option("damping", float, 0.01, "damping rate c, 1/s", low=0),
             Option("kp", float, 1.0, "proportional gain, N m", low=0),
-            Option("kd", float, 25.0, "derivative gain, N m s", low=0))
+            Option("kd", float, 25.0, "derivative gain, N m s", low=0),
+            Option("bodies", int, 1000, "bodies of the Monte Carlo of wheel slews", low=1),
+            Option("u_max", float, 0.05, "motor torque limit of a wheel, N m", low=0, strict=True),
+            Option("h_max", float, 1.0, "momentum limit of a wheel, N m s", low=0, strict=True))
 
 EXPERIMENT: Experiment = Experiment.from_run("satellite", "frb's own spacecraft problem",
-                                 "a spacecraft: tensor, wheel, gravity gradient, damping, PD slew",
+                                 "a spacecraft: tensor, wheel, gravity gradient, damping, PD slew; "
+                                 "reaction wheels: detumble, slew, Monte Carlo",
                                  _OPTIONS, run, plot)
