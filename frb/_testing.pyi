@@ -41,3 +41,10 @@ def dmv_step_single(m: ArrayLike, q: ArrayLike, h: float, inertia: ArrayLike,
 # and atanc_near, elementwise over arrays of length n: (s, c, at, atc, at2, s_near, c_near, atc_near)
 def lane_math_values(x: ArrayLike, y: ArrayLike) -> tuple[_F64, _F64, _F64, _F64, _F64, _F64, _F64,
                                                           _F64]: ...
+
+# exact gyrostat step without checks: m (3, n), hr (3, nr), h (nh,), inertia (3, ni), nr, nh, ni
+# 1 or n; (m_out, w) with q(h) = q w, or (m_out, q_out) from the attitudes q (4, n)
+def gyrostat_step_batch(m: ArrayLike, hr: ArrayLike, h: ArrayLike, inertia: ArrayLike,
+                        threads: int = ...) -> tuple[_F64, _F64]: ...
+def gyrostat_quat_batch(m: ArrayLike, q: ArrayLike, hr: ArrayLike, h: ArrayLike,
+                        inertia: ArrayLike, threads: int = ...) -> tuple[_F64, _F64]: ...
