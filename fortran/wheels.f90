@@ -56,6 +56,7 @@ module wheels
    public :: wheels_t, user_law_cb, wheel_torques, wheel_law_batch, wheel_limits, wheels_active
    public :: total_momenta, body_momenta, wheel_kick, wheel_body_torque, axes_times
    public :: feedback_body, feedback_torques, feedback_limits, body_axes_times
+   public :: feedback_attitude, feedback_rate_torques
    public :: max_wheels, wheel_reals, wheel_law_none, wheel_law_feedback, wheel_law_user, no_user_law
 
    !> The rows of the workspace ws (step_interface) that carry the spatial total momentum L = Q M
@@ -193,19 +194,42 @@ contains
       type(feedback_body_t), intent(in) :: fb
       real(dp), intent(in) :: t, q(4), m(3), hw(:), ah(3), inertia(3)
       real(dp), intent(out) :: u(:)
-      real(dp) :: qr(4), e(4), ev(3), w(3), werr(3), torque(3), rate(3), u_max, h_max
-      integer :: i
+      real(dp) :: attitude(3), w_ref(3)
+
+      call feedback_attitude(fb, t, q, attitude, w_ref)
+      call feedback_rate_torques(fb, attitude, w_ref, m / inertia, m, hw, ah, u)
+   end subroutine feedback_torques
+
+   !> The part of the law of fb fixed by t and q: attitude = -Kp s e_v, and w_ref = w_r (zero for
+   !> a fixed reference).
+   pure subroutine feedback_attitude(fb, t, q, attitude, w_ref)
+      type(feedback_body_t), intent(in) :: fb
+      real(dp), intent(in) :: t, q(4)
+      real(dp), intent(out) :: attitude(3), w_ref(3)
+      real(dp) :: qr(4), e(4), ev(3), rate(3)
 
       qr = fb%p(law_q_ref:law_q_ref + 3)
       rate = fb%p(law_rate:law_rate + 2)
       if (fb%rotating) qr = qmul(qr, quat_exp((t - fb%p(law_t_ref)) * rate))
       e = qmul(qconj(qr), q)
       ev = merge(-1.0_dp, 1.0_dp, e(1) < 0) * e(2:4)
-      w = m / inertia
+      attitude = -gain_times(fb%p(law_kp:law_kp + 8), ev)
+      w_ref = 0.0_dp
+      if (fb%rotating) w_ref = qrotate_tr(e, rate)
+   end subroutine feedback_attitude
+
+   !> The motor torques u of the law of fb from its part attitude, w_ref of feedback_attitude, at
+   !> the angular velocity w and momentum m = I w of the body and the wheel momenta hw, ah = A hw.
+   pure subroutine feedback_rate_torques(fb, attitude, w_ref, w, m, hw, ah, u)
+      type(feedback_body_t), intent(in) :: fb
+      real(dp), intent(in) :: attitude(3), w_ref(3), w(3), m(3), hw(:), ah(3)
+      real(dp), intent(out) :: u(:)
+      real(dp) :: werr(3), torque(3), u_max, h_max
+      integer :: i
+
       werr = w
-      if (fb%rotating) werr = w - qrotate_tr(e, rate)
-      torque = -gain_times(fb%p(law_kp:law_kp + 8), ev)
-      torque = torque - gain_times(fb%p(law_kd:law_kd + 8), werr)
+      if (fb%rotating) werr = w - w_ref
+      torque = attitude - gain_times(fb%p(law_kd:law_kd + 8), werr)
       if (fb%gyroscopic) torque = torque + cross(w, m + ah)
       u_max = fb%p(law_u_max)
       h_max = fb%p(law_h_max)
@@ -215,7 +239,7 @@ contains
          if ((hw(i) >= h_max .and. u(i) > 0.0_dp) .or. (hw(i) <= -h_max .and. u(i) < 0.0_dp)) &
             u(i) = 0.0_dp
       end do
-   end subroutine feedback_torques
+   end subroutine feedback_rate_torques
 
    !> The limits of the law of fb after a step (see wheel_limits): the wheels beyond h_max back
    !> at the limit, and their excess A (h - h_limited) given to the body momentum m.
@@ -433,6 +457,7 @@ contains
       real(dp), intent(in) :: t, tau, mt(3, n), q(4, n), inertia(3, n)
       real(dp), intent(inout) :: hw(wh%nw, n)
       real(dp) :: u(max_wheels), acc(max_wheels), hs(max_wheels), excess(max_wheels), m(3), ah(3)
+      real(dp) :: attitude(3), w_ref(3)
       type(feedback_body_t) :: fb
       real(dp), allocatable :: ub(:, :), hb(:, :), mb(:, :), accb(:, :)
       integer :: j, nw, stage
@@ -459,12 +484,14 @@ contains
          return
       end if
       do j = 1, n
+         ! t and q are fixed over the flow: the attitude part of the law once
          call feedback_body(wh, j, fb)
+         call feedback_attitude(fb, t, q(:, j), attitude, w_ref)
          hs(1:nw) = hw(:, j)
          do stage = 1, 4
             ah = body_axes_times(fb, hs(1:nw))
             m = mt(:, j) - ah
-            call feedback_torques(fb, t, q(:, j), m, hs(1:nw), ah, inertia(:, j), u(1:nw))
+            call feedback_rate_torques(fb, attitude, w_ref, m / inertia(:, j), m, hs(1:nw), ah, u(1:nw))
             if (stage == 1) then
                acc(1:nw) = u(1:nw)
             else
