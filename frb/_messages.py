@@ -9,6 +9,7 @@ Every route names its own arguments in these messages (``m0`` or ``m``, ``attitu
 from __future__ import annotations
 
 import math
+import re
 from typing import Mapping
 
 import numpy as np
@@ -17,7 +18,7 @@ from numpy.typing import ArrayLike
 from . import _numbers_table as _sn
 
 __all__ = ["IntegrationError", "NotCompiledWarning", "check_message", "phase_message",
-           "low_precision_hint", "failure"]
+           "low_precision_hint", "failure", "step_renamed"]
 
 #: Tolerance of the attitude checks (the shared ``ATTITUDE_TOLERANCE``).
 ORTHOGONALITY_TOLERANCE: float = _sn.ATTITUDE_TOLERANCE
@@ -159,3 +160,13 @@ def failure(method: str, status: int, step: int, body: int, single: bool) -> Int
         raise RuntimeError(f"method {method}: the compiled loop reported the code {status} at "
                            f"{where} (arrays of the wrong sizes: a bug of frb)")
     return IntegrationError(msg, method, step, body)
+
+
+def step_renamed(exc: Exception, step: str) -> Exception:
+    """``exc`` (a ValueError or an :class:`IntegrationError` of a route, which names the step
+    ``h``) with the step named as the caller's user gave it, ``step`` (``dt``, ``t_final / n``);
+    the formula ``|h| |m| / I_min`` is left as it is."""
+    text = re.sub(r"(^|[\s(])h\b(?![\w(|])", lambda g: g.group(1) + step, str(exc))
+    if isinstance(exc, IntegrationError):
+        return IntegrationError(text, exc.method, exc.step, exc.body)
+    return type(exc)(text)

@@ -37,7 +37,8 @@ from ._scaling import Scaling, scaling_of
 from .methods import MethodInfo, check_dmv_inertia
 from .schedules import FREE_PLAN, plan as splitting_plan
 from .threads import get_num_threads, resolve as resolve_threads
-from .torques import NotCompiledWarning, Rotor, Torque, UserTorque, as_torque, compiled_terms
+from .torques import NotCompiledWarning, Rotor, Torque, UserTorque, as_torque, compiled_terms, \
+    shown
 from .wheel_laws import QuaternionFeedback, UserLaw, WheelLaw, as_wheel_law
 from .wheels import Wheels
 
@@ -325,7 +326,7 @@ def _torque_form(torque: Optional[Torque], n: int
     if form.body is None:
         return terms, _NO_BODY, None
     if form.body.shape[0] != n:
-        raise ValueError(f"torque {torque!r}: its per-body parameters are given for "
+        raise ValueError(f"torque {shown(torque)}: its per-body parameters are given for "
                          f"{form.body.shape[0]} bodies, the run has {n}")
     return terms, form.body, None
 
@@ -340,7 +341,7 @@ def _warn_not_compiled(torque: Torque) -> None:
     why = (f"a sum of {len(terms)} terms (the compiled loop holds {_sn.MAX_TORQUE_TERMS})"
            if len(terms) > _sn.MAX_TORQUE_TERMS else reasons[0] if reasons else
            "a subclass of a built-in torque, which may change its formula")
-    warnings.warn(f"the torque {torque!r} is evaluated from Python once per stage ({why}), many "
+    warnings.warn(f"the torque {shown(torque)} is evaluated from Python once per stage ({why}), many "
                   "times slower than a compiled torque", NotCompiledWarning, stacklevel=4)
 
 
@@ -453,6 +454,7 @@ def prepare(req: Request) -> Run:
         _validate.flag(req.progress, "progress")
     t0 = req.t0 if type(req.t0) is float and math.isfinite(req.t0) else \
         _validate.real_scalar(req.t0, "t0")
+    _validate.times_in_range(t0, h, nsteps, route.names["h"])
     tq = as_torque(req.torque)
     if tq is not None and not info.accepts(tq):
         raise ValueError(info.refusal(tq))
@@ -589,7 +591,8 @@ def lean_free_steps(route: Route, method: MethodInfo, m: Any, attitude: Any, h: 
     wrong)."""
     if type(m) is not np.ndarray or type(attitude) is not np.ndarray or \
             type(inertia) is not np.ndarray or type(h) is not float or \
-            type(quadrature) is not int or not 0 <= nsteps <= SINGLE_CALL_WORK:
+            type(quadrature) is not int or not 0 <= quadrature <= 10 or \
+            not 0 <= nsteps <= SINGLE_CALL_WORK:
         return None
     shape = attitude.shape
     if m.shape != (3,) or inertia.shape != (3,) or shape not in route.attitude_shapes or \

@@ -81,14 +81,30 @@ class Scaling:
         ka, kb = int(self.ka[0, 0]), int(self.kb[0, 0])
         scaled = np.array(terms)
         scaled_body = None if body is None else np.array(body)
-        for i, kind in enumerate(form.kinds):
-            powers = np.array([a * ka + b * kb for a, b in PARAMETER_SCALES[kind]])
-            scaled[i, TORQUE_TERM_HEADER:] = np.ldexp(scaled[i, TORQUE_TERM_HEADER:], powers)
-            block = form.blocks[i] if form.blocks else 0
-            if block and scaled_body is not None:
-                cols = slice((block - 1) * TORQUE_TERM_REALS, block * TORQUE_TERM_REALS)
-                scaled_body[:, cols] = np.ldexp(scaled_body[:, cols], powers)
+        with np.errstate(over="ignore", under="ignore"):
+            for i, kind in enumerate(form.kinds):
+                powers = np.array([a * ka + b * kb for a, b in PARAMETER_SCALES[kind]])
+                scaled[i, TORQUE_TERM_HEADER:] = np.ldexp(scaled[i, TORQUE_TERM_HEADER:], powers)
+                block = form.blocks[i] if form.blocks else 0
+                if block and scaled_body is not None:
+                    cols = slice((block - 1) * TORQUE_TERM_REALS, block * TORQUE_TERM_REALS)
+                    scaled_body[:, cols] = np.ldexp(scaled_body[:, cols], powers)
+        _representable(terms[:, TORQUE_TERM_HEADER:], scaled[:, TORQUE_TERM_HEADER:])
+        if body is not None and scaled_body is not None:
+            _representable(body, scaled_body)
         return scaled, scaled_body
+
+
+def _representable(given: NDArray[np.float64], scaled: NDArray[np.float64]) -> None:
+    """ValueError naming ``torque`` when a parameter of the torque, in the units of a rescaled
+    run, leaves the float64 range or loses its precision (beyond ``2^1024`` or below the smallest
+    normal number): the torque's scale and the bodies' are too far apart for one run."""
+    lost = ~np.isfinite(scaled) | ((given != 0) & (np.abs(scaled) < np.finfo(np.float64).tiny))
+    if lost.any():
+        raise ValueError("torque: its parameters are beyond the float64 range in the units the "
+                         "run is rescaled to for bodies of this scale (|m| and the moments far "
+                         "from 1 by powers of two, the torque's parameters not): give the torque, "
+                         "m and inertia in units of closer scales")
 
 
 def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float64],

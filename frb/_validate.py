@@ -34,7 +34,7 @@ from . import _numbers_table as _sn
 
 __all__ = ["ORTHOGONALITY_TOLERANCE", "PHASE_LIMIT", "INT32_MAX", "MAX_STEPS", "fmt",
            "real_array", "real_scalar", "integer", "count", "flag", "save_every",
-           "first_nonfinite", "norm3", "phase", "phase_scalar", "options_of"]
+           "first_nonfinite", "times_in_range", "norm3", "phase", "phase_scalar", "options_of"]
 
 #: Tolerance of the attitude checks: ``Q^T Q = 1`` entrywise and ``| |q| - 1 |`` (the shared
 #: ``ATTITUDE_TOLERANCE`` of the compiled checks).
@@ -249,12 +249,27 @@ def save_every(value: Any) -> int:
     return min(integer(value, "save_every (a positive integer, None or 'final')", 1), INT32_MAX)
 
 
+def times_in_range(t0: float, h: NDArray[np.float64], nsteps: int, name_h: str = "h") -> None:
+    """ValueError naming ``name_h`` when a time ``t0 + k h`` of a run of ``nsteps`` steps is
+    beyond the float64 range (``h`` a float64 array: one step, or one a body)."""
+    h = h[np.isfinite(h)]       # (a non-finite step is the checks' of the bodies, by body)
+    if not nsteps or not h.size or not math.isfinite(t0):
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        span = float(nsteps) * h
+        last = t0 + span
+    if not (np.isfinite(span).all() and np.isfinite(last).all()):
+        raise ValueError(f"{name_h} is too long for {nsteps} steps: the times t0 + k {name_h} of "
+                         f"the run (t0 = {fmt(t0)}, {name_h} up to {fmt(float(np.abs(h).max()))}) "
+                         "go beyond the float64 range")
+
+
 def norm3(v: ArrayLike) -> NDArray[np.float64]:
     """|v| over the last axis without overflow or underflow of the squares."""
     v = np.asarray(v, dtype=np.float64)
     big = np.abs(v).max(axis=-1, initial=0.0)
     safe = np.where(big > 0, big, 1.0)
-    with np.errstate(over="ignore", under="ignore"):
+    with np.errstate(over="ignore", under="ignore"):     # (inf only beyond the float64 range)
         return big * np.linalg.norm(v / safe[..., None], axis=-1)
 
 

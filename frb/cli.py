@@ -192,8 +192,28 @@ def _reference_dir(directory: str | None) -> Iterator[None]:
             os.environ[REFERENCE_ENV] = old
 
 
+def _reader_gone() -> int:
+    """The exit of a command whose reader closed the pipe (``frb-example --list | head -1``):
+    quiet, status 0, stdout pointed at the null device so that the interpreter's last flush
+    does not fail again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):   # (a stdout without a file descriptor)
+        pass
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``frb-example`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    try:
+        return _example_main(argv)
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _example_main(argv: Sequence[str] | None) -> int:
     from .examples import format_summary, run_example
     from .experiments import EXPERIMENTS
 
@@ -331,6 +351,13 @@ def build_compare_parser() -> argparse.ArgumentParser:
 
 def compare_main(argv: Sequence[str] | None = None) -> int:
     """Run ``frb-compare`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    try:
+        return _compare_main(argv)
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _compare_main(argv: Sequence[str] | None) -> int:
     from .workprecision import compare
 
     args = build_compare_parser().parse_args(argv)

@@ -50,7 +50,7 @@ from ._messages import IntegrationError
 from .engine import OPTIONS, integrate as _integrate
 from .flows import frb_step as _frb_step, quat_step as _quat_step
 from .inertia import inertia_layout, shared_tensor
-from .torques import Torque, as_torque
+from .torques import Torque, as_torque, shown
 from .wheel_laws import WheelLaw, as_wheel_law
 from .wheels import Wheels
 from .trajectory import TorqueLike, Trajectory
@@ -106,7 +106,8 @@ def _shared_or_per_body(x: ArrayLike, name: str, n: int, chunks: tuple[int, ...]
                         tail: tuple[int, ...]) -> tuple[Any, da.Array | None]:
     """(shared value, None) for a value shared by every body (passed to every chunk), or
     (None, dask array) for a per-body array: a dask array, or one with a leading body axis."""
-    if isinstance(x, da.Array) or np.ndim(x) == len(tail) + 1:
+    if isinstance(x, da.Array) or _validate.real_array(x, name, finite=False).ndim == \
+            len(tail) + 1:
         return None, _body_array(x, name, n, chunks, tail)
     return x, None
 
@@ -116,6 +117,8 @@ def _inertia(inertia: ArrayLike, n: int, chunks: tuple[int, ...]
     """_shared_or_per_body of inertia, moments or tensors (frb.inertia), and the shape of one
     body's: a tensor shared by all bodies goes to every chunk as (1, 3, 3), unambiguous for a
     chunk of any size."""
+    if not isinstance(inertia, da.Array):
+        _validate.real_array(inertia, "inertia", finite=False)     # (the input rule first)
     layout = inertia_layout(inertia, n)
     if layout == "shared tensor":
         return shared_tensor(inertia), None, (3, 3)
@@ -156,7 +159,7 @@ def _check_torque(torque: Any) -> Torque | None:
     """The torque as a Torque, refused when it couples the bodies (chunks run apart)."""
     tq = as_torque(torque)
     if tq is not None and tq.couples_bodies:
-        raise ValueError(f"torque {tq!r} couples the bodies (each body's torque depends on the "
+        raise ValueError(f"torque {shown(tq)} couples the bodies (each body's torque depends on the "
                          "others), but frb.dask runs each chunk of bodies on its own: use "
                          "frb.integrate on the whole batch")
     return tq

@@ -61,7 +61,8 @@ PUBLISHED_SOURCE = ("the Algorithm 903 distribution (ACM Collected Algorithms, C
 
 
 def example_number(n: object) -> int:
-    """``n`` as an example number (0..4), or ValueError.
+    """``n`` as an example number (0..4): TypeError for what is not an integer (a bool, None, a
+    float, a string), ValueError for another integer.
 
     Examples
     --------
@@ -69,7 +70,10 @@ def example_number(n: object) -> int:
     >>> example_number(3)
     3
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or int(n) not in EXAMPLES:
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"n must be an example number (an integer, one of {EXAMPLES}) or an "
+                        f"experiment's name, got {n!r}")
+    if int(n) not in EXAMPLES:
         raise ValueError(f"n must be one of {EXAMPLES}, got {n!r}")
     return int(n)
 

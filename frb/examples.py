@@ -50,6 +50,7 @@ from . import _validate
 from .datasets import (EXAMPLES, PUBLISHED_SOURCE, REFERENCE_ENV, example_number,
                        find_published_output, packaged_input, reference_dirs, source_root)
 from .io import matrix_from_columns, matrix_to_columns, read_dat, write_dat
+from ._kept import check_kept_states
 from .rotations import kinetic_energy, quat_to_matrix, spatial_momentum
 
 __all__ = [
@@ -206,6 +207,7 @@ def _example4(v: NDArray[np.float64]) -> tuple[NDArray[np.float64], dict[str, An
     h, tfin, m0, q0, inertia, nodes = v[0], v[1], v[2:5], v[5:9], v[9:12], v[12]
     nodes = _nodes(nodes)
     nsteps, h = _steps(h, tfin)
+    check_kept_states(nsteps + 1, 1, 8 + 4)     # (m, q, t and the invariants' temporaries)
     m_out = np.empty((nsteps + 1, 3))
     q_out = np.empty((nsteps + 1, 4))
     m_out[0], q_out[0] = m0, q0

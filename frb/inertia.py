@@ -28,7 +28,11 @@ An exactly diagonal tensor ``diag(I)`` is taken as the moments ``I`` as given (n
 eigen-decomposition, ``R = 1``): its results are those of ``inertia=I`` bit for bit.
 
 Checks: a tensor must be finite, symmetric to ``SYMMETRY_TOLERANCE`` (1e-12) relative to its
-largest entry, and positive definite; ValueError names ``inertia`` (and the body of a batch).
+largest entry, and positive definite; a tensor that is not exactly diagonal must moreover have
+its smallest moment at least ``CONDITION_LIMIT`` (1e-12) times its largest (below, the
+decomposition leaves the smallest moment fewer than three correct digits: a tensor singular up to
+rounding, such as a rotated ``diag(0, 1, 2)``, is refused, not run with a moment of 1e-17);
+ValueError names ``inertia`` (and the body of a batch).
 The moments are computed by ``numpy.linalg.eigh`` on the symmetrised tensor, scaled by a power
 of two: their absolute accuracy is about the rounding of the largest moment, so a tensor whose
 moments span many orders of magnitude is better given by its principal moments and axes.
@@ -41,14 +45,24 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
-from .rotations import (matrix_to_quat_unchecked, quaternion_product, rotate, rotate_back)
-from .torques import as_torque
+from .rotations import (kinetic_energy_unchecked, matrix_to_quat_unchecked, quaternion_product,
+                        rotate, rotate_back)
+from .torques import as_torque, given_as
 
-__all__ = ["SYMMETRY_TOLERANCE", "principal_axes", "PrincipalFrame", "tensor_frame",
+__all__ = ["SYMMETRY_TOLERANCE", "CONDITION_LIMIT", "principal_axes", "PrincipalFrame",
+           "tensor_frame",
            "tensor_kinetic_energy", "inertia_layout", "shared_tensor", "FrameFlow"]
 
 #: Largest ``|J - J^T|`` of an inertia tensor, relative to its largest entry ``|J|_max``.
 SYMMETRY_TOLERANCE = 1e-12
+#: Smallest principal moment of a tensor that is decomposed (not exactly diagonal), relative
+#: to its largest: ``I_min >= 1e-12 I_max``. The moments of ``numpy.linalg.eigh`` are those of
+#: a tensor within a few roundings of ``I_max`` of the one given (a backward-stable
+#: decomposition; Golub and Van Loan, "Matrix Computations", 4th ed., 2013, sec. 8.1 and
+#: 8.3), an absolute error of about ``3 eps I_max`` (``eps = 2^-52``), which is also the
+#: rounding of a tensor written in a rotated frame: at the bound the smallest moment keeps
+#: about three correct digits; below it has fewer, and near ``3 eps I_max`` not even its sign.
+CONDITION_LIMIT = 1e-12
 
 
 def tensor_array(value: ArrayLike, name: str = "inertia", one: bool | None = None
@@ -102,17 +116,42 @@ def eigen(J3: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.floa
     # right-handed by turning the third vector where it is not
     left = np.einsum("ki,ki->k", np.cross(V[:, :, 0], V[:, :, 1]), V[:, :, 2]) < 0
     V[left, :, 2] *= -1.0
-    return np.ldexp(w, exponent[:, None]), V
+    with np.errstate(over="ignore"):    # (a moment beyond float64: refused by the checks)
+        return np.ldexp(w, exponent[:, None]), V
 
 
-def check_positive(moments: NDArray[np.float64], name: str, single: bool) -> None:
-    """Raise ValueError when a body's moments (k, 3) are not all strictly positive."""
+def check_positive(moments: NDArray[np.float64], name: str, single: bool,
+                   decomposed: NDArray[np.bool_] | None = None) -> None:
+    """Raise ValueError when a body's moments (k, 3) are not all strictly positive, or, for the
+    tensors that were decomposed (``decomposed``, default all), when the smallest is below
+    :data:`CONDITION_LIMIT` times the largest."""
+    huge = ~np.isfinite(moments).all(axis=1)
+    if huge.any():
+        b = int(np.argmax(huge))
+        where = "" if single else f" (body {b})"
+        raise ValueError(f"{name} has a principal moment beyond the float64 range (an inertia "
+                         f"tensor){where}: give it in smaller units")
     bad = ~(moments > 0).all(axis=1)
     if bad.any():
         b = int(np.argmax(bad))
         where = "" if single else f" (body {b})"
         raise ValueError(f"{name} must be positive definite (an inertia tensor){where}: its "
                          f"eigenvalues are {_validate.fmt(np.sort(moments[b]))}")
+    if not moments.shape[0]:
+        return
+    ill = ~(moments.min(axis=1) >= CONDITION_LIMIT * moments.max(axis=1))
+    if decomposed is not None:
+        ill &= decomposed
+    if ill.any():
+        b = int(np.argmax(ill))
+        where = "" if single else f" (body {b})"
+        w = np.sort(moments[b])
+        raise ValueError(f"{name} is singular up to rounding (an inertia tensor){where}: its "
+                         f"eigenvalues are {_validate.fmt(w)}, the smallest {w[0] / w[2]:.2g} "
+                         f"of the largest, below {CONDITION_LIMIT:g}, where the decomposition "
+                         "leaves it fewer than three correct digits; give the principal moments "
+                         "and axes instead (inertia=moments, with m and the attitude in the "
+                         "principal frame)")
 
 
 def principal_axes(J: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -157,7 +196,7 @@ def principal_axes(J: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float6
     """
     J3, single = tensor_array(J, "inertia")
     moments, R = eigen(J3)
-    check_positive(moments, "inertia", single)
+    check_positive(moments, "inertia", single, ~off_diagonal_zero(J3))
     if single:
         return moments[0], R[0]
     return moments, R
@@ -246,7 +285,7 @@ class PrincipalFrame:
             moments = np.where(diagonal[:, None], moments, w)
             V[diagonal] = np.eye(3)
             R = V
-        check_positive(moments, "inertia", one)
+        check_positive(moments, "inertia", one, ~diagonal)
         if shared:
             tensor = J3[0]
             moments = moments[0]
@@ -289,7 +328,7 @@ class PrincipalFrame:
         """``m . J^-1 m / 2`` of user-frame momenta (..., 3) (bodies on the second-last axis),
         computed in the principal frame."""
         mp = self.momentum_in(np.asarray(m, dtype=np.float64))
-        return 0.5 * np.sum(mp**2 / self.moments, axis=-1)
+        return kinetic_energy_unchecked(mp, self.moments)
 
     def torque_in(self, torque: Any) -> Any:
         """The torque of a route in the principal frame (:meth:`frb.torques.Torque.in_frame`);
@@ -300,7 +339,7 @@ class PrincipalFrame:
             tq = as_torque(torque)
         except TypeError:
             return torque
-        return tq.in_frame(self.R) if tq is not None else None
+        return given_as(tq.in_frame(self.R), tq) if tq is not None else None
 
     # --- the inputs of the routes, as given ---
 

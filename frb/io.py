@@ -15,7 +15,8 @@ the subset of list-directed input that consists of numbers only:
 Anything else (null values ``,,``, the ``/`` terminator, character or logical
 constants, malformed numbers, non-ASCII bytes), a number outside the range of
 float64 (``1e400`` would become infinity, ``1e-400`` zero), and a file that would
-expand to more than ``max_values`` values (``1000000000*0.0``) raise
+expand to more than ``max_values`` values (``1000000000*0.0``; with ``max_values=None``,
+:data:`MAX_VALUES_CAP` or what fits in half the memory available), a FIFO or a socket raise
 :class:`ValueError` naming the file and the line.  A UTF-8 byte-order mark at
 the start is skipped.
 
@@ -29,12 +30,14 @@ from __future__ import annotations
 import math
 import os
 import re
-from typing import Any, Iterator
+import stat
+from typing import Any, BinaryIO, Iterator
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
+from ._kept import available_memory
 
 __all__ = ["read_dat", "write_dat", "matrix_from_columns", "matrix_to_columns"]
 
@@ -203,6 +206,42 @@ def _fast_line(line: str) -> tuple[list[str], list[float]] | None:
     return tokens, values
 
 
+#: Bytes a value read takes while the array is made (the list of floats, then the array).
+_BYTES_HELD_PER_VALUE = 16
+#: Most values read with ``max_values=None`` (2**27, 1 GiB of float64), fewer when half the
+#: memory available holds fewer.
+MAX_VALUES_CAP = 2**27
+
+
+def _path_of(path: Any, name: str) -> str:
+    """``path`` as a file name (str or bytes path, os.PathLike): TypeError naming ``name``."""
+    try:
+        text = os.fspath(path)
+    except TypeError:
+        raise TypeError(f"{name} must be a file path (str or os.PathLike), got "
+                        f"{type(path).__name__}") from None
+    return text if isinstance(text, str) else os.fsdecode(text)
+
+
+def _open_for_reading(name: str) -> BinaryIO:
+    """``name`` opened for binary reading, refused (ValueError) when it is a FIFO or a socket:
+    opened without blocking (a FIFO without a writer would wait forever), its type checked, then
+    read as usual."""
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+            kind = "FIFO (named pipe)" if stat.S_ISFIFO(mode) else "socket"
+            raise ValueError(f"{name} is a {kind}: read_dat reads files (write the data to a "
+                             "file first)")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
              ) -> NDArray[np.float64]:
     """Read every number of a Fortran list-directed numeric file.
@@ -213,7 +252,8 @@ def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
         The file to read.
     max_values : int or None
         Largest number of values accepted (repeat counts included), 10**7 by default (80 MB);
-        None for no limit.
+        None for up to :data:`MAX_VALUES_CAP` (2**27), fewer when half the memory available
+        holds fewer (16 bytes a value).
 
     Returns
     -------
@@ -223,10 +263,13 @@ def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
 
     Raises
     ------
+    TypeError
+        ``path`` is not a file path, ``max_values`` not an integer or None.
     ValueError
         If a field is not a number, a number is outside the range of float64, a byte is not
-        ASCII, or the file holds more than ``max_values`` values; the message gives
-        ``path:line`` and the offending text.
+        ASCII, or the file holds more than ``max_values`` values (or more than fit in memory);
+        the message gives ``path:line`` and the offending text. ``path`` is a FIFO (named pipe)
+        or a socket (refused without waiting for a writer).
     OSError
         If the file cannot be opened.
 
@@ -241,20 +284,27 @@ def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
     >>> frb.read_dat(path)
     array([ 1.  ,  0.5 ,  0.5 , -0.75,  3.  ])
     """
-    name = os.fspath(path)
+    name = _path_of(path, "path")
     if max_values is not None:
         max_values = _validate.integer(max_values, "max_values", 0)
-    limit = math.inf if max_values is None else max_values
+    # without max_values: at most MAX_VALUES_CAP, and what fits in half the memory available
+    limit = max_values if max_values is not None else \
+        min(MAX_VALUES_CAP, max(READ_BYTES, int(0.5 * available_memory() / _BYTES_HELD_PER_VALUE)))
     values: list[float] = []
 
     def too_many(lineno: int, count: int) -> ValueError:
+        if max_values is None:
+            return ValueError(f"{name}:{lineno}: the file would hold {len(values) + count} values "
+                              f"or more, beyond the {limit} values that read_dat takes with "
+                              f"max_values=None (at most {MAX_VALUES_CAP}, and what fits in half "
+                              "the memory available)")
         return ValueError(f"{name}:{lineno}: the file would hold {len(values) + count} values or "
                           f"more, beyond max_values = {max_values} (pass a larger max_values to "
                           "read it)")
 
     max_bytes = math.inf if max_values is None else \
-        max(float(READ_BYTES), float(BYTES_PER_VALUE) * max_values)
-    with open(name, "rb") as fh:
+        max(float(READ_BYTES), float(BYTES_PER_VALUE) * min(max_values, 2**60))
+    with _open_for_reading(name) as fh:
         for lineno, line in _records(fh, name, max_bytes):
             fast = _fast_line(line)
             if fast is not None:
@@ -322,8 +372,9 @@ def write_dat(path: str | os.PathLike[str], values: ArrayLike) -> None:
     >>> bool((frb.read_dat(path) == [0.1, 1.0 / 3.0]).all())
     True
     """
+    name = _path_of(path, "path")
     a = _validate.real_array(values, "values", finite=False).ravel()
-    with open(os.fspath(path), "w", encoding="ascii", newline="\n") as fh:
+    with open(name, "w", encoding="ascii", newline="\n") as fh:
         if a.size:
             fh.write("\n".join(["% .16e" % v for v in a.tolist()]))
             fh.write("\n")

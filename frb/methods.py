@@ -21,7 +21,7 @@ from ._numbers_table import (
     FAMILY_EXACT_SPLITTINGS as _CZ, FAMILY_APPROXIMATE_FREE_FLOWS as _VILMART,
     FAMILY_RUNGE_KUTTA as _GANAPATHI, FAMILY_LIE_STORMER_VERLET as _TERZE,
     FAMILY_MIDPOINT_TRAPEZOID as _KRYSL)
-from .torques import ConstantField, LinearDamping, Torque, as_torque
+from .torques import ConstantField, LinearDamping, Torque, as_torque, shown
 
 __all__ = ["MethodInfo", "METHODS", "SPLITTING", "NEWTON_RTOL", "NEWTON_MAX_ITER",
            "MAX_INERTIA_RATIO", "method_of", "check_dmv_inertia"]
@@ -91,7 +91,7 @@ class MethodInfo:
         tq = as_torque(torque)
         if tq is not None and isinstance(tq, self.torques) and tq.uses_momentum:
             return (f"method {self.name} does not take torques of the angular momentum "
-                    f"({tq!r}): use STRANG, YOSHIDA4, RK4 or a DMV method")
+                    f"({shown(tq)}): use STRANG, YOSHIDA4, RK4 or a DMV method")
         return f"method {self.name} {self.torque_note}"
 
     def wheel_refusal(self) -> str:
@@ -229,6 +229,9 @@ def method_of(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] | No
     if method is None:
         raise TypeError("integrate() needs method= (one of " + ", ".join(METHODS)
                         + ") or coefficients=(a, b)")
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a method's name (a string, one of {', '.join(METHODS)}),"
+                        f" got {method!r}")
     raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
 
 
@@ -257,7 +260,8 @@ def check_dmv_inertia(info: MethodInfo, I2: NDArray[np.float64], single: bool) -
     limit = MAX_INERTIA_RATIO[order]
     if limit == np.inf or not np.isfinite(I2).all() or not (I2 > 0).all():
         return
-    ratio = I2.max(axis=1) / I2.min(axis=1)
+    with np.errstate(over="ignore"):     # (a ratio beyond float64 is inf: refused)
+        ratio = I2.max(axis=1) / I2.min(axis=1)
     if (ratio > limit).any():
         b = int(np.argmax(ratio > limit))
         body = "" if single else f" (body {b})"

@@ -128,7 +128,8 @@ class Result:
     tables : list of Table
         The printed tables.
     numbers : dict
-        The key numbers (floats, by name).
+        The key numbers (floats, by name; NaN for one the run could not measure, its table
+        saying why).
     data : dict
         The arrays the figure is drawn from.
     notes : list of str

@@ -238,9 +238,10 @@ def _check_rotation(Q: NDArray[np.float64], name: str, given: ArrayLike) -> None
     ``Q`` (..., 3, 3) is a rotation (``Q^T Q = 1`` within 1e-10, ``det Q > 0``)."""
     tol = _validate.ORTHOGONALITY_TOLERANCE
     flat = Q.reshape(-1, 3, 3)
-    dev = np.abs(np.swapaxes(flat, 1, 2) @ flat - np.eye(3)).max(axis=(1, 2), initial=0.0)
-    det = np.einsum("ni,ni->n", np.cross(flat[:, :, 0], flat[:, :, 1]), flat[:, :, 2])
-    bad = (dev > tol) | ~(det > 0)
+    with np.errstate(over="ignore", invalid="ignore"):    # (entries far beyond 1: refused)
+        dev = np.abs(np.swapaxes(flat, 1, 2) @ flat - np.eye(3)).max(axis=(1, 2), initial=0.0)
+        det = np.einsum("ni,ni->n", np.cross(flat[:, :, 0], flat[:, :, 1]), flat[:, :, 2])
+    bad = ~(dev <= tol) | ~(det > 0)
     _refuse_first(bad, Q.ndim > 2, f"{name} must be", ("a rotation matrix", "rotation matrices"),
                   f" (Q^T Q = 1 within {tol}, det Q = +1)", given)
 
@@ -345,7 +346,26 @@ def kinetic_energy(m: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
             f" (body {int(np.argmax(~(inertia > 0).all(axis=-1).reshape(-1)))})"
         raise ValueError("inertia must contain strictly positive moments of inertia" + body)
     _broadcast("m", m, 1, "inertia", inertia, 1)
-    return np.sum(m * m / (2.0 * inertia), axis=-1)
+    return kinetic_energy_unchecked(m, inertia)
+
+
+def kinetic_energy_unchecked(m: NDArray[np.float64], inertia: NDArray[np.float64]
+                             ) -> NDArray[np.float64]:
+    """``sum m_i^2 / (2 I_i)`` over the last axis of float64 arrays that broadcast, the moments
+    positive and finite, without spurious overflow or underflow: ``m`` and the moments are scaled
+    by powers of two (``m = 2^a m'`` with ``|m'| < 1``, ``I = 2^c I'`` with ``I'_max < 1``), the
+    sum formed from the scaled values and multiplied by ``2^(2a - c)`` once (:func:`numpy.ldexp`:
+    one rounding, into the subnormals if the energy is that small). A power of two is exact, so
+    the result equals the plain formula bit for bit wherever that neither overflows nor
+    underflows; it is infinite only when the energy is beyond the float64 range."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        big_m = np.abs(m).max(axis=-1, initial=0.0)
+        a = np.frexp(np.where(np.isfinite(big_m), big_m, 1.0))[1]
+        c = np.frexp(np.where(np.isfinite(inertia.max(axis=-1)), inertia.max(axis=-1), 1.0))[1]
+        ms = np.ldexp(m, -a[..., None])
+        Is = np.ldexp(inertia, -c[..., None])
+        inner = np.sum(ms * ms / (2.0 * Is), axis=-1)
+        return np.ldexp(inner, 2 * a - c)
 
 
 def spatial_momentum(m: ArrayLike, Q: ArrayLike) -> NDArray[np.float64]:
@@ -415,8 +435,9 @@ def is_rotation(Q: NDArray[np.float64]) -> bool:
     >>> is_rotation(np.eye(3)[None]), is_rotation(-np.eye(3)[None])
     (True, False)
     """
-    deviation = np.abs(np.swapaxes(Q, 1, 2) @ Q - np.eye(3))
-    if deviation.size and deviation.max() > _validate.ORTHOGONALITY_TOLERANCE:
+    with np.errstate(over="ignore", invalid="ignore"):    # (entries far beyond 1: not one)
+        deviation = np.abs(np.swapaxes(Q, 1, 2) @ Q - np.eye(3))
+    if deviation.size and not deviation.max() <= _validate.ORTHOGONALITY_TOLERANCE:
         return False
     # orthogonal, so det Q = +-1, the sign of the triple product of the columns
     return bool((np.einsum("ni,ni->n", np.cross(Q[:, :, 0], Q[:, :, 1]), Q[:, :, 2]) > 0).all())
@@ -522,7 +543,7 @@ def to_rotation(attitude: ArrayLike) -> Rotation:
     tol = _validate.ORTHOGONALITY_TOLERANCE
     if a.shape[-1:] == (4,) and a.ndim in (1, 2):
         q = a.reshape(-1, 4)
-        dev = np.abs(np.linalg.norm(q, axis=1) - 1.0)
+        dev = np.abs(_validate.norm3(q) - 1.0)
         if (dev > tol).any():
             b = int(np.argmax(dev > tol))
             raise ValueError(f"attitude must be unit quaternions, scalar first (|q| = 1 within "

@@ -67,12 +67,20 @@ _CONSISTENCY_TOL = 1e-10
 def coefficients(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] | None
                   ) -> tuple[tuple[float, ...], tuple[float, ...]]:
     if coefficients is None:
-        if not isinstance(method, str) or method.upper() not in COEFFICIENT_SETS:
+        if not isinstance(method, str):
+            raise TypeError(f"method must be a method's name (a string, one of "
+                            f"{sorted(COEFFICIENT_SETS)}) or give coefficients=(a, b), got "
+                            f"{method!r}")
+        if method.upper() not in COEFFICIENT_SETS:
             raise ValueError(
                 f"method must be one of {sorted(COEFFICIENT_SETS)} (or give coefficients=(a, b)), "
                 f"got {method!r}"
             )
         return COEFFICIENT_SETS[method.upper()]
+    if isinstance(coefficients, (str, bytes, bool, np.bool_)) or \
+            not isinstance(coefficients, (tuple, list, np.ndarray)):
+        raise TypeError("coefficients must be a pair (a, b) of sequences of real numbers "
+                        f"(a_1..a_{{s+1}}, b_1..b_s), got {type(coefficients).__name__}")
     try:
         a, b = coefficients
     except (TypeError, ValueError) as exc:
@@ -99,7 +107,16 @@ def coefficients(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] |
             "coefficients are not consistent: need 2(a_1+...+a_s) + a_{s+1} = 1 and "
             f"2(b_1+...+b_s) = 1, got {sa!r} and {sb!r}"
         )
+    _check_flow_count(len(schedule(a, b)))
     return a, b
+
+
+def _check_flow_count(flows: int) -> None:
+    """ValueError for a step of more flows than the compiled loop takes (every route refuses
+    such coefficients, with a torque or without)."""
+    if flows > MAX_FLOWS:
+        raise ValueError(f"coefficients: a step of at most {MAX_FLOWS} flows (free flows and "
+                         f"torque flows, after merging neighbours of one kind), got {flows}")
 
 
 @functools.lru_cache(maxsize=64)
@@ -108,9 +125,7 @@ def plan(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[NDArray[np.float64
     largest |fraction| of a free flow: a read-only (nf, PLAN_ROWS) array, a row a flow, its kind
     (0 = A, the free flow; 1 = B, the torque's flow) then its fraction of h."""
     steps = schedule(a, b)
-    if len(steps) > MAX_FLOWS:
-        raise ValueError(f"coefficients: a step of at most {MAX_FLOWS} flows (free flows and "
-                         f"torque flows, after merging neighbours of one kind), got {len(steps)}")
+    _check_flow_count(len(steps))
     flows = np.empty((len(steps), PLAN_ROWS))
     flows[:, 0] = [0.0 if kind == "A" else 1.0 for kind, _ in steps]
     flows[:, 1] = [c for _, c in steps]

@@ -137,7 +137,7 @@ def _apply_torque(torque: TorqueFlow, m: NDArray[np.float64], Q: NDArray[np.floa
         if "read-only" in str(exc):
             raise ValueError(f"torque {label} (step {step}) must not modify Q in place; return a "
                              f"new array instead ({exc})") from exc
-        raise
+        raise ValueError(f"torque {label} (step {step}): {exc}") from exc
     return _torque_state(res, Q, label, step)
 
 
@@ -347,6 +347,7 @@ def _flow_loop(req: Request, opts: dict[str, Any]) -> Trajectory:
     check_kept_states(kept_count(nsteps, save_every), 1, 12)
     saved = kept_steps(nsteps, save_every)      # (float64, read-only)
     t0 = run.t0_given
+    _validate.times_in_range(t0, run.h, nsteps, ROUTE.names["h"])
     t_out = t0 + h * saved
     m_out = np.empty((len(saved), 3))
     Q_out = np.empty((len(saved), 3, 3))

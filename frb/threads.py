@@ -7,16 +7,35 @@ independent of the others, so the results are the same bit for bit for every thr
 
 The thread count of a call is, in this order: its ``threads=`` argument; the count set by
 :func:`set_num_threads`; the OpenMP default (``OMP_NUM_THREADS``, or one thread per core).
+frb asks the OpenMP runtime for at most :data:`THREAD_LIMIT` threads (four per processor this
+process may run on, at least 8, at most 4096): a larger count, from any of the three, is lowered
+to it (the results are the same for every count, and threads beyond the processors only wait),
+so that an ``OMP_NUM_THREADS`` or a ``threads=`` beyond what the process can start never reaches
+the runtime. Every compiled call is given its count explicitly.
 A build without OpenMP (a compiler that lacks it) runs everything on one thread.
 The compiled work runs without the GIL, so other Python threads run meanwhile.
 """
 from __future__ import annotations
 
 import numbers
+import os
 
 from . import _core
 
-__all__ = ["set_num_threads", "get_num_threads", "openmp_enabled"]
+__all__ = ["set_num_threads", "get_num_threads", "openmp_enabled", "THREAD_LIMIT"]
+
+
+def _usable_processors() -> int:
+    """The processors this process may run on (its affinity mask, else the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):   # (no affinity on this platform)
+        return os.cpu_count() or 1
+
+
+#: Most threads frb asks the OpenMP runtime for: four per usable processor, at least 8, at most
+#: 4096 (the largest ``threads=`` accepted).
+THREAD_LIMIT: int = min(4096, max(8, 4 * _usable_processors()))
 
 _num_threads: int | None = None
 #: (enabled, default thread count) of the OpenMP runtime, read once: the default is
@@ -38,8 +57,8 @@ def set_num_threads(n: int | None) -> None:
     Parameters
     ----------
     n : int or None
-        Number of threads, ``>= 1``; ``None`` returns to the OpenMP default
-        (``OMP_NUM_THREADS``, or one per core).
+        Number of threads, ``1 .. 4096`` (frb uses at most :data:`THREAD_LIMIT` of them);
+        ``None`` returns to the OpenMP default (``OMP_NUM_THREADS``, or one per core).
 
     Raises
     ------
@@ -71,7 +90,7 @@ def get_num_threads() -> int:
     enabled, default = _OPENMP
     if not enabled:
         return 1
-    return _num_threads if _num_threads is not None else default
+    return min(_num_threads if _num_threads is not None else max(default, 1), THREAD_LIMIT)
 
 
 def openmp_enabled() -> bool:
@@ -80,8 +99,8 @@ def openmp_enabled() -> bool:
 
 
 def resolve(threads: int | None) -> int:
-    """The ``threads`` value passed to the compiled code: the argument, else the count of
-    :func:`set_num_threads`, else 0 (the OpenMP default)."""
+    """The ``threads`` value passed to the compiled code (always >= 1, at most
+    :data:`THREAD_LIMIT`): the argument, else :func:`get_num_threads`."""
     if threads is None:
-        return 0 if _num_threads is None else _num_threads
-    return _check(threads, "threads")
+        return get_num_threads()
+    return min(_check(threads, "threads"), THREAD_LIMIT)

@@ -215,7 +215,7 @@ class Torque:
     (``compiled``). Instances are immutable.
     """
 
-    __slots__ = ()
+    __slots__ = ("_given",)
     #: True when :meth:`potential` gives the potential energy (``T(m) + U(Q)`` is conserved).
     has_potential: bool = False
     #: True when ``T_b`` depends on the angular momentum ``m`` (the third argument).
@@ -298,6 +298,115 @@ class Torque:
             object.__setattr__(self, name, value)
 
 
+def shown(torque: Any) -> str:
+    """The torque as the messages show it: the one the user gave (a torque turned into the
+    principal frame of an inertia tensor remembers it, :func:`given_as`)."""
+    return getattr(torque, "_given", None) or repr(torque)
+
+
+def given_as(torque: Any, given: Any) -> Any:
+    """``torque`` (the user's torque ``given``, turned into another frame), shown in messages as
+    ``given``."""
+    if isinstance(torque, Torque) and torque is not given:
+        object.__setattr__(torque, "_given", shown(given))
+    return torque
+
+
+def _attitudes(Q: ArrayLike, who: str, any_batch: bool = False) -> NDArray[np.float64]:
+    """The attitudes of a direct call of a torque: finite (3, 3) or (N, 3, 3) ((..., 3, 3) with
+    ``any_batch``) (TypeError / ValueError naming ``Q``; how far from a rotation is left to the
+    caller: the methods' own attitudes are rotations to their accuracy), entries at most 2 in
+    size (a rotation's are at most 1)."""
+    a = _validate.real_array(Q, "Q")
+    if a.ndim < 2 or (a.ndim > 3 and not any_batch) or a.shape[-2:] != (3, 3):
+        shapes = "(..., 3, 3)" if any_batch else "(3, 3) or (N, 3, 3)"
+        raise ValueError(f"{who}: Q must have shape {shapes}, got {a.shape}")
+    if not (np.abs(a) <= 2.0).all():
+        raise ValueError(f"{who}: Q must be rotation matrices, but it has an entry of size "
+                         f"{float(np.abs(a).max()):.3g}")
+    return a
+
+
+def _finite_result(value: Any, what: str) -> None:
+    """ValueError when a torque's result left the float64 range (its parameters too large)."""
+    if not np.isfinite(value).all():
+        raise ValueError(f"{what} is beyond the float64 range (the torque's parameters are too "
+                         "large for these values)")
+
+
+def _batch_of(a: NDArray[np.float64], Q: NDArray[np.float64], name: str, who: str,
+              item: tuple[int, ...]) -> NDArray[np.float64]:
+    """``a``, of one body's shape ``item`` or one per attitude of ``Q`` (ValueError naming
+    ``name`` otherwise)."""
+    batch = Q.shape[:-2]
+    if a.shape != item and a.shape != batch + item:
+        raise ValueError(f"{who}: {name} must have shape {item} or {batch + item} (one per "
+                         f"attitude of Q, shape {Q.shape}), got {a.shape}")
+    return a
+
+
+def _per_body(param: NDArray[np.float64], Q: NDArray[np.float64], name: str, who: str) -> None:
+    """ValueError when a parameter given per body (N, k) does not match the bodies of ``Q``."""
+    if param.ndim == 2 and Q.shape[:-2] != param.shape[:1]:
+        bodies = Q.shape[0] if Q.ndim == 3 else 1
+        raise ValueError(f"{who}: {name} is given for {param.shape[0]} bodies, Q holds "
+                         f"{bodies if Q.ndim <= 3 else Q.shape[:-2]}")
+
+
+def _inertia_form(inertia: Any, Q: NDArray[np.float64], who: str
+                  ) -> tuple[NDArray[np.float64], bool]:
+    """The inertia of a direct call: moments (3,) or one row per attitude of ``Q``, or tensors
+    (3, 3) or one per attitude (the moments rule first: for three attitudes (3, 3) is three
+    rows of moments, as everywhere in frb); ``(array, is_tensor)``. Moments must be positive,
+    tensors symmetric positive definite (their inverse is used)."""
+    if inertia is None:
+        raise TypeError(f"{who} needs the moments of inertia: call it as "
+                        "torque(t, Q, m, inertia=I)")
+    a = _validate.real_array(inertia, "inertia")
+    batch = Q.shape[:-2]
+    if a.shape in ((3,), batch + (3,)):
+        if not (a > 0).all():
+            raise ValueError(f"{who}: inertia must contain strictly positive moments of inertia")
+        return a, False
+    if a.shape in ((3, 3), (1, 3, 3), batch + (3, 3)):
+        J = a[0] if a.shape == (1, 3, 3) else a
+        if not np.allclose(J, np.swapaxes(J, -1, -2), rtol=0.0,
+                           atol=1e-12 * float(np.abs(J).max(initial=0.0))):
+            raise ValueError(f"{who}: inertia must be a symmetric matrix (an inertia tensor)")
+        if not (np.linalg.eigvalsh(J) > 0).all():
+            raise ValueError(f"{who}: inertia must be positive definite (an inertia tensor)")
+        return J, True
+    moments = "(3,)" if not batch else f"(3,) or {batch + (3,)}"
+    tensors = "(3, 3)" if not batch else f"(3, 3) or {batch + (3, 3)}"
+    raise ValueError(f"{who}: inertia must have shape {moments} (principal moments) or "
+                     f"{tensors} (tensors), got {a.shape}")
+
+
+def _times_inertia(inertia: Any, c: NDArray[np.float64], Q: NDArray[np.float64], who: str
+                   ) -> NDArray[np.float64]:
+    """``I c`` (moments or tensors, :func:`_inertia_form`)."""
+    J, tensor = _inertia_form(inertia, Q, who)
+    return np.einsum("...ij,...j->...i", J, c) if tensor else J * c
+
+
+def _velocity(m: Any, inertia: Any, Q: NDArray[np.float64], who: str) -> NDArray[np.float64]:
+    """``w = I^-1 m`` of a direct call (moments or tensors, :func:`_inertia_form`)."""
+    if m is None:
+        raise TypeError(f"{who} depends on the angular momentum: call it as torque(t, Q, m)")
+    mm = _batch_of(_validate.real_array(m, "m"), Q, "m", who, (3,))
+    J, tensor = _inertia_form(inertia, Q, who)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if not tensor:
+            w = mm / J
+        else:
+            Jb, mb = np.broadcast_arrays(J, mm[..., None])
+            w = np.linalg.solve(Jb, mb)[..., 0]
+    if not np.isfinite(w).all():
+        raise ValueError(f"{who}: the angular velocity I^-1 m of m and inertia is beyond the "
+                         "float64 range")
+    return w
+
+
 def _finite_vector(x: ArrayLike, name: str, per_body: bool = False) -> NDArray[np.float64]:
     """x as a finite float64 vector (3,), or with ``per_body`` also one per body (N, 3)
     (read-only)."""
@@ -365,15 +474,24 @@ class ConstantField(Torque):
 
     def potential(self, Q: ArrayLike) -> Any:
         """Potential energy ``u0 . (Q c)``: a float for one matrix, an array for (..., 3, 3)."""
-        Q = np.asarray(Q, dtype=np.float64)
-        v = np.einsum("...ij,...j->...i", Q, self.center) @ self.u0
+        Qa = _attitudes(Q, "potential", any_batch=True)
+        _per_body(self.center, Qa, "center", "potential")
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = np.einsum("...ij,...j->...i", Qa, self.center) @ self.u0
+        _finite_result(v, "the potential u0 . (Q c)")
         return float(v) if v.ndim == 0 else v
 
     def torque(self, t: float, Q: ArrayLike) -> NDArray[np.float64]:
         """Body torque ``(Q^T u0) x c`` for Q of shape (..., 3, 3)."""
-        Q = np.asarray(Q, dtype=np.float64)
-        u = np.einsum("...ji,j->...i", Q, self.u0)
-        return np.cross(u, self.center)
+        if type(t) is not float:
+            _validate.real_scalar(t, "t")
+        Qa = _attitudes(Q, "torque", any_batch=True)
+        _per_body(self.center, Qa, "center", "torque")
+        with np.errstate(over="ignore", invalid="ignore"):
+            u = np.einsum("...ji,j->...i", Qa, self.u0)
+            out = np.cross(u, self.center)
+        _finite_result(out, "the torque (Q^T u0) x c")
+        return out
 
     def __call__(self, t: Any, Q: ArrayLike, m: Any = None, *, inertia: ArrayLike | None = None
                  ) -> Any:
@@ -388,8 +506,22 @@ class ConstantField(Torque):
     def flow(self, m: ArrayLike, Q: ArrayLike, t: float
              ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Exact flow of the torque alone over time ``t`` (one body): ``(m + t T_b(Q), Q)``."""
-        Qa = np.asarray(Q, dtype=np.float64)
-        mn = np.array(m, dtype=np.float64)
+        Qa = _attitudes(Q, "flow")
+        if Qa.shape != (3, 3):
+            raise ValueError(f"flow: Q must have shape (3, 3) (one body), got {Qa.shape}")
+        mn = np.array(_validate.real_array(m, "m"), dtype=np.float64)
+        if mn.shape != (3,):
+            raise ValueError(f"flow: m must have shape (3,) (one body), got {mn.shape}")
+        t = _validate.real_scalar(t, "t")
+        with np.errstate(over="ignore", invalid="ignore"):
+            moved = self._flow(mn, Qa, t)
+        if not np.isfinite(moved[0]).all():
+            raise ValueError("the flow of the field gives a non-finite m (m + t T_b beyond the "
+                             "float64 range: the field or t too large)")
+        return moved
+
+    def _flow(self, mn: NDArray[np.float64], Qa: NDArray[np.float64], t: float
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         if self.center is _E3:
             x, y, z = self._u
             # u = Q^T u0, only its first two components are needed: T_b = (u2, -u1, 0)
@@ -469,13 +601,23 @@ class HeavyTop(ConstantField):
 
     def potential(self, Q: ArrayLike) -> Any:
         """Potential energy ``weight (Q center)_z`` for Q of shape (..., 3, 3)."""
-        Q = np.asarray(Q, dtype=np.float64)
-        return self.weight * np.einsum("...i,...i->...", Q[..., 2, :], self.center)
+        Qa = _attitudes(Q, "potential", any_batch=True)
+        _per_body(self.center, Qa, "center", "potential")
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = self.weight * np.einsum("...i,...i->...", Qa[..., 2, :], self.center)
+        _finite_result(v, "the potential weight (Q center)_z")
+        return v
 
     def torque(self, t: float, Q: ArrayLike) -> NDArray[np.float64]:
         """Body torque ``weight (Q^T e_z) x center`` for Q of shape (..., 3, 3)."""
-        Q = np.asarray(Q, dtype=np.float64)
-        return np.cross(self.weight * Q[..., 2, :], self.center)
+        if type(t) is not float:
+            _validate.real_scalar(t, "t")
+        Qa = _attitudes(Q, "torque", any_batch=True)
+        _per_body(self.center, Qa, "center", "torque")
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = np.cross(self.weight * Qa[..., 2, :], self.center)
+        _finite_result(out, "the torque weight (Q^T e_z) x center")
+        return out
 
     def __repr__(self) -> str:
         return f"heavy_top({self.weight!r}, {self.center.tolist()!r})"
@@ -505,11 +647,19 @@ class GravityGradient(Torque):
         return self.torque(t, Q, inertia)
 
     def torque(self, t: float, Q: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
-        """Body torque for Q of shape (..., 3, 3) and inertia broadcastable to (..., 3)."""
-        Q = np.asarray(Q, dtype=np.float64)
-        r = np.array([math.cos(self.rate * t), math.sin(self.rate * t), 0.0])
-        c = np.einsum("...ji,j->...i", Q, r)
-        return 3.0 * self.rate**2 * np.cross(c, np.asarray(inertia) * c)
+        """Body torque for Q of shape (3, 3) or (N, 3, 3) and the moments (3,) or (N, 3), or
+        inertia tensors (3, 3) or (N, 3, 3) in the frame of Q (``T_b = 3 n^2 c x (J c)``)."""
+        Qa = _attitudes(Q, "gravity_gradient")
+        tt = _validate.real_scalar(t, "t")
+        r = np.array([math.cos(self.rate * tt), math.sin(self.rate * tt), 0.0])
+        c = np.einsum("...ji,j->...i", Qa, r)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = 3.0 * self.rate**2 * np.cross(c, _times_inertia(inertia, c, Qa,
+                                                                  "gravity_gradient"))
+        if not np.isfinite(out).all():
+            raise ValueError("gravity_gradient: the torque 3 n^2 c x (I c) of n and inertia is "
+                             "beyond the float64 range")
+        return out
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (GravityGradient, (self.rate,))
@@ -538,13 +688,6 @@ def _momentum(m: Any, who: str) -> NDArray[np.float64]:
     if m is None:
         raise TypeError(f"{who} depends on the angular momentum: call it as torque(t, Q, m)")
     return np.asarray(m, dtype=np.float64)
-
-
-def _moments(inertia: Any, who: str) -> NDArray[np.float64]:
-    if inertia is None:
-        raise TypeError(f"{who} needs the moments of inertia: call it as "
-                        "torque(t, Q, m, inertia=I)")
-    return np.asarray(inertia, dtype=np.float64)
 
 
 def _nonnegative(x: Any, name: str) -> float:
@@ -622,8 +765,9 @@ class Rotor(Torque):
 
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
                  inertia: ArrayLike | None = None) -> NDArray[np.float64]:
-        w = _momentum(m, "rotor") / _moments(inertia, "rotor")
-        return np.cross(self.h, w)
+        Qa = _attitudes(Q, "rotor")
+        _per_body(self.h, Qa, "h", "rotor")
+        return np.cross(self.h, _velocity(m, inertia, Qa, "rotor"))
 
     def potential(self, Q: ArrayLike) -> Any:
         """Zero: the energy of a gyrostat is the kinetic energy of its rigid part."""
@@ -657,14 +801,19 @@ class Rotor(Torque):
 
 def _unit_quaternions(q: ArrayLike, name: str) -> NDArray[np.float64]:
     a = np.array(_validate.real_array(q, name, finite=False), dtype=np.float64)
-    if a.ndim not in (1, 2) or a.shape[-1] != 4:
-        raise ValueError(f"{name} must have shape (4,) or (N, 4), got {a.shape}")
+    if a.ndim not in (1, 2) or a.shape[-1] != 4 or not a.shape[0]:
+        raise ValueError(f"{name} must have shape (4,) or (N, 4) with N >= 1, got {a.shape}")
     if not np.isfinite(a).all():
-        raise ValueError(f"{name} must be finite")
-    dev = np.abs(np.sqrt(np.sum(a * a, axis=-1)) - 1.0)
-    if (dev > 1e-10).any():
-        raise ValueError(f"{name} must be unit quaternions (|q| = 1 within 1e-10), got |q| - 1 "
-                         f"= {float(np.max(dev)):.3g}")
+        raise ValueError(f"{name} must be finite" + _validate.first_nonfinite(a))
+    with np.errstate(over="ignore"):      # (entries far beyond 1: refused)
+        dev = np.abs(np.sqrt(np.sum(a * a, axis=-1)) - 1.0)
+    if not (dev <= 1e-10).all():
+        where, worst = "", float(np.max(dev))
+        if a.ndim == 2:
+            b = int(np.argmax(~(dev <= 1e-10)))
+            where, worst = f" (body {b})", float(dev[b])
+        raise ValueError(f"{name} must be unit quaternions (|q| = 1 within 1e-10){where}, got "
+                         f"|q| - 1 = {worst:.3g}")
     a.setflags(write=False)
     return a
 
@@ -746,8 +895,11 @@ class AttitudeControl(Torque):
 
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
                  inertia: ArrayLike | None = None) -> NDArray[np.float64]:
-        w = _momentum(m, "attitude_control") / _moments(inertia, "attitude_control")
-        e = self.error(Q, t)
+        Qa = _attitudes(Q, "attitude_control")
+        if isinstance(self.q_ref, np.ndarray):
+            _per_body(self.q_ref, Qa, "q_ref", "attitude_control")
+        w = _velocity(m, inertia, Qa, "attitude_control")
+        e = self.error(Qa, t)
         rate = self._rate()
         if rate is not None:
             Qe = np.asarray(quat_to_matrix_unchecked(e))
@@ -944,6 +1096,12 @@ class UserTorque(Torque):
             couples_bodies = getattr(function, "couples_bodies", False) is True
         elif not isinstance(couples_bodies, bool):
             raise TypeError(f"couples_bodies must be True or False, got {couples_bodies!r}")
+        code = getattr(function, "__code__", None)
+        if code is not None and inspect.isfunction(function) and code.co_argcount < 2 and \
+                not code.co_flags & inspect.CO_VARARGS:
+            raise TypeError(f"torque {getattr(function, '__name__', None) or function!r} must "
+                            "take the time and the attitudes, torque(t, Q) or torque(t, Q, m), "
+                            f"but it takes {code.co_argcount} positional argument(s)")
         self._init(function=function, uses_momentum=_positional_count(function) >= 3,
                    couples_bodies=couples_bodies)
 

@@ -15,7 +15,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .inertia import PrincipalFrame, tensor_kinetic_energy
-from .rotations import matrix_to_quat_unchecked, quat_to_matrix_unchecked
+from .rotations import kinetic_energy_unchecked, matrix_to_quat_unchecked, \
+    quat_to_matrix_unchecked
 from .torques import Torque
 from .wheels import Wheels
 
@@ -130,7 +131,7 @@ class Trajectory:
             return self.compute().kinetic_energy
         if self.inertia.ndim == self.m.ndim:    # inertia tensors (3, 3) or (N, 3, 3)
             return tensor_kinetic_energy(self.m, self.inertia)
-        return 0.5 * np.sum(self.m**2 / self.inertia, axis=-1)
+        return kinetic_energy_unchecked(self.m, self.inertia)
 
     @property
     def potential_energy(self) -> NDArray[np.float64]:

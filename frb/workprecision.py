@@ -22,7 +22,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
-from ._messages import IntegrationError
+from ._kept import available_memory
+from ._messages import IntegrationError, step_renamed
 from .engine import integrate
 from .methods import METHODS
 from .trajectory import TorqueLike, Trajectory
@@ -30,7 +31,7 @@ from .reporting import (Table, attitude_error, figure_path, format_value, method
                         save_figure)
 from .torques import ConstantField, LinearDamping, gravity_gradient, heavy_top, linear_damping
 
-__all__ = ["compare", "Comparison", "PROBLEMS", "DEFAULT_METHODS", "random_bodies"]
+__all__ = ["compare", "Comparison", "PROBLEMS", "DEFAULT_METHODS", "DIVERGED", "random_bodies"]
 
 #: Problems by name: the torque each applies (``None``: free body).
 PROBLEMS: dict[str, TorqueLike | None] = {
@@ -88,7 +89,10 @@ class Row:
     energy: float | None = None
     norm_m: float | None = None
     momentum: float | None = None
+    #: why the run gives no error: ``"failed at step k"`` or ``"diverged"`` (in the table), and
+    #: the whole reason (:meth:`Comparison.format` lists them under the table)
     failure: str = ""
+    reason: str = ""
 
     @property
     def error(self) -> float | None:
@@ -106,7 +110,9 @@ class Comparison:
     bodies: int
     t_final: float
     reference: str
-    reference_accuracy: float
+    #: the accuracy of the reference, estimated at half its step count (None for a reference
+    #: given by the user)
+    reference_accuracy: float | None
     invariants: tuple[str, ...]
     rows: list[Row] = field(default_factory=list)
 
@@ -122,16 +128,31 @@ class Comparison:
                            r.error_attitude, r.cost_ns] + [inv[k] for k in self.invariants])
         return t
 
+    def _accuracy(self) -> str:
+        if self.reference_accuracy is None:
+            return "accuracy not estimated"
+        return f"accuracy {format_value(self.reference_accuracy)}"
+
+    def failures(self) -> list[str]:
+        """One line per run that gave no error: the method, the step count and the reason."""
+        return [f"{r.method} n={r.nsteps}: {r.reason or r.failure}" for r in self.rows
+                if r.failure]
+
     def format(self) -> str:
-        """The table as plain text, with the reference and its accuracy."""
-        return (self.table().format() + f"\nreference: {self.reference} (accuracy "
-                f"{format_value(self.reference_accuracy)}); costs measured in this run")
+        """The table as plain text, with the reference, its accuracy and the reasons of the
+        failed runs."""
+        failed = self.failures()
+        return (self.table().format() + f"\nreference: {self.reference} ({self._accuracy()}); "
+                "costs measured in this run"
+                + ("\nfailed runs:\n  " + "\n  ".join(failed) if failed else ""))
 
     __str__ = format
 
     def to_markdown(self) -> str:
-        """The table in Markdown, for a report."""
-        return self.table().to_markdown()
+        """The table in Markdown, for a report (the reasons of failed runs below it)."""
+        failed = self.failures()
+        return self.table().to_markdown() + (
+            "\n\nFailed runs:\n\n" + "\n".join(f"- {line}" for line in failed) if failed else "")
 
     def methods(self) -> list[str]:
         """The methods compared, in the order of the rows."""
@@ -140,7 +161,8 @@ class Comparison:
     def best(self, tolerance: float) -> tuple[str, int, float] | None:
         """The run that reaches ``tolerance`` at the least cost to ``t_final``:
         ``(method, nsteps, cost per body in ns)``, or None."""
-        ok = [r for r in self.rows if r.error is not None and r.error <= tolerance]
+        ok = [r for r in self.rows if not r.failure and r.error is not None
+              and r.error <= tolerance]
         if not ok:
             return None
         # (a row with an error has a cost: cost_ns is None only for a failed run)
@@ -159,7 +181,7 @@ class Comparison:
         markers = "os^vD<>phX*"
         for i, meth in enumerate(self.methods()):
             pts = [(r.cost_ns * r.nsteps, r.error) for r in self.rows  # type: ignore[operator]
-                   if r.method == meth and r.error is not None and r.error > 0]
+                   if r.method == meth and not r.failure and r.error is not None and r.error > 0]
             if pts:
                 c, e = zip(*sorted(pts))
                 ax.loglog(c, e, marker=markers[i % len(markers)], ms=4, lw=1, label=meth,
@@ -216,7 +238,59 @@ def _timed(*args: Any, repeat: int, min_time: float, **kw: Any) -> tuple[Traject
 
 
 #: The keywords of :func:`compare` besides its named parameters, with their defaults.
-OPTIONS: dict[str, Any] = {"rng": 0, "ref_factor": 8, "repeat": 1, "min_time": 0.05, "saves": 10}
+OPTIONS: dict[str, Any] = {"rng": 0, "ref_factor": 8, "repeat": 1, "min_time": 0.05, "saves": 10,
+                           "coefficients": None, "reference": None}
+
+#: A run whose error at the final time is above this (relative error of m, or the spectral norm of
+#: the attitude error, which is at most 2) has no correct digit left: it is marked as diverged.
+DIVERGED = 1.0
+
+#: Bytes a random body takes in :func:`compare` for each state it keeps (m, Q, the quaternion,
+#: and the temporaries of the errors and drifts), a bound used to refuse batches that do not fit.
+_BYTES_PER_BODY_STATE = 8 * 40
+
+
+def _check_memory(bodies: int, saves: int) -> None:
+    """ValueError naming ``bodies`` when the runs of that many bodies would not fit in memory."""
+    need = float(bodies) * (saves + 2) * _BYTES_PER_BODY_STATE
+    if need < 2.0**26:
+        return
+    free = available_memory()
+    if need > 0.5 * free:
+        raise ValueError(f"bodies = {bodies}: the runs would need about {need / 2**30:.3g} GiB, "
+                         f"more than the memory available ({free / 2**30:.3g} GiB); compare fewer "
+                         "bodies (or keep fewer states with saves)")
+
+
+def _reference_states(reference: Any, m0: NDArray[np.float64], nb: int, single: bool
+                      ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The user's reference ``(m, attitude)`` at ``t_final`` as (m, Q), checked against the
+    bodies (shapes of ``m0``; the attitude unit quaternions or rotation matrices)."""
+    from .rotations import quat_to_matrix
+
+    try:
+        m_ref, att_ref = reference
+    except (TypeError, ValueError):
+        raise TypeError("reference must be a pair (m, attitude) of the states at t_final, got "
+                        f"{type(reference).__name__}") from None
+    m_ref = _validate.real_array(m_ref, "reference m")
+    if m_ref.shape != m0.shape:
+        raise ValueError(f"reference m must have the shape of m0, {m0.shape}, got {m_ref.shape}")
+    att = _validate.real_array(att_ref, "reference attitude")
+    shapes = ((4,), (3, 3)) if single else ((nb, 4), (nb, 3, 3))
+    if att.shape not in shapes:
+        raise ValueError(f"reference attitude must have shape {shapes[0]} (quaternions) or "
+                         f"{shapes[1]} (matrices), got {att.shape}")
+    if att.shape[-1] == 4:
+        norms = np.linalg.norm(att.reshape(-1, 4), axis=1)
+        if not (np.abs(norms - 1.0) <= _validate.ORTHOGONALITY_TOLERANCE).all():
+            raise ValueError("reference attitude must be unit quaternions (scalar first)")
+        return m_ref, quat_to_matrix(att)
+    Q = att.reshape(-1, 3, 3)
+    eye = np.einsum("kji,kjl->kil", Q, Q) - np.eye(3)
+    if not (np.abs(eye) <= 1e-8).all() or not (np.linalg.det(Q) > 0).all():
+        raise ValueError("reference attitude must be rotation matrices")
+    return m_ref, att
 
 
 def compare(methods: Sequence[str] | str | None = None, *, problem: str | None = "free",
@@ -258,12 +332,29 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
         ``min_time`` seconds are spent; the fastest run is the cost reported.
     saves : int
         States kept per run for the invariants (evenly spaced).
+    coefficients : pair of sequences, optional
+        The user's splitting coefficients ``(a, b)`` (as :func:`frb.integrate`): compared as
+        the method ``SPLITTING`` (added to the default methods, or named in ``methods``).
+    reference : pair (m, attitude), optional
+        The states at ``t_final`` the errors are measured against (shapes of ``m0``; unit
+        quaternions or rotation matrices), e.g. from a computation of higher precision; with
+        ``m0``, ``attitude0`` and ``inertia``. Its accuracy is not estimated.
 
     Returns
     -------
     Comparison
         ``rows`` (method, n, h, errors, cost per body-step in ns, drifts of the invariants),
-        ``reference`` and its accuracy; ``format()``, ``to_markdown()``, ``plot(path)``.
+        ``reference`` and its accuracy; ``format()``, ``to_markdown()``, ``plot(path)``. A run
+        that fails (:class:`frb.IntegrationError`) or ends with an error above
+        :data:`DIVERGED` (no correct digit) is marked as failed, with its reason
+        (``failures()``), and is neither plotted nor chosen by ``best``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Arguments as :func:`frb.integrate` checks them (naming ``t_final`` and ``steps``, not
+        the step ``h`` they make), a body at rest (a relative error of ``m`` needs ``m != 0``),
+        a batch of ``bodies`` that would not fit in memory.
 
     Examples
     --------
@@ -288,7 +379,13 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
                          "without them the bodies are random")
     bodies = _validate.integer(bodies, "bodies", 1, _validate.INT32_MAX)
     opts = _validate.options_of(options, OPTIONS, "compare")
-    rng, ref_factor, repeat, min_time, saves = (opts[k] for k in OPTIONS)
+    rng, ref_factor, repeat, min_time, saves, coefficients, reference = (opts[k] for k in OPTIONS)
+    if reference is not None and m0 is None:
+        raise ValueError("reference needs the bodies it belongs to: give m0, attitude0 and "
+                         "inertia with it")
+    if coefficients is not None:
+        from .schedules import coefficients as check_coefficients
+        coefficients = check_coefficients(None, coefficients)
     repeat = _validate.integer(repeat, "repeat", 1, 1000)
     saves = _validate.integer(saves, "saves", 1, _validate.INT32_MAX)
     ref_factor = _validate.integer(ref_factor, "ref_factor", 1, _validate.INT32_MAX)
@@ -310,10 +407,17 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
         raise ValueError(f"ref_factor * max(steps) = {ref_factor * steps[-1]} steps of the "
                          "reference: more than a run can take (2147483646)")
     if m0 is None:
+        _check_memory(bodies, saves)
         m0, attitude0, inertia = random_bodies(bodies, rng)
     assert attitude0 is not None and inertia is not None    # (all three, or none, above)
     m0 = _validate.real_array(m0, "m0")
     nb = 1 if m0.ndim == 1 else m0.shape[0]
+    if m0.shape[-1:] == (3,) and m0.size:
+        rest = ~(np.abs(m0.reshape(-1, 3)) > 0).any(axis=1)
+        if rest.any():
+            where = "" if m0.ndim == 1 else f" (body {int(np.argmax(rest))})"
+            raise ValueError(f"m0 is zero{where}: a body at rest has no relative error of m to "
+                             "compare (give it a non-zero momentum, or leave it out)")
     if methods is not None and not isinstance(methods, str) and not (
             isinstance(methods, (list, tuple)) and all(isinstance(s, str) for s in methods)):
         raise TypeError(f"methods must be a method name, comma-separated names, 'all' or a "
@@ -321,50 +425,81 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
     if methods is None or methods == "all":
         pool = DEFAULT_METHODS if methods is None else tuple(METHODS)
         methods = [m for m in pool if _applies(m, torque)]
+        if coefficients is not None:
+            methods.append("SPLITTING")
     else:
         methods = list(method_list(methods, ()))
         for m in methods:
+            if m == "SPLITTING":
+                if coefficients is None:
+                    raise ValueError("method SPLITTING needs the coefficients: "
+                                     "compare(..., coefficients=(a, b))")
+                continue
             if m not in METHODS:
                 raise ValueError(f"unknown method {m!r}; one of {', '.join(METHODS)}")
             if not _applies(m, torque):
                 raise ValueError(f"{m} does not apply to the torque {torque!r}")
 
-    common: dict[str, Any] = dict(torque=torque)
-    if torque is None or type(torque) is LinearDamping:
-        # the free body, or the damped body (the free flow in the time (1 - e^{-ct}) / c): the
-        # exact flow in one step
-        ref = integrate(m0, attitude0, inertia, t_final, 1, method="EXACT", **common)
-        chk = integrate(m0, attitude0, inertia, t_final / 100, 100, method="EXACT",
-                        save_every=100, **common)
-        ref_label = f"exact flow, one step of {t_final:g}"
-    else:
-        n_ref = ref_factor * steps[-1]
-        ref = integrate(m0, attitude0, inertia, t_final / n_ref, n_ref, method="RKN6_14",
-                        save_every=n_ref, **common)
-        chk = integrate(m0, attitude0, inertia, 2 * t_final / n_ref, n_ref // 2,
-                        method="RKN6_14", save_every=n_ref, **common)
-        ref_label = f"RKN6_14 with h = {t_final / n_ref:g}"
-    m_ref, Q_ref = ref.m[-1], ref.Q[-1]
-    scale = np.linalg.norm(np.atleast_2d(m_ref), axis=-1)
-    acc = float(max(np.max(np.linalg.norm(np.atleast_2d(chk.m[-1] - m_ref), axis=-1) / scale),
-                    np.max(attitude_error(chk.Q[-1], Q_ref))))
+    try:
+        common: dict[str, Any] = dict(torque=torque)
+        if reference is not None:
+            m_ref, Q_ref = _reference_states(reference, m0, nb, m0.ndim == 1)
+            ref_label, acc = "given by the user", None
+        elif torque is None or type(torque) is LinearDamping:
+            # the free body, or the damped body (the free flow in the time (1 - e^{-ct}) / c): the
+            # exact flow in one step
+            ref = integrate(m0, attitude0, inertia, t_final, 1, method="EXACT", **common)
+            chk = integrate(m0, attitude0, inertia, t_final / 100, 100, method="EXACT",
+                            save_every=100, **common)
+            ref_label = f"exact flow, one step of {t_final:g}"
+        else:
+            n_ref = ref_factor * steps[-1]
+            ref = integrate(m0, attitude0, inertia, t_final / n_ref, n_ref, method="RKN6_14",
+                            save_every=n_ref, **common)
+            chk = integrate(m0, attitude0, inertia, 2 * t_final / n_ref, n_ref // 2,
+                            method="RKN6_14", save_every=n_ref, **common)
+            ref_label = f"RKN6_14 with h = {t_final / n_ref:g}"
+        if reference is None:
+            m_ref, Q_ref = ref.m[-1], ref.Q[-1]
+        scale = _validate.norm3(np.atleast_2d(m_ref))
+        if not (scale > 0).all():
+            raise ValueError("the reference momentum is zero at t_final: the relative error of m "
+                             "is not defined")
+        if reference is None:
+            acc = float(max(np.max(_validate.norm3(np.atleast_2d(chk.m[-1] - m_ref)) / scale),
+                            np.max(attitude_error(chk.Q[-1], Q_ref))))
 
-    out = Comparison(label, nb, float(t_final), ref_label, acc, _invariants(torque))
-    for meth in methods:
-        for n in steps:
-            every = max(1, n // max(1, saves))
-            try:
-                tr, wall = _timed(m0, attitude0, inertia, t_final / n, n, method=meth,
-                                  save_every=every, repeat=repeat, min_time=min_time,
-                                  **common)
-            except IntegrationError as exc:
-                out.rows.append(Row(meth, n, t_final / n, failure=f"failed at step {exc.step}"))
-                continue
-            em = np.linalg.norm(np.atleast_2d(tr.m[-1] - m_ref), axis=-1) / scale
-            eq = attitude_error(tr.Q[-1], Q_ref)
-            d = _drifts(tr, torque)
-            out.rows.append(Row(meth, n, t_final / n, error_m=float(np.max(em)),
-                                error_attitude=float(np.max(eq)),
-                                cost_ns=wall / (nb * n) * 1e9, energy=d["energy"],
-                                norm_m=d["|m|"], momentum=d["Qm"]))
-    return out
+        out = Comparison(label, nb, float(t_final), ref_label, acc, _invariants(torque))
+        for meth in methods:
+            method_kw: dict[str, Any] = dict(method=meth) if meth != "SPLITTING" else \
+                dict(coefficients=coefficients)
+            for n in steps:
+                every = max(1, n // max(1, saves))
+                try:
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        tr, wall = _timed(m0, attitude0, inertia, t_final / n, n, save_every=every,
+                                          repeat=repeat, min_time=min_time, **method_kw, **common)
+                except IntegrationError as exc:
+                    reason = str(exc).replace("a smaller step h", f"more steps (h = t_final / {n})")
+                    out.rows.append(Row(meth, n, t_final / n, failure=f"failed at step {exc.step}",
+                                        reason=reason.replace(
+                                            "the step h ", f"the step h = t_final / {n} ")))
+                    continue
+                with np.errstate(over="ignore", invalid="ignore"):
+                    em = float(np.max(_validate.norm3(np.atleast_2d(tr.m[-1] - m_ref)) / scale))
+                    eq = float(np.max(attitude_error(tr.Q[-1], Q_ref)))
+                error = max(em, eq)
+                if not error <= DIVERGED:
+                    out.rows.append(Row(meth, n, t_final / n, failure="diverged", reason=(
+                        f"diverged: error {error:.3g} at t_final (above {DIVERGED:g}: no correct "
+                        "digit left); try more steps")))
+                    continue
+                with np.errstate(over="ignore", invalid="ignore"):
+                    d = _drifts(tr, torque)
+                out.rows.append(Row(meth, n, t_final / n, error_m=em, error_attitude=eq,
+                                    cost_ns=wall / (nb * n) * 1e9, energy=d["energy"],
+                                    norm_m=d["|m|"], momentum=d["Qm"]))
+        return out
+    except ValueError as exc:
+        # the routes name the step h; here it is t_final / n
+        raise step_renamed(exc, "t_final / n") from None

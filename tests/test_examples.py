@@ -182,8 +182,12 @@ def test_wrong_number_of_values(tmp_path):
 
 
 def test_invalid_example_number():
-    for n in (5, -1, "0", 1.0, True):
-        with pytest.raises(ValueError):
+    for n in (5, -1):
+        with pytest.raises(ValueError, match="n must be one of"):
+            run_example(n, output_path=False, compare_path=False)
+    # not an integer: TypeError naming n (the input rule)
+    for n in ("0", 1.0, True, None, np.bool_(False)):
+        with pytest.raises(TypeError, match="n must be an example number"):
             run_example(n, output_path=False, compare_path=False)
 
 

@@ -303,7 +303,7 @@ def _bad_torque(m, Q, t):
         (dict(coefficients=((0.3, 0.3), (0.5,))), ValueError, "consistent"),
         (dict(coefficients=((0.5, 0.0), (0.4,))), ValueError, "consistent"),
         (dict(coefficients=((0.5, "x"), (0.5,))), TypeError, "coefficients"),
-        (dict(coefficients=3), ValueError, "coefficients"),
+        (dict(coefficients=3), TypeError, "coefficients"),
     ],
 )
 def test_validation(kwargs, error, name):

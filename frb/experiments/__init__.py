@@ -32,6 +32,8 @@ from __future__ import annotations
 from os import PathLike
 from typing import Any
 
+from .._messages import IntegrationError, step_renamed
+
 from ..reporting import Experiment, Option, Result, Table, figure_path
 from . import (ganapathi_axes, ganapathi_symmetric, krysl_convergence, krysl_coulomb, satellite,
                torus, vilmart_book)
@@ -69,7 +71,21 @@ def run_experiment(name: str, **options: Any) -> Result:
     if unknown:
         raise TypeError(f"{name} has no option(s) {', '.join(sorted(unknown))}; "
                         f"options: {', '.join(exp.defaults())}")
-    return exp.run(**{**exp.defaults(), **exp.checked(options)})
+    checked = exp.checked(options)
+    try:
+        return exp.run(**{**exp.defaults(), **checked})
+    except (ValueError, IntegrationError) as exc:
+        step = _step_name(exp.defaults())
+        if step is None:
+            raise
+        raise step_renamed(exc, step) from None
+
+
+def _step_name(defaults: dict[str, Any]) -> str | None:
+    """The name of an experiment's step option when it is not ``h`` (``dt``), else None."""
+    return "dt" if "dt" in defaults and "h" not in defaults else None
+
+
 
 
 def plot_experiment(result: Result, path: str | PathLike[str]) -> str:

@@ -45,7 +45,11 @@ def _run(name: str, dt: float, t_final: float) -> Result:
     mj = runs["EXACT"].m[:, j]
     flips = t[1:][np.signbit(mj[1:]) != np.signbit(mj[:-1])]
     period = momentum_period(m0, I)
+    # two flips at least are needed to measure the period (NaN, with the reason in the table)
     measured = float(2 * np.mean(np.diff(flips))) if len(flips) >= 2 else float("nan")
+    measured_text: object = measured if len(flips) >= 2 else (
+        f"not measured: {len(flips)} flip(s) of m{j + 1} in the run, two needed "
+        "(a longer t_final or a smaller dt)")
     G = float(m0 @ m0)
     T2 = float(np.sum(m0 * m0 / I))
     table = Table(f"body axis e{j + 1} in the fixed frame", ["method", "largest angle to l (deg)",
@@ -60,7 +64,7 @@ def _run(name: str, dt: float, t_final: float) -> Result:
     timing = Table("period of the body momentum", ["quantity", "value"],
                    [["2E I_mid / |l|^2", T2 * I[2] / G],
                     ["period 4K(k)/lambda (closed form)", period],
-                    ["2 x mean time between flips (exact flow)", measured]])
+                    ["2 x mean time between flips (exact flow)", measured_text]])
     numbers = {"max_angle_exact": float(angle["EXACT"].max()),
                "max_angle_rk4": float(angle["RK4"].max()),
                "flips": int(len(flips)), "period": period, "measured_period": measured,

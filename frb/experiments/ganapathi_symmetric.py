@@ -53,8 +53,9 @@ def analytic(t: ArrayLike, inertia: tuple[float, float, float] = INERTIA,
     return w, Q
 
 
-OPTIONS: tuple[Option, ...] = (Option("dt", float, 1.0 / 30.0, "step (frb's choice: 1/30)",
-                                      low=0, strict=True),
+OPTIONS: tuple[Option, ...] = (Option("dt", float, 1.0 / 30.0, "step (frb's choice: 1/30; at "
+                                      "least 1e-6, where the fitted rates keep their digits)",
+                                      low=1e-6),
                                Option("nsteps", int, 300, "number of steps (paper: 300)", low=2,
                                       high=10**8))
 

@@ -64,7 +64,8 @@ def _step_angles(q: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.degrees(2.0 * np.arccos(np.clip(c, -1.0, 1.0)))
 
 
-OPTIONS: tuple[Option, ...] = (Option("h", float, 0.5, "step (paper: 0.5)", low=0, strict=True),
+OPTIONS: tuple[Option, ...] = (Option("h", float, 0.5, "step (paper: 0.5; at least 1e-6, where "
+                                      "the methods' errors are above the rounding)", low=1e-6),
                                Option("nsteps", int, 40000, "number of steps (paper: 40,000)",
                                       low=1, high=2**31 - 2),
                                Option("methods", str, None, "comma-separated methods (default: "

@@ -1,0 +1,481 @@
+"""Each class of failure of a trial of hostile calls, and its neighbours (the other routes, the
+other arguments): the right answer, checked against an independent reference (exact rational
+arithmetic, the construction of the input, another route), or a clear exception of the type the
+input rule says, naming the argument."""
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import frb
+from frb.torques import UserTorque, attitude_control, constant_field, gravity_gradient, rotor
+
+M, QUAT, I = np.array([0.3, 0.5, 0.8]), np.array([1.0, 0.0, 0.0, 0.0]), np.array([1.0, 2.0, 3.0])
+J = np.array([[2.0, 0.1, 0.0], [0.1, 3.0, 0.0], [0.0, 0.0, 4.0]])
+
+
+def _unit(q):
+    q = np.asarray(q, dtype=float)
+    return q / np.linalg.norm(q)
+
+
+def _coefficients(s):
+    """A consistent symmetric set with s torque kicks a half step: 4 s + 1 flows a step."""
+    return [1.0 / (2 * s + 1)] * (s + 1), [0.5 / s] * s
+
+
+# ------------------------------------------------------ splitting coefficient sets of > 64 flows
+
+@pytest.mark.parametrize("call", [
+    lambda c: frb.splitting.integrate(M, np.eye(3), I, 0.1, 2, coefficients=c),
+    lambda c: frb.splitting.integrate(M, np.eye(3), I, 0.1, 2, coefficients=c,
+                                      torque=constant_field([0.0, 0.0, 1.0])),
+    lambda c: frb.splitting.integrate(M, np.eye(3), I, 0.1, 2, coefficients=c,
+                                      torque=lambda m, Q, t: (m, Q)),
+    lambda c: frb.splitting.integrate(M, np.eye(3), J, 0.1, 2, coefficients=c,
+                                      torque=constant_field([0.0, 0.0, 1.0])),
+    lambda c: frb.integrate(M, QUAT, I, 0.1, 2, coefficients=c),
+    lambda c: frb.integrate(M, QUAT, I, 0.1, 2, coefficients=c,
+                            torque=constant_field([0.0, 0.0, 1.0])),
+    lambda c: frb.compare(["SPLITTING"], bodies=2, steps=(2,), coefficients=c),
+], ids=["split-free", "split-engine", "split-flow", "split-tensor", "integrate-free",
+        "integrate-torque", "compare"])
+def test_more_than_64_flows_refused_by_every_route(call):
+    with pytest.raises(ValueError, match="at most 64 flows.*got 65"):
+        call(_coefficients(16))
+
+
+def test_61_flows_right_in_every_route():
+    """The largest sets taken give the torqued motion: against RKN6_14 at a small step."""
+    c = _coefficients(15)
+    field = constant_field([0.0, 0.0, 1.0])
+    ref = frb.splitting.integrate(M, np.eye(3), I, 0.01, 200, torque=field, save_every=None)
+    runs = [frb.splitting.integrate(M, np.eye(3), I, 0.1, 20, torque=field, coefficients=c),
+            frb.splitting.integrate(M, np.eye(3), I, 0.1, 20, torque=field.flow,
+                                    coefficients=c),
+            frb.integrate(M, np.eye(3), I, 0.1, 20, torque=field, coefficients=c)]
+    for tr in runs:
+        assert np.abs(tr.m[-1] - ref.m[-1]).max() < 1e-3
+        assert np.abs(tr.Q[-1] - ref.Q[-1]).max() < 1e-3
+
+
+# ------------------------------------------------------------------------------------ frb.dask
+
+@pytest.fixture(scope="module")
+def dask_array():
+    return pytest.importorskip("dask.array")
+
+
+@pytest.mark.parametrize("bad, fragment", [
+    (np.ones((4, 3), bool), "booleans"), (np.ones((4, 3), complex), "complex"),
+    (np.array([["1", "2", "3"]] * 4), "strings")])
+@pytest.mark.parametrize("where", ["m", "inertia"])
+def test_dask_per_body_arrays_follow_the_input_rule(dask_array, bad, fragment, where):
+    import frb.dask
+    m = dask_array.from_array(bad if where == "m" else np.tile(M, (4, 1)), chunks=2)
+    inertia = bad if where == "inertia" else I
+    with pytest.raises(TypeError, match=f"{where}.*{fragment}"):
+        frb.dask.quat_step(m, np.tile(QUAT, (4, 1)), 0.1, inertia)
+
+
+def test_dask_per_body_torque_and_empty_batch(dask_array):
+    import frb.dask
+    m = np.random.default_rng(3).normal(size=(6, 3))
+    q = np.tile(QUAT, (6, 1))
+    torque = rotor(np.arange(18.0).reshape(6, 3) / 10) + constant_field([0.0, 0.0, 1.0])
+    lazy = frb.dask.integrate(dask_array.from_array(m, chunks=(2, 3)), q, I, 0.1, 5,
+                              method="RK4", torque=torque).compute()
+    whole = frb.integrate(m, q, I, 0.1, 5, method="RK4", torque=torque)
+    assert np.array_equal(lazy.m, whole.m) and np.array_equal(lazy.q, whole.q)
+    m1, q1 = frb.dask.quat_step(np.empty((0, 3)), np.empty((0, 4)), 0.1, I)
+    assert m1.compute().shape == (0, 3) and q1.compute().shape == (0, 4)
+    m1, Q1 = frb.dask.frb_step(np.empty((0, 3)), np.empty((0, 3, 3)), 0.1, I)
+    assert m1.compute().shape == (0, 3) and Q1.compute().shape == (0, 3, 3)
+    tr = frb.dask.integrate(np.empty((0, 3)), np.empty((0, 4)), I, 0.1, 3, method="RK4")
+    assert tr.compute().m.shape == (4, 0, 3)
+
+
+def _field_of_all(t, Q):
+    """Each body's third axis in the field of the sum of all third axes (couples the bodies)."""
+    axes = Q[:, :, 2]
+    return np.einsum("kji,kj->ki", Q, np.cross(axes, axes.sum(axis=0)))
+
+
+def _declared(function):
+    function.couples_bodies = True
+    return function
+
+
+@pytest.mark.parametrize("torque", [
+    _declared(lambda t, Q: _field_of_all(t, Q)),
+    UserTorque(_field_of_all, couples_bodies=True),
+    UserTorque(_field_of_all, couples_bodies=True) + constant_field([0.0, 0.0, 1.0]),
+], ids=["attribute", "keyword", "in-a-sum"])
+def test_dask_refuses_torques_that_couple_the_bodies(dask_array, torque):
+    import frb.dask
+    m = dask_array.from_array(np.tile(M, (4, 1)), chunks=(2, 3))
+    with pytest.raises(ValueError, match="couples the bodies"):
+        frb.dask.integrate(m, np.tile(QUAT, (4, 1)), I, 0.1, 2, method="RK4", torque=torque)
+    # the whole batch in one call is right: the torque sees every body (against the bodies
+    # integrated one stage at a time by hand with RK4's first stage: the torque of all bodies)
+    tr = frb.integrate(np.tile(M, (4, 1)), np.tile(QUAT, (4, 1)), I, 0.1, 1, method="RK4",
+                       torque=torque)
+    assert tr.m.shape == (2, 4, 3) and np.isfinite(tr.m).all()
+
+
+def test_coupling_torque_sees_the_whole_batch():
+    """The coupled torque of two bodies differs from that of each alone; frb.integrate gives the
+    pair the pair's torque: Euler-like check at a tiny step against the torque of the pair."""
+    m = np.array([[0.3, 0.5, 0.8], [0.1, -0.4, 0.2]])
+    q = np.array([_unit([1.0, 0.2, 0.0, 0.1]), _unit([0.7, 0.0, 0.5, 0.0])])
+    h = 1e-7
+    tr = frb.integrate(m, q, I, h, 1, method="RK4",
+                       torque=UserTorque(_field_of_all, couples_bodies=True))
+    Q = frb.quat_to_matrix(q)
+    expected = m + h * (np.cross(m, m / I) + _field_of_all(0.0, Q))
+    assert np.abs(tr.m[-1] - expected).max() < 1e-12
+
+
+# ------------------------------------------------------- per-body parameters of torques, direct
+
+@pytest.mark.parametrize("torque, fragment", [
+    (rotor([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]), "rotor: h is given for 2 bodies, Q holds 4"),
+    (rotor([[1.0, 0.0, 0.0]]), "rotor: h is given for 1 bodies, Q holds 4"),
+    (attitude_control([QUAT, QUAT], 1.0, 1.0), "q_ref is given for 2 bodies, Q holds 4"),
+    (rotor([[1.0, 0.0, 0.0]] * 2) + constant_field([0.0, 0.0, 1.0]), "h is given for 2"),
+])
+def test_per_body_parameters_checked_in_direct_calls(torque, fragment):
+    Q4, m4 = np.tile(np.eye(3), (4, 1, 1)), np.tile(M, (4, 1))
+    with pytest.raises(ValueError, match=fragment):
+        torque(0.0, Q4, m4, inertia=I)
+    with pytest.raises(ValueError, match="per-body parameters are given for"):
+        frb.integrate(m4, np.tile(QUAT, (4, 1)), I, 0.1, 1, method="RK4", torque=torque)
+
+
+def test_bad_per_body_q_ref_names_its_body():
+    with pytest.raises(ValueError, match=r"q_ref must be unit quaternions .*\(body 2\)"):
+        attitude_control([QUAT, QUAT, [2.0, 0, 0, 0]], 1.0, 1.0)
+    with pytest.raises(ValueError, match=r"q_ref must be finite \(body 1\)"):
+        attitude_control([QUAT, [np.nan, 0, 0, 0]], 1.0, 1.0)
+
+
+def test_refusal_shows_the_torque_the_user_gave():
+    """With an inertia tensor the run holds the torque in the principal frame; the message shows
+    the user's q_ref."""
+    q_ref = [[0.6, 0.8, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]]
+    with pytest.raises(ValueError, match=r"attitude_control\(\[\[0\.6, 0\.8, 0\.0, 0\.0\]"):
+        frb.integrate(np.tile(M, (4, 1)), np.tile(QUAT, (4, 1)), J, 0.1, 1, method="RK4",
+                      torque=attitude_control(q_ref, 1.0, 1.0))
+
+
+def test_gravity_gradient_called_with_a_tensor():
+    """T_b = 3 n^2 c x (J c), c = Q^T r: the formula written here, for one body and a batch."""
+    n, t = 1.3, 0.4
+    Q = frb.quat_to_matrix(_unit([0.9, 0.1, 0.3, 0.2]))
+    r = np.array([np.cos(n * t), np.sin(n * t), 0.0])
+    c = Q.T @ r
+    expected = 3 * n**2 * np.cross(c, J @ c)
+    got = gravity_gradient(n)(t, Q, inertia=J)
+    assert got.shape == (3,) and np.allclose(got, expected, rtol=1e-14, atol=1e-14)
+    got2 = gravity_gradient(n)(t, np.stack([Q, Q]), inertia=J)
+    assert got2.shape == (2, 3) and np.allclose(got2, [expected, expected], rtol=1e-14,
+                                                atol=1e-14)
+    with pytest.raises(ValueError, match="inertia must have shape"):
+        gravity_gradient(n)(t, Q, inertia=[1.0, 2.0])
+    with pytest.raises(ValueError, match="positive definite"):
+        gravity_gradient(n)(t, Q, inertia=-J)
+
+
+def test_rotor_called_with_a_tensor():
+    h = np.array([0.5, -0.2, 1.0])
+    got = rotor(h)(0.0, np.eye(3), M, inertia=J)
+    assert np.allclose(got, np.cross(h, np.linalg.solve(J, M)), rtol=1e-14, atol=1e-15)
+
+
+# ------------------------------------------------------------------- singular inertia tensors
+
+def test_inertia_singular_up_to_rounding_refused():
+    rng = np.random.default_rng(11)
+    for _ in range(50):
+        R = frb.quat_to_matrix(_unit(rng.normal(size=4)))
+        Js = R @ np.diag([0.0, 1.0, 2.0]) @ R.T
+        with pytest.raises(ValueError, match="inertia (is singular up to rounding|must be positive "
+                                             "definite)"):
+            frb.principal_axes(Js)
+        with pytest.raises(ValueError, match="inertia"):
+            frb.quat_step(M, QUAT, 0.1, Js)
+    # batches name the body
+    good = np.diag([1.0, 2.0, 3.0]) + 0.1 * (np.ones((3, 3)) - np.eye(3))
+    R = frb.quat_to_matrix(_unit([1.0, 2.0, 3.0, 4.0]))
+    with pytest.raises(ValueError, match=r"singular up to rounding .*\(body 1\)"):
+        frb.integrate(np.tile(M, (2, 1)), np.tile(QUAT, (2, 1)),
+                      np.stack([good, R @ np.diag([1e-14, 1.0, 2.0]) @ R.T]), 0.1, 1,
+                      method="RK4")
+
+
+def test_inertia_well_conditioned_accepted_and_exactly_diagonal_any_ratio():
+    R = frb.quat_to_matrix(_unit([1.0, 2.0, 3.0, 4.0]))
+    moments = np.array([1e-9, 1.0, 2.0])
+    got, _ = frb.principal_axes(R @ np.diag(moments) @ R.T)
+    assert abs(got[0] / 1e-9 - 1) < 1e-5 and np.allclose(got[1:], [1.0, 2.0], rtol=1e-14)
+    # an exactly diagonal tensor is its moments, whatever their ratio
+    assert np.array_equal(frb.principal_axes(np.diag([1e-17, 1.0, 2.0]))[0], [1e-17, 1.0, 2.0])
+
+
+# ------------------------------------------------------------------------------------- threads
+
+def test_thread_count_bounded_by_the_process():
+    script = textwrap.dedent("""
+        import numpy as np, frb
+        n = 20000
+        m = np.random.default_rng(0).normal(size=(n, 3)); q = np.tile([1.0, 0, 0, 0], (n, 1))
+        print(frb.get_num_threads(), frb.threads.THREAD_LIMIT)
+        a = frb.quat_step(m, q, 0.1, [1.0, 2.0, 3.0])
+        b = frb.quat_step(m, q, 0.1, [1.0, 2.0, 3.0], threads=4096)
+        c = frb.integrate(m, q, [1.0, 2.0, 3.0], 0.1, 2, method="DMV6").m[-1]
+        frb.set_num_threads(4096)
+        d = frb.dmv_integrate(m, q, [1.0, 2.0, 3.0], 0.1, 2)[0]
+        print(bool((a[0] == b[0]).all() and (c == d).all()), frb.get_num_threads())
+    """)
+    env = dict(os.environ, OMP_NUM_THREADS="100000")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.split("\n")
+    threads, limit = map(int, lines[0].split())
+    assert 1 <= threads <= limit <= 4096
+    same, after = lines[1].split()
+    assert same == "True" and int(after) <= limit
+
+
+def test_threads_argument_still_checked():
+    with pytest.raises(ValueError, match="at most 4096"):
+        frb.quat_step(M, QUAT, 0.1, I, threads=4097)
+    with pytest.raises(TypeError, match="threads"):
+        frb.quat_step(M, QUAT, 0.1, I, threads=True)
+
+
+# --------------------------------------------------------------------------------------- times
+
+@pytest.mark.parametrize("call", [
+    lambda: frb.integrate(M * 1e-300, QUAT, I, 1e308, 10, method="RK4"),
+    lambda: frb.integrate(M * 1e-300, QUAT, I, 1e307, 10, method="RK4", t0=1.7e308),
+    lambda: frb.splitting.integrate(M * 1e-300, np.eye(3), I, 1e308, 10),
+    lambda: frb.splitting.integrate(M * 1e-300, np.eye(3), I, 1e308, 10,
+                                    torque=lambda m, Q, t: (m, Q)),
+    lambda: frb.dmv_integrate(M * 1e-300, QUAT, I, 1e308, 10),
+    lambda: frb.integrate(M * 1e-300, QUAT, I, -1e308, 10, method="EXACT"),
+])
+def test_times_beyond_float64_refused(call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"^h is too long for 10 steps: the times"):
+            call()
+
+
+def test_times_at_the_edge_kept():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tr = frb.integrate(M * 1e-300, QUAT, I, 1e307, 10, method="EXACT")
+    assert tr.t[-1] == 1e307 * 10 and np.isfinite(tr.t).all()
+
+
+# ------------------------------------------------------------------------------ kinetic energy
+
+def _exact_energy(m, inertia):
+    e = sum(Fraction(float(x)) ** 2 / (2 * Fraction(float(i))) for x, i in zip(m, inertia))
+    return float(e)      # (correctly rounded, also into the subnormals)
+
+
+@pytest.mark.parametrize("ms, Is", [(1e160, 1e20), (1e-170, 1e-20), (1e-160, 1.0),
+                                    (1e154, 1.0), (1.0, 1e-300), (1e-300, 1e-300), (1.0, 1.0)])
+def test_kinetic_energy_without_spurious_overflow(ms, Is):
+    m, inertia = M * ms, I * Is
+    exact = _exact_energy(m, inertia)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = float(frb.kinetic_energy(m, inertia))
+        tr = frb.integrate(m, QUAT, inertia, 0.0, 1, method="EXACT")
+        traj = tr.kinetic_energy
+    tiny = np.nextafter(0.0, 1.0)
+    for value in (got, float(traj[0])):
+        assert abs(value - exact) <= max(4e-16 * exact, 2 * tiny), (value, exact)
+
+
+def test_kinetic_energy_of_tensors_scaled():
+    tr = frb.integrate(M * 1e160, QUAT, J * 1e20, 0.0, 1, method="EXACT")
+    exact = 0.5 * float(M @ np.linalg.solve(J, M)) * 1e300
+    assert abs(tr.kinetic_energy[0] / exact - 1) < 1e-14
+
+
+# ------------------------------------------------------------------------- counts and n, bools
+
+def test_save_every_beyond_the_steps_keeps_first_and_last():
+    tr = frb.integrate(M, QUAT, I, 0.1, 2, method="RK4", save_every=10**20)
+    ref = frb.integrate(M, QUAT, I, 0.1, 2, method="RK4")
+    assert np.array_equal(tr.t, [0.0, 0.2]) and np.array_equal(tr.m, ref.m[[0, -1]])
+
+
+@pytest.mark.parametrize("bad", [True, False, None, 2.0, "3"])
+def test_example_number_follows_the_input_rule(bad):
+    from frb.examples import run_example
+    with pytest.raises(TypeError, match="n must be an example number"):
+        run_example(bad, output_path=False, compare_path=False)
+
+
+@pytest.mark.parametrize("value", [True, np.bool_(True), 2.0])
+def test_save_every_bool_and_float_are_type_errors(value):
+    with pytest.raises(TypeError, match="save_every"):
+        frb.splitting.integrate(M, np.eye(3), I, 0.1, 2, save_every=value)
+    with pytest.raises(TypeError, match="save_every"):
+        frb.integrate(M, QUAT, I, 0.1, 2, method="RK4", save_every=value)
+
+
+# -------------------------------------------------------------------------------------- read_dat
+
+def test_read_dat_repeat_counts_bounded(tmp_path):
+    path = tmp_path / "big.dat"
+    path.write_text("1000000000*0.0\n")
+    with pytest.raises(ValueError, match="1000000000 values or more, beyond the"):
+        frb.read_dat(path, max_values=None)
+    path.write_text("100000000000000000000000*0.0\n")
+    for limit in (None, 10):
+        with pytest.raises(ValueError, match="100000000000000000000000 values or more"):
+            frb.read_dat(path, max_values=limit)
+    path.write_text("3*0.5 2\n")
+    assert np.array_equal(frb.read_dat(path, max_values=None), [0.5, 0.5, 0.5, 2.0])
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_read_dat_refuses_a_fifo_without_waiting(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    script = f"import frb\ntry:\n    frb.read_dat({str(fifo)!r})\nexcept ValueError as e:\n" \
+             "    print(e)\n"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60)
+    assert "is a FIFO (named pipe)" in out.stdout, out.stderr[-1000:]
+
+
+@pytest.mark.parametrize("bad", [None, 3.5, ["a.dat"]])
+def test_dat_paths_named(tmp_path, bad):
+    with pytest.raises(TypeError, match="path must be a file path"):
+        frb.read_dat(bad)
+    with pytest.raises(TypeError, match="path must be a file path"):
+        frb.write_dat(bad, [1.0])
+
+
+# ------------------------------------------------------------------------ memory of the runs
+
+def test_example4_refuses_runs_that_do_not_fit(tmp_path):
+    from frb.examples import run_example
+    inp = tmp_path / "init.dat"
+    frb.write_dat(inp, [1e-9, 2.0, 0.3, 0.5, 0.8, 1.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 1.0])
+    with pytest.raises(ValueError, match="the kept states would take"):
+        run_example(4, input_path=inp, output_path=False, compare_path=False)
+
+
+def test_compare_refuses_batches_that_do_not_fit():
+    with pytest.raises(ValueError, match="bodies = 2147483647: the runs would need"):
+        frb.compare(bodies=2**31 - 1)
+
+
+# ---------------------------------------------------------------------------------- frb.compare
+
+def test_compare_body_at_rest_refused():
+    with pytest.raises(ValueError, match="m0 is zero"):
+        frb.compare(m0=[0.0, 0.0, 0.0], attitude0=QUAT, inertia=I)
+    with pytest.raises(ValueError, match=r"m0 is zero \(body 1\)"):
+        frb.compare(["EXACT"], m0=[M, [0.0, 0.0, 0.0]], attitude0=[QUAT, QUAT], inertia=I)
+
+
+def test_compare_user_coefficients_and_reference():
+    from frb.splitting import STRANG
+    table = frb.compare(["STRANG", "SPLITTING"], problem="heavy-top", bodies=3, steps=(20, 40),
+                        t_final=1.0, coefficients=STRANG, min_time=0.0)
+    rows = {(r.method, r.nsteps): r for r in table.rows}
+    for n in (20, 40):
+        assert rows["SPLITTING", n].error_m == rows["STRANG", n].error_m is not None
+    # a reference of the user's: the exact flow in one step, the default reference of a free
+    # body, gives the same errors
+    m0, q0, inertia = frb.workprecision.random_bodies(3, rng=5)
+    ref = frb.integrate(m0, q0, inertia, 2.0, 1, method="EXACT")
+    mine = frb.compare(["RK4"], m0=m0, attitude0=q0, inertia=inertia, t_final=2.0,
+                       steps=(10, 20), reference=(ref.m[-1], ref.q[-1]), min_time=0.0)
+    default = frb.compare(["RK4"], m0=m0, attitude0=q0, inertia=inertia, t_final=2.0,
+                          steps=(10, 20), min_time=0.0)
+    assert [r.error_m for r in mine.rows] == [r.error_m for r in default.rows]
+    assert mine.reference_accuracy is None and "not estimated" in mine.format()
+    with pytest.raises(ValueError, match="reference m must have the shape of m0"):
+        frb.compare(["RK4"], m0=m0, attitude0=q0, inertia=inertia, reference=(M, QUAT))
+    with pytest.raises(ValueError, match="method SPLITTING needs the coefficients"):
+        frb.compare(["SPLITTING"], bodies=2, steps=(2,))
+
+
+def test_compare_marks_diverged_runs_failed():
+    table = frb.compare(["IMID", "EXACT"], bodies=2, steps=(1, 50), t_final=100.0,
+                        min_time=0.0)
+    failed = [r for r in table.rows if r.failure]
+    assert failed and all(r.method == "IMID" for r in failed)
+    assert all(r.error is None for r in failed)
+    best = table.best(10.0)
+    assert best is not None and (best[0], best[1]) not in {(r.method, r.nsteps) for r in failed}
+    text = table.format()
+    assert "failed runs:" in text and "IMID n=1:" in text
+    assert "nan" not in text.lower()
+
+
+def test_frb_compare_prints_the_reason(capsys):
+    from frb.cli import compare_main
+    assert compare_main(["--methods", "IMID", "--steps", "1", "--t-final", "100",
+                         "--bodies", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "failed runs:" in out and ("did not converge" in out or "diverged" in out)
+
+
+def test_frb_compare_body_at_rest_exits_2(capsys):
+    from frb.cli import compare_main
+    assert compare_main(["--m0", "0,0,0", "--inertia", "1,2,3"]) == 2
+    assert "m0 is zero" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------- messages name the step as given
+
+def test_steps_named_as_the_user_gave_them():
+    with pytest.raises(ValueError, match=r"^t_final / n is too long"):
+        frb.compare(["EXACT"], bodies=2, t_final=1e25, steps=(1,))
+    from frb.experiments import run_experiment
+    with pytest.raises(ValueError, match=r"^dt is too long"):
+        run_experiment("ganapathi-symmetric", dt=1e300)
+
+
+def test_ganapathi_period_not_measured_says_why():
+    from frb.experiments import run_experiment
+    result = run_experiment("ganapathi-stable", dt=60.0)
+    assert np.isnan(result.numbers["measured_period"])
+    assert "not measured: 0 flip(s)" in result.format()
+    assert "nan" not in result.format().lower()
+
+
+def test_quat_mul_shapes_named():
+    with pytest.raises(ValueError, match="p and q must broadcast"):
+        frb.quat_mul(np.ones((2, 4)), np.ones((3, 4)))
+
+
+# --------------------------------------------------------------------------------- broken pipes
+
+@pytest.mark.parametrize("entry, argv", [("main", ["--list"]), ("main", ["--names"]),
+                                         ("compare_main", ["--help"])])
+def test_cli_quiet_when_the_reader_closes_the_pipe(entry, argv):
+    script = f"import sys, time\ntime.sleep(0.5)\nfrom frb.cli import {entry}\n" \
+             f"sys.exit({entry}({argv!r}))\n"
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    child.stdout.close()            # the reader is gone before the first line
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 0 and b"Traceback" not in err and b"BrokenPipe" not in err, err
