@@ -14,7 +14,8 @@ import os
 import sys
 
 import mpmath as mp
-import numpy as np
+
+from gen_gauss_legendre import legendre_rule
 
 mp.mp.dps = 60
 NMAX = 32
@@ -22,28 +23,8 @@ PART = 200
 OUT = "gyrostat_gauss_table.inc"
 
 
-def legendre_and_derivative(n, x):
-    p0, p1 = mp.mpf(1), x
-    for j in range(2, n + 1):
-        p0, p1 = p1, ((2 * j - 1) * x * p1 - (j - 1) * p0) / j
-    dp = n * (x * p1 - p0) / (x * x - 1) if n > 1 else mp.mpf(1)
-    return p1, dp
-
-
 def rule(n):
-    guess, _ = np.polynomial.legendre.leggauss(n)
-    nodes, weights = [], []
-    for g in guess:
-        x = mp.mpf(float(g))
-        for _ in range(80):
-            p, dp = legendre_and_derivative(n, x)
-            dx = p / dp
-            x -= dx
-            if abs(dx) < mp.mpf(10) ** -55:
-                break
-        _, dp = legendre_and_derivative(n, x)
-        nodes.append(x)
-        weights.append(2 / ((1 - x * x) * dp * dp))
+    nodes, weights = legendre_rule(n, mp.mpf(10) ** -55)
     assert abs(sum(weights) - 2) < mp.mpf(10) ** -50
     assert len(set(mp.nstr(x, 40) for x in nodes)) == n
     return nodes, weights
