@@ -38,7 +38,7 @@
 ! Rounding: every flow but P4 keeps the spatial total momentum L = Q M in exact arithmetic, and P4
 ! changes it by Q dM. The splittings carry L between steps (in ws, changed by P4 only) and take
 ! M = Q^T L at the start and at the end of each step (total_momenta, body_momenta): the same
-! method in exact arithmetic, whose rounding no longer accumulates in Q M (the free flows'
+! method in exact arithmetic, whose rounding does not accumulate in Q M (the free flows'
 ! rounding, correlated from step to step when the state moves slowly, would otherwise move Q M
 ! by some 1e-17 a step). q is normalised after each step, so that E(q) stays orthogonal. P2 is
 ! applied as an increment, M + sin(a) n x M + (1 - cos a) n x (n x M),
