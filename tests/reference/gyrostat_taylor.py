@@ -21,71 +21,10 @@ arithmetic). The polynomials of the steps over the period are kept, so that any 
 without integrating again.
 """
 
-import math
-
 import mpmath
 from mpmath import mp, mpf
 
-from taylor import PREC, ORDER, FACTOR, HMAX, MP_PREC, _conv, _div_round, _rshift_round, quat_mul_mp
-
-
-def _series(mu, eta, rows, r, invJ, order):
-    """Taylor coefficients (fixed point) of mu, the rows of R and r up to `order`."""
-    P = PREC
-    M = [[mu[0]], [mu[1]], [mu[2]]]
-    X = [[[x] for x in row] for row in rows]
-    Rq = [[c] for c in r]
-    W = [[], [], []]
-    for k in range(order):
-        for j in range(3):
-            W[j].append(_rshift_round(M[j][k] * invJ[j], P))
-        d = 2 * (k + 1)
-        W0, W1, W2 = W
-        # mu' = (mu + eta) x w: the rotor adds the constant eta to the zeroth coefficient
-        m0, m1, m2 = M
-        e0 = [m0[0] + eta[0]] + m0[1:]
-        e1 = [m1[0] + eta[1]] + m1[1:]
-        e2 = [m2[0] + eta[2]] + m2[1:]
-        c0 = _conv(e1, W2, k) - _conv(e2, W1, k)
-        c1 = _conv(e2, W0, k) - _conv(e0, W2, k)
-        c2 = _conv(e0, W1, k) - _conv(e1, W0, k)
-        for x in X:
-            x0, x1, x2 = x
-            s0 = _conv(x1, W2, k) - _conv(x2, W1, k)
-            s1 = _conv(x2, W0, k) - _conv(x0, W2, k)
-            s2 = _conv(x0, W1, k) - _conv(x1, W0, k)
-            x0.append(_div_round(s0, P, k + 1))
-            x1.append(_div_round(s1, P, k + 1))
-            x2.append(_div_round(s2, P, k + 1))
-        m0.append(_div_round(c0, P, k + 1))
-        m1.append(_div_round(c1, P, k + 1))
-        m2.append(_div_round(c2, P, k + 1))
-        r0, r1, r2, r3 = Rq
-        s0 = -(_conv(r1, W0, k) + _conv(r2, W1, k) + _conv(r3, W2, k))
-        s1 = _conv(r0, W0, k) + _conv(r2, W2, k) - _conv(r3, W1, k)
-        s2 = _conv(r0, W1, k) + _conv(r3, W0, k) - _conv(r1, W2, k)
-        s3 = _conv(r0, W2, k) + _conv(r1, W1, k) - _conv(r2, W0, k)
-        r0.append(_div_round(s0, P, d))
-        r1.append(_div_round(s1, P, d))
-        r2.append(_div_round(s2, P, d))
-        r3.append(_div_round(s3, P, d))
-    return M, X, Rq
-
-
-def _horner(coefs, hs):
-    acc = coefs[-1]
-    for c in reversed(coefs[:-1]):
-        acc = _rshift_round(acc * hs, PREC) + c
-    return acc
-
-
-def _step_size(allcoefs, order):
-    rho = math.inf
-    for k in (order - 1, order):
-        amax = max(1, max(abs(c[k]) for c in allcoefs))
-        lg = math.log(amax) - PREC * math.log(2.0)
-        rho = min(rho, math.exp(-lg / k))
-    return rho * FACTOR
+from taylor import PREC, ORDER, FACTOR, HMAX, MP_PREC, _horner, _rshift_round, _series, _step_size, quat_mul_mp
 
 
 class _Step:
@@ -123,7 +62,7 @@ class Gyrostat:
         self.T = None
 
     def _series_at(self, mu, rows, r):
-        return _series(mu, self.eta, rows, r, self.invJ, ORDER)
+        return _series(mu, rows, r, self.invJ, ORDER, self.eta)
 
     def period(self, max_steps=20000):
         """Integrate forward over one period; keep the steps. Returns T (fixed point)."""
@@ -142,7 +81,7 @@ class Gyrostat:
         hmax = int(HMAX * one)
         for _ in range(max_steps):
             M, X, Rq = self._series_at(mu, rows, r)
-            hs = min(int(_step_size(M + X[0] + X[1] + X[2] + Rq, ORDER) * one), hmax)
+            hs = min(int(_step_size(M + X[0] + X[1] + X[2] + Rq, ORDER, FACTOR) * one), hmax)
             step = _Step(tau, M, X, Rq, hs)
             steps.append(step)
             mu1 = [_horner(c, hs) for c in M]
