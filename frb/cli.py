@@ -7,7 +7,7 @@ Usage::
     frb-example NAME [--plot PATH] [--reference DIR] [--OPTION VALUE ...]   (NAME --help)
     frb-example N [--input PATH] [--output PATH] [--reference DIR]
                   [--compare PATH | --no-compare] [--tol TOL]
-    frb-compare [--problem free|heavy-top|gravity-gradient|damped] [--methods A,B,...] [--plot PATH] ...
+    frb-compare [--problem free|heavy-top|gravity-gradient|damped|gyrostat] [--methods A,B,...] [--plot PATH] ...
 
 ``NAME`` is an experiment of :mod:`frb.experiments`; it prints its tables and, with ``--plot``,
 writes the figure (matplotlib).

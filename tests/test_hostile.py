@@ -388,7 +388,7 @@ def test_integrate_batch_of_incompatible_scales_is_refused():
         assert np.isfinite(frb.integrate(m[k], QUAT, I, 0.1 * 2.0**-400, 2, method="RK4").m).all()
 
 
-# ================================================ what a hostile-input trial got through
+# ============================== hostile inputs of the helpers, torques, I/O, experiments and Dask
 
 # ---- 1. helpers refuse what the core refuses (10: mismatched batches name both arguments)
 def _refl():
