@@ -61,10 +61,53 @@ def _untrapped_family(name, args, kwargs) -> bool:
     return family in (nt.FAMILY_EXACT_SPLITTINGS, nt.FAMILY_APPROXIMATE_FREE_FLOWS)
 
 
+def _resume(callback) -> None:
+    """After a Python call-back: the traps on again, unless it failed. A failed call-back (an
+    exception kept by frb's torque or law call-back) returns NaN on purpose, so that the
+    compiled step ends with a non-finite state and the loop stops (frb/_run.py,
+    _TorqueCallback): the rest of that call runs without traps."""
+    _libm.feclearexcept(FE_ALL_EXCEPT)
+    if getattr(callback, "error", None) is None:
+        _libm.feenableexcept(TRAPS)
+
+
+class _TorqueCallback:
+    """The torque call-back (the signature f2py reads) without traps while Python runs."""
+
+    def __init__(self, callback):
+        self.callback = callback
+
+    def __call__(self, nb, t, step, qt, m, tb):
+        _libm.fedisableexcept(TRAPS)
+        try:
+            return self.callback(nb, t, step, qt, m, tb)
+        finally:
+            _resume(self.callback)
+
+
+class _LawCallback:
+    """The wheel law call-back (the signature f2py reads) without traps while Python runs."""
+
+    def __init__(self, callback):
+        self.callback = callback
+
+    def __call__(self, nb, nw, t, step, qt, m, hw, u):
+        _libm.fedisableexcept(TRAPS)
+        try:
+            return self.callback(nb, nw, t, step, qt, m, hw, u)
+        finally:
+            _resume(self.callback)
+
+
 def _trapped(routine, name):
     def call(*args, **kwargs):
         if _untrapped_family(name, args, kwargs):
             return routine(*args, **kwargs)
+        # the traps cover frb's compiled code, not the Python of a call-back (a user's torque)
+        if callable(kwargs.get("cb")):
+            kwargs["cb"] = _TorqueCallback(kwargs["cb"])
+        if callable(kwargs.get("lcb")):
+            kwargs["lcb"] = _LawCallback(kwargs["lcb"])
         _libm.feclearexcept(FE_ALL_EXCEPT)
         _libm.feenableexcept(TRAPS)
         try:
