@@ -8,12 +8,15 @@ routine runs in the calling thread and off again when it returns. A trap stops t
 the sanitizer's report (SIGFPE) naming the instruction.
 
 Routines that rely on non-finite intermediates, or that are given non-finite values on purpose,
-run without traps; they are listed in ``UNTRAPPED`` with the reason.
+run without traps; they are listed in ``UNTRAPPED`` with the reason. So does any call given a
+non-finite input (the tests of hostile input: the compiled checks compare it to name it), and the
+Python of a call-back (a user's torque or wheel law).
 """
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import math
 import platform
 
 # x86-64 glibc <fenv.h>
@@ -99,9 +102,23 @@ class _LawCallback:
             _resume(self.callback)
 
 
+def _given_non_finite(args) -> bool:
+    """True when an input (a positional argument: the outputs and work arrays are given by
+    keyword) holds NaN or an infinity: the compiled checks of the input (fortran/checks.f90)
+    compare such values on purpose to find and name them, which raises the invalid flag."""
+    import numpy as np
+
+    for a in args:
+        if isinstance(a, np.ndarray) and a.dtype.kind == "f" and not np.isfinite(a).all():
+            return True
+        if isinstance(a, float) and not math.isfinite(a):
+            return True
+    return False
+
+
 def _trapped(routine, name):
     def call(*args, **kwargs):
-        if _untrapped_family(name, args, kwargs):
+        if _untrapped_family(name, args, kwargs) or _given_non_finite(args):
             return routine(*args, **kwargs)
         # the traps cover frb's compiled code, not the Python of a call-back (a user's torque)
         if callable(kwargs.get("cb")):
