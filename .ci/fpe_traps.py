@@ -9,8 +9,7 @@ the sanitizer's report (SIGFPE) naming the instruction.
 
 Routines that rely on non-finite intermediates, or that are given non-finite values on purpose,
 run without traps; they are listed in ``UNTRAPPED`` with the reason. So does any call given a
-non-finite input (the tests of hostile input: the compiled checks compare it to name it), and the
-Python of a call-back (a user's torque or wheel law).
+non-finite input (the tests of hostile input: the compiled checks compare it to name it).
 """
 from __future__ import annotations
 
@@ -43,6 +42,13 @@ _BRANCH_FREE = ("the exact flows' elementary functions (fortran/lane_math_generi
 # method's family runs the exact flows or the lanes (the exact splittings and the approximate
 # free flows: DMV): _LANES and _BRANCH_FREE; with traps for every other family
 UNTRAPPED["lane_math_values"] = _BRANCH_FREE
+UNTRAPPED["engine_segment_gil"] = (
+    "the loop with a Python call-back (a user's torque or wheel law): a call-back that fails "
+    "returns NaN on purpose, so that the step ends non-finite and the loop stops "
+    "(frb/_run.py, _TorqueCallback), and the Python of the call-back is not frb's compiled code; "
+    "the traps cannot be lifted from inside the call, since gfortran restores the halting modes "
+    "of the entry when a procedure that uses ieee_arithmetic returns (and raises the flags "
+    "signalled meanwhile); the same loop runs trapped with the built-in torques")
 ENGINE = ("engine_whole", "engine_segment", "engine_segment_gil")
 
 _libm = ctypes.CDLL(ctypes.util.find_library("m"))
@@ -64,44 +70,6 @@ def _untrapped_family(name, args, kwargs) -> bool:
     return family in (nt.FAMILY_EXACT_SPLITTINGS, nt.FAMILY_APPROXIMATE_FREE_FLOWS)
 
 
-def _resume(callback) -> None:
-    """After a Python call-back: the traps on again, unless it failed. A failed call-back (an
-    exception kept by frb's torque or law call-back) returns NaN on purpose, so that the
-    compiled step ends with a non-finite state and the loop stops (frb/_run.py,
-    _TorqueCallback): the rest of that call runs without traps."""
-    _libm.feclearexcept(FE_ALL_EXCEPT)
-    if getattr(callback, "error", None) is None:
-        _libm.feenableexcept(TRAPS)
-
-
-class _TorqueCallback:
-    """The torque call-back (the signature f2py reads) without traps while Python runs."""
-
-    def __init__(self, callback):
-        self.callback = callback
-
-    def __call__(self, nb, t, step, qt, m, tb):
-        _libm.fedisableexcept(TRAPS)
-        try:
-            return self.callback(nb, t, step, qt, m, tb)
-        finally:
-            _resume(self.callback)
-
-
-class _LawCallback:
-    """The wheel law call-back (the signature f2py reads) without traps while Python runs."""
-
-    def __init__(self, callback):
-        self.callback = callback
-
-    def __call__(self, nb, nw, t, step, qt, m, hw, u):
-        _libm.fedisableexcept(TRAPS)
-        try:
-            return self.callback(nb, nw, t, step, qt, m, hw, u)
-        finally:
-            _resume(self.callback)
-
-
 def _given_non_finite(args) -> bool:
     """True when an input (a positional argument: the outputs and work arrays are given by
     keyword) holds NaN or an infinity: the compiled checks of the input (fortran/checks.f90)
@@ -120,11 +88,6 @@ def _trapped(routine, name):
     def call(*args, **kwargs):
         if _untrapped_family(name, args, kwargs) or _given_non_finite(args):
             return routine(*args, **kwargs)
-        # the traps cover frb's compiled code, not the Python of a call-back (a user's torque)
-        if callable(kwargs.get("cb")):
-            kwargs["cb"] = _TorqueCallback(kwargs["cb"])
-        if callable(kwargs.get("lcb")):
-            kwargs["lcb"] = _LawCallback(kwargs["lcb"])
         _libm.feclearexcept(FE_ALL_EXCEPT)
         _libm.feenableexcept(TRAPS)
         try:
