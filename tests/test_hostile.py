@@ -665,6 +665,14 @@ def test_compare_arguments_checked(kw, error, fragment):
     (["--t-final", "x"], "argument --t-final: a number expected"),
     (["--inertia", "1,2,x", "--m0", "1,2,3"], "argument --inertia: three comma-separated numbers"),
     (["--inertia", "1,2,3"], "give --inertia and --m0 together"),
+    (["--coefficients", "/"], "--coefficients: cannot read '/'"),
+    (["--coefficients", ""], "--coefficients must be one of"),
+    (["--reference", "/", "--m0", "1,2,3", "--inertia", "1,2,3"], "--reference: cannot read '/'"),
+    (["--reference", __file__, "--m0", "1,2,3", "--inertia", "1,2,3"],
+     "--reference: line 1 of"),
+    (["--reference", __file__ + ".npz", "--m0", "1,2,3", "--inertia", "1,2,3"],
+     "--reference: cannot read"),
+    (["--reference", "x.txt"], "--reference needs the body it belongs to"),
 ])
 def test_compare_cli_errors_exit_2_with_one_line(capsys, argv, fragment):
     try:
