@@ -38,7 +38,7 @@ module runge_kutta
    use numbers_table, only: variant_rk4
    use torques, only: torque_t, user_torque_cb, torque_batch, torqued, torque_jacobian_t, torque_jacobian, &
                       torque_term_reals, has_derivatives
-   use rotations, only: cross, quat_normalize, qmul, qconj
+   use rotations, only: cross, hat, quat_normalize
    use variational, only: layout_t
    implicit none
    private
@@ -241,7 +241,11 @@ contains
 
    !> The tangents of runge_kutta_variational_step for one body (body j of the chunk): its stage
    !> points qs, qn (normalised), wst and torques tbs (stage 1: q, W), qsum = q + aq / 6 and
-   !> wsum = W + aw / 6, q1 the quaternion after the step; s updated in place.
+   !> wsum = W + aw / 6, q1 the quaternion after the step; s updated in place. Every column at
+   !> once: each stage's tangent map is linear in the stage point's tangent (dqs, dws), its
+   !> matrices formed once a stage (quaternion products as 4 x 4 and 4 x 3 matrices, the
+   !> gyroscopic term's 3 x 3) and applied to the columns; the columns of h and of the moments
+   !> add their seeds (dhc, di). The columns in blocks of nb.
    subroutine rk4_tangents(tq, k, t, h, inertia, qs, qn, wst, tbs, qsum, wsum, q1, j, lay, s)
       type(torque_t), intent(in) :: tq
       integer, intent(in) :: k, j
@@ -251,78 +255,151 @@ contains
       real(dp), intent(inout) :: s(6, lay%ncol)
       real(dp), parameter :: cs(4) = [0.0_dp, 0.5_dp, 0.5_dp, 1.0_dp]
       real(dp), parameter :: weights(4) = [1.0_dp, 2.0_dp, 2.0_dp, 1.0_dp]
+      ! columns a block (fixed shapes: no allocation a call)
+      integer, parameter :: nb = 8
       type(torque_jacobian_t) :: jac(4)
-      real(dp) :: dq(4), dw(3), di(3), dhc, dqs(4), dws(3), dtb(3), daq(4), daw(3), dkq(4), dkw(3)
-      real(dp) :: dqn(4), dthn(3), dms(3), ws(3), lw(3), dlw(3), nq, dqt(4)
-      integer :: c, st, i, l, c0
+      real(dp) :: dq(4, nb), dw(3, nb), dqs(4, nb), dws(3, nb)
+      real(dp) :: dkq(4, nb), dkw(3, nb), daq(4, nb), daw(3, nb)
+      real(dp) :: dlw(3, nb), di(3, nb), dhc(nb)
+      real(dp) :: rw(4, 4, 4), lq(4, 3, 4), cw(3, 3, 4), cdi(3, 3, 4), aq(3, 4, 4), aw(3, 3, 4), ai(3, 3, 4)
+      real(dp) :: kq0(4, 4), lw(3, 4), mth(3, 4), lq0(4, 3), ws(3), iw(3), nq, v(3)
+      integer :: c, cg, c0, cb, nc, st, i, l
       logical :: torqued_body
 
-      ! (a free body: no torque, whose tangent is zero)
       torqued_body = torqued(tq)
-      if (torqued_body) then
-         do st = 1, 4
-            call torque_jacobian(tq, t + cs(st) * h, j, 4, qn(:, st), inertia * wst(:, st), inertia, jac(st))
+      ! the matrices of each stage's tangent map, once for all columns
+      lq0 = left_matrix(qs(:, 1))
+      do st = 1, 4
+         ws = wst(:, st)
+         iw = inertia * ws
+         lq(:, :, st) = left_matrix(qs(:, st))
+         rw(:, :, st) = right_matrix(ws)
+         kq0(:, st) = matmul(lq(:, :, st), ws)
+         lw(:, st) = tbs(:, st) + cross(iw, ws)
+         ! cross(I dws, ws) + cross(I ws, dws) and cross(di ws, ws)
+         cw(:, :, st) = hat(iw)
+         do i = 1, 3
+            cw(:, i, st) = cw(:, i, st) - inertia(i) * cross_unit(ws, i)
+            cdi(:, i, st) = -ws(i) * cross_unit(ws, i)
          end do
-      end if
-      do c = 1, lay%ncol
+         if (torqued_body) then
+            ! the torque's tangent at the stage: at the normalised quaternion qn (dthn = mth dqs)
+            ! and the momentum I W (dms = di W + I dws)
+            call torque_jacobian(tq, t + cs(st) * h, j, 4, qn(:, st), iw, inertia, jac(st))
+            nq = sqrt(sum(qs(:, st)**2))
+            mth = (2 / nq) * conj_vec_matrix(qn(:, st))
+            v = matmul(mth, qn(:, st))
+            do i = 1, 4
+               mth(:, i) = mth(:, i) - v * qn(i, st)
+            end do
+            aq(:, :, st) = matmul(jac(st)%dth, mth)
+            do i = 1, 3
+               aw(:, i, st) = jac(st)%dm(:, i) * inertia(i)
+               ai(:, i, st) = jac(st)%dm(:, i) * ws(i) + jac(st)%di(:, i)
+            end do
+         end if
+      end do
+      nq = sqrt(sum(qsum**2))
+      mth = (2 / nq) * conj_vec_matrix(q1)
+      v = matmul(mth, q1)
+      do i = 1, 4
+         mth(:, i) = mth(:, i) - v * q1(i)
+      end do
+      do cb = 1, lay%ncol, nb
+         nc = min(nb, lay%ncol - cb + 1)
          ! the seeds: (dm, dtheta) -> (dq, dW); the columns of h and of the moments
-         dhc = 0.0_dp
-         if (c == lay%h) dhc = 1.0_dp
-         di = 0.0_dp
-         if (lay%inertia > 0 .and. c >= lay%inertia .and. c < lay%inertia + 3) di(c - lay%inertia + 1) = 1.0_dp
-         dq = qmul(qs(:, 1), [0.0_dp, 0.5_dp * s(4, c), 0.5_dp * s(5, c), 0.5_dp * s(6, c)])
-         dw = (s(1:3, c) - wst(:, 1) * di) / inertia
-         daq = 0.0_dp
-         daw = 0.0_dp
-         dkq = 0.0_dp
-         dkw = 0.0_dp
+         do c = 1, nc
+            cg = cb + c - 1
+            dhc(c) = merge(1.0_dp, 0.0_dp, cg == lay%h)
+            di(:, c) = 0.0_dp
+            if (lay%inertia > 0 .and. cg >= lay%inertia .and. cg < lay%inertia + 3) di(cg - lay%inertia + 1, c) = 1.0_dp
+            dq(:, c) = matmul(lq0, 0.5_dp * s(4:6, cg))
+            dw(:, c) = (s(1:3, cg) - wst(:, 1) * di(:, c)) / inertia
+            daq(:, c) = 0.0_dp
+            daw(:, c) = 0.0_dp
+            dkq(:, c) = 0.0_dp
+            dkw(:, c) = 0.0_dp
+         end do
          do st = 1, 4
-            ! the stage point's tangent: (q, W) + c_s (kq, kw) of the previous stage
-            dqs = dq + cs(st) * dkq
-            dws = dw + cs(st) * dkw
-            ! the torque's tangent at the stage
-            dtb = 0.0_dp
+            do c = 1, nc
+               ! the stage point's tangent: (q, W) + c_s (kq, kw) of the previous stage
+               dqs(:, c) = dq(:, c) + cs(st) * dkq(:, c)
+               dws(:, c) = dw(:, c) + cs(st) * dkw(:, c)
+               dlw(:, c) = matmul(cw(:, :, st), dws(:, c)) + matmul(cdi(:, :, st), di(:, c))
+            end do
             if (torqued_body) then
-               nq = sqrt(sum(qs(:, st)**2))
-               dqn = (dqs - qn(:, st) * sum(qn(:, st) * dqs)) / nq
-               dthn = 2 * vec_conj_mul(qn(:, st), dqn)
-               dms = di * wst(:, st) + inertia * dws
-               dtb = matmul(jac(st)%dth, dthn) + matmul(jac(st)%dm, dms) + matmul(jac(st)%di, di) &
-                     + jac(st)%dt * ((k - 1 + cs(st)) * dhc)
-               if (lay%torque > 0 .and. c >= lay%torque) then
-                  c0 = c - lay%torque
-                  i = c0 / torque_term_reals + 1
-                  l = mod(c0, torque_term_reals) + 1
-                  dtb = dtb + jac(st)%dp(:, l, i)
-               end if
+               do c = 1, nc
+                  cg = cb + c - 1
+                  dlw(:, c) = dlw(:, c) + matmul(aq(:, :, st), dqs(:, c)) + matmul(aw(:, :, st), dws(:, c)) &
+                              + matmul(ai(:, :, st), di(:, c)) + jac(st)%dt * ((k - 1 + cs(st)) * dhc(c))
+                  if (lay%torque > 0 .and. cg >= lay%torque) then
+                     c0 = cg - lay%torque
+                     i = c0 / torque_term_reals + 1
+                     l = mod(c0, torque_term_reals) + 1
+                     dlw(:, c) = dlw(:, c) + jac(st)%dp(:, l, i)
+                  end if
+               end do
             end if
             ! kq = (h/2) qs (0, ws), kw = h (tb + (I ws) x ws) / I, and their tangents
-            ws = wst(:, st)
-            dkq = (0.5_dp * dhc) * qmul(qs(:, st), [0.0_dp, ws(1), ws(2), ws(3)]) &
-                  + (0.5_dp * h) * (qmul(dqs, [0.0_dp, ws(1), ws(2), ws(3)]) &
-                                    + qmul(qs(:, st), [0.0_dp, dws(1), dws(2), dws(3)]))
-            lw = tbs(:, st) + cross(inertia * ws, ws)
-            dlw = dtb + cross(di * ws + inertia * dws, ws) + cross(inertia * ws, dws)
-            dkw = dhc * lw / inertia + h * dlw / inertia - h * lw * di / inertia**2
-            daq = daq + weights(st) * dkq
-            daw = daw + weights(st) * dkw
+            do c = 1, nc
+               dkq(:, c) = (0.5_dp * h) * (matmul(rw(:, :, st), dqs(:, c)) + matmul(lq(:, :, st), dws(:, c))) &
+                           + (0.5_dp * dhc(c)) * kq0(:, st)
+               dkw(:, c) = dhc(c) * lw(:, st) / inertia + h * dlw(:, c) / inertia - h * lw(:, st) * di(:, c) / inertia**2
+               daq(:, c) = daq(:, c) + weights(st) * dkq(:, c)
+               daw(:, c) = daw(:, c) + weights(st) * dkw(:, c)
+            end do
          end do
          ! the step: q1 = qsum / |qsum|, m1 = I wsum
-         dqt = dq + daq / 6.0_dp
-         nq = sqrt(sum(qsum**2))
-         s(4:6, c) = 2 * vec_conj_mul(q1, (dqt - q1 * sum(q1 * dqt)) / nq)
-         s(1:3, c) = di * wsum + inertia * (dw + daw / 6.0_dp)
+         do c = 1, nc
+            cg = cb + c - 1
+            s(4:6, cg) = matmul(mth, dq(:, c) + daq(:, c) / 6.0_dp)
+            s(1:3, cg) = di(:, c) * wsum + inertia * (dw(:, c) + daw(:, c) / 6.0_dp)
+         end do
       end do
    end subroutine rk4_tangents
 
-   !> vec(conj(p) q).
-   pure function vec_conj_mul(p, q) result(v)
-      real(dp), intent(in) :: p(4), q(4)
-      real(dp) :: v(3), r(4)
+   !> The matrix of v -> q (0, v) (4 x 3).
+   pure function left_matrix(q) result(a)
+      real(dp), intent(in) :: q(4)
+      real(dp) :: a(4, 3)
 
-      r = qmul(qconj(p), q)
-      v = r(2:4)
-   end function vec_conj_mul
+      a(1, :) = [-q(2), -q(3), -q(4)]
+      a(2, :) = [q(1), -q(4), q(3)]
+      a(3, :) = [q(4), q(1), -q(2)]
+      a(4, :) = [-q(3), q(2), q(1)]
+   end function left_matrix
+
+   !> The matrix of p -> p (0, w) (4 x 4).
+   pure function right_matrix(w) result(a)
+      real(dp), intent(in) :: w(3)
+      real(dp) :: a(4, 4)
+
+      a(1, :) = [0.0_dp, -w(1), -w(2), -w(3)]
+      a(2, :) = [w(1), 0.0_dp, w(3), -w(2)]
+      a(3, :) = [w(2), -w(3), 0.0_dp, w(1)]
+      a(4, :) = [w(3), w(2), -w(1), 0.0_dp]
+   end function right_matrix
+
+   !> The matrix of x -> vec(conj(p) x) (3 x 4).
+   pure function conj_vec_matrix(p) result(a)
+      real(dp), intent(in) :: p(4)
+      real(dp) :: a(3, 4)
+
+      a(1, :) = [-p(2), p(1), p(4), -p(3)]
+      a(2, :) = [-p(3), -p(4), p(1), p(2)]
+      a(3, :) = [-p(4), p(3), -p(2), p(1)]
+   end function conj_vec_matrix
+
+   !> v x e_i.
+   pure function cross_unit(v, i) result(c)
+      real(dp), intent(in) :: v(3)
+      integer, intent(in) :: i
+      real(dp) :: c(3), e(3)
+
+      e = 0.0_dp
+      e(i) = 1.0_dp
+      c = cross(v, e)
+   end function cross_unit
 
    !> The call-back of a run without a Python torque (never called: torques' user_torque_cb).
    subroutine no_torque(nu, t, step, qt, mu, tb)
