@@ -28,6 +28,9 @@
 ! * Exact steps of symmetric bodies longer than symmetric_step_threshold take the closed form of
 !   the free symmetric top with its two angles in double-double from the inputs (symmetric_step):
 !   the elliptic path's phase, formed from the rounded scaled inputs, loses about an ulp a radian.
+! * Exact steps of other bodies longer than precise_step_threshold form the secular parts of the
+!   elliptic step (the phase lambda t, K, the angle's integral over a half period and its mean part)
+!   in double-double from the inputs, the periodic parts in double precision (precise_step).
 ! * Each double-precision elliptic step ends on the invariants of its start (keep_invariants), so
 !   that the rounding of the orbit's constants, the same at every step, does not drift |m| and the
 !   energy over chained steps.
