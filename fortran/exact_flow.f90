@@ -83,7 +83,7 @@ module exact_flow
    real(dp), parameter, public :: precise_ratio_max = 1.0e60_dp
    !> The double-double AGM of precise_secular stops when (a - g) / a is below this (K is then
    !> within about 1e-23 relative) and the terms of its sum below its square.
-   real(dp), parameter :: precise_agm_stop = 2.0_dp**(-36)
+   real(dp), parameter :: precise_agm_stop = 2.0_dp**(-32)
    !> Bound on |h|, |m|, 1/|m| and the moments of symmetric_step (Veltkamp's splitting overflows
    !> near 2^996; products of lower parts are exact above 1e-290).
    real(dp), parameter :: dd_max = 1.0e140_dp
@@ -138,7 +138,7 @@ module exact_flow
          return
       else if (precise_long(h, p%g, inertia(p%perm(1)), inertia(p%perm(3)), quadrature)) then
          call precise_step(m, h, inertia, p, m1s, ws)
-         call keep_invariants(p%ms, p%cs, m1s)
+         call keep_invariants_precise(m, inertia, p, m1s)
       else
          call free_flow_unit(p%ms, p%tau, p%cs, quadrature, m1s, ws)
          call keep_invariants(p%ms, p%cs, m1s)
@@ -527,6 +527,50 @@ module exact_flow
          base = dd_div(dd_times(gd, hr), ca)
       end if
    end subroutine precise_secular
+
+   !> keep_invariants for the steps of precise_step: m1 (unit norm), the flow of the exact inputs,
+   !> onto their invariants, |m1| = 1 and E = sum e_i m1_i^2 = sum e_i m_i^2 / |m|^2 with
+   !> e = (I2 I3, I1 I3, I1 I2) (sorted, scaled by a power of two), the defects in double-double
+   !> from the inputs m, inertia (free_flow's scaled m0 and moments are the invariants of a body
+   !> whose moments carry their rounding; for nearly equal moments that body's energy differs
+   !> from the exact one's in the direction that the nearly parallel gradients amplify).
+   pure subroutine keep_invariants_precise(m, inertia, p, m1)
+      real(dp), intent(in) :: m(3), inertia(3)
+      type(flow_prep_t), intent(in) :: p
+      real(dp), intent(inout) :: m1(3)
+      type(dd_t) :: x(3), e(3), gg, target, g1, e1
+      real(dp) :: mr(3), cr(3), ed(3), v(3), rg, re, a11, a12, a22, det, r
+      integer :: em, ei, i
+      logical :: both
+
+      em = exponent(p%g); ei = exponent(inertia(p%perm(3)))
+      do i = 1, 3
+         mr(i) = scale(p%sgn(i) * m(p%perm(i)), -em)
+         cr(i) = scale(inertia(p%perm(i)), -ei)
+         x(i) = dd_prod(mr(i), mr(i))
+      end do
+      e(1) = dd_prod(cr(2), cr(3)); e(2) = dd_prod(cr(1), cr(3)); e(3) = dd_prod(cr(1), cr(2))
+      gg = dd_add(dd_add(x(1), x(2)), x(3))
+      target = dd_div(dd_add(dd_add(dd_mul(e(1), x(1)), dd_mul(e(2), x(2))), dd_mul(e(3), x(3))), gg)
+      do i = 1, 3
+         x(i) = dd_prod(m1(i), m1(i))
+      end do
+      g1 = dd_add(dd_add(x(1), x(2)), x(3))
+      e1 = dd_add(dd_add(dd_mul(e(1), x(1)), dd_mul(e(2), x(2))), dd_mul(e(3), x(3)))
+      rg = 1 - g1%hi - g1%lo
+      target = dd_sub(target, e1)
+      re = target%hi
+      ed = [e(1)%hi, e(2)%hi, e(3)%hi]
+      v = ed * m1
+      a11 = m1(1) * m1(1) + m1(2) * m1(2) + m1(3) * m1(3)
+      a12 = m1(1) * v(1) + m1(2) * v(2) + m1(3) * v(3)
+      a22 = v(1) * v(1) + v(2) * v(2) + v(3) * v(3)
+      det = a11 * a22 - a12 * a12
+      both = det > invariants_min_det * (a11 * a22)
+      r = 1 / (2 * merge(det, a11, both))
+      m1 = m1 + (merge(a22 * rg - a12 * re, rg, both) * r * m1 &
+                 + merge(a11 * re - a12 * rg, 0.0_dp, both) * r * v)
+   end subroutine keep_invariants_precise
 
    !> free_flow_unit's uniform rotation (m on a principal axis, or within 1e-145 of one) with the
    !> angle |omega| h in double-double from the inputs, omega = m / I (the sorted frame).

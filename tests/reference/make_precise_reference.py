@@ -1,7 +1,7 @@
 """Reference solutions for single exact steps of asymmetric and nearly symmetric bodies up to the
 switch to quadruple precision: tests/data/reference_precise.npz.
 
-    python tests/reference/make_precise_reference.py [--procs 2]     (about 3 minutes on 2 cores)
+    python tests/reference/make_precise_reference.py [--procs 2]     (about 5 minutes on 2 cores)
 
 Each case is integrated by the Taylor integrator of taylor.py (180-bit fixed point, about 54
 digits; no elliptic function, no code of frb) from the stored float64 inputs, converted exactly.
@@ -12,6 +12,9 @@ Families (label):
 * ``asymmetric``: moments uniform in [0.5, 3], in random order;
 * ``nearly symmetric``: two moments A (1 - eps), A with eps log-uniform in [1e-12, 1e-4], the
   third C with C / A in [1/4, 1/1.05] or [1.05, 4], in random order;
+* ``nearly symmetric (1e-6)``: the same with eps uniform in [0, 1e-6] and C / A in [1.05, 4]
+  or its inverse (the bodies of benchmarks/symmetric_accuracy.py), and four such bodies where moving m onto the invariants of the scaled (rounded) inputs instead
+  of the exact ones costs most (SENSITIVE);
 * ``near axis``: asymmetric moments, the momentum within 1e-3..1e-8 (angle) of the axis of the
   largest or the smallest moment;
 * ``near separatrix``: asymmetric moments, 2 T I_2 / |m|^2 - 1 log-uniform in +-[1e-8, 1e-3].
@@ -35,7 +38,8 @@ from mpmath import mp, mpf  # noqa: E402
 
 OUT = os.path.join(HERE, "..", "data", "reference_precise.npz")
 SEED = 20261127
-COUNTS = {"asymmetric": 80, "nearly symmetric": 80, "near axis": 20, "near separatrix": 40}
+COUNTS = {"asymmetric": 80, "nearly symmetric": 80, "nearly symmetric (1e-6)": 60, "near axis": 20,
+          "near separatrix": 40}
 
 
 def _unit(rng):
@@ -44,10 +48,14 @@ def _unit(rng):
 
 
 def _case(rng, family):
-    if family == "nearly symmetric":
+    if family.startswith("nearly symmetric"):
         A = rng.uniform(0.7, 2.5)
-        ratio = rng.uniform(1.05, 4.0) ** rng.choice([-1.0, 1.0])
-        eps = 10.0 ** rng.uniform(-12, -4)
+        if family == "nearly symmetric":
+            ratio = rng.uniform(1.05, 4.0) ** rng.choice([-1.0, 1.0])
+            eps = 10.0 ** rng.uniform(-12, -4)
+        else:
+            ratio = rng.uniform(1.05, 4.0) ** rng.choice([-1.0, 1.0])
+            eps = 1e-6 * rng.uniform(0, 1)
         inertia = np.array([A * (1 - eps), A, A * ratio])
     else:
         inertia = np.sort(rng.uniform(0.5, 3.0, 3))
@@ -77,7 +85,7 @@ def _case(rng, family):
         u = _unit(rng)
     perm = rng.permutation(3)
     # (u is in the frame of the sorted moments s for the families near an axis or the separatrix)
-    inertia = (inertia if family == "nearly symmetric" else s)[perm]
+    inertia = (inertia if family.startswith("nearly symmetric") else s)[perm]
     u = u[perm]
     m0 = u * 10.0 ** rng.uniform(-3, 3)
     q0 = rng.normal(size=4)
@@ -87,12 +95,33 @@ def _case(rng, family):
     return m0, q0, inertia, h
 
 
+# Nearly symmetric bodies where moving m onto the invariants of the scaled inputs (instead of the
+# exact ones) costs most: found among 2000 bodies of benchmarks/symmetric_accuracy.py (m0, q0,
+# inertia, h).
+SENSITIVE = [
+    ([0.1723448306166561, 1.177229266226221, 0.11067280667093225],
+     [0.5076881022639343, -0.32363575476071177, -0.12310578387487024, 0.7888964792903205],
+     [1.1557604057140631, 1.1557610910908769, 1.8320062444491323], 54.0092128577835),
+    ([-0.7998800043292799, -0.15194724209616367, 0.13037779211500275],
+     [-0.4154385011571526, 0.3118949480834171, -0.846694038289969, 0.11507214537222148],
+     [1.7194472729534809, 1.7194486441833077, 2.0861688233672058], 95.43721171848973),
+    ([-0.16129392021041167, 0.3640355610109848, 0.015742139387184016],
+     [0.6275719957272734, 0.36870480019902613, -0.5510185492622232, -0.4081528131203293],
+     [1.198317177952821, 1.1983176277709162, 2.8428995621861044], 152.89658428329213),
+    ([0.19603870539369217, 2.966522012180741, -0.708830436882523],
+     [-0.44634165059838715, 0.3171614056303036, 0.01750334366882543, -0.8365891504676164],
+     [1.3422512892155243, 1.7528449195222962, 1.7528459688569102], 15.11385379876757),
+]
+
+
 def cases():
     rng = np.random.default_rng(SEED)
     out = []
     for family, n in COUNTS.items():
         for _ in range(n):
             out.append((family,) + _case(rng, family))
+    for m0, q0, inertia, h in SENSITIVE:
+        out.append(("nearly symmetric (1e-6)", np.array(m0), np.array(q0), np.array(inertia), h))
     return out
 
 
