@@ -39,7 +39,8 @@ def test_single_steps_match_the_taylor_solution_up_to_64_rad():
         # measured: at most 6.3e-16 (m) and 1.4e-15 (q) on the double-double path (every family),
         # 1.5e-15 below it
         assert err_m[cases].max() < 3e-15 and err_q[cases].max() < 3e-15, (label, err_m.max(), err_q.max())
-        # the error does not grow with the phase (the double-precision phase lost an ulp a radian)
+        # the error does not grow with the phase (a phase formed in double precision loses about an
+        # ulp a radian)
         assert err_m[long].max() < 2e-15 and err_q[long].max() < 2e-15, label
 
 
