@@ -82,7 +82,7 @@ module exact_flow
    !> I_max = 1 by a power of two stay far above the underflow threshold).
    real(dp), parameter, public :: precise_ratio_max = 1.0e60_dp
    !> The double-double AGM of precise_secular stops when (a - g) / a is below this (K is then
-   !> within about 1e-23 relative) and the terms of its sum below its square.
+   !> within about 1e-20 relative) and the terms of its sum below its square.
    real(dp), parameter :: precise_agm_stop = 2.0_dp**(-32)
    !> Bound on |h|, |m|, 1/|m| and the moments of symmetric_step (Veltkamp's splitting overflows
    !> near 2^996; products of lower parts are exact above 1e-290).
