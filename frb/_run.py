@@ -494,8 +494,8 @@ def prepare(req: Request) -> Run:
     # a short run without Python in its loop is one compiled call, which checks the bodies
     # first; any other run is checked now (its scales size its calls and rescale it), and so are
     # matrices that the run holds as quaternions (checked before they are turned)
-    whole = n * max(nsteps, 1) <= FIRST_WORK and user is None and user_law is None and \
-        not progress
+    whole = n * max(nsteps, 1) <= WHOLE_RUNS * FIRST_WORK and user is None and \
+        user_law is None and not progress
     # matrices are held as quaternions by the families but the exact-flow splittings (and by
     # them too with wheels)
     matrices_turned = form == "matrix" and (info.family != _sn.FAMILY_EXACT_SPLITTINGS or
@@ -675,6 +675,10 @@ TARGET_SECONDS = 0.1
 #: Body-steps of the first call of a run (about 0.01 s for DMV6, 0.2 s for the slowest methods);
 #: the later calls are sized from the measured speed of the previous ones.
 FIRST_WORK = 1 << 16
+#: A run of at most WHOLE_RUNS times FIRST_WORK body-steps that calls no Python is one compiled
+#: call (checks included), not a first call and a short second one: every call is a parallel
+#: loop whose threads wait for each other at its end, which under load costs a thread's delay.
+WHOLE_RUNS = 2
 #: A block of bodies has at least this many chunks per thread, so that every thread has work in
 #: every call.
 CHUNKS_PER_THREAD = 4
@@ -744,7 +748,7 @@ def _run_engine(run: Run, outs: tuple[NDArray[np.float64], ...], cb: Any, lcb: A
     active = run.wheel_run.kind != _sn.WHEEL_LAW_NONE
     wheel_inputs = run.wheel_run.inputs if active else _NO_WHEEL_ARRAYS
     if not run.checked or run.nsteps == 0 or not (user or run.progress) and n * run.nsteps <= \
-            (run.first_work or FIRST_WORK):
+            (run.first_work or WHOLE_RUNS * FIRST_WORK):
         # a short run is one call (what in_segments would make of it), with no state carried;
         # also a run of no step, whose call writes the initial state
         status, fail_step, fail_body = _core.engine_whole(*run.engine_inputs, m_out=m_out.T,
