@@ -28,6 +28,9 @@
 ! * Exact steps of symmetric bodies longer than symmetric_step_threshold take the closed form of
 !   the free symmetric top with its two angles in double-double from the inputs (symmetric_step):
 !   the elliptic path's phase, formed from the rounded scaled inputs, loses about an ulp a radian.
+! * Exact steps of other bodies longer than precise_step_threshold form the secular parts of the
+!   elliptic step (the phase lambda t, K, the angle's integral over a half period and its mean part)
+!   in double-double from the inputs, the periodic parts in double precision (precise_step).
 ! * Each double-precision elliptic step ends on the invariants of its start (keep_invariants), so
 !   that the rounding of the orbit's constants, the same at every step, does not drift |m| and the
 !   energy over chained steps.
@@ -39,7 +42,7 @@ module exact_flow
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
    use checks, only: phase_limit, phase_over
    use numbers_table, only: ratio_threshold, long_step_threshold
-   use elliptic_functions, only: agm_t, agm_setup, jacobi_reduced, jacobi_series, jacobi_series_max, &
+   use elliptic_functions, only: agm_t, agm_setup, agm_max, jacobi_reduced, jacobi_series, jacobi_series_max, &
                            ellf_sc, carlson_rj, &
                            gl_node, gl_weight
    use exact_flow_qp, only: free_flow_unit_qp => free_flow_unit
@@ -50,7 +53,7 @@ module exact_flow
 
    public :: free_flow, frb_step_one, quat_step_one, rotate_matrix_tr
    public :: flow_prep_t, flow_prepare, flow_finish, path_trivial, path_unit, path_long, path_refused
-   public :: symmetric_long, symmetric_step, keep_invariants
+   public :: symmetric_long, symmetric_step, keep_invariants, precise_long
 
    !> Steps with |h| |m| / I_min above long_step_threshold radians (a shared number) run in
    !> quadruple precision.
@@ -70,6 +73,17 @@ module exact_flow
    !> radians take the closed form with the angles in double-double (symmetric_step); shorter
    !> steps lose less than 2e-16 in the elliptic path (and run in the lanes).
    real(dp), parameter, public :: symmetric_step_threshold = 1.0_dp
+   !> Exact steps of bodies with three different moments (on free_flow's double-precision path)
+   !> with |h| |m| / I_min above this many radians take precise_step (the secular parts of the
+   !> step in double-double); shorter steps lose at most about 4 ulps of the phase in
+   !> free_flow_unit (and run in the lanes).
+   real(dp), parameter, public :: precise_step_threshold = 4.0_dp
+   !> precise_step serves I_max / I_min up to this (the products of three moments scaled to
+   !> I_max = 1 by a power of two stay far above the underflow threshold).
+   real(dp), parameter, public :: precise_ratio_max = 1.0e60_dp
+   !> The double-double AGM of precise_secular stops when (a - g) / a is below this (K is then
+   !> within about 1e-20 relative) and the terms of its sum below its square.
+   real(dp), parameter :: precise_agm_stop = 2.0_dp**(-32)
    !> Bound on |h|, |m|, 1/|m| and the moments of symmetric_step (Veltkamp's splitting overflows
    !> near 2^996; products of lower parts are exact above 1e-290).
    real(dp), parameter :: dd_max = 1.0e140_dp
@@ -87,6 +101,11 @@ module exact_flow
       real(dp) :: tau            ! scaled time |m| h / I_max
       real(dp) :: cs(3)          ! sorted moments / I_max
    end type flow_prep_t
+
+   !> A double-double number hi + lo with |lo| <= ulp(hi) / 2 (Dekker 1971).
+   type :: dd_t
+      real(dp) :: hi, lo
+   end type dd_t
 
    include 'exact_flow_generic.inc'
 
@@ -117,6 +136,9 @@ module exact_flow
       else if (symmetric_long(h, p%g, inertia, quadrature)) then
          call symmetric_step(m, h, inertia, m_out, w)
          return
+      else if (precise_long(h, p%g, inertia(p%perm(1)), inertia(p%perm(3)), quadrature)) then
+         call precise_step(m, h, inertia, p, m1s, ws)
+         call keep_invariants_precise(m, inertia, p, m1s)
       else
          call free_flow_unit(p%ms, p%tau, p%cs, quadrature, m1s, ws)
          call keep_invariants(p%ms, p%cs, m1s)
@@ -308,6 +330,349 @@ module exact_flow
       s = s0 + xl * c0
       c = c0 - xl * s0
    end subroutine dd_sincos
+
+   ! The precise long step: exact steps of asymmetric bodies of phase |h| |m| / I_min above
+   ! precise_step_threshold (precise_long, precise_step). The secular (linearly growing) parts of the
+   ! step, the phase lambda t, the quarter period K, the complete integral of the angle per half
+   ! period and the mean part of the angle psi, are formed in double-double from the inputs
+   ! themselves (precise_secular); the periodic parts stay in double precision (free_flow_unit's).
+
+   !> True for an exact step (quadrature = 0) of |h| |m| / I_min above precise_step_threshold with
+   !> I_max / I_min at most precise_ratio_max, on free_flow's double-precision path (path_unit, not
+   !> a symmetric body, which takes symmetric_step): those steps take precise_step.
+   pure logical function precise_long(h, g, imin, imax, quadrature) result(yes)
+      real(dp), intent(in) :: h, g, imin, imax
+      integer, intent(in) :: quadrature
+
+      yes = quadrature == 0 .and. abs(h) * g > precise_step_threshold * imin &
+            .and. imax <= precise_ratio_max * imin
+   end function precise_long
+
+   pure elemental function dd_add(x, y) result(z)
+      type(dd_t), intent(in) :: x, y
+      type(dd_t) :: z
+      real(dp) :: s, e
+
+      call two_sum(x%hi, y%hi, s, e)
+      call fast_two_sum(s, e + (x%lo + y%lo), z%hi, z%lo)
+   end function dd_add
+
+   pure elemental function dd_sub(x, y) result(z)
+      type(dd_t), intent(in) :: x, y
+      type(dd_t) :: z
+
+      z = dd_add(x, dd_t(-y%hi, -y%lo))
+   end function dd_sub
+
+   pure elemental function dd_mul(x, y) result(z)
+      type(dd_t), intent(in) :: x, y
+      type(dd_t) :: z
+
+      call dd_mul_dd(x%hi, x%lo, y%hi, y%lo, z%hi, z%lo)
+   end function dd_mul
+
+   pure elemental function dd_times(x, y) result(z)
+      type(dd_t), intent(in) :: x
+      real(dp), intent(in) :: y
+      type(dd_t) :: z
+
+      call dd_mul_d(x%hi, x%lo, y, z%hi, z%lo)
+   end function dd_times
+
+   !> x / y: the quotient of the leading parts corrected once by the remainder x - q y.
+   pure elemental function dd_div(x, y) result(z)
+      type(dd_t), intent(in) :: x, y
+      type(dd_t) :: z, r
+      real(dp) :: q
+
+      q = x%hi / y%hi
+      r = dd_sub(x, dd_times(y, q))
+      call fast_two_sum(q, r%hi / y%hi, z%hi, z%lo)
+   end function dd_div
+
+   !> sqrt(x), x > 0: one Newton correction of the double square root by the exact residual.
+   pure elemental function dd_sqrt(x) result(z)
+      type(dd_t), intent(in) :: x
+      type(dd_t) :: z
+      real(dp) :: s, p, e
+
+      s = sqrt(x%hi)
+      call two_prod(s, s, p, e)
+      call fast_two_sum(s, (((x%hi - p) - e) + x%lo) / (2 * s), z%hi, z%lo)
+   end function dd_sqrt
+
+   !> x y exactly, as a double-double.
+   pure elemental function dd_prod(x, y) result(z)
+      real(dp), intent(in) :: x, y
+      type(dd_t) :: z
+
+      call two_prod(x, y, z%hi, z%lo)
+   end function dd_prod
+
+   !> The elliptic step of free_flow_unit for the bodies of precise_long, its secular quantities in
+   !> double-double from the inputs m (sorted and signed: ms = sgn * m(perm)), h and the sorted
+   !> moments, exact up to the roundings of double-double (not those of the scaled unit-norm
+   !> inputs). With G = |m|, the invariants D_j = G^2 - 2 T I_j (from the components and the
+   !> differences of the moments, as in free_flow_unit), the axis a of circulation (ia = 3 where
+   !> D_2 > 0, else 1), b the other extreme axis, and lambda_r = sqrt(D_b I_a2 / (I1 I2 I3))
+   !> (I_a2 = |I_a - I_2|, and the like):
+   !> * dj, ij: the scaled invariants d_j = D_j / G^2 and differences of the moments i21, i31, i32
+   !>   (over I_max), each rounded once from its double-double value: free_flow_unit's orbit
+   !>   constants formed from them are within a few ulps of those of the exact inputs (formed from
+   !>   the scaled moments instead, a difference of nearly equal moments would carry their rounding
+   !>   relative to the difference, and the periodic parts of the step would no longer fit the
+   !>   secular ones); ok is false (nothing else set) where d1, d3 or |d2| is below invariant_floor
+   !>   (an axis or the separatrix);
+   !> * v = sigma lambda_r h, the phase of the step (free_flow_unit's lambda tau), sigma = sign(m_a);
+   !> * quarter = K(k), k^2 = D_a I_b2 / (D_b I_a2), 1 - k^2 = |D_2| I31 / (D_b I_a2), by the AGM;
+   !> * with B^2 = I_a D_b / (I31 G^2), c0 = 1 - B^2 = I_b D_a / (I31 G^2), c1 = B^2 k^2:
+   !>   lbranch (B^2 < 1/4): half = L(pi/2) = pi / (2 w) - (B / c0) K (1 - k^2 S / (2 (c0 + c1))),
+   !>     w = sqrt(c0 (c0 + c1)), base = 2 T tau = h sum(m_i^2 / I_i) / G, coef = B D_a';
+   !>   otherwise: half = J(pi/2) = K S / 2, base = tau / c_a = G h / I_a, coef = D_a',
+   !>   where D_a' = dcoef / (sigma lambda) = -+ D_a / (sigma G I_a lambda_r) (- for a = 1) and S is
+   !>   the sum of the AGM algorithm of the complete integral of the third kind (below).
+   !> The complete integrals: Pi(n, k) = K (1 + n S / (2 (1 - n))) (DLMF 19.8.6-19.8.8: a_0 = 1,
+   !> g_0 = k', p_0^2 = 1 - n, Q_0 = 1, eps_j = (p_j^2 - a_j g_j) / (p_j^2 + a_j g_j),
+   !> p_(j+1) = (p_j^2 + a_j g_j) / (2 p_j), Q_(j+1) = Q_j eps_j / 2, S = sum Q_j, a_j, g_j the AGM
+   !> of 1 and k'), with n = -c1 / c0 for L (lint's complete form, (k^2 / (3 c0)) RJ(0, k'^2, 1,
+   !> 1 + c1 / c0) = k^2 K S / (2 (c0 + c1))) and n = -c0 / B^2 for J (jint's, RJ(0, k'^2, 1,
+   !> 1 + c0 / B^2) / (3 B^2) = K S / 2, as 1 - n = 1 / B^2): no cancellation.
+   pure subroutine precise_secular(m, h, inertia, p, ok, ia, sigma, lbranch, dj, ij, v, quarter, half, &
+                                   base, coef)
+      real(dp), intent(in) :: m(3), h, inertia(3)
+      type(flow_prep_t), intent(in) :: p
+      logical, intent(out) :: ok, lbranch
+      integer, intent(out) :: ia
+      real(dp), intent(out) :: sigma, dj(3), ij(3)
+      type(dd_t), intent(out) :: v, quarter, half, base, coef
+      type(dd_t), parameter :: one = dd_t(1.0_dp, 0.0_dp)
+      type(dd_t), parameter :: pi_dd = dd_t(3.141592653589793116_dp, 1.2246467991473532e-16_dp)
+      real(dp) :: mr(3), cr(3), hr
+      type(dd_t) :: x(3), t(3), gg, gd, i21, i31, i32, d1, d2, d3, da, db, ia2, ib2, lam2, lr, kden
+      type(dd_t) :: k2, kp, b2, c0, c1, pp, a, gq, ag, s, q, sum_q, eps, w, prod3, ca
+      integer :: em, ei, i, n
+
+      ! exact scaling by powers of two: |m| and I_max near 1 (the flow's scaling law)
+      em = exponent(p%g); ei = exponent(inertia(p%perm(3)))
+      do i = 1, 3
+         mr(i) = scale(p%sgn(i) * m(p%perm(i)), -em)
+         cr(i) = scale(inertia(p%perm(i)), -ei)
+         x(i) = dd_prod(mr(i), mr(i))
+         t(i) = dd_div(x(i), dd_t(cr(i), 0.0_dp))
+      end do
+      hr = scale(h, em - ei)
+      gg = dd_add(dd_add(x(1), x(2)), x(3))
+      i21 = dd_add(dd_t(cr(2), 0.0_dp), dd_t(-cr(1), 0.0_dp))
+      i31 = dd_add(dd_t(cr(3), 0.0_dp), dd_t(-cr(1), 0.0_dp))
+      i32 = dd_add(dd_t(cr(3), 0.0_dp), dd_t(-cr(2), 0.0_dp))
+      d1 = dd_add(dd_mul(t(2), i21), dd_mul(t(3), i31))
+      d3 = dd_add(dd_mul(t(1), i31), dd_mul(t(2), i32))
+      d2 = dd_sub(dd_mul(t(3), i32), dd_mul(t(1), i21))
+      s = dd_div(d1, gg); dj(1) = s%hi
+      s = dd_div(d2, gg); dj(2) = s%hi
+      s = dd_div(d3, gg); dj(3) = s%hi
+      ij(1) = i21%hi / cr(3); ij(2) = i31%hi / cr(3); ij(3) = i32%hi / cr(3)
+      ok = dj(1) >= invariant_floor .and. dj(3) >= invariant_floor .and. abs(dj(2)) >= invariant_floor
+      if (.not. ok) return
+      if (d2%hi > 0) then
+         ia = 3; da = d3; db = d1; ia2 = i32; ib2 = i21
+      else
+         ia = 1; da = d1; db = d3; ia2 = i21; ib2 = i32
+         d2 = dd_t(-d2%hi, -d2%lo)
+      end if
+      sigma = sign(1.0_dp, mr(ia))
+      gd = dd_sqrt(gg)
+      ca = dd_t(cr(ia), 0.0_dp)
+      prod3 = dd_times(dd_prod(cr(1), cr(2)), cr(3))
+      kden = dd_mul(db, ia2)
+      lam2 = dd_div(kden, prod3)
+      lr = dd_sqrt(lam2)
+      v = dd_times(lr, sigma * hr)
+      k2 = dd_div(dd_mul(da, ib2), kden)
+      kp = dd_sqrt(dd_div(dd_mul(d2, i31), kden))
+      b2 = dd_div(dd_mul(ca, db), dd_mul(i31, gg))
+      c0 = dd_div(dd_times(da, cr(4 - ia)), dd_mul(i31, gg))
+      c1 = dd_mul(b2, k2)
+      lbranch = b2%hi < 0.25_dp
+      ! the AGM of 1 and k' with the sum S of the complete integral of the third kind, p_j^2 kept
+      ! (p_(j+1)^2 = (p_j^2 + a_j g_j)^2 / (4 p_j^2))
+      if (lbranch) then
+         pp = dd_div(dd_add(c0, c1), c0)
+      else
+         pp = dd_div(one, b2)
+      end if
+      a = one; gq = kp; sum_q = dd_t(0.0_dp, 0.0_dp); q = one
+      do n = 1, agm_max
+         ag = dd_mul(a, gq)
+         s = dd_add(pp, ag)
+         eps = dd_div(dd_sub(pp, ag), s)
+         sum_q = dd_add(sum_q, q)
+         q = dd_times(dd_mul(q, eps), 0.5_dp)
+         pp = dd_div(dd_mul(s, s), dd_times(pp, 4.0_dp))
+         if (abs(a%hi - gq%hi) <= precise_agm_stop * a%hi .and. abs(q%hi) <= precise_agm_stop**2) exit
+         a = dd_times(dd_add(a, gq), 0.5_dp)
+         gq = dd_sqrt(ag)
+      end do
+      sum_q = dd_add(sum_q, q)
+      ! a and g within precise_agm_stop: their mean is the AGM M to (a - g)^2 / (8 a)
+      quarter = dd_div(pi_dd, dd_add(a, gq))
+      ! dcoef / (sigma lambda) = -+ D_a / (sigma G I_a lambda_r)
+      coef = dd_div(da, dd_mul(dd_mul(gd, ca), lr))
+      if ((ia == 1) .neqv. (sigma < 0)) coef = dd_t(-coef%hi, -coef%lo)
+      if (lbranch) then
+         w = dd_sqrt(dd_mul(c0, dd_add(c0, c1)))
+         half = dd_sub(one, dd_div(dd_mul(k2, sum_q), dd_times(dd_add(c0, c1), 2.0_dp)))
+         half = dd_sub(dd_div(dd_times(pi_dd, 0.5_dp), w), &
+                       dd_div(dd_mul(dd_mul(dd_sqrt(b2), quarter), half), c0))
+         base = dd_times(dd_div(dd_add(dd_add(t(1), t(2)), t(3)), gd), hr)
+         coef = dd_mul(coef, dd_sqrt(b2))
+      else
+         half = dd_times(dd_mul(quarter, sum_q), 0.5_dp)
+         base = dd_div(dd_times(gd, hr), ca)
+      end if
+   end subroutine precise_secular
+
+   !> keep_invariants for the steps of precise_step: m1 (unit norm), the flow of the exact inputs,
+   !> onto their invariants, |m1| = 1 and E = sum e_i m1_i^2 = sum e_i m_i^2 / |m|^2 with
+   !> e = (I2 I3, I1 I3, I1 I2) (sorted, scaled by a power of two), the defects in double-double
+   !> from the inputs m, inertia (free_flow's scaled m0 and moments are the invariants of a body
+   !> whose moments carry their rounding; for nearly equal moments that body's energy differs
+   !> from the exact one's in the direction that the nearly parallel gradients amplify).
+   pure subroutine keep_invariants_precise(m, inertia, p, m1)
+      real(dp), intent(in) :: m(3), inertia(3)
+      type(flow_prep_t), intent(in) :: p
+      real(dp), intent(inout) :: m1(3)
+      type(dd_t) :: x(3), e(3), gg, target, g1, e1
+      real(dp) :: mr(3), cr(3), ed(3), v(3), rg, re, a11, a12, a22, det, r
+      integer :: em, ei, i
+      logical :: both
+
+      em = exponent(p%g); ei = exponent(inertia(p%perm(3)))
+      do i = 1, 3
+         mr(i) = scale(p%sgn(i) * m(p%perm(i)), -em)
+         cr(i) = scale(inertia(p%perm(i)), -ei)
+         x(i) = dd_prod(mr(i), mr(i))
+      end do
+      e(1) = dd_prod(cr(2), cr(3)); e(2) = dd_prod(cr(1), cr(3)); e(3) = dd_prod(cr(1), cr(2))
+      gg = dd_add(dd_add(x(1), x(2)), x(3))
+      target = dd_div(dd_add(dd_add(dd_mul(e(1), x(1)), dd_mul(e(2), x(2))), dd_mul(e(3), x(3))), gg)
+      do i = 1, 3
+         x(i) = dd_prod(m1(i), m1(i))
+      end do
+      g1 = dd_add(dd_add(x(1), x(2)), x(3))
+      e1 = dd_add(dd_add(dd_mul(e(1), x(1)), dd_mul(e(2), x(2))), dd_mul(e(3), x(3)))
+      rg = 1 - g1%hi - g1%lo
+      target = dd_sub(target, e1)
+      re = target%hi
+      ed = [e(1)%hi, e(2)%hi, e(3)%hi]
+      v = ed * m1
+      a11 = m1(1) * m1(1) + m1(2) * m1(2) + m1(3) * m1(3)
+      a12 = m1(1) * v(1) + m1(2) * v(2) + m1(3) * v(3)
+      a22 = v(1) * v(1) + v(2) * v(2) + v(3) * v(3)
+      det = a11 * a22 - a12 * a12
+      both = det > invariants_min_det * (a11 * a22)
+      r = 1 / (2 * merge(det, a11, both))
+      m1 = m1 + (merge(a22 * rg - a12 * re, rg, both) * r * m1 &
+                 + merge(a11 * re - a12 * rg, 0.0_dp, both) * r * v)
+   end subroutine keep_invariants_precise
+
+   !> free_flow_unit's uniform rotation (m on a principal axis, or within 1e-145 of one) with the
+   !> angle |omega| h in double-double from the inputs, omega = m / I (the sorted frame).
+   pure subroutine precise_rotation(m, h, inertia, p, m1, w)
+      real(dp), intent(in) :: m(3), h, inertia(3)
+      type(flow_prep_t), intent(in) :: p
+      real(dp), intent(out) :: m1(3), w(4)
+      type(dd_t) :: omega(3), om2, om
+      real(dp) :: s, c
+      integer :: em, ei, i
+
+      em = exponent(p%g); ei = exponent(inertia(p%perm(3)))
+      do i = 1, 3
+         omega(i) = dd_div(dd_t(scale(p%sgn(i) * m(p%perm(i)), -em), 0.0_dp), &
+                           dd_t(scale(inertia(p%perm(i)), -ei), 0.0_dp))
+      end do
+      om2 = dd_add(dd_add(dd_mul(omega(1), omega(1)), dd_mul(omega(2), omega(2))), dd_mul(omega(3), omega(3)))
+      om = dd_times(dd_sqrt(om2), scale(h, em - ei))
+      call dd_sincos(om%hi / 2, om%lo / 2, s, c)
+      m1 = p%ms
+      w(1) = c
+      w(2:4) = (omega%hi / sqrt(om2%hi)) * s
+   end subroutine precise_rotation
+
+   !> free_flow_unit's exact elliptic step (quadrature = 0) through the reduced phase, for the
+   !> steps of precise_long: the secular parts and the orbit's invariants from precise_secular
+   !> (double-double), the periodic parts as in free_flow_unit (double precision). With
+   !> u0 = r0 (+ 2 j0 K), r0 = F(phi0), u0 + v = 2 jp K + r1 (double-double, then r1 rounded), and
+   !>   psi = base - coef [L(phi1) - L(phi0)] - coef 2 jp L(pi/2)      (B^2 < 1/4),
+   !>   psi = base + coef [J(phi1) - J(phi0)] + coef 2 jp J(pi/2)      (B^2 >= 1/4),
+   !> the bracket in double precision, the rest and the sum in double-double; sin and cos of psi/2
+   !> from its two parts (dd_sincos). Momenta on or near an axis take precise_rotation; momenta on
+   !> the separatrix (within invariant_floor) take free_flow_unit.
+   pure subroutine precise_step(m, h, inertia, p, m1, w)
+      real(dp), intent(in) :: m(3), h, inertia(3)
+      type(flow_prep_t), intent(in) :: p
+      real(dp), intent(out) :: m1(3), w(4)
+      real(dp) :: m0(3), ci(3), dj(3), ij(3), da, db, ia2, ib2, i31
+      real(dp) :: bab, bba, b2a, sigma, c0, c1, k, kp, k2, kp2, sn0, cn0, dn0, sr, cr, par
+      real(dp) :: r0, r1, s1, cc1, dd1, per, s, c, jp
+      type(dd_t) :: v, quarter, half, base, coef, xr, psi
+      type(agm_t) :: g
+      integer :: ia, ib
+      logical :: ok, lbranch
+
+      m0 = p%ms; ci = p%cs
+      call precise_secular(m, h, inertia, p, ok, ia, sigma, lbranch, dj, ij, v, quarter, half, base, coef)
+      if (.not. ok) then
+         if (dj(1) < invariant_floor .or. dj(3) < invariant_floor .or. (m0(1) == 0 .and. m0(3) == 0)) then
+            call precise_rotation(m, h, inertia, p, m1, w)
+         else
+            call free_flow_unit(m0, p%tau, ci, 0, m1, w)
+         end if
+         return
+      end if
+      ! free_flow_unit's orbit and (sn, cn, dn)(u0), from the invariants of precise_secular
+      i31 = ij(2)
+      if (ia == 3) then
+         ib = 1; da = dj(3); db = dj(1); ia2 = ij(3); ib2 = ij(1)
+      else
+         ib = 3; da = dj(1); db = dj(3); ia2 = ij(1); ib2 = ij(3)
+      end if
+      bab = sqrt(ci(ia) * db / i31)
+      bba = sqrt(ci(ib) * da / i31)
+      b2a = sqrt(ci(2) * da / ia2)
+      c0 = bba * bba
+      k2 = da * ib2 / (db * ia2)
+      kp2 = abs(dj(2)) * i31 / (db * ia2)
+      sn0 = m0(2) / b2a; cn0 = m0(ib) / bba; dn0 = abs(m0(ia)) / bab
+      c1 = bab * bab * k2
+      k = sqrt(k2); kp = sqrt(kp2)
+      call agm_setup(k, kp, g)
+      if (cn0 < 0) then
+         par = -1; sr = -sn0; cr = -cn0
+      else
+         par = 1; sr = sn0; cr = cn0
+      end if
+      r0 = ellf_sc(sr, cr, dn0)
+      xr = dd_add(v, dd_t(r0, 0.0_dp))
+      jp = anint(xr%hi / (2 * quarter%hi))
+      xr = dd_sub(xr, dd_times(quarter, 2 * jp))
+      r1 = xr%hi
+      call jacobi_reduced(r1, g, s1, cc1, dd1)
+      if (mod(jp, 2.0_dp) /= 0) par = -par
+      m1(ia) = sigma * bab * dd1
+      m1(2) = par * b2a * s1
+      m1(ib) = par * bba * cc1
+      if (lbranch) then
+         per = lint(s1, cc1, dd1, r1, g%quarter, bab, c0, c1, k2, kp) &
+               - lint(sr, cr, dn0, r0, g%quarter, bab, c0, c1, k2, kp)
+         psi = dd_sub(base, dd_mul(coef, dd_add(dd_times(half, 2 * jp), dd_t(per, 0.0_dp))))
+      else
+         per = jint(s1, cc1, dd1, bab, c0, c1, kp) - jint(sr, cr, dn0, bab, c0, c1, kp)
+         psi = dd_add(base, dd_mul(coef, dd_add(dd_times(half, 2 * jp), dd_t(per, 0.0_dp))))
+      end if
+      call dd_sincos(psi%hi / 2, psi%lo / 2, s, c)
+      call attitude_from_half_angle(m0, m1, ia, sigma, s, c, w)
+   end subroutine precise_step
 
    !> The scaling and sorting of free_flow (also used by the batched flows, exact_flow_lanes): the
    !> unit momentum p%ms, time p%tau and moments p%cs of the unit-norm step (path_unit), or path_trivial (m = 0 or h = 0: nothing moves), or

@@ -21,13 +21,14 @@
 ! inline into the loops and vectorise.
 ! A body that needs another path (near an axis or the separatrix, |v| beyond the series, small
 ! den, RJ duplications) is flagged and stepped by free_flow_unit instead (free_flow_chunk); long
-! exact steps of symmetric bodies (symmetric_long) are left to free_flow.
+! exact steps (symmetric_long, precise_long) are left to free_flow.
 module exact_flow_lanes
    use kinds, only: dp, wp => dp
    use elliptic_functions, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q, gl_node, gl_weight, &
                                  agm_stop, agm_max, half_pi, rc_series_max, carlson_rj
    use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_unit, free_flow, free_flow_unit, &
                              symmetric_long, symmetric_step_threshold, keep_invariants, &
+                             precise_long, precise_step_threshold, &
                              invariants_min_det, &
                              long_step_threshold, ratio_threshold, norm_sq_min, norm_sq_max, &
                              invariant_floor, addition_min_den
@@ -62,7 +63,7 @@ contains
       integer, parameter :: nb = flow_lanes_width
       type(flow_prep_t) :: p(nb)
       real(dp) :: ml(nb, 3), tl(nb), cl(nb, 3), m1l(nb, 3), wl(nb, 4), m1s(3), ws(4), gl(nb)
-      real(dp) :: hl(nb), il(3, nb), fast(nb), s, imax, symmetric_limit
+      real(dp) :: hl(nb), il(3, nb), fast(nb), s, imax, symmetric_limit, asymmetric_limit
       logical :: ok(nb), lane(nb)
       integer :: k
 
@@ -78,8 +79,9 @@ contains
       end if
       ! The usual case in lock-step: |m| and the unit momentum (split_norm), moments already in
       ! order and not a long step (flow_prepare without a permutation; the same operations), nor a
-      ! long exact step of a symmetric body (symmetric_long)
+      ! long exact step of a symmetric body (symmetric_long) or of another (precise_long)
       symmetric_limit = merge(symmetric_step_threshold, long_step_threshold, quadrature == 0)
+      asymmetric_limit = merge(precise_step_threshold, long_step_threshold, quadrature == 0)
       do k = 1, nc
          s = m(1, k) * m(1, k) + m(2, k) * m(2, k) + m(3, k) * m(3, k)
          gl(k) = sqrt(s)
@@ -89,7 +91,7 @@ contains
          cl(k, 1) = il(1, k) / imax; cl(k, 2) = il(2, k) / imax; cl(k, 3) = il(3, k) / imax
          fast(k) = merge(1.0_dp, 0.0_dp, s >= norm_sq_min .and. s <= norm_sq_max .and. hl(k) /= 0 &
                          .and. il(1, k) <= il(2, k) .and. il(2, k) <= il(3, k) &
-                         .and. abs(hl(k)) * gl(k) <= merge(symmetric_limit, long_step_threshold, &
+                         .and. abs(hl(k)) * gl(k) <= merge(symmetric_limit, asymmetric_limit, &
                                                            il(1, k) == il(2, k) .or. il(2, k) == il(3, k)) * il(1, k) &
                          .and. abs(hl(k)) * gl(k) <= huge(1.0_dp) &
                          .and. il(3, k) <= ratio_threshold * il(1, k))
@@ -99,7 +101,8 @@ contains
          lane(k) = fast(k) > 0
          if (lane(k)) cycle
          call flow_prepare(m(:, k), hl(k), il(:, k), p(k))
-         if (p(k)%path == path_unit .and. .not. symmetric_long(hl(k), p(k)%g, il(:, k), quadrature)) then
+         if (p(k)%path == path_unit .and. .not. symmetric_long(hl(k), p(k)%g, il(:, k), quadrature) &
+             .and. .not. precise_long(hl(k), p(k)%g, il(p(k)%perm(1), k), il(p(k)%perm(3), k), quadrature)) then
             lane(k) = .true.
             ml(k, :) = p(k)%ms; tl(k) = p(k)%tau; cl(k, :) = p(k)%cs
          else

@@ -26,7 +26,8 @@ module flow_derivatives
    use kinds, only: dp, qp
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
    use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_trivial, path_long, &
-                         path_refused, keep_invariants, symmetric_long, symmetric_step
+                         path_refused, keep_invariants, symmetric_long, symmetric_step, precise_long, &
+                         free_flow
    use unit_jacobian, only: unit_step_jacobian, unit_done, tangent_pair
    use unit_jacobian_qp, only: unit_step_jacobian_qp => unit_step_jacobian, &
                                tangent_pair_qp => tangent_pair
@@ -180,8 +181,14 @@ contains
                            + inertia(p%perm(2)) * di(:, p%perm(2))) / imax
       ! a long step of a symmetric body: free_flow's closed form and its derivatives (those in
       ! each moment apart, which breaks the symmetry, are the elliptic path's above)
-      if (p%path /= path_long .and. symmetric_long(h, p%g, inertia, quadrature)) &
+      if (p%path /= path_long .and. symmetric_long(h, p%g, inertia, quadrature)) then
          call symmetric_jacobian(m, h, inertia, m_out, w, phi, dh)
+      else if (p%path /= path_long .and. &
+               precise_long(h, p%g, inertia(p%perm(1)), inertia(p%perm(3)), quadrature)) then
+         ! long steps of other bodies: free_flow's values (their secular parts in double-double)
+         ! and the derivatives of the exact flow (the elliptic closed form above)
+         call free_flow(m, h, inertia, quadrature, m_out, w)
+      end if
    end subroutine step_jacobian
 
    !> The step of a symmetric body by exact_flow.symmetric_step (m_out, w bit for bit) and its

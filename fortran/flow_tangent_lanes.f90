@@ -30,7 +30,7 @@ module flow_tangent_lanes
    use elliptic_functions, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q, rc_series_max
    use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_unit, long_step_threshold, &
                          ratio_threshold, norm_sq_min, norm_sq_max, invariant_floor, addition_min_den, &
-                         symmetric_long, symmetric_step_threshold
+                         symmetric_long, symmetric_step_threshold, precise_long, precise_step_threshold
    use exact_flow_lanes, only: jacobi_agm_lanes, rj_duplications_lanes, sincos_lanes, &
                                atan_ratio_lanes, atan2_ratio_lanes, keep_invariants_lanes
    use flow_derivatives, only: free_flow_jacobian
@@ -82,7 +82,7 @@ contains
          cl(k, 1) = inertia(1, k) / imax; cl(k, 2) = inertia(2, k) / imax; cl(k, 3) = inertia(3, k) / imax
          fast(k) = merge(1.0_dp, 0.0_dp, s >= norm_sq_min .and. s <= norm_sq_max .and. hl(k) /= 0 &
                          .and. inertia(1, k) <= inertia(2, k) .and. inertia(2, k) <= inertia(3, k) &
-                         .and. abs(hl(k)) * gl(k) <= merge(symmetric_step_threshold, long_step_threshold, &
+                         .and. abs(hl(k)) * gl(k) <= merge(symmetric_step_threshold, precise_step_threshold, &
                                                            inertia(1, k) == inertia(2, k) &
                                                            .or. inertia(2, k) == inertia(3, k)) * inertia(1, k) &
                          .and. abs(hl(k)) * gl(k) <= huge(1.0_dp) &
@@ -94,6 +94,7 @@ contains
             call flow_prepare(m(:, k), hl(k), inertia(:, k), p(k))
             ! (small momenta, which free_flow_jacobian rescales, excluded)
             if (p(k)%path == path_unit .and. .not. symmetric_long(hl(k), p(k)%g, inertia(:, k), 0) &
+                .and. .not. precise_long(hl(k), p(k)%g, inertia(p(k)%perm(1), k), inertia(p(k)%perm(3), k), 0) &
                 .and. p(k)%g * p(k)%g >= norm_sq_min) then
                lane(k) = .true.
                ml(k, :) = p(k)%ms; tl(k) = p(k)%tau; cl(k, :) = p(k)%cs; gl(k) = p(k)%g

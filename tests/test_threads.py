@@ -119,6 +119,31 @@ def test_invalid_body_reported_the_same_for_every_thread_count():
             frb.dmv_step(m, q, h, inertia, threads=t)
 
 
+def test_batch_checks_report_the_first_invalid_body_and_the_scales_for_every_thread_count():
+    """The compiled checks of a batch of many chunks: the smallest invalid index (with its own
+    code) whichever chunk a thread finds first, and the batch's scales as numpy computes them."""
+    n = 5 * PARALLEL_BATCH
+    m, q, inertia, h = bodies(n, seed=5)
+    bm = np.abs(m).max(axis=1)
+    expected = [bm.max(), bm[bm > 0].min(), inertia.min(), inertia.max(),
+                (np.abs(h) * bm).max() / inertia.min()]
+    for t in THREADS:
+        extremes = np.empty(sn.CHECK_EXTREMES)
+        code, body, _ = _core.check_bodies(m.T, q.T, h, inertia.T, t, extremes)
+        assert (code, body) == (sn.INPUT_OK, -1)
+        assert np.array_equal(extremes, expected)
+    valid = m.copy(), q.copy(), inertia.copy()
+    # invalid bodies in three chunks; each in turn the first once the earlier ones are repaired
+    m[n - 3], inertia[3 * n // 4, 2], q[n // 2 + 1] = np.inf, -1.0, 2 * q[n // 2 + 1]
+    for body, code in ((n // 2 + 1, sn.BAD_QUATERNION), (3 * n // 4, sn.BAD_INERTIA_SIGN),
+                       (n - 3, sn.BAD_M)):
+        for t in THREADS:
+            found = _core.check_bodies(m.T, q.T, h, inertia.T, t, np.empty(sn.CHECK_EXTREMES))
+            assert found[:2] == (code, body)
+        for now, before in zip((m, q, inertia), valid):
+            now[body] = before[body]
+
+
 @pytest.mark.parametrize("method, torque", [
     ("DMV6", None), ("RKN6_14", heavy_top(1.0, [0.1, 0.2, 0.8])), ("IMIDM", gravity_gradient(0.7)),
     ("TERZE", constant_field([0.0, 0.0, 2.0])), ("EXACT", None)])
