@@ -9,16 +9,18 @@ top (``heavy_top(1, (0, 0, 1))``), h = 0.05, ``steps`` steps with only the final
 thread. Each method runs in these forms, their calls interleaved in a random order within each
 repetition (the machine is shared and noisy):
 
-- ``one-body``: the lanes turned off (frb._testing.lane_steps_use(0)), the baseline target: every
-  step is the method family's own step, the code of a build without the lane steps;
+- ``baseline one-body``, ``avx2 one-body``: the lanes turned off (frb._testing.lane_steps_use(0)):
+  every step is the method family's own step, the code of a build without the lane steps (whose
+  free flows and DMV steps already run in lanes under the target chosen);
 - ``baseline``, ``avx2``, ``avx512``: the lane steps on, under each SIMD target this CPU has;
 - ``main``: with ``--main-python``, another installation of frb (e.g. a build of main in another
-  virtual environment) timed by that interpreter in a worker process, between the same calls.
+  virtual environment) timed by that interpreter in a worker process under the AVX2 target,
+  between the same calls.
 
 Printed: ns per body-step (the best repetition) and the median over the repetitions of each
-form's ratio to ``one-body`` (and to ``main``). With ``--callgrind`` also the instructions per
-body-step of the compiled loop (valgrind's callgrind, 2,000 bodies, steady on a noisy machine).
-The results of every form are checked to be the same bit for bit.
+form's ratio to ``avx2 one-body`` (and to ``main``). With ``--callgrind`` also the instructions
+per body-step of the compiled loop (valgrind's callgrind, 2,000 bodies, steady on a noisy
+machine). The results of every form are checked to be the same bit for bit.
 """
 from __future__ import annotations
 
@@ -75,8 +77,10 @@ rng = np.random.default_rng(1)
 m = rng.normal(size=(n, 3)); m /= np.linalg.norm(m, axis=1, keepdims=True)
 q = rng.normal(size=(n, 4)); q /= np.linalg.norm(q, axis=1, keepdims=True)
 inertia = rng.uniform(0.8, 2.6, size=(n, 3))
-_testing.lane_steps_use(0 if form == "one-body" else 1)
-frb.set_cpu_target("baseline" if form == "one-body" else form)
+target, lanes = form.split()[0], not form.endswith("one-body")
+if hasattr(_testing, "lane_steps_use"):             # (another frb, --main-python, has none)
+    _testing.lane_steps_use(int(lanes))
+frb.set_cpu_target(target)
 frb.integrate(m, q, inertia, h, steps, method=name, torque=heavy_top(1.0, [0.0, 0.0, 1.0]),
               save_every=None, threads=1)
 """
@@ -91,14 +95,15 @@ def bodies(n):
     return m, q, rng.uniform(0.8, 2.6, size=(n, 3))
 
 
-def instructions(name, form, steps, tmp):
+def instructions(name, form, steps, tmp, python=sys.executable):
     """Instructions per body-step of the compiled loop (callgrind), 2,000 bodies."""
     driver = tmp / "driver.py"
     driver.write_text(CALLGRIND)
-    out = subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=*engine_run*",
-                          f"--callgrind-out-file={tmp / 'cg.out'}", sys.executable, str(driver),
+    # (a short run is one call of the binding engine_whole)
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=engine_whole_",
+                          f"--callgrind-out-file={tmp / 'cg.out'}", python, str(driver),
                           str(steps), repr(H), name, form], capture_output=True, text=True,
-                         check=True)
+                         check=True, cwd=tmp)
     return int(re.search(r"Collected : (\d+)", out.stderr).group(1)) / (2000 * steps)
 
 
@@ -110,15 +115,18 @@ def main(argv=None):
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--main-python", default=None)
     ap.add_argument("--callgrind", action="store_true")
+    ap.add_argument("--callgrind-only", action="store_true", help="no timings")
     args = ap.parse_args(argv)
     methods = [name for name in args.methods.split(",") if name in frb.METHODS]
     m, q, inertia = bodies(args.n)
     top = heavy_top(1.0, [0.0, 0.0, 1.0])
-    forms = ("one-body",) + frb.simd.supported_cpu_targets()
+    targets = frb.simd.supported_cpu_targets()
+    forms = ("baseline one-body",) + (("avx2 one-body",) if "avx2" in targets else ()) + targets
+    ref_form = forms[1]
 
     def run(name, form):
-        _testing.lane_steps_use(0 if form == "one-body" else 1)
-        frb.set_cpu_target("baseline" if form == "one-body" else form)
+        _testing.lane_steps_use(0 if form.endswith("one-body") else 1)
+        frb.set_cpu_target(form.split()[0])
         t0 = time.perf_counter()
         tr = frb.integrate(m, q, inertia, H, args.steps, method=name, torque=top,
                            save_every=None, threads=1)
@@ -132,16 +140,17 @@ def main(argv=None):
         finals[key] = run(*key)[1:]
     for name in methods:
         for form in forms[1:]:
-            for a, b in zip(finals[(name, form)], finals[(name, "one-body")]):
+            for a, b in zip(finals[(name, form)], finals[(name, forms[0])]):
                 assert np.array_equal(a, b), f"{name} {form}: not the one-body results"
     rng = np.random.default_rng(0)
-    for _ in range(args.reps):
+    for _ in range(0 if args.callgrind_only else args.reps):
         order = list(rng.permutation(len(keys) + (1 if args.main_python else 0)))
         for i in order:
             if i == len(keys):
                 res = subprocess.run([args.main_python, "-c", WORKER, str(args.n), str(args.steps),
                                       repr(H), ",".join(methods)], capture_output=True, text=True,
-                                     check=True, cwd=tempfile.gettempdir())
+                                     check=True, cwd=tempfile.gettempdir(),
+                                     env=dict(os.environ, FRB_CPU_TARGET="avx2"))
                 for name, (t, _) in json.loads(res.stdout).items():
                     main_times[name].append(t)
             else:
@@ -152,32 +161,51 @@ def main(argv=None):
     head = [f"# frb.integrate per body-step, heavy top, n = {args.n}, {args.steps} steps of h = {H}, "
             f"one thread, {args.reps} interleaved repetitions ({os.cpu_count()} cores, load "
             f"{os.getloadavg()[0]:.1f})", ""]
-    cols = list(forms) + (["main"] if args.main_python else [])
-    lines = head + ["ns per body-step (best repetition); in brackets the median ratio to one-body"
-                    + (" / to main" if args.main_python else ""), "",
-                    "| method | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
-    for name in methods:
-        ref = np.array(times[(name, "one-body")])
-        cells = []
-        for form in cols:
-            t = np.array(main_times[name] if form == "main" else times[(name, form)])
-            cell = f"{t.min() * 1e9:.0f}"
-            if form != "one-body":
-                cell += f" ({np.median(t / ref):.2f}"
-                if args.main_python and form != "main":
-                    cell += f" / {np.median(t / np.array(main_times[name])):.2f}"
-                cell += ")"
-            cells.append(cell)
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines = list(head)
+    if not args.callgrind_only:
+        cols = list(forms) + (["main"] if args.main_python else [])
+        lines += [f"ns per body-step (best repetition); in brackets the median ratio to {ref_form}"
+                  + (" / to main (AVX2)" if args.main_python else ""), "",
+                  "| method | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+        for name in methods:
+            ref = np.array(times[(name, ref_form)])
+            cells = []
+            for form in cols:
+                t = np.array(main_times[name] if form == "main" else times[(name, form)])
+                cell = f"{t.min() * 1e9:.0f}"
+                if form != ref_form:
+                    cell += f" ({np.median(t / ref):.2f}"
+                    if args.main_python and form != "main":
+                        cell += f" / {np.median(t / np.array(main_times[name])):.2f}"
+                    cell += ")"
+                cells.append(cell)
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
     if args.callgrind and shutil.which("valgrind"):
-        lines += ["", "Instructions per body-step of the compiled loop (callgrind, 2,000 bodies):", "",
-                  "| method | " + " | ".join(forms) + " |", "|---" * (len(forms) + 1) + "|"]
+        # (valgrind runs no AVX-512: the forms of the baseline and AVX2)
+        cg_forms = [form for form in forms if form.split()[0] in ("baseline", "avx2")]
+        cols = cg_forms + (["main baseline", "main avx2"] if args.main_python else [])
+        lines += ["", "Instructions per body-step of the compiled loop (callgrind, 2,000 bodies, "
+                  "5 steps); in brackets the ratio to avx2 one-body" +
+                  (" / to main avx2" if args.main_python else ""), "",
+                  "| method | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
         with tempfile.TemporaryDirectory() as tmp:
             for name in methods:
-                counts = [instructions(name, form, 5, Path(tmp)) for form in forms]
-                lines.append(f"| {name} | " + " | ".join(
-                    f"{c:.0f}" + ("" if i == 0 else f" ({c / counts[0]:.2f})")
-                    for i, c in enumerate(counts)) + " |")
+                counts = {form: instructions(name, form, 5, Path(tmp)) for form in cg_forms}
+                if args.main_python:
+                    for target in ("baseline", "avx2"):
+                        counts["main " + target] = instructions(name, target + " one-body", 5,
+                                                                Path(tmp), args.main_python)
+                ref = counts["avx2 one-body"]
+                cells = []
+                for form in cols:
+                    cell = f"{counts[form]:.0f}"
+                    if form != "avx2 one-body":
+                        cell += f" ({counts[form] / ref:.2f}"
+                        if args.main_python and not form.startswith("main"):
+                            cell += f" / {counts[form] / counts['main avx2']:.2f}"
+                        cell += ")"
+                    cells.append(cell)
+                lines.append(f"| {name} | " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"
     print(text)
     out = Path(__file__).resolve().parent / "results"
