@@ -158,8 +158,9 @@ def main(argv=None):
     _testing.lane_steps_use(1)
     frb.set_cpu_target(None)
 
-    head = [f"# frb.integrate per body-step, heavy top, n = {args.n}, {args.steps} steps of h = {H}, "
-            f"one thread, {args.reps} interleaved repetitions ({os.cpu_count()} cores, load "
+    timing = "" if args.callgrind_only else (f", n = {args.n}, {args.steps} steps of h = {H}, one "
+                                             f"thread, {args.reps} interleaved repetitions")
+    head = [f"# frb.integrate per body-step, heavy top{timing} ({os.cpu_count()} cores, load "
             f"{os.getloadavg()[0]:.1f})", ""]
     lines = list(head)
     if not args.callgrind_only:

@@ -21,7 +21,9 @@
 ! inline into the loops and vectorise.
 ! A body that needs another path (near an axis or the separatrix, |v| beyond the series, small
 ! den, RJ duplications) is flagged and stepped by free_flow_unit instead (free_flow_chunk); long
-! exact steps of symmetric bodies (symmetric_long) are left to free_flow.
+! exact steps of symmetric bodies (symmetric_long) are left to free_flow. Moments out of order
+! are sorted in the lanes by flow_prepare's swaps, and the results put back by flow_finish's
+! permutation (the same operations).
 module exact_flow_lanes
    use kinds, only: dp, wp => dp
    use elliptic_functions, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q, gl_node, gl_weight, &
