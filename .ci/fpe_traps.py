@@ -8,12 +8,14 @@ routine runs in the calling thread and off again when it returns. A trap stops t
 the sanitizer's report (SIGFPE) naming the instruction.
 
 Routines that rely on non-finite intermediates, or that are given non-finite values on purpose,
-run without traps; they are listed in ``UNTRAPPED`` with the reason.
+run without traps; they are listed in ``UNTRAPPED`` with the reason. So does any call given a
+non-finite input (the tests of hostile input: the compiled checks compare it to name it).
 """
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import math
 import platform
 
 # x86-64 glibc <fenv.h>
@@ -40,6 +42,13 @@ _BRANCH_FREE = ("the exact flows' elementary functions (fortran/lane_math_generi
 # method's family runs the exact flows or the lanes (the exact splittings and the approximate
 # free flows: DMV): _LANES and _BRANCH_FREE; with traps for every other family
 UNTRAPPED["lane_math_values"] = _BRANCH_FREE
+UNTRAPPED["engine_segment_gil"] = (
+    "the loop with a Python call-back (a user's torque or wheel law): a call-back that fails "
+    "returns NaN on purpose, so that the step ends non-finite and the loop stops "
+    "(frb/_run.py, _TorqueCallback), and the Python of the call-back is not frb's compiled code; "
+    "the traps cannot be lifted from inside the call, since gfortran restores the halting modes "
+    "of the entry when a procedure that uses ieee_arithmetic returns (and raises the flags "
+    "signalled meanwhile); the same loop runs trapped with the built-in torques")
 ENGINE = ("engine_whole", "engine_segment", "engine_segment_gil")
 
 _libm = ctypes.CDLL(ctypes.util.find_library("m"))
@@ -61,9 +70,23 @@ def _untrapped_family(name, args, kwargs) -> bool:
     return family in (nt.FAMILY_EXACT_SPLITTINGS, nt.FAMILY_APPROXIMATE_FREE_FLOWS)
 
 
+def _given_non_finite(args) -> bool:
+    """True when an input (a positional argument: the outputs and work arrays are given by
+    keyword) holds NaN or an infinity: the compiled checks of the input (fortran/checks.f90)
+    compare such values on purpose to find and name them, which raises the invalid flag."""
+    import numpy as np
+
+    for a in args:
+        if isinstance(a, np.ndarray) and a.dtype.kind == "f" and not np.isfinite(a).all():
+            return True
+        if isinstance(a, float) and not math.isfinite(a):
+            return True
+    return False
+
+
 def _trapped(routine, name):
     def call(*args, **kwargs):
-        if _untrapped_family(name, args, kwargs):
+        if _untrapped_family(name, args, kwargs) or _given_non_finite(args):
             return routine(*args, **kwargs)
         _libm.feclearexcept(FE_ALL_EXCEPT)
         _libm.feenableexcept(TRAPS)

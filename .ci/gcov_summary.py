@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -20,6 +21,19 @@ from collections import defaultdict
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[1] / "fortran"
+# the first line of a SIMD target's copy of a lane module (tools/simd_target_source.py): the
+# source's name; the copy's line n + 1 is the source's line n
+GENERATED = re.compile(r"^! Generated from (\S+) by tools/simd_target_source\.py")
+
+
+def generated_from(path: Path) -> str | None:
+    """The name of the file of fortran/ that the build's file ``path`` copies, or None."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            match = GENERATED.match(f.readline())
+    except (OSError, UnicodeDecodeError):
+        return None
+    return match.group(1) if match else None
 
 
 def ranges(lines: list[int]) -> str:
@@ -51,11 +65,17 @@ def main(argv: list[str] | None = None) -> int:
             for js in Path(tmp).glob("*.gcov.json.gz"):
                 data = json.loads(gzip.decompress(js.read_bytes()))
                 for f in data.get("files", []):
-                    name = Path(f["file"]).name
+                    name, offset = Path(f["file"]).name, 0
                     if name not in ours:
-                        continue          # generated copies (SIMD targets, f2py wrappers), libraries
+                        # a SIMD target's copy counts for its source; f2py wrappers, libraries not
+                        copy = Path(f["file"])
+                        source = generated_from(copy if copy.is_absolute() else a.build_dir / copy)
+                        if source not in ours:
+                            continue
+                        name, offset = source, 1
                     for line in f["lines"]:
-                        counts[name][line["line_number"]] += line["count"]
+                        if line["line_number"] > offset:
+                            counts[name][line["line_number"] - offset] += line["count"]
                 js.unlink()
     rows, total, hit = [], 0, 0
     for name in sorted(counts):

@@ -12,7 +12,10 @@ included):
   ``engine_run._omp_fn``.
 
     python benchmarks/lto_instructions.py --build lto=/tmp/instA --build nolto=/tmp/instB \
-        [--target avx2]
+        [--target avx2] [--only integrate --only "one body"]
+
+(the batch workloads need frb._testing: builds with the meson option testing; ``--only`` keeps
+the workloads whose label contains one of the words given).
 
 valgrind does not decode AVX-512: the lanes run under ``--target`` (default avx2). Prints the
 instructions per body-step of each build and the ratio of each build to the first.
@@ -80,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--build", action="append", required=True, metavar="NAME=DIR",
                    help="an installed frb (PYTHONPATH directory); the first is the reference")
     p.add_argument("--target", default="avx2", help="SIMD target of the lanes (valgrind: not avx512)")
+    p.add_argument("--only", action="append", default=[], metavar="WORDS",
+                   help="only the workloads whose label contains WORDS (repeatable)")
     a = p.parse_args(argv)
     if shutil.which("valgrind") is None:
         print("valgrind not found")
@@ -90,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
           + "".join(f"{name + '/' + builds[0][0]:>16s}" for name, _ in builds[1:]))
     with tempfile.TemporaryDirectory() as tmp:
         for label, kind, arg, toggle, units in WORKLOADS:
+            if a.only and not any(words in label for words in a.only):
+                continue
             counts = [count(path, a.target, kind, arg, toggle, Path(tmp)) / units
                       for _, path in builds]
             print(f"{label:24s}" + "".join(f"{c:14.0f}" for c in counts)

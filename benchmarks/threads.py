@@ -3,10 +3,11 @@ after a numpy call that used its BLAS's threads.
 
 Prints, per scenario and route, the best time of a call with one thread and with two and their
 ratio (one thread's time over two threads': above 1 the second thread pays). The three scenarios
-run in this one process; ``--policy active`` runs the same in a child process with
+run in this one process; ``--runs N`` repeats them and ends with the minimum, median and maximum
+of each ratio over the runs; ``--policy active`` runs the same in a child process with
 ``OMP_WAIT_POLICY=ACTIVE`` (the OpenMP default frb replaces) for comparison.
 
-    python benchmarks/threads.py [--repeats 7] [--policy active]
+    python benchmarks/threads.py [--repeats 7] [--runs 1] [--policy active]
 """
 from __future__ import annotations
 
@@ -29,11 +30,14 @@ BUSY = "while True: pass"
 def routes():
     """(name, call(threads)) of the routes measured."""
     big = bodies(100_000)
+    big = big + (frb.quat_to_matrix(big[1]),)
     small = bodies(1_000, rng=1)
     mid = bodies(10_000, rng=2)
     top = heavy_top(1.0, [0.1, 0.2, 0.8])
     return [
         ("quat_step, 1e5 bodies, h = 0.1", lambda t: frb.quat_step(*big[:2], 0.1, big[2], threads=t)),
+        ("frb_step, 1e5 bodies, h = 0.1", lambda t: frb.frb_step(big[0], big[3], 0.1, big[2],
+                                                                   threads=t)),
         ("quat_step, 1e3 bodies, h = 0.1", lambda t: frb.quat_step(*small[:2], 0.1, small[2], threads=t)),
         ("integrate RK4 heavy top, 1e4 bodies x 10", lambda t: frb.integrate(
             *mid[:2], mid[2], 0.01, 10, method="RK4", torque=top, save_every=None, threads=t)),
@@ -61,47 +65,70 @@ def best_times(call, repeats, before=None):
     return best[1], best[2]
 
 
-def report(scenario, results):
+def report(scenario, results, ratios):
+    """Prints the times of a scenario; appends each route's ratio to ratios[(scenario, route)]."""
     print(f"\n{scenario}")
     print(f"  {'route':46s} {'1 thread':>10s} {'2 threads':>10s} {'1/2 ratio':>10s}")
     for name, (t1, t2) in results:
         print(f"  {name:46s} {t1 * 1e3:8.3f}ms {t2 * 1e3:8.3f}ms {t1 / t2:10.2f}")
+        ratios.setdefault((scenario, name), []).append(t1 / t2)
 
 
-def measure(repeats):
-    table = routes()
-    for name, call in table:   # warm up: first calls, page faults
-        call(1), call(2)
-    report("idle (as the machine is)", [(n, best_times(c, repeats)) for n, c in table])
+IDLE = "idle (as the machine is)"
+BUSY_SCENARIO = "two other processes keep both cores busy"
+BLAS = "right after a numpy matrix product (600 x 600) before each call"
+
+
+def measure(table, repeats, ratios):
+    report(IDLE, [(n, best_times(c, repeats)) for n, c in table], ratios)
 
     busy = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(2)]
     try:
         time.sleep(0.5)
-        report("two other processes keep both cores busy",
-               [(n, best_times(c, repeats)) for n, c in table])
+        report(BUSY_SCENARIO, [(n, best_times(c, repeats)) for n, c in table], ratios)
     finally:
         for p in busy:
             p.kill()
             p.wait()
 
     a = np.random.default_rng(3).normal(size=(600, 600))
-    report("right after a numpy matrix product (600 x 600) before each call",
-           [(n, best_times(c, repeats, before=lambda: blas_call(a))) for n, c in table])
+    report(BLAS, [(n, best_times(c, repeats, before=lambda: blas_call(a))) for n, c in table],
+           ratios)
+
+
+def summary(ratios, runs):
+    """The minimum, median and maximum of each ratio over the runs."""
+    print(f"\nratios one thread / two threads over {runs} runs: min / median / max")
+    scenario = None
+    for (where, name), values in ratios.items():
+        if where != scenario:
+            scenario = where
+            print(f"\n{where}")
+        print(f"  {name:46s} {min(values):6.2f} {float(np.median(values)):6.2f} "
+              f"{max(values):6.2f}")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=1, help="runs of the three scenarios")
     parser.add_argument("--policy", choices=("default", "active"), default="default",
                         help="active: run in a child process with OMP_WAIT_POLICY=ACTIVE")
     args = parser.parse_args(argv)
     if args.policy == "active":
         env = dict(os.environ, OMP_WAIT_POLICY="ACTIVE")
-        return subprocess.call([sys.executable, __file__, "--repeats", str(args.repeats)],
-                               env=env)
+        return subprocess.call([sys.executable, __file__, "--repeats", str(args.repeats),
+                                "--runs", str(args.runs)], env=env)
     print(f"frb {frb.__version__}, {os.cpu_count()} cores, SIMD target {frb.cpu_dispatch()}, "
           f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(frb: PASSIVE)')}")
-    measure(args.repeats)
+    table = routes()
+    for _, call in table:   # warm up: first calls, page faults
+        call(1), call(2)
+    ratios = {}
+    for _ in range(args.runs):
+        measure(table, args.repeats, ratios)
+    if args.runs > 1:
+        summary(ratios, args.runs)
     return 0
 
 

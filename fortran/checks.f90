@@ -25,6 +25,10 @@ module checks
    !> (tests/test_long_steps.py).
    public :: phase_limit
 
+   !> Bodies a chunk of check_batch checks together: 4096 bodies, about 0.1 ms of checks (many
+   !> per thread in a large batch), whose arrays stay in the cache for the scales' pass.
+   integer, parameter :: check_chunk = 4096
+
 contains
 
    !> True when the n values of x are all finite. Written so that it vectorises (the states of a
@@ -209,46 +213,61 @@ contains
    !> scales of the batch: the largest max_i |m_i| of a body, the smallest nonzero one (huge when
    !> all are zero), the smallest and the largest moment, and a bound on the largest
    !> |h| max_i |m_i| / I_min (the largest |h| max_i |m_i| over the smallest moment).
+   !> The bodies go in chunks of check_chunk shared among the threads (dynamic: a thread that
+   !> another process delays holds up no more than one chunk): each chunk is checked in one
+   !> vectorised pass (all_valid), body by body only when that fails, and gives its scales. The
+   !> smallest invalid index and the scales are min / max reductions, exact in any order: the
+   !> same results for every thread count.
    subroutine check_batch(natt, n, m, att, nh, h, ni, inertia, threads, code, body, extremes)
       integer, intent(in) :: natt, n, nh, ni, threads
       real(dp), intent(in) :: m(3, n), att(natt, n), h(nh), inertia(3, ni)
       integer, intent(out) :: code, body
       real(dp), intent(out) :: extremes(check_extremes)
       real(dp) :: big, small, imin, imax, phase, bm, bi
-      integer :: b, first_bad
+      integer :: b, b0, nc, ic, first_bad
 
-      code = input_ok
-      body = 0
-      extremes = 0
-      ! the usual case (every body valid) in one vectorised pass
-      if (.not. all_valid(natt, n, 1, ni, nh, m, att, h, inertia, attitude_tolerance)) then
-         first_bad = n + 1
-         !$omp parallel do num_threads(thread_count(threads)) if(n >= 16 * min_parallel_work) &
-         !$omp schedule(static) default(none) reduction(min: first_bad) shared(n, natt, ni, nh, m, att, h, inertia)
-         do b = 1, n
-            if (body_code(b) /= input_ok) first_bad = min(first_bad, b)
-         end do
-         !$omp end parallel do
-         if (first_invalid(first_bad, n) >= 0) then
-            body = first_bad
-            code = body_code(first_bad)
-            return
-         end if
-      end if
+      first_bad = n + 1
       big = 0
       small = huge(1.0_dp)
       imin = huge(1.0_dp)
       imax = 0
       phase = 0
-      do b = 1, n
-         bm = max(abs(m(1, b)), abs(m(2, b)), abs(m(3, b)))
-         bi = min(inertia(1, min(b, ni)), inertia(2, min(b, ni)), inertia(3, min(b, ni)))
-         big = max(big, bm)
-         small = min(small, merge(bm, huge(1.0_dp), bm > 0))
-         imin = min(imin, bi)
-         imax = max(imax, inertia(1, min(b, ni)), inertia(2, min(b, ni)), inertia(3, min(b, ni)))
-         phase = max(phase, abs(h(min(b, nh))) * bm)
+      !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
+      !$omp schedule(dynamic) default(none) private(b, b0, nc, bm, bi) &
+      !$omp reduction(min: first_bad, small, imin) reduction(max: big, imax, phase) &
+      !$omp shared(n, natt, ni, nh, m, att, h, inertia)
+      do ic = 1, (n + check_chunk - 1) / check_chunk
+         b0 = (ic - 1) * check_chunk + 1
+         nc = min(check_chunk, n - b0 + 1)
+         ! (m(1, b0), att(1, b0): the chunk's columns, by sequence association)
+         if (.not. all_valid(natt, nc, b0, ni, nh, m(1, b0), att(1, b0), h, inertia, &
+                             attitude_tolerance)) then
+            do b = b0, b0 + nc - 1
+               if (body_code(b) /= input_ok) then
+                  first_bad = min(first_bad, b)
+                  exit
+               end if
+            end do
+         end if
+         do b = b0, b0 + nc - 1
+            bm = max(abs(m(1, b)), abs(m(2, b)), abs(m(3, b)))
+            bi = min(inertia(1, min(b, ni)), inertia(2, min(b, ni)), inertia(3, min(b, ni)))
+            big = max(big, bm)
+            small = min(small, merge(bm, huge(1.0_dp), bm > 0))
+            imin = min(imin, bi)
+            imax = max(imax, inertia(1, min(b, ni)), inertia(2, min(b, ni)), inertia(3, min(b, ni)))
+            phase = max(phase, abs(h(min(b, nh))) * bm)
+         end do
       end do
+      !$omp end parallel do
+      code = input_ok
+      body = 0
+      extremes = 0
+      if (first_invalid(first_bad, n) >= 0) then
+         body = first_bad
+         code = body_code(first_bad)
+         return
+      end if
       ! (a bound on the largest |h| max_i |m_i| / I_min, without a division a body)
       phase = phase / imin
       extremes = [big, small, imin, imax, phase]

@@ -20,12 +20,13 @@
 ! * The attitude: Q(t) = Q0 P(0)^T Y_d(psi) P(t), P the minimal rotation taking u = M / G to a
 !   fixed body unit vector d, psi' = w . (u + d) / (1 + u . d). psi by Gauss-Legendre quadrature:
 !   short steps in the gauge d = u0 with an error bound from the disk of analyticity of zeta
-!   (short_nodes); longer steps in panels, each in the gauge of its midpoint direction, composed;
-!   whole periods as one rotation about u0 (the holonomy of a period) taken n times.
+!   (short_nodes); longer steps in panels, each in the gauge of its start, composed; whole
+!   periods as one rotation about u0 (the holonomy of a period, by the panels of one period: the
+!   rest of the step and the period's remainder) taken n times (panel_step).
 ! * Steps with a phase |h| (|m| + |r|) / I_min above long_step_threshold run in quadruple
-!   precision from the exact inputs (gyrostat_flow_qp, the same code for kind qp): the whole
-!   periods as one rotation, then the rest; so do the steps near a separatrix whose estimated
-!   loss of accuracy exceeds refine_limit rounding errors (double_step).
+!   precision from the exact inputs (gyrostat_flow_qp, the same code for kind qp); so do the
+!   steps near a separatrix whose estimated loss of accuracy exceeds refine_limit rounding errors
+!   (double_step).
 ! * r = 0 is the free rigid body: exact_flow.free_flow.
 module gyrostat_flow
    use kinds, only: dp, qp, wp => dp
@@ -36,8 +37,7 @@ module gyrostat_flow
    use lane_math, only: lane_sin, lane_cos, lane_sincos, lane_atan2
    use exact_flow, only: free_flow
    use rotations, only: qmul
-   use gyrostat_flow_qp, only: gyrostat_unit_qp => gyrostat_unit, gyrostat_periods_qp => gyrostat_periods, &
-                               qmul_qp => gq_mul
+   use gyrostat_flow_qp, only: gyrostat_unit_qp => gyrostat_unit
    implicit none
    private
 
@@ -52,8 +52,7 @@ module gyrostat_flow
       real(dp), intent(in) :: m(3), hr(3), h, inertia(3)
       real(dp), intent(out) :: m_out(3), w(4)
       real(dp) :: big, imin, dd(3), tau, ms(3), rs(3), m1(3), gs, f, fi
-      real(qp) :: ddq(3), m1q(3), wq(4), wr(4), tq, trq
-      logical :: ok
+      real(qp) :: ddq(3), m1q(3), wq(4), tq
       integer :: e
 
       if (all(hr == 0)) then
@@ -91,18 +90,10 @@ module gyrostat_flow
       dd = imin / inertia
       if (phase_over(h, gs, fi, long_step_threshold) .or. maxval(inertia) > ratio_threshold * imin &
           .or. .not. (abs(tau) >= tiny(1.0_dp) .and. abs(tau) <= huge(1.0_dp))) then
-         ! the whole periods and the rest in quadruple precision from the exact inputs (or, when
-         ! the periods are not found, the whole step in panels)
+         ! in quadruple precision from the exact inputs: the whole periods as one rotation, the
+         ! rest in panels (gyrostat_unit)
          ddq = real(imin, qp) / real(inertia, qp)
          tq = scale(real(h, qp), e) / real(imin, qp)
-         call gyrostat_periods_qp(real(ms, qp), real(rs, qp), ddq, tq, trq, wq, ok)
-         if (ok .and. maxval(inertia) <= ratio_threshold * imin) then
-            ! the rest of the step in quadruple precision too
-            call gyrostat_unit_qp(real(ms, qp), real(rs, qp), ddq, trq, m1q, wr)
-            m_out = scale(real(m1q, dp), e)
-            w = real(qmul_qp(wq, wr), dp)
-            return
-         end if
          call gyrostat_unit_qp(real(ms, qp), real(rs, qp), ddq, tq, m1q, wq)
          m_out = scale(real(m1q, dp), e)
          w = real(wq, dp)

@@ -84,6 +84,16 @@ def phase_message(name_h: str, phase: float, body: str = "") -> str:
             "the units of h, m and inertia")
 
 
+def gyrostat_phase_message(name_h: str, phase: float) -> str:
+    """The message of a gyrostat step beyond :data:`PHASE_LIMIT` (its phase counts the rotor's
+    momentum ``h_r``, frb.torques.rotor)."""
+    size = f"{phase:.3g}" if np.isfinite(phase) else "beyond the float64 range"
+    return (f"{name_h} is too long for the gyrostat: |h| (|m| + |h_r|) / I_min = {size} exceeds "
+            f"{PHASE_LIMIT:.0e} radians (h_r the rotor's momentum of the torque), where quadruple "
+            "precision (34 digits) leaves no correct digit of the motion; check the units of h, "
+            "m, the rotor and inertia")
+
+
 #: The argument of each check code's message (``check_message``'s ``names`` maps these roles to
 #: the names of the route's arguments).
 _CODE_ROLE = {_sn.BAD_M: "m", _sn.BAD_H: "h", _sn.BAD_INERTIA_VALUE: "inertia",

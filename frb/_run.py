@@ -31,7 +31,7 @@ from . import _core
 from . import _numbers_table as _sn
 from . import _validate
 from ._kept import check_kept_states, kept_count, kept_steps
-from ._messages import IntegrationError, check_message, failure
+from ._messages import IntegrationError, check_message, failure, gyrostat_phase_message
 from ._progress import Progress
 from ._scaling import Scaling, scaling_of
 from .methods import MethodInfo, check_dmv_inertia
@@ -359,7 +359,7 @@ def _wheel_run(req: Request, tq: Optional[Torque], n: int, single: bool, I2: NDA
     if not isinstance(wheels, Wheels):
         raise TypeError(f"wheels must be frb.Wheels(axes, h0), got {type(wheels).__name__}")
     info = req.method
-    if not info.wheels:
+    if not info.wheels and (law is not None or not info.accepts(Rotor(_ZEROS3))):
         raise ValueError(info.wheel_refusal())
     for what, count in (("wheels", wheels.bodies_count),
                         ("wheel_law", getattr(law, "bodies_count", None))):
@@ -370,6 +370,10 @@ def _wheel_run(req: Request, tq: Optional[Torque], n: int, single: bool, I2: NDA
     A = wheels.axes if wheels.axes.ndim == 2 else wheels.axes[:n]
     if law is None:
         rotor = Rotor(wheels.momentum(wheels.h0))
+        if not info.wheels and not info.accepts(rotor if tq is None else rotor + tq):
+            raise ValueError(f"method {info.name} takes wheels without a law (wheels=, their "
+                             "momenta constant: a gyrostat) as rotors, with no other torque "
+                             f"(torque={shown(tq)}): {info.torque_note}")
         return WheelRun(wheels, None, _sn.WHEEL_LAW_NONE, None, _NO_WHEEL_INPUTS, h0), \
             rotor if tq is None else rotor + tq
     user: Optional[UserLaw] = None
@@ -478,14 +482,20 @@ def prepare(req: Request) -> Run:
     if n and info.family == _sn.FAMILY_APPROXIMATE_FREE_FLOWS:
         check_dmv_inertia(info, I2, single)
     terms, tbody, user = _torque_form(tq, n)
+    rotor_phase = 0.0
+    if info.family == _sn.FAMILY_EXACT_SPLITTINGS and n:
+        # a gyrostat (rotors in the torque): its steps' phase counts the rotor's momentum
+        rotor_phase = gyrostat_phase(tq, m2, h * longest if longest != 1.0 else h, I2)
+        if rotor_phase > _sn.PHASE_LIMIT:
+            raise ValueError(gyrostat_phase_message(route.names["h"], rotor_phase))
     user_law = wheel_run.user
     if n * nsteps > 1 << 16:
         check_kept_states(kept_count(nsteps, save_every), n, 3 + att.shape[1] + wheel_run.wheel_count)
     # a short run without Python in its loop is one compiled call, which checks the bodies
     # first; any other run is checked now (its scales size its calls and rescale it), and so are
     # matrices that the run holds as quaternions (checked before they are turned)
-    whole = n * max(nsteps, 1) <= FIRST_WORK and user is None and user_law is None and \
-        not progress
+    whole = n * max(nsteps, 1) <= WHOLE_RUNS * FIRST_WORK and user is None and \
+        user_law is None and not progress
     # matrices are held as quaternions by the families but the exact-flow splittings (and by
     # them too with wheels)
     matrices_turned = form == "matrix" and (info.family != _sn.FAMILY_EXACT_SPLITTINGS or
@@ -520,6 +530,9 @@ def prepare(req: Request) -> Run:
               label=f"{route.label} {req.name or info.name}", first_work=0,
               engine_inputs=(config, plan.T, terms.T, tbody.T, times, m2.T, att.T, I_run.T),
               longest=longest, wheel_run=wheel_run)
+    if extremes is not None and rotor_phase > extremes[4]:
+        # (the long steps of the exact flows, FIRST_WORK: the gyrostat's phase)
+        extremes[4] = rotor_phase
     return run if extremes is None else _checked(run, extremes)
 
 
@@ -569,6 +582,34 @@ def _checked(run: Run, extremes: NDArray[np.float64]) -> Run:
     return run._replace(config=config, torque_terms=terms, torque_body=body, m=m,
                         inertia=inertia, h=h, t0=t0, scaling=scaling, first_work=first_work,
                         engine_inputs=inputs)
+
+
+def gyrostat_phase(tq: Optional[Torque], m: NDArray[np.float64], h: NDArray[np.float64],
+                   inertia: NDArray[np.float64]) -> float:
+    """The largest phase ``|h| (|m| + |h_r|) / I_min`` of the gyrostat steps of a run with the
+    rotors ``h_r`` of the torque ``tq`` (0.0 without rotors): the radians the rigid momentum
+    turns through about the total momentum (its frequency is about (|m| + |h_r|) / I_min, not
+    |m| / I_min, for a rotor larger than m), the scale of the gyrostat flow's long steps. An
+    upper bound of it when that is below LONG_STEP_PHASE (all its callers need to know)."""
+    hr = getattr(tq, "internal_momentum", None) if tq is not None else None
+    smallest = float(inertia.min()) if inertia.size else 0.0
+    if hr is None or m.shape[0] == 0 or not smallest > 0.0:
+        return 0.0      # (no rotor, or moments that the checks refuse)
+    hmax = float(np.max(np.abs(h)))
+    # an upper bound first (|m| + |h_r| <= 2 sqrt(3) times the largest component; no temporary
+    # arrays): the phase itself only when it matters
+    with np.errstate(all="ignore"):
+        bound = hmax * 3.5 * float(max(m.max(), -m.min(), hr.max(), -hr.min())) / smallest
+    if bound <= min(LONG_STEP_PHASE, _sn.PHASE_LIMIT):
+        return bound
+    imin = np.min(inertia, axis=-1)
+    with np.errstate(all="ignore"):
+        g = np.sqrt(np.einsum("ij,ij->i", m, m)) + np.sqrt(np.einsum("...j,...j->...", hr, hr))
+        phase = hmax * float(np.max(g / imin))
+    if math.isfinite(phase):
+        return phase
+    # (g / imin beyond the float64 range: the form of _validate.phase, without overflow)
+    return float(np.max(_validate.phase(hmax, g, imin)))
 
 
 def check(run: Run) -> None:
@@ -634,6 +675,10 @@ TARGET_SECONDS = 0.1
 #: Body-steps of the first call of a run (about 0.01 s for DMV6, 0.2 s for the slowest methods);
 #: the later calls are sized from the measured speed of the previous ones.
 FIRST_WORK = 1 << 16
+#: A run of at most WHOLE_RUNS times FIRST_WORK body-steps that calls no Python is one compiled
+#: call (checks included), not a first call and a short second one: every call is a parallel
+#: loop whose threads wait for each other at its end, which under load costs a thread's delay.
+WHOLE_RUNS = 2
 #: A block of bodies has at least this many chunks per thread, so that every thread has work in
 #: every call.
 CHUNKS_PER_THREAD = 4
@@ -703,7 +748,7 @@ def _run_engine(run: Run, outs: tuple[NDArray[np.float64], ...], cb: Any, lcb: A
     active = run.wheel_run.kind != _sn.WHEEL_LAW_NONE
     wheel_inputs = run.wheel_run.inputs if active else _NO_WHEEL_ARRAYS
     if not run.checked or run.nsteps == 0 or not (user or run.progress) and n * run.nsteps <= \
-            (run.first_work or FIRST_WORK):
+            (run.first_work or WHOLE_RUNS * FIRST_WORK):
         # a short run is one call (what in_segments would make of it), with no state carried;
         # also a run of no step, whose call writes the initial state
         status, fail_step, fail_body = _core.engine_whole(*run.engine_inputs, m_out=m_out.T,

@@ -23,6 +23,9 @@ from ._numbers_table import (
     FAMILY_MIDPOINT_TRAPEZOID as _KRYSL)
 from .torques import ConstantField, LinearDamping, Rotor, Torque, TorqueSum, as_torque, shown
 
+#: A rotor, for the methods that take rotors (a gyrostat: wheels without a law).
+_ZERO_ROTOR = Rotor(np.zeros(3))
+
 __all__ = ["MethodInfo", "METHODS", "SPLITTING", "NEWTON_RTOL", "NEWTON_MAX_ITER",
            "MAX_INERTIA_RATIO", "method_of", "check_dmv_inertia"]
 
@@ -106,8 +109,13 @@ class MethodInfo:
     def wheel_refusal(self) -> str:
         """Why the method does not take reaction wheels (for its ValueError)."""
         takers = ", ".join(name for name, info in METHODS.items() if info.wheels)
-        return (f"method {self.name} does not take reaction wheels (wheels=): their motor torques "
+        text = (f"method {self.name} does not take reaction wheels (wheels=): their motor torques "
                 f"are torques of the state, which its steps do not take; use one of {takers}")
+        if self.accepts(_ZERO_ROTOR):
+            text = text.replace("reaction wheels (wheels=)",
+                                "reaction wheels driven by a law (wheels=, wheel_law=)") + \
+                "; wheels without a law keep their momenta (a gyrostat), which it takes"
+        return text
 
 
 #: The order of each method with reaction wheels driven by a law (frb.Wheels): the splittings

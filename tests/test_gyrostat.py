@@ -10,6 +10,10 @@ References, all independent of frb's elliptic functions:
   [1e-3, 1e3] and the edge families of tests/reference/gyrostat_cases.py (h along each principal
   axis, symmetric bodies and the sphere, |h| = |m|, near each kind of equilibrium of the
   gyrostat and on the separatrices through its saddles), at steps 0.01, 1, 30, 100, 1e4 and -1;
+  and, in tests/data/reference_gyrostat_sample.npz (make_gyrostat_reference.py --sample 2000),
+  2000 random gyrostats (rotors of random direction, along principal axes, orbits near saddles,
+  minima and maxima; |h| / |m| in [1e-3, 1e3]) at three steps each of random sign, |h| from 1e-2
+  to 1e4;
 * the closed form of a symmetric body with the rotor on its axis: w = M / A + lam e3 with
   lam = m3 / C - (m3 + h) / A (A the equal moments, C the axis'), so m_perp turns at the rate -lam and
   Q(t) = exp(t hat(M_s) / A) Q0 exp(t lam hat(e3)) (M_s = Q0 M0 the spatial momentum);
@@ -27,6 +31,7 @@ import frb
 from frb.torques import constant_field, linear_damping, rotor
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "reference_gyrostat.npz")
+SAMPLE = os.path.join(os.path.dirname(__file__), "data", "reference_gyrostat_sample.npz")
 
 
 def quat_matrix(q):
@@ -229,3 +234,68 @@ def test_exact_refuses_rotor_with_other_torques():
     with pytest.raises(ValueError, match="EXACT"):
         frb.integrate([1.0, 0.2, 0.3], [1.0, 0, 0, 0], [1.0, 2.0, 3.0], 0.1, 2, method="EXACT",
                       torque=rotor([0.0, 0.0, 1.0]) + linear_damping(0.1))
+
+
+@pytest.fixture(scope="module")
+def sample():
+    if not os.path.exists(SAMPLE):
+        pytest.skip("tests/data/reference_gyrostat_sample.npz missing (tests/reference/"
+                    "make_gyrostat_reference.py --sample 2000)")
+    with np.load(SAMPLE) as z:
+        return {k: z[k] for k in z.files}
+
+
+def test_exact_gyrostat_against_the_random_sample(sample):
+    """The 2000 random gyrostats of the sample, each at its three steps (short to 1e4, both
+    signs): m / |m| and the attitude within 1e-13, body by body through frb.integrate."""
+    n = len(sample["h"])
+    em = np.empty((n, 3))
+    eq = np.empty((n, 3))
+    for i in range(n):
+        for j in range(3):
+            tr = frb.integrate(sample["m0"][i], sample["q0"][i], sample["inertia"][i],
+                               float(sample["h"][i, j]), 1, method="EXACT",
+                               torque=rotor(sample["hr"][i]), save_every="final")
+            ref = {"m1": sample["m1"][i, j][None], "q1": sample["q1"][i, j][None]}
+            e = _errors(tr.m[-1][None], tr.q[-1][None], ref)
+            em[i, j], eq[i, j] = e[0][0], e[1][0]
+    worst = np.unravel_index(np.argmax(np.maximum(em, eq)), em.shape)
+    detail = (int(sample["kind"][worst[0]]), float(sample["h"][worst]), em[worst], eq[worst])
+    assert em.max() <= 1e-13 and eq.max() <= 1e-13, detail
+
+
+def test_wheels_without_a_law_are_the_gyrostat(reference):
+    """EXACT with reaction wheels that keep their momenta (no wheel_law) is the gyrostat of the
+    rotor A h0: the Taylor reference within 1e-13, alone and with a rotor torque added (the
+    rotors summed); with a law, or with another torque, a ValueError naming the arguments."""
+    rows = np.flatnonzero(reference["h"] == 1.0)[:8]
+    axes = np.array([[1.0, 0.0, 0.0], [0.0, 0.6, 0.8], [0.0, -0.8, 0.6]])
+    for i in rows:
+        hr = reference["hr"][i]
+        ref = {"m1": reference["m1"][i][None], "q1": reference["q1"][i][None]}
+        # (wheels along the body axes: their momentum A h0 is hr exactly, and so is the sum)
+        for kw in ({"wheels": frb.Wheels(np.eye(3), hr)},
+                   {"wheels": frb.Wheels(np.eye(3), 0.5 * hr), "torque": rotor(0.5 * hr)}):
+            tr = frb.integrate(reference["m0"][i], reference["q0"][i], reference["inertia"][i],
+                               1.0, 1, method="EXACT", **kw)
+            em, eq = _errors(tr.m[-1][None], tr.q[-1][None], ref)
+            assert em[0] <= 1e-13 and eq[0] <= 1e-13, (i, list(kw))
+    i = rows[0]
+    args = (reference["m0"][i], reference["q0"][i], reference["inertia"][i], 1.0, 1)
+    with pytest.raises(ValueError, match=r"EXACT.*wheel_law"):
+        frb.integrate(*args, method="EXACT", wheels=frb.Wheels(axes, np.ones(3)),
+                      wheel_law=lambda t, Q, m, h: np.zeros((1, 3)))
+    with pytest.raises(ValueError, match=r"EXACT.*wheels=.*torque=linear_damping"):
+        frb.integrate(*args, method="EXACT", wheels=frb.Wheels(axes, np.ones(3)),
+                      torque=linear_damping(0.1))
+
+
+def test_a_gyrostat_step_beyond_the_phase_limit_is_refused():
+    """The phase of a gyrostat step counts the rotor: |h| (|m| + |h_r|) / I_min beyond 1e18
+    is a ValueError naming h, though |h| |m| / I_min is small."""
+    with pytest.raises(ValueError, match=r"h is too long for the gyrostat: \|h\| \(\|m\| "):
+        frb.integrate([1e-3, 0.0, 0.0], [1.0, 0, 0, 0], [1.0, 2.0, 3.0], 1e6, 1,
+                      method="EXACT", torque=rotor([0.0, 0.0, 1e13]))
+    tr = frb.integrate([1e-3, 0.0, 0.0], [1.0, 0, 0, 0], [1.0, 2.0, 3.0], 1e3, 1,
+                       method="EXACT", torque=rotor([0.0, 0.0, 1e13]))
+    assert np.isfinite(tr.m[-1]).all()

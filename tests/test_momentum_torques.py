@@ -574,3 +574,23 @@ def test_new_torques_copy_their_arrays():
     q[:] = [1.0, 0.0, 0.0, 0.0]
     np.testing.assert_array_equal(rotor.h, _H_ROTOR)
     np.testing.assert_array_equal(law.q_ref, _Q_REF)
+
+
+def test_a_function_plus_a_torque_and_the_refusals_of_momentum_torques():
+    # function + torque (Torque.__radd__) is the sum of the two, T = f(t, Q) - c m, written out
+    def field(t, Q):
+        return np.cross(np.asarray(Q)[..., 2, :], [0.1, 0.0, 0.5]) * (1 + t)
+
+    damping = frb.torques.linear_damping(0.5)
+    total = field + damping
+    assert isinstance(total, frb.torques.TorqueSum)
+    Q = frb.quat_to_matrix(np.array([[0.5, 0.5, -0.5, 0.5], [np.cos(0.2), np.sin(0.2), 0, 0]]))
+    m = np.array([[0.3, -0.5, 0.8], [1.0, 2.0, -0.25]])
+    want = np.cross(Q[:, 2, :], [0.1, 0.0, 0.5]) * 1.5 - 0.5 * m
+    np.testing.assert_allclose(total(0.5, Q, m), want, rtol=0, atol=1e-15)
+    assert sum([damping]) is damping and damping + None is damping
+    # a torque of the momentum called without it, and gains that are not finite
+    with pytest.raises(TypeError, match=r"linear_damping depends on the angular momentum"):
+        damping(0.0, Q)
+    with pytest.raises(ValueError, match="kp must be finite"):
+        frb.torques.attitude_control([1.0, 0, 0, 0], np.diag([1.0, np.nan, 1.0]), 1.0)

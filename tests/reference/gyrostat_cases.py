@@ -135,3 +135,40 @@ def edge_families(rng):
                 if c is not None:
                     cases.append(c)
     return cases
+
+
+#: The kinds of the bodies of the random sample (sample_body), stored as their index.
+SAMPLE_KINDS = ("random", "principal axis", "near saddle", "near min", "near max")
+
+
+def sample_body(rng):
+    """One body of the random sample with its kind (an index of SAMPLE_KINDS): moments uniform
+    in [0.5, 3] (any order), |hr| / |m| log-uniform in [1e-3, 1e3]; the rotor of random
+    direction (60 %), along a random principal axis with a random sign (16 %), or M = m + hr
+    within eps |M| of an equilibrium of the gyrostat (a saddle, whose orbits follow the
+    separatrices, a minimum or a maximum of the energy on the sphere; 8 % each), eps
+    log-uniform in [1e-8, 1e-2]."""
+    u = rng.uniform()
+    if u < 0.6:
+        return random_body(rng), 0
+    inertia = rng.uniform(0.5, 3.0, size=3)
+    r = 10 ** rng.uniform(-3, 3)
+    if u < 0.76:
+        m0 = rng.normal(size=3)
+        hr = np.zeros(3)
+        hr[rng.integers(3)] = rng.choice((-1.0, 1.0)) * r * np.linalg.norm(m0)
+        return case(rng, "", m0, hr, inertia), 1
+    kind = 2 + int((u - 0.76) / 0.08)
+    eps = 10 ** rng.uniform(-8, -2)
+    # G = 1 and |hr| = r / (1 + r): |hr| / |m| about r
+    c = near_equilibrium(rng, unit(rng) * (r / (1 + r)), inertia, 1.0,
+                         ("saddle", "min", "max")[kind - 2], eps, "")
+    if c is None:
+        return random_body(rng), 0
+    return c, kind
+
+
+def sample_steps(rng):
+    """The steps of a body of the sample: |h| log-uniform in [1e-2, 1], [1, 1e2] and
+    [1e2, 1e4], each of random sign."""
+    return np.array([rng.choice((-1.0, 1.0)) * 10 ** rng.uniform(a, a + 2) for a in (-2, 0, 2)])
