@@ -41,7 +41,7 @@ module runge_kutta
    implicit none
    private
 
-   public :: runge_kutta_step
+   public :: runge_kutta_step, rk4_feedback_body
 
 
 contains

@@ -47,6 +47,7 @@ module torques
    private
 
    public :: torque_t, user_torque_cb, torqued, torque_batch, torque_one, torque_flow, field_v_torque
+   public :: term_times
    public :: field_along_e3, field_e3_kick_tr, damping_rate, expm1, term_parameters, gain_times, gain_matrix
    public :: has_rotor, rotors_only, rotor_momentum, without_rotors
 

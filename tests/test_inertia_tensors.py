@@ -168,10 +168,12 @@ def test_frb_step_equals_the_principal_run_mapped_back(body):
     for h in (0.3, -2.5, 40.0):
         for quadrature in (0, 3):
             m1, Q1 = frb.frb_step(m, Q, h, J, quadrature)
-            # in the frame of principal_axes, to rounding
+            # in the frame of principal_axes, to rounding: the momenta given to the two runs
+            # differ by the rounding of R^T m, an error that the step carries as |h| (its
+            # derivatives grow with the phase)
             mp, Qp = frb.frb_step(into(R, m), Q @ R, h, I, quadrature)
-            assert rel(m1, back(R, mp)) < 1e-15
-            assert np.abs(Q1 - Qp @ R.T).max() < 1e-15
+            assert rel(m1, back(R, mp)) < 1e-15 * (1 + abs(h) / 8)
+            assert np.abs(Q1 - Qp @ R.T).max() < 1e-15 * (1 + abs(h) / 8)
             # in the frame the tensor was made from: the moments and axes differ from
             # principal_axes' by rounding, an error of the phase growing as |h|
             mp, Qp = frb.frb_step(into(R0, m), Q @ R0, h, I0, quadrature)
