@@ -9,7 +9,8 @@ The model (Markley and Crassidis 2014; frb.wheels): N spacecraft, inertia tensor
 diag(120, 100, 80) kg m^2 (one per body), initial rates dispersed (0.02 rad/s per axis), four
 wheels in a pyramid, the quaternion feedback kp = 2 N m, kd = 40 N m s with the gyroscopic
 compensation, |u_i| <= 0.1 N m, |h_i| <= 4 N m s, slewing 60 degrees about (1, 1, 0). frb runs
-it compiled (RK4 and YOSHIDA4: the law, the wheels and the per-body frames in the time loop);
+it compiled (RK4 and YOSHIDA4: the law, the wheels and the per-body frames in the time loop; RK4
+in its lane step, and, with frb._testing, also without it: each body's step on its own);
 numpy RK4 is the same RK4 vectorised over the bodies (the same h); solve_ivp integrates one body
 at a time (timed on --ivp-bodies bodies, scaled to the batch). The final attitudes of the three
 are compared (they solve the same equations).
@@ -24,6 +25,11 @@ from scipy.integrate import solve_ivp
 
 import frb
 from frb.wheel_laws import quaternion_feedback
+
+try:                                        # built with the meson option testing
+    from frb import _testing
+except ImportError:
+    _testing = None
 
 KP, KD, U_MAX, H_MAX = 2.0, 40.0, 0.1, 4.0
 _B = np.arctan(np.sqrt(2.0))
@@ -136,6 +142,14 @@ def main() -> None:
         t0 = time.perf_counter()
         tr = frb_run(J, m0, q0, a.h, nsteps, method, threads)
         timings[f"frb {method}"] = (time.perf_counter() - t0, tr.q[-1])
+    if _testing is not None:
+        # RK4 without its lane step (each body's step on its own; the same results bit for bit)
+        _testing.lane_steps_use(0)
+        t0 = time.perf_counter()
+        tr = frb_run(J, m0, q0, a.h, nsteps, "RK4", threads)
+        timings["frb RK4 one-body"] = (time.perf_counter() - t0, tr.q[-1])
+        _testing.lane_steps_use(1)
+        assert np.array_equal(tr.q[-1], timings["frb RK4"][1])
     t0 = time.perf_counter()
     qn, _, _ = numpy_rk4(J, m0, q0, a.h, nsteps)
     timings["numpy RK4"] = (time.perf_counter() - t0, qn)
@@ -152,7 +166,9 @@ def main() -> None:
           f"final error to q_ref: median {np.median(final):.2e} deg, "
           f"{int(np.sum(final < 1.0))} of {n} bodies within 1 degree")
     print("\nratios (time of the other route / frb's):")
-    for name in ("frb RK4", "frb YOSHIDA4"):
+    for name in ("frb RK4", "frb YOSHIDA4", "frb RK4 one-body"):
+        if name not in timings:
+            continue
         sec = timings[name][0]
         print(f"  {name:<14} vs solve_ivp {ivp_time / sec:8.1f} x   vs numpy RK4 "
               f"{timings['numpy RK4'][0] / sec:6.1f} x")

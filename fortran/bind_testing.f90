@@ -37,6 +37,17 @@ subroutine quat_integrate_batch(n, ni, nh, m, q, h, inertia, quadrature, nsteps,
                    nsteps=nsteps)
 end subroutine quat_integrate_batch
 
+! The lane steps of frb.integrate (method_lanes) on (on /= 0) or off, for the runs that follow:
+! off, every run takes its method family's step, to compare the two.
+subroutine lane_steps_use(on)
+   use iso_c_binding, only: c_int
+   use method_lanes, only: use_lane_steps
+   implicit none
+   integer(c_int), intent(in) :: on
+
+   call use_lane_steps(on /= 0)
+end subroutine lane_steps_use
+
 ! Elementwise elliptic functions over arrays of equal length n.
 
 subroutine ell_jacobi(n, u, k, kp, sn, cn, dn, am)

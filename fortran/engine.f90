@@ -34,6 +34,7 @@ module engine
    use parallel, only: thread_count, save_slot, min_parallel_work
    use checks, only: all_finite
    use numbers_table, only: engine_chunk
+   use method_lanes, only: choose_lane_step
    implicit none
    private
 
@@ -272,6 +273,7 @@ contains
       end if
       info = info_ok
       step => family_step(meth%family)
+      if (natt == 4) call choose_lane_step(meth, tq, wh, step)
       free_steps => null()
       if (.not. torqued(tq) .and. .not. wheels_active(wh)) free_steps => family_free_steps(meth%family)
       ! the torque and the wheels of this chunk: their per-body parameters from body b0

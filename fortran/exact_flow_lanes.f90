@@ -21,7 +21,9 @@
 ! inline into the loops and vectorise.
 ! A body that needs another path (near an axis or the separatrix, |v| beyond the series, small
 ! den, RJ duplications) is flagged and stepped by free_flow_unit instead (free_flow_chunk); long
-! exact steps (symmetric_long, precise_long) are left to free_flow.
+! exact steps (symmetric_long, precise_long) are left to free_flow. Moments out of order
+! are sorted in the lanes by flow_prepare's swaps, and the results put back by flow_finish's
+! permutation (the same operations).
 module exact_flow_lanes
    use kinds, only: dp, wp => dp
    use elliptic_functions, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q, gl_node, gl_weight, &
@@ -64,6 +66,8 @@ contains
       type(flow_prep_t) :: p(nb)
       real(dp) :: ml(nb, 3), tl(nb), cl(nb, 3), m1l(nb, 3), wl(nb, 4), m1s(3), ws(4), gl(nb)
       real(dp) :: hl(nb), il(3, nb), fast(nb), s, imax, symmetric_limit, asymmetric_limit
+      real(dp) :: a1, a2, a3, u1, u2, u3
+      real(dp) :: p1, p2, p3, t, swap, x(3), y(3), pl(nb, 3), sgl(nb), x1, x2, x3, y1, y2, y3
       logical :: ok(nb), lane(nb)
       integer :: k
 
@@ -77,24 +81,35 @@ contains
          end do
          return
       end if
-      ! The usual case in lock-step: |m| and the unit momentum (split_norm), moments already in
-      ! order and not a long step (flow_prepare without a permutation; the same operations), nor a
-      ! long exact step of a symmetric body (symmetric_long) or of another (precise_long)
+      ! The usual case in lock-step: |m| and the unit momentum (split_norm), the moments put in
+      ! order by flow_prepare's insertion sort (its swaps of (1, 2), (2, 3), (1, 2), each flipping
+      ! the sign of the third axis; the permutation kept in pl, the sign in sgl), not a long step
+      ! (flow_prepare's operations), nor a long exact step of a symmetric body (symmetric_long)
+      ! or of another (precise_long)
       symmetric_limit = merge(symmetric_step_threshold, long_step_threshold, quadrature == 0)
       asymmetric_limit = merge(precise_step_threshold, long_step_threshold, quadrature == 0)
       do k = 1, nc
          s = m(1, k) * m(1, k) + m(2, k) * m(2, k) + m(3, k) * m(3, k)
          gl(k) = sqrt(s)
-         ml(k, 1) = m(1, k) / gl(k); ml(k, 2) = m(2, k) / gl(k); ml(k, 3) = m(3, k) / gl(k)
-         imax = il(3, k)
+         u1 = m(1, k) / gl(k); u2 = m(2, k) / gl(k); u3 = m(3, k) / gl(k)
+         a1 = il(1, k); a2 = il(2, k); a3 = il(3, k)
+         p1 = 1; p2 = 2; p3 = 3; t = 1
+         swap = merge(1.0_dp, 0.0_dp, a2 < a1)
+         call exchange(swap, a1, a2, u1, u2, p1, p2, t)
+         swap = merge(1.0_dp, 0.0_dp, a3 < a2)
+         call exchange(swap, a2, a3, u2, u3, p2, p3, t)
+         swap = merge(1.0_dp, 0.0_dp, a2 < a1)
+         call exchange(swap, a1, a2, u1, u2, p1, p2, t)
+         ml(k, 1) = u1; ml(k, 2) = u2; ml(k, 3) = t * u3
+         pl(k, 1) = p1; pl(k, 2) = p2; pl(k, 3) = p3; sgl(k) = t
+         imax = a3
          tl(k) = gl(k) * (hl(k) / imax)
-         cl(k, 1) = il(1, k) / imax; cl(k, 2) = il(2, k) / imax; cl(k, 3) = il(3, k) / imax
+         cl(k, 1) = a1 / imax; cl(k, 2) = a2 / imax; cl(k, 3) = a3 / imax
          fast(k) = merge(1.0_dp, 0.0_dp, s >= norm_sq_min .and. s <= norm_sq_max .and. hl(k) /= 0 &
-                         .and. il(1, k) <= il(2, k) .and. il(2, k) <= il(3, k) &
                          .and. abs(hl(k)) * gl(k) <= merge(symmetric_limit, asymmetric_limit, &
-                                                           il(1, k) == il(2, k) .or. il(2, k) == il(3, k)) * il(1, k) &
+                                                           a1 == a2 .or. a2 == a3) * a1 &
                          .and. abs(hl(k)) * gl(k) <= huge(1.0_dp) &
-                         .and. il(3, k) <= ratio_threshold * il(1, k))
+                         .and. a3 <= ratio_threshold * a1)
       end do
       ! the other bodies: sorted by flow_prepare into a lane (a unit-norm step), or done here
       do k = 1, nc
@@ -112,10 +127,27 @@ contains
       call free_flow_lanes(nc, ml, tl, cl, quadrature, m1l, wl, ok)
       call keep_invariants_lanes(nc, ml, cl, m1l)
       if (all(ok(1:nc)) .and. all(fast(1:nc) > 0)) then
-         ! the usual chunk: every body in the lanes, none rescaled (the loop below, without branches)
+         ! the usual chunk: every body in the lanes, none rescaled (the loops below, without
+         ! branches)
+         if (all(pl(1:nc, 1) == 1 .and. pl(1:nc, 2) == 2)) then
+            ! moments in order
+            do k = 1, nc
+               m_out(1, k) = m1l(k, 1) * gl(k); m_out(2, k) = m1l(k, 2) * gl(k); m_out(3, k) = m1l(k, 3) * gl(k)
+               w(1, k) = wl(k, 1); w(2, k) = wl(k, 2); w(3, k) = wl(k, 3); w(4, k) = wl(k, 4)
+            end do
+            return
+         end if
+         ! flow_finish: m_out(perm(i)) = sgn(i) m1(i) g, w(1 + perm(i)) = sgn(i) w(1 + i)
          do k = 1, nc
-            m_out(1, k) = m1l(k, 1) * gl(k); m_out(2, k) = m1l(k, 2) * gl(k); m_out(3, k) = m1l(k, 3) * gl(k)
-            w(1, k) = wl(k, 1); w(2, k) = wl(k, 2); w(3, k) = wl(k, 3); w(4, k) = wl(k, 4)
+            x1 = m1l(k, 1) * gl(k); x2 = m1l(k, 2) * gl(k); x3 = sgl(k) * m1l(k, 3) * gl(k)
+            y1 = wl(k, 2); y2 = wl(k, 3); y3 = sgl(k) * wl(k, 4)
+            m_out(1, k) = merge(x1, merge(x2, x3, pl(k, 2) == 1), pl(k, 1) == 1)
+            m_out(2, k) = merge(x1, merge(x2, x3, pl(k, 2) == 2), pl(k, 1) == 2)
+            m_out(3, k) = merge(x1, merge(x2, x3, pl(k, 2) == 3), pl(k, 1) == 3)
+            w(1, k) = wl(k, 1)
+            w(2, k) = merge(y1, merge(y2, y3, pl(k, 2) == 1), pl(k, 1) == 1)
+            w(3, k) = merge(y1, merge(y2, y3, pl(k, 2) == 2), pl(k, 1) == 2)
+            w(4, k) = merge(y1, merge(y2, y3, pl(k, 2) == 3), pl(k, 1) == 3)
          end do
          return
       end if
@@ -129,13 +161,29 @@ contains
             call keep_invariants(ml(k, :), cl(k, :), m1s)
          end if
          if (fast(k) > 0) then
-            m_out(:, k) = m1s * gl(k)
-            w(:, k) = ws
+            x = [m1s(1) * gl(k), m1s(2) * gl(k), sgl(k) * m1s(3) * gl(k)]
+            y = [ws(2), ws(3), sgl(k) * ws(4)]
+            w(1, k) = ws(1)
+            m_out(nint(pl(k, :)), k) = x
+            w(1 + nint(pl(k, :)), k) = y
          else
             call flow_finish(p(k), m1s, ws, m_out(:, k), w(:, k))
          end if
       end do
    end subroutine free_flow_chunk
+
+   !> One swap of flow_prepare's insertion sort where swap = 1: the moments a, b, the momentum
+   !> components u, v and the axes p, q exchanged, the sign t flipped.
+   pure subroutine exchange(swap, a, b, u, v, p, q, t)
+      real(dp), intent(in) :: swap
+      real(dp), intent(inout) :: a, b, u, v, p, q, t
+      real(dp) :: r
+
+      r = merge(b, a, swap > 0); b = merge(a, b, swap > 0); a = r
+      r = merge(v, u, swap > 0); v = merge(u, v, swap > 0); u = r
+      r = merge(q, p, swap > 0); q = merge(p, q, swap > 0); p = r
+      t = merge(-t, t, swap > 0)
+   end subroutine exchange
 
    !> keep_invariants(m0(k, :), ci(k, :), m1(k, :)) for the lanes k = 1..nl, the same operations.
    pure subroutine keep_invariants_lanes(nl, m0, ci, m1)

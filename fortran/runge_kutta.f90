@@ -43,7 +43,7 @@ module runge_kutta
    implicit none
    private
 
-   public :: runge_kutta_step, runge_kutta_variational_step
+   public :: runge_kutta_step, rk4_feedback_body, runge_kutta_variational_step
 
 
 contains

@@ -47,6 +47,7 @@ module torques
    private
 
    public :: torque_t, user_torque_cb, torqued, torque_batch, torque_one, torque_flow, field_v_torque
+   public :: term_times
    public :: field_along_e3, field_e3_kick_tr, damping_rate, expm1, term_parameters, gain_times, gain_matrix
    ! the derivatives of the torques and of their flows (the variational steps of frb.integrate)
    public :: torque_jacobian_t, torque_jacobian, affine_parts, affine_flow_jacobian, phi_prime, &

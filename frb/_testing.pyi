@@ -19,6 +19,10 @@ def quat_integrate_batch(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: Arra
                          quadrature: int, nsteps: int,
                          threads: int = ...) -> tuple[_F64, _F64]: ...
 
+# the lane steps of frb.integrate on (on != 0) or off (every run its family's step) for the runs
+# that follow
+def lane_steps_use(on: int) -> None: ...
+
 # elliptic functions and integrals, elementwise over arrays of length n
 def ell_carlson(x: ArrayLike, y: ArrayLike, z: ArrayLike,
                 p: ArrayLike) -> tuple[_F64, _F64, _F64]: ...

@@ -1,0 +1,59 @@
+! Which steps of frb.integrate run in lock-step lanes: the lane step (compiled per SIMD target,
+! simd_dispatch) that replaces a method family's step for a run it covers, with the same results
+! bit for bit. Covered are quaternion runs without wheels of
+! * RK4 (runge_kutta_lanes), torque-free or with a torque of torque_lanes (field, gravity
+!   gradient, linear damping, rotors; shared parameters), or torque-free with reaction wheels
+!   and the compiled law wheel_law_feedback;
+! * the splittings of the exact free flow (splitting_lanes), with a torque of torque_lanes of the
+!   attitude alone (field, gravity gradient).
+! Every other run keeps its family's step, and so does every run while the lane steps are turned
+! off (use_lane_steps: for the tests and benchmarks that compare the two, frb._testing).
+module method_lanes
+   use step_interface
+   use numbers_table, only: variant_rk4, variant_splitting
+   use torques, only: torque_t, torqued
+   use wheels, only: wheels_t, wheels_active, wheel_law_feedback
+   use torque_lanes, only: torque_lanes_capable
+   use simd_dispatch, only: runge_kutta_lanes_step, splitting_lanes_step
+   implicit none
+   private
+
+   public :: choose_lane_step, use_lane_steps
+
+   !> Whether the lane steps replace the families' steps (use_lane_steps).
+   logical :: lane_steps = .true.
+
+contains
+
+   !> step <- the lane step of the method for a run of quaternion attitudes with the torque tq and
+   !> the wheels wh, when there is one; step unchanged otherwise.
+   subroutine choose_lane_step(meth, tq, wh, step)
+      type(method_t), intent(in) :: meth
+      type(torque_t), intent(in) :: tq
+      type(wheels_t), intent(in) :: wh
+      procedure(method_step), pointer, intent(inout) :: step
+
+      if (.not. lane_steps) return
+      if (wheels_active(wh)) then
+         if (meth%family == family_runge_kutta .and. meth%variant == variant_rk4 .and. &
+             wh%law == wheel_law_feedback .and. .not. torqued(tq)) step => runge_kutta_lanes_step
+         return
+      end if
+      if (torqued(tq) .and. .not. torque_lanes_capable(tq)) return
+      if (meth%family == family_runge_kutta .and. meth%variant == variant_rk4) then
+         step => runge_kutta_lanes_step
+      else if (meth%family == family_exact_splittings .and. meth%variant == variant_splitting &
+               .and. torqued(tq) .and. .not. tq%momentum) then
+         step => splitting_lanes_step
+      end if
+   end subroutine choose_lane_step
+
+   !> Turns the lane steps on or off for the runs that start after the call (not while a run is
+   !> in progress).
+   subroutine use_lane_steps(on)
+      logical, intent(in) :: on
+
+      lane_steps = on
+   end subroutine use_lane_steps
+
+end module method_lanes

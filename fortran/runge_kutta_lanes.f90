@@ -1,0 +1,400 @@
+! The classical fourth-order Runge-Kutta step of module runge_kutta ("RK4": V. Ganapathi,
+! "Simulation of rigid body dynamics in Matlab", Stanford University, 2005, sections 3.1-3.4 and 7,
+! with the corrections stated in runge_kutta.f90) in lock-step (lane) form: the bodies of a chunk
+! held structure-of-arrays in blocks of lane_block, every stage a loop over the bodies, so that the
+! compiler vectorises across bodies. For torque-free bodies and the torques of torque_lanes, and
+! for torque-free bodies with reaction wheels driven by the compiled law wheel_law_feedback (module
+! wheels: the quaternion feedback of F. L. Markley and J. L. Crassidis, Fundamentals of
+! Spacecraft Attitude Determination and Control, Springer 2014, eq. (7.10), distributed by the
+! pseudo-inverse of section 7.2.2). Each lane performs the SAME floating-point operations, in the
+! same order, as runge_kutta_step does for that body (rk4_rates, rotations.quat_normalize,
+! torque_batch through torque_lanes; with wheels rk4_feedback_body and the law's
+! feedback_attitude, feedback_rate_torques, body_axes_times and feedback_limits), so that the
+! results are those of the one-body step bit for bit: a change to those routines must be made
+! here too. (A block with a body whose reference rotates, whose law needs sin and cos, takes
+! rk4_feedback_body body by body.)
+!
+! Compiled once per SIMD target (tools/simd_target_source.py, simd_dispatch.f90).
+module runge_kutta_lanes
+   use kinds, only: dp
+   use step_interface
+   use torques, only: torque_t, user_torque_cb, torqued
+   use wheels, only: wheels_t, wheels_active, feedback_body_t, feedback_body, max_wheels
+   use runge_kutta, only: rk4_feedback_body
+   use numbers_table, only: law_q_ref, law_kp, law_kd, law_u_max, law_h_max
+   use torque_lanes, only: lane_block, torque_lanes_eval
+   implicit none
+   private
+
+   public :: runge_kutta_lanes_step
+
+contains
+
+   !> One RK4 step of the n bodies of a chunk (step_interface's method_step) without wheels, the
+   !> torque none or torque_lanes_capable, or torque-free with wheels and the law
+   !> wheel_law_feedback (method_lanes chooses it so).
+   subroutine runge_kutta_lanes_step(meth, n, k, t, h, m, q, hw, inertia, ws, tq, wh, cb, info)
+      type(method_t), intent(in) :: meth; type(torque_t), intent(in) :: tq; procedure(user_torque_cb) :: cb
+      integer, intent(in) :: n, k; integer, intent(inout) :: info(n); real(dp), intent(in) :: t, h, inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), q(4, n), ws(nws, n)   ! (step_interface's method_step)
+      type(wheels_t), intent(in) :: wh; real(dp), intent(inout) :: hw(wh%nw, n)
+      integer :: b0, nl
+
+      do b0 = 1, n, lane_block
+         nl = min(lane_block, n - b0 + 1)
+         if (wheels_active(wh)) then
+            call rk4_feedback_block(wh, b0, nl, t, h, m(:, b0:b0 + nl - 1), q(:, b0:b0 + nl - 1), &
+                                    hw(:, b0:b0 + nl - 1), inertia(:, b0:b0 + nl - 1))
+            cycle
+         end if
+         call rk4_block(tq, nl, t, h, m(:, b0:b0 + nl - 1), q(:, b0:b0 + nl - 1), &
+                        inertia(:, b0:b0 + nl - 1))
+      end do
+   end subroutine runge_kutta_lanes_step
+
+   !> One RK4 step of nl <= lane_block bodies in lock-step.
+   pure subroutine rk4_block(tq, nl, t, h, m, q, inertia)
+      type(torque_t), intent(in) :: tq
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: t, h, inertia(3, nl)
+      real(dp), intent(inout) :: m(3, nl), q(4, nl)
+      real(dp), dimension(lane_block, 4) :: q0, qs, qn, kq, aq
+      real(dp), dimension(lane_block, 3) :: il, w, wst, ms, kw, aw, tb
+      real(dp) :: c, s
+      integer :: i, j, stage
+      logical :: torque
+
+      torque = torqued(tq)
+      do i = 1, 4
+         do j = 1, nl
+            q0(j, i) = q(i, j)
+         end do
+      end do
+      do i = 1, 3
+         do j = 1, nl
+            il(j, i) = inertia(i, j)
+            ms(j, i) = m(i, j)
+            w(j, i) = m(i, j) / inertia(i, j)
+         end do
+      end do
+      tb = 0.0_dp
+      ! stage 1 at (t, q, w): the torque at the state
+      if (torque) call torque_lanes_eval(tq, t, nl, q0, ms, il, tb)
+      call rates(nl, h, q0, w, il, tb, kq, kw)
+      do j = 1, nl
+         aq(j, :) = kq(j, :)
+         aw(j, :) = kw(j, :)
+      end do
+      do stage = 2, 4
+         ! the stage point q + c k_q, w + c k_w of the previous stage's increments, and its
+         ! normalised quaternion (where the torque is evaluated)
+         c = 0.5_dp
+         if (stage == 4) c = 1.0_dp
+         do j = 1, nl
+            qs(j, 1) = q0(j, 1) + c * kq(j, 1)
+            qs(j, 2) = q0(j, 2) + c * kq(j, 2)
+            qs(j, 3) = q0(j, 3) + c * kq(j, 3)
+            qs(j, 4) = q0(j, 4) + c * kq(j, 4)
+            wst(j, 1) = w(j, 1) + c * kw(j, 1)
+            wst(j, 2) = w(j, 2) + c * kw(j, 2)
+            wst(j, 3) = w(j, 3) + c * kw(j, 3)
+            s = sqrt(qs(j, 1) * qs(j, 1) + qs(j, 2) * qs(j, 2) + qs(j, 3) * qs(j, 3) &
+                     + qs(j, 4) * qs(j, 4))
+            qn(j, 1) = qs(j, 1) / s
+            qn(j, 2) = qs(j, 2) / s
+            qn(j, 3) = qs(j, 3) / s
+            qn(j, 4) = qs(j, 4) / s
+            ms(j, 1) = il(j, 1) * wst(j, 1)
+            ms(j, 2) = il(j, 2) * wst(j, 2)
+            ms(j, 3) = il(j, 3) * wst(j, 3)
+         end do
+         if (torque) then
+            if (stage < 4) then
+               call torque_lanes_eval(tq, t + 0.5_dp * h, nl, qn, ms, il, tb)
+            else
+               call torque_lanes_eval(tq, t + h, nl, qn, ms, il, tb)
+            end if
+         end if
+         call rates(nl, h, qs, wst, il, tb, kq, kw)
+         if (stage < 4) then
+            do i = 1, 4
+               do j = 1, nl
+                  aq(j, i) = aq(j, i) + 2.0_dp * kq(j, i)
+               end do
+            end do
+            do i = 1, 3
+               do j = 1, nl
+                  aw(j, i) = aw(j, i) + 2.0_dp * kw(j, i)
+               end do
+            end do
+         end if
+      end do
+      ! q <- (q + (aq + kq4) / 6) normalised, m = I (w + (aw + kw4) / 6)
+      do j = 1, nl
+         qs(j, 1) = q0(j, 1) + (aq(j, 1) + kq(j, 1)) / 6.0_dp
+         qs(j, 2) = q0(j, 2) + (aq(j, 2) + kq(j, 2)) / 6.0_dp
+         qs(j, 3) = q0(j, 3) + (aq(j, 3) + kq(j, 3)) / 6.0_dp
+         qs(j, 4) = q0(j, 4) + (aq(j, 4) + kq(j, 4)) / 6.0_dp
+         s = sqrt(qs(j, 1) * qs(j, 1) + qs(j, 2) * qs(j, 2) + qs(j, 3) * qs(j, 3) &
+                  + qs(j, 4) * qs(j, 4))
+         qn(j, 1) = qs(j, 1) / s
+         qn(j, 2) = qs(j, 2) / s
+         qn(j, 3) = qs(j, 3) / s
+         qn(j, 4) = qs(j, 4) / s
+         wst(j, 1) = il(j, 1) * (w(j, 1) + (aw(j, 1) + kw(j, 1)) / 6.0_dp)
+         wst(j, 2) = il(j, 2) * (w(j, 2) + (aw(j, 2) + kw(j, 2)) / 6.0_dp)
+         wst(j, 3) = il(j, 3) * (w(j, 3) + (aw(j, 3) + kw(j, 3)) / 6.0_dp)
+      end do
+      do j = 1, nl
+         q(:, j) = qn(j, :)
+         m(:, j) = wst(j, :)
+      end do
+   end subroutine rk4_block
+
+   !> One RK4 step with wheels and the law wheel_law_feedback (runge_kutta's rk4_feedback_body) of
+   !> the bodies b0 .. b0+nl-1 of the chunk, nl <= lane_block, in lock-step.
+   subroutine rk4_feedback_block(wh, b0, nl, t, h, m, q, hw, inertia)
+      type(wheels_t), intent(in) :: wh
+      integer, intent(in) :: b0, nl
+      real(dp), intent(in) :: t, h, inertia(3, nl)
+      real(dp), intent(inout) :: m(3, nl), q(4, nl), hw(wh%nw, nl)
+      type(feedback_body_t) :: fb(lane_block)
+      real(dp), dimension(lane_block, 4) :: q0, qs, qn, kq, aq, qr
+      real(dp), dimension(lane_block, 3) :: il, w, wst, ms, kw, aw, tb, ah, au, tt
+      real(dp), dimension(lane_block, 9) :: kp, kd
+      real(dp), dimension(lane_block, 3, max_wheels) :: ax, pinv
+      real(dp), dimension(lane_block, max_wheels) :: h0, hs, u, dh
+      real(dp), dimension(lane_block) :: u_max, h_max, gyro
+      real(dp) :: c, s, e1, e2, e3, e4, sg, v1, v2, v3, a1, a2, a3, w1, w2, w3, t1, t2, t3
+      real(dp) :: x1, x2, x3, excess(max_wheels)
+      integer :: i, j, stage, nw
+
+      nw = wh%nw
+      do j = 1, nl
+         call feedback_body(wh, b0 + j - 1, fb(j))
+      end do
+      if (any(fb(1:nl)%rotating)) then
+         do j = 1, nl
+            call rk4_feedback_body(fb(j), t, h, m(:, j), q(:, j), hw(:, j), inertia(:, j))
+         end do
+         return
+      end if
+      do j = 1, nl
+         ! conj(q_ref): qmul(qconj(qr), q) below
+         qr(j, 1) = fb(j)%p(law_q_ref)
+         qr(j, 2) = -fb(j)%p(law_q_ref + 1)
+         qr(j, 3) = -fb(j)%p(law_q_ref + 2)
+         qr(j, 4) = -fb(j)%p(law_q_ref + 3)
+         kp(j, :) = fb(j)%p(law_kp:law_kp + 8)
+         kd(j, :) = fb(j)%p(law_kd:law_kd + 8)
+         u_max(j) = fb(j)%p(law_u_max)
+         h_max(j) = fb(j)%p(law_h_max)
+         gyro(j) = merge(1.0_dp, 0.0_dp, fb(j)%gyroscopic)
+         do i = 1, nw
+            ax(j, :, i) = fb(j)%axes(:, i)
+            pinv(j, :, i) = fb(j)%pinv(:, i)
+         end do
+      end do
+      do i = 1, 4
+         do j = 1, nl
+            q0(j, i) = q(i, j)
+            qs(j, i) = q(i, j)
+            qn(j, i) = q(i, j)
+         end do
+      end do
+      do i = 1, 3
+         do j = 1, nl
+            il(j, i) = inertia(i, j)
+            ms(j, i) = m(i, j)
+            w(j, i) = m(i, j) / inertia(i, j)
+            wst(j, i) = w(j, i)
+         end do
+      end do
+      do i = 1, nw
+         do j = 1, nl
+            h0(j, i) = hw(i, j)
+            hs(j, i) = hw(i, j)
+         end do
+      end do
+      do stage = 1, 4
+         ! ah = A hs (body_axes_times)
+         do j = 1, nl
+            if (stage > 1) then
+               ms(j, 1) = il(j, 1) * wst(j, 1)
+               ms(j, 2) = il(j, 2) * wst(j, 2)
+               ms(j, 3) = il(j, 3) * wst(j, 3)
+            end if
+            ah(j, 1) = ax(j, 1, 1) * hs(j, 1)
+            ah(j, 2) = ax(j, 2, 1) * hs(j, 1)
+            ah(j, 3) = ax(j, 3, 1) * hs(j, 1)
+         end do
+         do i = 2, nw
+            do j = 1, nl
+               ah(j, 1) = ah(j, 1) + ax(j, 1, i) * hs(j, i)
+               ah(j, 2) = ah(j, 2) + ax(j, 2, i) * hs(j, i)
+               ah(j, 3) = ah(j, 3) + ax(j, 3, i) * hs(j, i)
+            end do
+         end do
+         do j = 1, nl
+            ! feedback_attitude: e = conj(q_r) q, -Kp s e_v
+            e1 = qr(j, 1) * qn(j, 1) - qr(j, 2) * qn(j, 2) - qr(j, 3) * qn(j, 3) - qr(j, 4) * qn(j, 4)
+            e2 = qr(j, 1) * qn(j, 2) + qn(j, 1) * qr(j, 2) + qr(j, 3) * qn(j, 4) - qr(j, 4) * qn(j, 3)
+            e3 = qr(j, 1) * qn(j, 3) + qn(j, 1) * qr(j, 3) + qr(j, 4) * qn(j, 2) - qr(j, 2) * qn(j, 4)
+            e4 = qr(j, 1) * qn(j, 4) + qn(j, 1) * qr(j, 4) + qr(j, 2) * qn(j, 3) - qr(j, 3) * qn(j, 2)
+            sg = merge(-1.0_dp, 1.0_dp, e1 < 0)
+            v1 = sg * e2
+            v2 = sg * e3
+            v3 = sg * e4
+            a1 = -(kp(j, 1) * v1 + kp(j, 4) * v2 + kp(j, 7) * v3)
+            a2 = -(kp(j, 2) * v1 + kp(j, 5) * v2 + kp(j, 8) * v3)
+            a3 = -(kp(j, 3) * v1 + kp(j, 6) * v2 + kp(j, 9) * v3)
+            ! feedback_rate_torques at w = m / I of the stage momentum m
+            w1 = ms(j, 1) / il(j, 1)
+            w2 = ms(j, 2) / il(j, 2)
+            w3 = ms(j, 3) / il(j, 3)
+            t1 = a1 - (kd(j, 1) * w1 + kd(j, 4) * w2 + kd(j, 7) * w3)
+            t2 = a2 - (kd(j, 2) * w1 + kd(j, 5) * w2 + kd(j, 8) * w3)
+            t3 = a3 - (kd(j, 3) * w1 + kd(j, 6) * w2 + kd(j, 9) * w3)
+            x1 = ms(j, 1) + ah(j, 1)
+            x2 = ms(j, 2) + ah(j, 2)
+            x3 = ms(j, 3) + ah(j, 3)
+            tt(j, 1) = merge(t1 + (w2 * x3 - w3 * x2), t1, gyro(j) > 0)
+            tt(j, 2) = merge(t2 + (w3 * x1 - w1 * x3), t2, gyro(j) > 0)
+            tt(j, 3) = merge(t3 + (w1 * x2 - w2 * x1), t3, gyro(j) > 0)
+         end do
+         do i = 1, nw
+            do j = 1, nl
+               x1 = -(pinv(j, 1, i) * tt(j, 1) + pinv(j, 2, i) * tt(j, 2) + pinv(j, 3, i) * tt(j, 3))
+               x1 = min(max(x1, -u_max(j)), u_max(j))
+               u(j, i) = merge(0.0_dp, x1, (hs(j, i) >= h_max(j) .and. x1 > 0.0_dp) &
+                               .or. (hs(j, i) <= -h_max(j) .and. x1 < 0.0_dp))
+            end do
+         end do
+         ! tb = 0 + ((A h) x w - A u)
+         do j = 1, nl
+            au(j, 1) = ax(j, 1, 1) * u(j, 1)
+            au(j, 2) = ax(j, 2, 1) * u(j, 1)
+            au(j, 3) = ax(j, 3, 1) * u(j, 1)
+         end do
+         do i = 2, nw
+            do j = 1, nl
+               au(j, 1) = au(j, 1) + ax(j, 1, i) * u(j, i)
+               au(j, 2) = au(j, 2) + ax(j, 2, i) * u(j, i)
+               au(j, 3) = au(j, 3) + ax(j, 3, i) * u(j, i)
+            end do
+         end do
+         do j = 1, nl
+            tb(j, 1) = 0.0_dp + ((ah(j, 2) * wst(j, 3) - ah(j, 3) * wst(j, 2)) - au(j, 1))
+            tb(j, 2) = 0.0_dp + ((ah(j, 3) * wst(j, 1) - ah(j, 1) * wst(j, 3)) - au(j, 2))
+            tb(j, 3) = 0.0_dp + ((ah(j, 1) * wst(j, 2) - ah(j, 2) * wst(j, 1)) - au(j, 3))
+         end do
+         call rates(nl, h, qs, wst, il, tb, kq, kw)
+         if (stage == 1) then
+            aq(1:nl, :) = kq(1:nl, :)
+            aw(1:nl, :) = kw(1:nl, :)
+            dh(1:nl, 1:nw) = h * u(1:nl, 1:nw)
+         else if (stage < 4) then
+            aq(1:nl, :) = aq(1:nl, :) + 2.0_dp * kq(1:nl, :)
+            aw(1:nl, :) = aw(1:nl, :) + 2.0_dp * kw(1:nl, :)
+            dh(1:nl, 1:nw) = dh(1:nl, 1:nw) + 2.0_dp * (h * u(1:nl, 1:nw))
+         else
+            aq(1:nl, :) = aq(1:nl, :) + kq(1:nl, :)
+            aw(1:nl, :) = aw(1:nl, :) + kw(1:nl, :)
+            dh(1:nl, 1:nw) = dh(1:nl, 1:nw) + h * u(1:nl, 1:nw)
+         end if
+         if (stage < 4) then
+            c = 0.5_dp
+            if (stage == 3) c = 1.0_dp
+            do j = 1, nl
+               qs(j, 1) = q0(j, 1) + c * kq(j, 1)
+               qs(j, 2) = q0(j, 2) + c * kq(j, 2)
+               qs(j, 3) = q0(j, 3) + c * kq(j, 3)
+               qs(j, 4) = q0(j, 4) + c * kq(j, 4)
+               wst(j, 1) = w(j, 1) + c * kw(j, 1)
+               wst(j, 2) = w(j, 2) + c * kw(j, 2)
+               wst(j, 3) = w(j, 3) + c * kw(j, 3)
+               s = sqrt(qs(j, 1) * qs(j, 1) + qs(j, 2) * qs(j, 2) + qs(j, 3) * qs(j, 3) &
+                        + qs(j, 4) * qs(j, 4))
+               qn(j, 1) = qs(j, 1) / s
+               qn(j, 2) = qs(j, 2) / s
+               qn(j, 3) = qs(j, 3) / s
+               qn(j, 4) = qs(j, 4) / s
+            end do
+            do i = 1, nw
+               do j = 1, nl
+                  hs(j, i) = h0(j, i) + c * (h * u(j, i))
+               end do
+            end do
+         end if
+      end do
+      ! q <- (q + aq / 6) normalised, m = I (w + aw / 6), h <- h + dh / 6, then the limits
+      do j = 1, nl
+         qs(j, 1) = q0(j, 1) + aq(j, 1) / 6.0_dp
+         qs(j, 2) = q0(j, 2) + aq(j, 2) / 6.0_dp
+         qs(j, 3) = q0(j, 3) + aq(j, 3) / 6.0_dp
+         qs(j, 4) = q0(j, 4) + aq(j, 4) / 6.0_dp
+         s = sqrt(qs(j, 1) * qs(j, 1) + qs(j, 2) * qs(j, 2) + qs(j, 3) * qs(j, 3) &
+                  + qs(j, 4) * qs(j, 4))
+         qn(j, 1) = qs(j, 1) / s
+         qn(j, 2) = qs(j, 2) / s
+         qn(j, 3) = qs(j, 3) / s
+         qn(j, 4) = qs(j, 4) / s
+         wst(j, 1) = il(j, 1) * (w(j, 1) + aw(j, 1) / 6.0_dp)
+         wst(j, 2) = il(j, 2) * (w(j, 2) + aw(j, 2) / 6.0_dp)
+         wst(j, 3) = il(j, 3) * (w(j, 3) + aw(j, 3) / 6.0_dp)
+      end do
+      do i = 1, nw
+         do j = 1, nl
+            hs(j, i) = h0(j, i) + dh(j, i) / 6.0_dp
+         end do
+      end do
+      do j = 1, nl
+         q(:, j) = qn(j, :)
+         m(:, j) = wst(j, :)
+         hw(:, j) = hs(j, 1:nw)
+         ! feedback_limits: the wheels beyond h_max back at the limit, the excess to m
+         if (all(abs(hw(:, j)) <= h_max(j))) cycle
+         excess(1:nw) = hw(:, j)
+         hw(:, j) = min(max(hw(:, j), -h_max(j)), h_max(j))
+         excess(1:nw) = excess(1:nw) - hw(:, j)
+         if (any(excess(1:nw) /= 0.0_dp)) then
+            x1 = ax(j, 1, 1) * excess(1)
+            x2 = ax(j, 2, 1) * excess(1)
+            x3 = ax(j, 3, 1) * excess(1)
+            do i = 2, nw
+               x1 = x1 + ax(j, 1, i) * excess(i)
+               x2 = x2 + ax(j, 2, i) * excess(i)
+               x3 = x3 + ax(j, 3, i) * excess(i)
+            end do
+            m(1, j) = m(1, j) + x1
+            m(2, j) = m(2, j) + x2
+            m(3, j) = m(3, j) + x3
+         end if
+      end do
+   end subroutine rk4_feedback_block
+
+   !> runge_kutta's rk4_rates for the lanes: kq = (h/2) qs (0, ws), kw = h I^-1 (tb + (I ws) x ws).
+   pure subroutine rates(nl, h, qs, ws, il, tb, kq, kw)
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: h, qs(lane_block, 4), ws(lane_block, 3), il(lane_block, 3), &
+                              tb(lane_block, 3)
+      real(dp), intent(out) :: kq(lane_block, 4), kw(lane_block, 3)
+      real(dp) :: hh, a1, a2, a3
+      integer :: j
+
+      hh = 0.5_dp * h
+      do j = 1, nl
+         kq(j, 1) = -hh * (qs(j, 2) * ws(j, 1) + qs(j, 3) * ws(j, 2) + qs(j, 4) * ws(j, 3))
+         kq(j, 2) = hh * (qs(j, 1) * ws(j, 1) + (qs(j, 3) * ws(j, 3) - qs(j, 4) * ws(j, 2)))
+         kq(j, 3) = hh * (qs(j, 1) * ws(j, 2) + (qs(j, 4) * ws(j, 1) - qs(j, 2) * ws(j, 3)))
+         kq(j, 4) = hh * (qs(j, 1) * ws(j, 3) + (qs(j, 2) * ws(j, 2) - qs(j, 3) * ws(j, 1)))
+         a1 = il(j, 1) * ws(j, 1)
+         a2 = il(j, 2) * ws(j, 2)
+         a3 = il(j, 3) * ws(j, 3)
+         kw(j, 1) = h * ((tb(j, 1) + (a2 * ws(j, 3) - a3 * ws(j, 2))) / il(j, 1))
+         kw(j, 2) = h * ((tb(j, 2) + (a3 * ws(j, 1) - a1 * ws(j, 3))) / il(j, 2))
+         kw(j, 3) = h * ((tb(j, 3) + (a1 * ws(j, 2) - a2 * ws(j, 1))) / il(j, 3))
+      end do
+   end subroutine rates
+
+end module runge_kutta_lanes

@@ -1,0 +1,176 @@
+! The built-in torques of the attitude in lock-step (lane) form: T_b(t, Q, m) of a block of up to
+! lane_block bodies held structure-of-arrays (component i of body j in x(j, i)), for the terms
+! of module torques that need no call of a library function per body: the field torque
+! (u0 . (Q c), T_b = (Q^T u0) x c; the heavy top), the gravity gradient (T_b = 3 n^2 u x (I u),
+! u = Q^T r(t)), linear damping (T_b = -c m) and constant rotors (T_b = h x I^-1 m), with the
+! parameters shared by every body. Each lane performs the SAME floating-point operations, in the
+! same order, as torques.torque_batch does for that body with a quaternion attitude
+! (builtin_parts, torque_of_parts, field_torque, gravity_gradient_torque, rotations.qrotate_tr,
+! rotations.cross), so that the results are torque_batch's bit for bit: a change to those routines
+! must be made here too. The time-dependent directions r(t) come from torques.term_times itself.
+!
+! Compiled once per SIMD target (tools/simd_target_source.py, simd_dispatch.f90), with
+! -fno-trapping-math and no contraction (meson.build): every target gives the same bits.
+module torque_lanes
+   use kinds, only: dp
+   use numbers_table, only: engine_chunk
+   use torques, only: torque_t, term_times, torque_field, torque_gravity_gradient, &
+                      torque_damping, torque_rotor, max_torque_terms
+   implicit none
+   private
+
+   public :: lane_block, torque_lanes_capable, torque_lanes_eval, torque_lanes_kick
+
+   !> Bodies of one block of the lanes (the engine's chunk: a chunk is one block).
+   integer, parameter :: lane_block = engine_chunk
+
+contains
+
+   !> True when every term of the torque has a lane form (see the header) with shared
+   !> parameters, and there is no Python torque.
+   pure logical function torque_lanes_capable(tq) result(capable)
+      type(torque_t), intent(in) :: tq
+      integer :: i
+
+      capable = tq%user == 0
+      do i = 1, tq%nterms
+         if (tq%block(i) /= 0) capable = .false.
+         select case (tq%kinds(i))
+         case (torque_field, torque_gravity_gradient, torque_damping, torque_rotor)
+         case default
+            capable = .false.
+         end select
+      end do
+   end function torque_lanes_capable
+
+   !> tb(j, :) = T_b(t, Q_j, m(j, :)) for the lanes j = 1..nl, q(j, :) unit quaternions (scalar
+   !> first), inertia(j, :) the moments (torque_batch's torque with natt = 4, bit for bit). The
+   !> torque is torque_lanes_capable.
+   pure subroutine torque_lanes_eval(tq, t, nl, q, m, inertia, tb)
+      type(torque_t), intent(in) :: tq
+      real(dp), intent(in) :: t
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: q(lane_block, 4), m(lane_block, 3), inertia(lane_block, 3)
+      real(dp), intent(out) :: tb(lane_block, 3)
+      real(dp) :: r(3, max_torque_terms), x(lane_block, 3), v(3), c(3), lc, lh(3), kd, g
+      real(dp) :: u1, u2, u3, t1, t2, t3, w1, w2, w3, a1, a2, a3
+      integer :: i, j
+      logical :: first, e3
+
+      call term_times(tq, t, r)
+      tb(1:nl, :) = 0.0_dp
+      first = .true.
+      ! (the momentum part: builtin_parts' sums from zero)
+      lc = 0.0_dp
+      lh = 0.0_dp
+      kd = 0.0_dp
+      do i = 1, tq%nterms
+         select case (tq%kinds(i))
+         case (torque_field)
+            v = tq%par(1:3, i)
+            c = tq%par(4:6, i)
+            e3 = c(1) == 0.0_dp .and. c(2) == 0.0_dp .and. c(3) == 1.0_dp
+            ! u = qrotate_tr(q, v), then field_torque(c, u): (u2, -u1, 0) for c = e3
+            if (e3) then
+               do j = 1, nl
+                  t1 = q(j, 3) * v(3) - q(j, 4) * v(2)
+                  t2 = q(j, 4) * v(1) - q(j, 2) * v(3)
+                  t3 = q(j, 2) * v(2) - q(j, 3) * v(1)
+                  x(j, 1) = v(2) + 2.0_dp * (-q(j, 1) * t2 + (q(j, 4) * t1 - q(j, 2) * t3))
+                  x(j, 2) = -(v(1) + 2.0_dp * (-q(j, 1) * t1 + (q(j, 3) * t3 - q(j, 4) * t2)))
+                  x(j, 3) = 0.0_dp
+               end do
+            else
+               do j = 1, nl
+                  t1 = q(j, 3) * v(3) - q(j, 4) * v(2)
+                  t2 = q(j, 4) * v(1) - q(j, 2) * v(3)
+                  t3 = q(j, 2) * v(2) - q(j, 3) * v(1)
+                  u1 = v(1) + 2.0_dp * (-q(j, 1) * t1 + (q(j, 3) * t3 - q(j, 4) * t2))
+                  u2 = v(2) + 2.0_dp * (-q(j, 1) * t2 + (q(j, 4) * t1 - q(j, 2) * t3))
+                  u3 = v(3) + 2.0_dp * (-q(j, 1) * t3 + (q(j, 2) * t2 - q(j, 3) * t1))
+                  x(j, 1) = u2 * c(3) - u3 * c(2)
+                  x(j, 2) = u3 * c(1) - u1 * c(3)
+                  x(j, 3) = u1 * c(2) - u2 * c(1)
+               end do
+            end if
+         case (torque_gravity_gradient)
+            v = r(:, i)
+            g = 3.0_dp * tq%par(1, i)**2
+            do j = 1, nl
+               t1 = q(j, 3) * v(3) - q(j, 4) * v(2)
+               t2 = q(j, 4) * v(1) - q(j, 2) * v(3)
+               t3 = q(j, 2) * v(2) - q(j, 3) * v(1)
+               u1 = v(1) + 2.0_dp * (-q(j, 1) * t1 + (q(j, 3) * t3 - q(j, 4) * t2))
+               u2 = v(2) + 2.0_dp * (-q(j, 1) * t2 + (q(j, 4) * t1 - q(j, 2) * t3))
+               u3 = v(3) + 2.0_dp * (-q(j, 1) * t3 + (q(j, 2) * t2 - q(j, 3) * t1))
+               ! gravity_gradient_torque: g cross(u, I u)
+               a1 = inertia(j, 1) * u1
+               a2 = inertia(j, 2) * u2
+               a3 = inertia(j, 3) * u3
+               x(j, 1) = g * (u2 * a3 - u3 * a2)
+               x(j, 2) = g * (u3 * a1 - u1 * a3)
+               x(j, 3) = g * (u1 * a2 - u2 * a1)
+            end do
+         case (torque_damping)
+            lc = lc + tq%par(1, i)
+            cycle
+         case (torque_rotor)
+            lh = lh + tq%par(1:3, i)
+            cycle
+         case default
+            cycle
+         end select
+         ! (the first term as it is: a torque of one term has its own bits)
+         if (first) then
+            tb(1:nl, :) = x(1:nl, :)
+            first = .false.
+         else
+            tb(1:nl, :) = tb(1:nl, :) + x(1:nl, :)
+         end if
+      end do
+      if (.not. tq%momentum) return
+      ! torque_of_parts: tb - c m + h x w - kd w, w = I^-1 m
+      do j = 1, nl
+         w1 = m(j, 1) / inertia(j, 1)
+         w2 = m(j, 2) / inertia(j, 2)
+         w3 = m(j, 3) / inertia(j, 3)
+         tb(j, 1) = tb(j, 1) - lc * m(j, 1) + (lh(2) * w3 - lh(3) * w2) - kd * w1
+         tb(j, 2) = tb(j, 2) - lc * m(j, 2) + (lh(3) * w1 - lh(1) * w3) - kd * w2
+         tb(j, 3) = tb(j, 3) - lc * m(j, 3) + (lh(1) * w2 - lh(2) * w1) - kd * w3
+      end do
+   end subroutine torque_lanes_eval
+
+   !> The kick m <- m + tau T_b(t, Q) of a torque of the attitude alone (not tq%momentum) for the
+   !> n bodies of a chunk, q(:, j) unit quaternions: torques.torque_flow's kick, bit for bit.
+   pure subroutine torque_lanes_kick(tq, t, tau, n, q, m, inertia)
+      type(torque_t), intent(in) :: tq
+      real(dp), intent(in) :: t, tau
+      integer, intent(in) :: n
+      real(dp), intent(in) :: q(4, n), inertia(3, n)
+      real(dp), intent(inout) :: m(3, n)
+      real(dp) :: ql(lane_block, 4), ml(lane_block, 3), il(lane_block, 3), tb(lane_block, 3)
+      integer :: b0, nl, j, i
+
+      do b0 = 1, n, lane_block
+         nl = min(lane_block, n - b0 + 1)
+         do i = 1, 4
+            do j = 1, nl
+               ql(j, i) = q(i, b0 + j - 1)
+            end do
+         end do
+         do i = 1, 3
+            do j = 1, nl
+               ml(j, i) = m(i, b0 + j - 1)
+               il(j, i) = inertia(i, b0 + j - 1)
+            end do
+         end do
+         call torque_lanes_eval(tq, t, nl, ql, ml, il, tb)
+         do i = 1, 3
+            do j = 1, nl
+               m(i, b0 + j - 1) = ml(j, i) + tau * tb(j, i)
+            end do
+         end do
+      end do
+   end subroutine torque_lanes_kick
+
+end module torque_lanes
