@@ -60,7 +60,7 @@ contains
       real(dp), intent(inout) :: m(3, nl), q(4, nl)
       real(dp), dimension(lane_block, 4) :: q0, qs, qn, kq, aq
       real(dp), dimension(lane_block, 3) :: il, w, wst, ms, kw, aw, tb
-      real(dp) :: c, s
+      real(dp) :: c
       integer :: i, j, stage
       logical :: torque
 
@@ -90,20 +90,8 @@ contains
          ! normalised quaternion (where the torque is evaluated)
          c = 0.5_dp
          if (stage == 4) c = 1.0_dp
+         call stage_point(nl, c, q0, kq, w, kw, qs, wst, qn)
          do j = 1, nl
-            qs(j, 1) = q0(j, 1) + c * kq(j, 1)
-            qs(j, 2) = q0(j, 2) + c * kq(j, 2)
-            qs(j, 3) = q0(j, 3) + c * kq(j, 3)
-            qs(j, 4) = q0(j, 4) + c * kq(j, 4)
-            wst(j, 1) = w(j, 1) + c * kw(j, 1)
-            wst(j, 2) = w(j, 2) + c * kw(j, 2)
-            wst(j, 3) = w(j, 3) + c * kw(j, 3)
-            s = sqrt(qs(j, 1) * qs(j, 1) + qs(j, 2) * qs(j, 2) + qs(j, 3) * qs(j, 3) &
-                     + qs(j, 4) * qs(j, 4))
-            qn(j, 1) = qs(j, 1) / s
-            qn(j, 2) = qs(j, 2) / s
-            qn(j, 3) = qs(j, 3) / s
-            qn(j, 4) = qs(j, 4) / s
             ms(j, 1) = il(j, 1) * wst(j, 1)
             ms(j, 2) = il(j, 2) * wst(j, 2)
             ms(j, 3) = il(j, 3) * wst(j, 3)
@@ -135,12 +123,9 @@ contains
          qs(j, 2) = q0(j, 2) + (aq(j, 2) + kq(j, 2)) / 6.0_dp
          qs(j, 3) = q0(j, 3) + (aq(j, 3) + kq(j, 3)) / 6.0_dp
          qs(j, 4) = q0(j, 4) + (aq(j, 4) + kq(j, 4)) / 6.0_dp
-         s = sqrt(qs(j, 1) * qs(j, 1) + qs(j, 2) * qs(j, 2) + qs(j, 3) * qs(j, 3) &
-                  + qs(j, 4) * qs(j, 4))
-         qn(j, 1) = qs(j, 1) / s
-         qn(j, 2) = qs(j, 2) / s
-         qn(j, 3) = qs(j, 3) / s
-         qn(j, 4) = qs(j, 4) / s
+      end do
+      call normalise(nl, qs, qn)
+      do j = 1, nl
          wst(j, 1) = il(j, 1) * (w(j, 1) + (aw(j, 1) + kw(j, 1)) / 6.0_dp)
          wst(j, 2) = il(j, 2) * (w(j, 2) + (aw(j, 2) + kw(j, 2)) / 6.0_dp)
          wst(j, 3) = il(j, 3) * (w(j, 3) + (aw(j, 3) + kw(j, 3)) / 6.0_dp)
@@ -165,7 +150,7 @@ contains
       real(dp), dimension(lane_block, 3, max_wheels) :: ax, pinv
       real(dp), dimension(lane_block, max_wheels) :: h0, hs, u, dh
       real(dp), dimension(lane_block) :: u_max, h_max, gyro
-      real(dp) :: c, s, e1, e2, e3, e4, sg, v1, v2, v3, a1, a2, a3, w1, w2, w3, t1, t2, t3
+      real(dp) :: c, e1, e2, e3, e4, sg, v1, v2, v3, a1, a2, a3, w1, w2, w3, t1, t2, t3
       real(dp) :: x1, x2, x3, excess(max_wheels)
       integer :: i, j, stage, nw
 
@@ -218,23 +203,14 @@ contains
       end do
       do stage = 1, 4
          ! ah = A hs (body_axes_times)
-         do j = 1, nl
-            if (stage > 1) then
+         if (stage > 1) then
+            do j = 1, nl
                ms(j, 1) = il(j, 1) * wst(j, 1)
                ms(j, 2) = il(j, 2) * wst(j, 2)
                ms(j, 3) = il(j, 3) * wst(j, 3)
-            end if
-            ah(j, 1) = ax(j, 1, 1) * hs(j, 1)
-            ah(j, 2) = ax(j, 2, 1) * hs(j, 1)
-            ah(j, 3) = ax(j, 3, 1) * hs(j, 1)
-         end do
-         do i = 2, nw
-            do j = 1, nl
-               ah(j, 1) = ah(j, 1) + ax(j, 1, i) * hs(j, i)
-               ah(j, 2) = ah(j, 2) + ax(j, 2, i) * hs(j, i)
-               ah(j, 3) = ah(j, 3) + ax(j, 3, i) * hs(j, i)
             end do
-         end do
+         end if
+         call axes_times(nl, nw, ax, hs, ah)
          do j = 1, nl
             ! feedback_attitude: e = conj(q_r) q, -Kp s e_v
             e1 = qr(j, 1) * qn(j, 1) - qr(j, 2) * qn(j, 2) - qr(j, 3) * qn(j, 3) - qr(j, 4) * qn(j, 4)
@@ -271,18 +247,7 @@ contains
             end do
          end do
          ! tb = 0 + ((A h) x w - A u)
-         do j = 1, nl
-            au(j, 1) = ax(j, 1, 1) * u(j, 1)
-            au(j, 2) = ax(j, 2, 1) * u(j, 1)
-            au(j, 3) = ax(j, 3, 1) * u(j, 1)
-         end do
-         do i = 2, nw
-            do j = 1, nl
-               au(j, 1) = au(j, 1) + ax(j, 1, i) * u(j, i)
-               au(j, 2) = au(j, 2) + ax(j, 2, i) * u(j, i)
-               au(j, 3) = au(j, 3) + ax(j, 3, i) * u(j, i)
-            end do
-         end do
+         call axes_times(nl, nw, ax, u, au)
          do j = 1, nl
             tb(j, 1) = 0.0_dp + ((ah(j, 2) * wst(j, 3) - ah(j, 3) * wst(j, 2)) - au(j, 1))
             tb(j, 2) = 0.0_dp + ((ah(j, 3) * wst(j, 1) - ah(j, 1) * wst(j, 3)) - au(j, 2))
@@ -305,21 +270,7 @@ contains
          if (stage < 4) then
             c = 0.5_dp
             if (stage == 3) c = 1.0_dp
-            do j = 1, nl
-               qs(j, 1) = q0(j, 1) + c * kq(j, 1)
-               qs(j, 2) = q0(j, 2) + c * kq(j, 2)
-               qs(j, 3) = q0(j, 3) + c * kq(j, 3)
-               qs(j, 4) = q0(j, 4) + c * kq(j, 4)
-               wst(j, 1) = w(j, 1) + c * kw(j, 1)
-               wst(j, 2) = w(j, 2) + c * kw(j, 2)
-               wst(j, 3) = w(j, 3) + c * kw(j, 3)
-               s = sqrt(qs(j, 1) * qs(j, 1) + qs(j, 2) * qs(j, 2) + qs(j, 3) * qs(j, 3) &
-                        + qs(j, 4) * qs(j, 4))
-               qn(j, 1) = qs(j, 1) / s
-               qn(j, 2) = qs(j, 2) / s
-               qn(j, 3) = qs(j, 3) / s
-               qn(j, 4) = qs(j, 4) / s
-            end do
+            call stage_point(nl, c, q0, kq, w, kw, qs, wst, qn)
             do i = 1, nw
                do j = 1, nl
                   hs(j, i) = h0(j, i) + c * (h * u(j, i))
@@ -333,12 +284,9 @@ contains
          qs(j, 2) = q0(j, 2) + aq(j, 2) / 6.0_dp
          qs(j, 3) = q0(j, 3) + aq(j, 3) / 6.0_dp
          qs(j, 4) = q0(j, 4) + aq(j, 4) / 6.0_dp
-         s = sqrt(qs(j, 1) * qs(j, 1) + qs(j, 2) * qs(j, 2) + qs(j, 3) * qs(j, 3) &
-                  + qs(j, 4) * qs(j, 4))
-         qn(j, 1) = qs(j, 1) / s
-         qn(j, 2) = qs(j, 2) / s
-         qn(j, 3) = qs(j, 3) / s
-         qn(j, 4) = qs(j, 4) / s
+      end do
+      call normalise(nl, qs, qn)
+      do j = 1, nl
          wst(j, 1) = il(j, 1) * (w(j, 1) + aw(j, 1) / 6.0_dp)
          wst(j, 2) = il(j, 2) * (w(j, 2) + aw(j, 2) / 6.0_dp)
          wst(j, 3) = il(j, 3) * (w(j, 3) + aw(j, 3) / 6.0_dp)
@@ -372,6 +320,65 @@ contains
          end if
       end do
    end subroutine rk4_feedback_block
+
+   !> The stage point qs = q0 + c kq, ws = w + c kw of RK4 and qn, qs normalised.
+   pure subroutine stage_point(nl, c, q0, kq, w, kw, qs, ws, qn)
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: c, q0(lane_block, 4), kq(lane_block, 4), w(lane_block, 3), &
+                              kw(lane_block, 3)
+      real(dp), intent(inout) :: qs(lane_block, 4), ws(lane_block, 3), qn(lane_block, 4)
+      integer :: j
+
+      do j = 1, nl
+         qs(j, 1) = q0(j, 1) + c * kq(j, 1)
+         qs(j, 2) = q0(j, 2) + c * kq(j, 2)
+         qs(j, 3) = q0(j, 3) + c * kq(j, 3)
+         qs(j, 4) = q0(j, 4) + c * kq(j, 4)
+         ws(j, 1) = w(j, 1) + c * kw(j, 1)
+         ws(j, 2) = w(j, 2) + c * kw(j, 2)
+         ws(j, 3) = w(j, 3) + c * kw(j, 3)
+      end do
+      call normalise(nl, qs, qn)
+   end subroutine stage_point
+
+   !> qn = qs / |qs|, lane by lane.
+   pure subroutine normalise(nl, qs, qn)
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: qs(lane_block, 4)
+      real(dp), intent(inout) :: qn(lane_block, 4)
+      real(dp) :: s
+      integer :: j
+
+      do j = 1, nl
+         s = sqrt(qs(j, 1) * qs(j, 1) + qs(j, 2) * qs(j, 2) + qs(j, 3) * qs(j, 3) &
+                  + qs(j, 4) * qs(j, 4))
+         qn(j, 1) = qs(j, 1) / s
+         qn(j, 2) = qs(j, 2) / s
+         qn(j, 3) = qs(j, 3) / s
+         qn(j, 4) = qs(j, 4) / s
+      end do
+   end subroutine normalise
+
+   !> y = A x of each lane's wheel axes A (3 x nw) and wheel values x (body_axes_times' order).
+   pure subroutine axes_times(nl, nw, ax, x, y)
+      integer, intent(in) :: nl, nw
+      real(dp), intent(in) :: ax(lane_block, 3, max_wheels), x(lane_block, max_wheels)
+      real(dp), intent(inout) :: y(lane_block, 3)
+      integer :: i, j
+
+      do j = 1, nl
+         y(j, 1) = ax(j, 1, 1) * x(j, 1)
+         y(j, 2) = ax(j, 2, 1) * x(j, 1)
+         y(j, 3) = ax(j, 3, 1) * x(j, 1)
+      end do
+      do i = 2, nw
+         do j = 1, nl
+            y(j, 1) = y(j, 1) + ax(j, 1, i) * x(j, i)
+            y(j, 2) = y(j, 2) + ax(j, 2, i) * x(j, i)
+            y(j, 3) = y(j, 3) + ax(j, 3, i) * x(j, i)
+         end do
+      end do
+   end subroutine axes_times
 
    !> runge_kutta's rk4_rates for the lanes: kq = (h/2) qs (0, ws), kw = h I^-1 (tb + (I ws) x ws).
    pure subroutine rates(nl, h, qs, ws, il, tb, kq, kw)
