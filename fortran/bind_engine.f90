@@ -23,11 +23,14 @@
 !> of wheel i (b: one for all bodies, or per body), law the parameters of the law (one column, or
 !> one per body), h0 their initial momenta, hw the momenta carried between segments, h_out the
 !> kept ones; lcb the Python law. Without wheels (or without a law) the wheel arrays are not read
-!> (one element each will do).
+!> (one element each will do). vs the variational state carried between segments and vs_out its
+!> kept values, flat: vs(nv_rows, n) and vs_out(nv_rows, n, nk), nv_rows = variational_rows times
+!> the columns of the parts config(run_variational) (module variational), empty without
+!> (nv = nv_rows n, nvk = nv_rows n nk).
 subroutine engine_segment(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, &
-                          m0, att0, ni, inertia, nw, m, att, ws, nk, m_out, att_out, wr, nwh, na, wheels, &
-                          lr, nl, law, nh0, h0, nhw, hw, nho, nhk, h_out, status, fail_step, fail_body, &
-                          cb, lcb)
+                          m0, att0, ni, inertia, nw, m, att, ws, nk, m_out, att_out, nv, vs, nvk, vs_out, &
+                          wr, nwh, na, wheels, lr, nl, law, nh0, h0, nhw, hw, nho, nhk, h_out, status, &
+                          fail_step, fail_body, cb, lcb)
    use kinds, only: dp
    use engine, only: engine_run, segment_t
    use step_interface, only: method_t, nws, info_bad_call
@@ -38,14 +41,16 @@ subroutine engine_segment(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, bod
                             torque_term_header, momentum_torque_kinds, run_family, run_variant, &
                             run_quadrature, run_user_torque, run_wheel_law, run_wheel_kick, run_nsteps, &
                             run_save_every, run_chunk, run_threads, run_first_body, run_last_body, &
-                            run_first_step, run_last_step, law_reals
+                            run_first_step, run_last_step, law_reals, run_variational
+   use variational, only: layout_t, layout_of, variational_rows
    implicit none
    integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, ni, nw, nk, wr, nwh, na, lr, nl
-   integer, intent(in) :: nh0, nhw, nho, nhk
+   integer, intent(in) :: nh0, nhw, nho, nhk, nv, nvk
    integer, intent(in) :: config(nc)
    real(dp), intent(in) :: plan(np, nf), terms(ntr, nt), body(nbr, nb), times(nh1)
    real(dp), intent(in) :: m0(3, n), att0(natt, n), inertia(3, ni)
    real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nw, n), m_out(3, n, nk), att_out(natt, n, nk)
+   real(dp), intent(inout) :: vs(nv), vs_out(nvk)
    real(dp), intent(in) :: wheels(wr, nwh, na), law(lr, nl)
    real(dp), intent(in) :: h0(nwh, nh0)
    real(dp), intent(inout) :: hw(nwh, nhw), h_out(nwh, nho, nhk)
@@ -56,6 +61,7 @@ subroutine engine_segment(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, bod
    type(torque_t) :: tq
    type(wheels_t) :: wh
    type(segment_t) :: seg
+   type(layout_t) :: lay
 
    fail_step = 0
    fail_body = 0
@@ -67,9 +73,11 @@ subroutine engine_segment(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, bod
        .or. nt < 1 .or. (natt /= 4 .and. natt /= 9) .or. wr /= wheel_reals .or. nwh > max_wheels &
        .or. (na /= 1 .and. na /= n) .or. lr /= law_reals .or. (nl /= 1 .and. nl /= n)) return
    if (.not. configure()) return
+   lay = layout_of(seg%variational, tq%nterms)
+   if (nv /= variational_rows * lay%ncol * n .or. nvk /= nv * nk) return
    call engine_run(meth, tq, wh, seg, n, nh1 - 1, times(2:nh1), times(1), natt, m0, att0, h0, m, att, &
-                   hw, ws, ni, inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, cb, body, &
-                   wheels, law)
+                   hw, ws, ni, inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, cb, &
+                   variational_rows * lay%ncol, vs, vs_out, body, wheels, law)
 
 contains
 
@@ -117,6 +125,7 @@ contains
       seg%b_last = min(n, config(run_last_body))
       seg%k_first = config(run_first_step)
       seg%k_last = min(config(run_last_step), seg%nsteps)
+      seg%variational = config(run_variational)
       ok = .true.
    end function configure
 end subroutine engine_segment
@@ -132,8 +141,8 @@ end subroutine engine_segment
 !> for more than long_run_work body-steps of which some may be long (quadruple precision: the
 !> run goes in segments), and nothing run.
 subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, m0, &
-                        att0, ni, inertia, nk, m_out, att_out, wr, nwh, na, wheels, lr, nl, law, nh0, h0, &
-                        nho, nhk, h_out, status, fail_step, fail_body)
+                        att0, ni, inertia, nk, m_out, att_out, nvk, vs_out, wr, nwh, na, wheels, lr, nl, &
+                        law, nh0, h0, nho, nhk, h_out, status, fail_step, fail_body)
    use kinds, only: dp
    use step_interface, only: nws
    use checks, only: check_batch, outside_scale, input_ok
@@ -144,14 +153,15 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
                             long_step_threshold, long_run_work
    implicit none
    integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, ni, nk, wr, nwh, na, lr, nl, nh0, nho, nhk
+   integer, intent(in) :: nvk
    integer, intent(in) :: config(nc)
    real(dp), intent(in) :: plan(np, nf), terms(ntr, nt), body(nbr, nb), times(nh1)
    real(dp), intent(in) :: m0(3, n), att0(natt, n), inertia(3, ni)
-   real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk)
+   real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk), vs_out(nvk)
    real(dp), intent(in) :: wheels(wr, nwh, na), law(lr, nl), h0(nwh, nh0)
    real(dp), intent(inout) :: h_out(nwh, nho, nhk)
    integer, intent(out) :: status, fail_step, fail_body
-   real(dp), allocatable :: m(:, :), att(:, :), ws(:, :), hw(:, :)
+   real(dp), allocatable :: m(:, :), att(:, :), ws(:, :), hw(:, :), vs(:)
    real(dp) :: extremes(check_extremes), longest
    integer :: whole(nc), code, bad, j
 
@@ -185,7 +195,7 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
          end if
       end if
    end if
-   allocate (m(3, n), att(natt, n), ws(nws, n), hw(nwh, nh0))
+   allocate (m(3, n), att(natt, n), ws(nws, n), hw(nwh, nh0), vs(nvk / max(nk, 1)))
    whole = config
    if (nc >= max(run_first_body, run_last_body, run_first_step, run_last_step)) then
       whole(run_first_body) = 1
@@ -194,8 +204,9 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
       whole(run_last_step) = config(run_nsteps)
    end if
    call engine_segment(nc, whole, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, m0, att0, &
-                       ni, inertia, nws, m, att, ws, nk, m_out, att_out, wr, nwh, na, wheels, lr, nl, law, nh0, &
-                       h0, nh0, hw, nho, nhk, h_out, status, fail_step, fail_body, no_user_torque, no_user_law)
+                       ni, inertia, nws, m, att, ws, nk, m_out, att_out, size(vs), vs, nvk, vs_out, wr, nwh, &
+                       na, wheels, lr, nl, law, nh0, h0, nh0, hw, nho, nhk, h_out, status, fail_step, &
+                       fail_body, no_user_torque, no_user_law)
 
 contains
 

@@ -231,6 +231,26 @@ subroutine dmv_step_single(m, q, h, inertia, order, m_out, q_out)
    call dmv_step_one(m, q, h, inertia, order, m_out, q_out)
 end subroutine dmv_step_single
 
+!> The step of each body with its derivatives by the closed form on dual numbers alone
+!> (flow_derivatives.free_flow_jacobian: two tangent directions, no lanes): m_out, the quaternion
+!> w of the step, phi (6, 6, n), dh (6, n), di (6, 3, n); for comparisons with the lanes of
+!> flow_tangent_lanes, which frb uses for the exact step.
+subroutine dual_flow_jacobian(n, m, h, inertia, quadrature, m_out, w, phi, dh, di)
+   use iso_c_binding, only: c_double, c_int
+   use flow_derivatives, only: free_flow_jacobian
+   implicit none
+   integer(c_int), intent(in) :: n, quadrature
+   real(c_double), intent(in) :: m(3, n), h(n), inertia(3, n)
+   real(c_double), intent(out) :: m_out(3, n), w(4, n), phi(6, 6, n), dh(6, n), di(6, 3, n)
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
+   integer :: b
+
+   do b = 1, n
+      call free_flow_jacobian(m(:, b), h(b), inertia(:, b), quadrature, m_out(:, b), w(:, b), phi(:, :, b), &
+                              dh(:, b), di(:, :, b))
+   end do
+end subroutine dual_flow_jacobian
+
 !> The exact gyrostat step (gyrostat_flow.gyrostat_step) of every body, without checks: rigid-body
 !> momenta m (3, n), rotor momenta hr (3, nr), steps h (nh), moments (3, ni), nr, nh, ni 1 or n;
 !> m_out = m(h) and the quaternion w of each body, q(h) = q w.

@@ -15,14 +15,20 @@
 ! A torque-free run takes the family's free steps from one kept state to the next (several steps
 ! a call, each body with its own step length when h is given per body); a failure there is taken
 ! again step by step, so that the failing step is named.
+!
+! A run with a variational state (seg%variational: its parts, module variational) takes the
+! family's variational steps instead, one step at a time: the state and its derivatives S are
+! carried together (in vs between segments) and kept with the states (vs_out).
 module engine
    use kinds, only: dp
    use step_interface
    use torques, only: torque_t, user_torque_cb, torqued
    use wheels, only: wheels_t, wheels_active, max_wheels
-   use exact_splittings, only: exact_splitting_step, exact_splitting_free_steps, exact_splitting_flows
+   use exact_splittings, only: exact_splitting_step, exact_splitting_free_steps, exact_splitting_flows, &
+                               exact_splitting_variational_step
    use approximate_free_flows, only: approximate_flow_step, approximate_free_steps
-   use runge_kutta, only: runge_kutta_step
+   use runge_kutta, only: runge_kutta_step, runge_kutta_variational_step
+   use variational, only: layout_t, layout_of, initial_state, variational_rows
    use lie_stormer_verlet, only: lie_stormer_verlet_step
    use midpoint_trapezoid, only: midpoint_trapezoid_step
    use parallel, only: thread_count, save_slot, min_parallel_work
@@ -32,14 +38,16 @@ module engine
    implicit none
    private
 
-   public :: family_step, family_free_steps, engine_run, segment_t
+   public :: family_step, family_free_steps, family_variational_step, engine_run, segment_t
 
    !> The part of a run one call takes, and how: steps k_first+1 .. k_last of a run of nsteps
    !> steps (the kept states: save_every, see parallel's save_slot), for the bodies b_first ..
    !> b_last (1-based), stepped chunk bodies at a time on threads threads (0: the OpenMP default).
+   !> variational: the parts of the variational state carried (variational_* bits, 0 none).
    type :: segment_t
       integer :: nsteps = 0, save_every = 0, chunk = 1, threads = 0
       integer :: b_first = 1, b_last = 0, k_first = 0, k_last = 0
+      integer :: variational = 0
    end type segment_t
 
 contains
@@ -82,6 +90,22 @@ contains
       end select
    end function family_free_steps
 
+   !> The variational step of a method family (interface method_variational_step), or null()
+   !> for a family that has none (frb refuses sensitivities of its methods).
+   function family_variational_step(family) result(step)
+      integer, intent(in) :: family
+      procedure(method_variational_step), pointer :: step
+
+      select case (family)
+      case (family_exact_splittings)
+         step => exact_splitting_variational_step
+      case (family_runge_kutta)
+         step => runge_kutta_variational_step
+      case default
+         step => null()
+      end select
+   end function family_variational_step
+
    !> The segment seg of a run of the n bodies from time t0, body j with the step length
    !> h(min(j, nh)) (nh = n only for a torque-free run of a family with free steps) and the
    !> moments inertia(:, min(j, ni)) (ni = 1: one for all), from the initial state m0, att0, h0
@@ -94,10 +118,12 @@ contains
    !> or whose state is not finite) that body's chunk stops; status reports the code, fail_step
    !> the step and fail_body the body (1-based) of the earliest failure (the smallest step, then
    !> the smallest body: the same for every thread count and every split of the run into
-   !> segments); status = info_ok otherwise.
+   !> segments); status = info_ok otherwise. With seg%variational, the variational state of body b
+   !> (module variational: nv = 6 ncol reals) is carried in vs(:, b) and kept in vs_out(:, b, j)
+   !> like the state (its layout: layout_of).
    subroutine engine_run(meth, tq, wh, seg, n, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, ni, &
-                         inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, cb, tbody, &
-                         wheel_axes, wheel_law)
+                         inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, cb, nv, vs, &
+                         vs_out, tbody, wheel_axes, wheel_law)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
       type(wheels_t), intent(in) :: wh
@@ -113,6 +139,8 @@ contains
       real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk), h_out(wh%nw, n, nk)
       integer, intent(out) :: status, fail_step, fail_body
       procedure(user_torque_cb) :: cb
+      integer, intent(in) :: nv
+      real(dp), intent(inout) :: vs(nv, n), vs_out(nv, n, nk)
       integer :: b0, nc, ic, code, kfail, jfail, chunk
       type(torque_t) :: tqb
       type(wheels_t) :: whb
@@ -131,12 +159,12 @@ contains
       !$omp    >= min_parallel_work .and. seg%b_last - seg%b_first >= chunk) &
       !$omp default(none) private(b0, nc, code, kfail, jfail) &
       !$omp shared(meth, tqb, whb, seg, chunk, n, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, ni, &
-      !$omp        inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body)
+      !$omp        inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, nv, vs, vs_out)
       do ic = 1, (seg%b_last - seg%b_first + chunk) / chunk
          b0 = seg%b_first + (ic - 1) * chunk
          nc = min(chunk, seg%b_last - b0 + 1)
          call run_chunk(meth, tqb, whb, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
-                        ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb)
+                        ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, nv, vs, vs_out)
          if (code /= info_ok) then
             !$omp critical (frb_engine_failure)
             if (status == info_ok .or. kfail < fail_step .or. &
@@ -157,7 +185,7 @@ contains
    !> of engine_chunk bodies (no allocation a chunk), or allocated ones for a larger chunk (a
    !> user torque's or wheel law's whole batch).
    subroutine run_chunk(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
-                        ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb)
+                        ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, nv, vs, vs_out)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
       type(wheels_t), intent(in) :: wh
@@ -168,6 +196,8 @@ contains
       real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk), h_out(wh%nw, n, nk)
       integer, intent(out) :: code, kfail, jfail
       procedure(user_torque_cb) :: cb
+      integer, intent(in) :: nv
+      real(dp), intent(inout) :: vs(nv, n), vs_out(nv, n, nk)
       real(dp) :: mc(3, engine_chunk), ac(9 * engine_chunk), wc(nws, engine_chunk)
       real(dp) :: hc(max_wheels * engine_chunk)
       integer :: info(engine_chunk)
@@ -177,20 +207,20 @@ contains
       if (nc <= engine_chunk) then
          call chunk_steps(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
                           ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, mc, ac, hc, &
-                          wc, info)
+                          wc, info, nv, vs, vs_out)
       else
          allocate (mb(3, nc), ab(natt * nc), wb(nws, nc), hb(wh%nw * nc), ib(nc))
          call chunk_steps(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
                           ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, mb, ab, hb, &
-                          wb, ib)
+                          wb, ib, nv, vs, vs_out)
       end if
    end subroutine run_chunk
 
    !> run_chunk with the chunk's state in the arrays mc(3, nc), ac(natt, nc), hc(wh%nw, nc),
-   !> wc(nws, nc), info(nc).
+   !> wc(nws, nc), info(nc) (and its variational state, allocated when the run carries one).
    subroutine chunk_steps(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, &
                           ws, ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, mc, ac, &
-                          hc, wc, info)
+                          hc, wc, info, nv, vs, vs_out)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
       type(wheels_t), intent(in) :: wh
@@ -203,7 +233,11 @@ contains
       procedure(user_torque_cb) :: cb
       real(dp), intent(inout) :: mc(3, nc), ac(natt, nc), hc(wh%nw, nc), wc(nws, nc)
       integer, intent(inout) :: info(nc)
-      real(dp), allocatable :: m_keep(:, :), a_keep(:, :), w_keep(:, :), ic(:, :)
+      integer, intent(in) :: nv
+      real(dp), intent(inout) :: vs(nv, n), vs_out(nv, n, nk)
+      real(dp), allocatable :: m_keep(:, :), a_keep(:, :), w_keep(:, :), ic(:, :), sc(:, :, :)
+      procedure(method_variational_step), pointer :: variational_step
+      type(layout_t) :: lay
       integer :: k, nsub, b1, nhc
       logical :: one_by_one
       procedure(method_step), pointer :: step
@@ -218,17 +252,24 @@ contains
       ! the step lengths of this chunk: one for all, or one per body
       nhc = 1
       if (nh > 1) nhc = nc
+      ! the variational state of the chunk (none: zero columns)
+      lay = layout_of(seg%variational, tq%nterms)
+      allocate (sc(variational_rows, lay%ncol, nc))
+      variational_step => null()
+      if (lay%ncol > 0) variational_step => family_variational_step(meth%family)
       if (seg%k_first == 0) then
          mc = m0(:, b0:b1)
          ac = att0(:, b0:b1)
          hc = h0(:, b0:b1)
          wc = 0.0_dp
+         call initial_state(lay, nc, sc)
          call keep(0)
       else
          mc = m(:, b0:b1)
          ac = att(:, b0:b1)
          hc = hw(:, b0:b1)
          wc = ws(:, b0:b1)
+         if (lay%ncol > 0) sc = reshape(vs(:, b0:b1), shape(sc))
       end if
       info = info_ok
       step => family_step(meth%family)
@@ -243,7 +284,19 @@ contains
       one_by_one = .false.
       k = seg%k_first
       do while (k < seg%k_last)
-         if (associated(free_steps)) then
+         if (lay%ncol > 0) then
+            k = k + 1
+            if (.not. associated(variational_step) .or. wheels_active(wh)) then
+               info = info_not_implemented
+            else if (ni == n) then
+               call variational_step(meth, nc, k, t0 + (k - 1) * h(1), nhc, h(min(b0, nh):min(b1, nh)), mc, &
+                                     natt, ac, inertia(:, b0:b1), tqc, lay, sc, info)
+            else
+               call chunk_moments()
+               call variational_step(meth, nc, k, t0 + (k - 1) * h(1), nhc, h(min(b0, nh):min(b1, nh)), mc, &
+                                     natt, ac, ic, tqc, lay, sc, info)
+            end if
+         else if (associated(free_steps)) then
             ! torque-free: up to the next kept state at once (a failure: again one by one)
             nsub = 1
             if (.not. one_by_one) nsub = next_kept(k, seg%nsteps, seg%save_every, seg%k_last) - k
@@ -311,6 +364,7 @@ contains
          att(:, b0:b1) = ac
          hw(:, b0:b1) = hc
          ws(:, b0:b1) = wc
+         if (lay%ncol > 0) vs(:, b0:b1) = reshape(sc, [nv, nc])
       end if
 
    contains
@@ -336,6 +390,7 @@ contains
             m_out(:, b0:b1, slot) = mc
             att_out(:, b0:b1, slot) = ac
             if (wh%nw > 0) h_out(:, b0:b1, slot) = hc
+            if (lay%ncol > 0) vs_out(:, b0:b1, slot) = reshape(sc, [nv, nc])
          end if
       end subroutine keep
    end subroutine chunk_steps

@@ -52,8 +52,8 @@ module exact_flow
    private
 
    public :: free_flow, frb_step_one, quat_step_one, rotate_matrix_tr
-   public :: flow_prep_t, flow_prepare, flow_finish, path_unit, symmetric_long, keep_invariants
-   public :: precise_long
+   public :: flow_prep_t, flow_prepare, flow_finish, path_trivial, path_unit, path_long, path_refused
+   public :: symmetric_long, symmetric_step, keep_invariants, precise_long
 
    !> Steps with |h| |m| / I_min above long_step_threshold radians (a shared number) run in
    !> quadruple precision.
@@ -172,9 +172,12 @@ module exact_flow
    !> inputs (|m0|^2 = sum of exact squares, C - A exact), so each is within 1e-30 relative,
    !> and sin, cos of hi + lo are sin(hi) + lo cos(hi), cos(hi) - lo sin(hi): the error of the step
    !> does not grow with the angle (the elliptic path loses about an ulp of the phase per radian).
-   pure subroutine symmetric_step(m, h, inertia, m_out, w)
+   !> The optional angles receive (a, b, sin(a/2), cos(a/2), sin(b/2), cos(b/2)) (a and b the high
+   !> parts), for the step's derivatives (flow_derivatives).
+   pure subroutine symmetric_step(m, h, inertia, m_out, w, angles)
       real(dp), intent(in) :: m(3), h, inertia(3)
       real(dp), intent(out) :: m_out(3), w(4)
+      real(dp), intent(out), optional :: angles(6)
       integer :: i, j, s
       real(dp) :: ca, cc, p(3), e(3), sh, sl, t, gh, gl, xh, xl, yh, yl, ah, al, bh, bl
       real(dp) :: sa, ka, sb, kb, n(3), cbf, sbf, nw
@@ -210,6 +213,7 @@ module exact_flow
       call dd_mul_dd(xh, xl, yh, yl, bh, bl)
       call dd_sincos(ah / 2, al / 2, sa, ka)
       call dd_sincos(bh / 2, bl / 2, sb, kb)
+      if (present(angles)) angles = [ah, bh, sa, ka, sb, kb]
       n = m / gh
       w(1) = ka * kb + sa * sb * n(s)
       w(1 + i) = kb * sa * n(i) - sa * sb * n(j)

@@ -38,7 +38,9 @@ module exact_flow_lanes
    implicit none
    private
 
-   public :: free_flow_chunk
+   public :: free_flow_chunk, keep_invariants_lanes
+   ! (the stages the lanes of the derivatives share: flow_tangent_lanes)
+   public :: jacobi_agm_lanes, rj_duplications_lanes, sincos_lanes, atan_ratio_lanes, atan2_ratio_lanes
    !> Number of bodies advanced in lock-step by free_flow_chunk (a shared number).
    public :: flow_lanes_width
 

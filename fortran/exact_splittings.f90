@@ -23,16 +23,23 @@ module exact_splittings
    use wheels, only: wheels_t, wheels_active, total_momenta, body_momenta, wheel_kick
    use numbers_table, only: variant_exact, variant_splitting
    use torques, only: torque_t, user_torque_cb, torque_one, torque_flow, field_along_e3, &
-                      field_e3_kick_tr, damping_rate, expm1, torqued, has_rotor, rotors_only, &
-                      rotor_momentum, without_rotors
+                      field_e3_kick_tr, damping_rate, expm1, torqued, torque_jacobian_t, torque_jacobian, &
+                      affine_parts, affine_flow_jacobian, phi_prime, torque_damping, torque_rotor, &
+                      torque_attitude_control, torque_term_reals, term_parameters, has_derivatives, &
+                      has_rotor, rotors_only, rotor_momentum, without_rotors
+   use numbers_table, only: control_kd
+   use variational, only: layout_t, apply_jacobian, apply_kick
    use exact_flow, only: free_flow, rotate_matrix_tr
    use gyrostat_flow, only: gyrostat_step
-   use simd_dispatch, only: free_flow_chunk, flow_lanes_width
-   use rotations, only: qmul
+   use simd_dispatch, only: free_flow_chunk, flow_lanes_width, state_jacobian_chunk
+   use flow_derivatives, only: free_flow_jacobian
+   use parallel, only: thread_count
+   use rotations, only: qmul, hat
    implicit none
    private
 
    public :: exact_splitting_step, exact_splitting_free_steps, exact_splitting_flows, exact_free_flows
+   public :: exact_free_flow_jacobians, free_flow_jacobian_batch, exact_splitting_variational_step
 
 
 contains
@@ -254,6 +261,81 @@ contains
       end do
    end subroutine exact_free_flows
 
+   !> exact_free_flows with the derivatives of each flow: phi(:, :, j) the state transition matrix
+   !> and dh(:, j) the derivative in the time of body j's flow (rows and columns (dm, dtheta),
+   !> flow_derivatives.free_flow_jacobian's). The states are those of exact_free_flows bit for bit:
+   !> the exact flow by the lanes with their derivative (flow_tangent_lanes.state_jacobian_chunk),
+   !> the semi-exact flow body by body (free_flow_jacobian).
+   subroutine exact_free_flow_jacobians(n, ntf, tf, quadrature, m, natt, att, inertia, phi, dh)
+      integer, intent(in) :: n, ntf, quadrature, natt
+      real(dp), intent(in) :: tf(ntf), inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), att(natt, n)
+      real(dp), intent(out) :: phi(6, 6, n), dh(6, n)
+      real(dp) :: m1(3, flow_lanes_width), w(4, flow_lanes_width), di(6, 3)
+      integer :: b0, nc, j
+
+      do b0 = 1, n, flow_lanes_width
+         nc = min(flow_lanes_width, n - b0 + 1)
+         if (quadrature == 0) then
+            if (ntf == 1) then
+               call state_jacobian_chunk(nc, 1, m(:, b0:b0 + nc - 1), tf, inertia(:, b0:b0 + nc - 1), m1, w, &
+                                         phi(:, :, b0:b0 + nc - 1), dh(:, b0:b0 + nc - 1))
+            else
+               call state_jacobian_chunk(nc, nc, m(:, b0:b0 + nc - 1), tf(b0:b0 + nc - 1), &
+                                         inertia(:, b0:b0 + nc - 1), m1, w, phi(:, :, b0:b0 + nc - 1), &
+                                         dh(:, b0:b0 + nc - 1))
+            end if
+         else
+            do j = 1, nc
+               call free_flow_jacobian(m(:, b0 + j - 1), tf(min(b0 + j - 1, ntf)), inertia(:, b0 + j - 1), &
+                                       quadrature, m1(:, j), w(:, j), phi(:, :, b0 + j - 1), dh(:, b0 + j - 1), di)
+            end do
+         end if
+         m(:, b0:b0 + nc - 1) = m1(:, 1:nc)
+         if (natt == 4) then
+            call rotate_quaternions(nc, att(:, b0:b0 + nc - 1), w)
+         else
+            call rotate_matrices(nc, att(:, b0:b0 + nc - 1), w)
+         end if
+      end do
+   end subroutine exact_free_flow_jacobians
+
+   !> One step of EXACT (exact_free_flow_jacobians) for the n bodies of a batch, body j with the
+   !> step h(min(j, nh)), from m, att (natt = 4: quaternions, 9: Q^T) to m_out, att_out, with
+   !> phit(:, :, j) the TRANSPOSE of body j's state transition matrix (numpy's C-ordered (n, 6, 6)
+   !> seen from Fortran) and dh; the chunks of flow_lanes_width bodies shared among the threads (the
+   !> results do not depend on the thread count).
+   subroutine free_flow_jacobian_batch(natt, n, nh, m, att, h, inertia, quadrature, threads, m_out, &
+                                       att_out, phit, dh)
+      integer, intent(in) :: natt, n, nh, quadrature, threads
+      real(dp), intent(in) :: m(3, n), att(natt, n), h(nh), inertia(3, n)
+      real(dp), intent(out) :: m_out(3, n), att_out(natt, n), phit(6, 6, n), dh(6, n)
+      real(dp) :: phi(6, 6, flow_lanes_width)
+      integer :: ic, b0, b1, nc, j
+
+      !$omp parallel do num_threads(thread_count(threads)) if(n > flow_lanes_width) schedule(dynamic, 4) &
+      !$omp default(none) private(b0, b1, nc, j, phi) &
+      !$omp shared(natt, n, nh, m, att, h, inertia, quadrature, m_out, att_out, phit, dh)
+      do ic = 1, (n + flow_lanes_width - 1) / flow_lanes_width
+         b0 = (ic - 1) * flow_lanes_width + 1
+         b1 = min(n, b0 + flow_lanes_width - 1)
+         nc = b1 - b0 + 1
+         m_out(:, b0:b1) = m(:, b0:b1)
+         att_out(:, b0:b1) = att(:, b0:b1)
+         if (nh == 1) then
+            call exact_free_flow_jacobians(nc, 1, h, quadrature, m_out(:, b0:b1), natt, att_out(:, b0:b1), &
+                                           inertia(:, b0:b1), phi, dh(:, b0:b1))
+         else
+            call exact_free_flow_jacobians(nc, nc, h(b0:b1), quadrature, m_out(:, b0:b1), natt, &
+                                           att_out(:, b0:b1), inertia(:, b0:b1), phi, dh(:, b0:b1))
+         end if
+         do j = 1, nc
+            phit(:, :, b0 + j - 1) = transpose(phi(:, :, j))
+         end do
+      end do
+      !$omp end parallel do
+   end subroutine free_flow_jacobian_batch
+
    !> exact_free_flows for one body (frb.splitting.integrate, a run of one body): the scalar free
    !> flow, which the lanes repeat bit for bit, without the packing of the lanes.
    subroutine free_flow_one(tf, quadrature, m, natt, att, inertia)
@@ -296,5 +378,277 @@ contains
          qt(:, :, j) = q1
       end do
    end subroutine rotate_matrices
+
+   ! --- the variational steps (frb.integrate(..., sensitivities=...), module variational) ---
+
+   !> One step of EXACT or of a splitting with the variational state (step_interface's
+   !> method_variational_step): the flows of exact_splitting_flows (the same values), each with its
+   !> derivatives: the free flows by exact_free_flow_jacobians (their derivatives in the moments
+   !> by flow_derivatives.free_flow_jacobian), the torque's flows by torque_jacobian and, for a
+   !> torque of m, affine_flow_jacobian; EXACT with linear damping alone as the time change of the
+   !> free flow. The exact flow only (quadrature = 0).
+   subroutine exact_splitting_variational_step(meth, n, k, t, nh, h, m, natt, att, inertia, tq, lay, s, info)
+      type(method_t), intent(in) :: meth
+      integer, intent(in) :: n, k, nh, natt
+      real(dp), intent(in) :: t, h(nh), inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), att(natt, n)
+      type(torque_t), intent(in) :: tq
+      type(layout_t), intent(in) :: lay
+      real(dp), intent(inout) :: s(6, lay%ncol, n)
+      integer, intent(inout) :: info(n)
+      real(dp) :: ta, tau, before
+      integer :: i
+
+      ! (with rotors the free part is the gyrostat, whose derivatives are not carried)
+      if (meth%quadrature /= 0 .or. .not. has_derivatives(tq, n) .or. has_rotor(tq)) then
+         info = info_not_implemented
+         return
+      end if
+      if (meth%variant == variant_exact) then
+         if (damping_rate(tq) > 0.0_dp) then
+            call damped_variational(n, h(1), tq, m, natt, att, inertia, lay, s)
+         else if (torqued(tq)) then
+            info = info_not_implemented
+         else
+            call free_flow_variational(n, nh, h, 1.0_dp, m, natt, att, inertia, lay, s)
+         end if
+         return
+      end if
+      if (nh /= 1) then
+         info = info_bad_call
+         return
+      end if
+      ta = t
+      before = 0.0_dp
+      do i = 1, meth%nf
+         tau = meth%frac(i) * h(1)
+         if (meth%kinds(i) == 0) then
+            call free_flow_variational(n, 1, [tau], meth%frac(i), m, natt, att, inertia, lay, s)
+            ta = ta + tau
+            before = before + meth%frac(i)
+         else
+            call torque_flow_variational(tq, n, ta, k, natt, att, m, inertia, tau, meth%frac(i), &
+                                         (k - 1) + before, lay, s)
+         end if
+      end do
+   end subroutine exact_splitting_variational_step
+
+   !> The exact free flows of exact_free_flows (body j over tf(min(j, ntf)), tf = dtdh h) with the
+   !> variational state: S <- phi S, the column of h plus dtdh (f1, w1), those of the moments plus
+   !> the flow's derivatives in them (taken at the state before the flow).
+   subroutine free_flow_variational(n, ntf, tf, dtdh, m, natt, att, inertia, lay, s)
+      integer, intent(in) :: n, ntf, natt
+      real(dp), intent(in) :: tf(ntf), dtdh, inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), att(natt, n)
+      type(layout_t), intent(in) :: lay
+      real(dp), intent(inout) :: s(6, lay%ncol, n)
+      real(dp) :: phi(6, 6, n), dh(6, n), di(6, 3, n), mo(3), w(4), ph(6, 6), dhh(6)
+      integer :: j
+
+      if (lay%inertia > 0) then
+         do j = 1, n
+            call free_flow_jacobian(m(:, j), tf(min(j, ntf)), inertia(:, j), 0, mo, w, ph, dhh, di(:, :, j))
+         end do
+      end if
+      call exact_free_flow_jacobians(n, ntf, tf, 0, m, natt, att, inertia, phi, dh)
+      do j = 1, n
+         call apply_jacobian(lay%ncol, phi(:, :, j), s(:, :, j))
+         if (lay%h > 0) s(:, lay%h, j) = s(:, lay%h, j) + dtdh * dh(:, j)
+         if (lay%inertia > 0) s(:, lay%inertia:lay%inertia + 2, j) = s(:, lay%inertia:lay%inertia + 2, j) &
+                                                                     + di(:, :, j)
+      end do
+   end subroutine free_flow_variational
+
+   !> EXACT with linear damping alone (exact_splitting_flows): m1 = e M(s), the attitude that of the
+   !> free flow over s, e = exp(-c h), s = (1 - e) / c = h phi1(-c h). Its jacobian is
+   !> diag(e 1, 1) phi_free(s); d/dh: ds/dh = e, so (e (e f(M) - c M), e w(M)); d/dI: diag(e 1, 1)
+   !> the free flow's; d/dc (each damping term's rate): ds/dc = -h^2 phi1'(-c h), so
+   !> (e (ds/dc f(M) - h M), ds/dc w(M)).
+   subroutine damped_variational(n, h, tq, m, natt, att, inertia, lay, s)
+      integer, intent(in) :: n, natt
+      real(dp), intent(in) :: h, inertia(3, n)
+      type(torque_t), intent(in) :: tq
+      real(dp), intent(inout) :: m(3, n), att(natt, n)
+      type(layout_t), intent(in) :: lay
+      real(dp), intent(inout) :: s(6, lay%ncol, n)
+      real(dp) :: phi(6, 6, n), dh(6, n), di(6, 3, n), mo(3), w(4), ph(6, 6), dhh(6), c, e, sc, dsdc, col(6)
+      integer :: j, i
+
+      c = damping_rate(tq)
+      sc = -expm1(-c * h) / c
+      if (lay%inertia > 0) then
+         do j = 1, n
+            call free_flow_jacobian(m(:, j), sc, inertia(:, j), 0, mo, w, ph, dhh, di(:, :, j))
+         end do
+      end if
+      call exact_free_flow_jacobians(n, 1, [-expm1(-c * h) / c], 0, m, natt, att, inertia, phi, dh)
+      e = exp(-c * h)
+      dsdc = -h * h * phi_prime(-c * h)
+      do j = 1, n
+         call apply_jacobian(lay%ncol, phi(:, :, j), s(:, :, j))
+         s(1:3, :, j) = e * s(1:3, :, j)
+         if (lay%h > 0) then
+            s(1:3, lay%h, j) = s(1:3, lay%h, j) + e * (e * dh(1:3, j) - c * m(:, j))
+            s(4:6, lay%h, j) = s(4:6, lay%h, j) + e * dh(4:6, j)
+         end if
+         if (lay%inertia > 0) then
+            s(1:3, lay%inertia:lay%inertia + 2, j) = s(1:3, lay%inertia:lay%inertia + 2, j) + e * di(1:3, :, j)
+            s(4:6, lay%inertia:lay%inertia + 2, j) = s(4:6, lay%inertia:lay%inertia + 2, j) + di(4:6, :, j)
+         end if
+         if (lay%torque > 0) then
+            col(1:3) = e * (dsdc * dh(1:3, j) - h * m(:, j))
+            col(4:6) = dsdc * dh(4:6, j)
+            do i = 1, tq%nterms
+               s(:, lay%torque + (i - 1) * torque_term_reals, j) = s(:, lay%torque + (i - 1) * torque_term_reals, j) &
+                                                                   + col
+            end do
+         end if
+      end do
+      m = exp(-c * h) * m
+   end subroutine damped_variational
+
+   !> The torque's flow of torque_flow over tau at time ta (a splitting's kick, the attitude fixed)
+   !> with the variational state, ta = t0 + dtadh h + ..., tau = frac h. Torques of Q alone:
+   !> m1 = m + tau T, so S <- [[1, tau dT/dtheta], [0, 1]] S, d/dh + frac T + tau dT/dt dtadh,
+   !> d/dI + tau dT/dI, d/dpar + tau dT/dpar. Torques of m: m1 = exp(tau A) m + tau phi1(tau A) b
+   !> (affine_flow_jacobian): S <- [[exp(tau A), tau phi1(tau A) db/dtheta], [0, 1]] S, d/dh +
+   !> frac (A m1 + b) + tau phi1(tau A) db/dt dtadh (phib = tau phi1(tau A)), and the moments and
+   !> parameters through their changes of A and b.
+   subroutine torque_flow_variational(tq, n, ta, k, natt, att, m, inertia, tau, frac, dtadh, lay, s)
+      type(torque_t), intent(in) :: tq
+      integer, intent(in) :: n, k, natt
+      real(dp), intent(in) :: ta, att(natt, n), inertia(3, n), tau, frac, dtadh
+      real(dp), intent(inout) :: m(3, n)
+      type(layout_t), intent(in) :: lay
+      real(dp), intent(inout) :: s(6, lay%ncol, n)
+      real(dp) :: m0(3, n), tb(3, n), a(3, 3), b(3), jmm(3, 3), phib(3, 3), one(3, 3), dsum(3, 3)
+      real(dp), allocatable :: da(:, :, :), db(:, :), dm1(:, :)
+      type(torque_jacobian_t) :: jac
+      integer :: j, l, i, nd, c0
+
+      m0 = m
+      call torque_flow(tq, n, ta, k, natt, att, m, inertia, tau, tb, no_torque)
+      one = 0.0_dp
+      do l = 1, 3
+         one(l, l) = 1.0_dp
+      end do
+      nd = 0
+      if (lay%inertia > 0) nd = nd + 3
+      if (lay%torque > 0) nd = nd + torque_term_reals * tq%nterms
+      allocate (da(3, 3, max(nd, 1)), db(3, max(nd, 1)), dm1(3, max(nd, 1)))
+      do j = 1, n
+         call torque_jacobian(tq, ta, j, natt, att(:, j), m0(:, j), inertia(:, j), jac)
+         if (.not. tq%momentum) then
+            call apply_kick(lay%ncol, one, tau * jac%dth, s(:, :, j))
+            if (lay%h > 0) s(1:3, lay%h, j) = s(1:3, lay%h, j) + frac * jac%tb + (tau * dtadh) * jac%dt
+            if (lay%inertia > 0) s(1:3, lay%inertia:lay%inertia + 2, j) = s(1:3, lay%inertia:lay%inertia + 2, j) &
+                                                                          + tau * jac%di
+            if (lay%torque > 0) then
+               do i = 1, tq%nterms
+                  c0 = lay%torque + (i - 1) * torque_term_reals
+                  s(1:3, c0:c0 + torque_term_reals - 1, j) = s(1:3, c0:c0 + torque_term_reals - 1, j) &
+                                                             + tau * jac%dp(:, :, i)
+               end do
+            end if
+            cycle
+         end if
+         call affine_parts(tq, ta, j, natt, att(:, j), inertia(:, j), a, b)
+         call affine_changes(tq, j, inertia(:, j), jac, lay, nd, da, db)
+         call affine_flow_jacobian(tau, a, b, m0(:, j), nd, da, db, jmm, phib, dm1)
+         dsum = matmul(phib, jac%dth)
+         call apply_kick(lay%ncol, jmm, dsum, s(:, :, j))
+         if (lay%h > 0) s(1:3, lay%h, j) = s(1:3, lay%h, j) + frac * (matmul(a, m(:, j)) + b) &
+                                           + dtadh * matmul(phib, jac%dt)
+         l = 0
+         if (lay%inertia > 0) then
+            s(1:3, lay%inertia:lay%inertia + 2, j) = s(1:3, lay%inertia:lay%inertia + 2, j) + dm1(:, 1:3)
+            l = 3
+         end if
+         if (lay%torque > 0) s(1:3, lay%torque:lay%torque + nd - l - 1, j) = &
+            s(1:3, lay%torque:lay%torque + nd - l - 1, j) + dm1(:, l + 1:nd)
+      end do
+   end subroutine torque_flow_variational
+
+   !> The changes of A and b (affine_parts) of a torque of m with each moment (when the moments'
+   !> part is carried) and each parameter of each term (the torque's part), in the order of the
+   !> columns: A = -c 1 + (hat(h) - kd) D, D = diag(1 / I), so dA/dI_l = -(hat(h) - kd) e_l e_l^T /
+   !> I_l^2 and db/dI_l the gravity gradient's; a damping rate -1, a rotor's h_l hat(e_l) D, kd -D;
+   !> the other parameters change b (torque_jacobian's derivatives of the terms of Q alone).
+   pure subroutine affine_changes(tq, j, inertia, jac, lay, nd, da, db)
+      type(torque_t), intent(in) :: tq
+      integer, intent(in) :: j, nd
+      real(dp), intent(in) :: inertia(3)
+      type(torque_jacobian_t), intent(in) :: jac
+      type(layout_t), intent(in) :: lay
+      real(dp), intent(out) :: da(3, 3, max(nd, 1)), db(3, max(nd, 1))
+      real(dp) :: hsum(3), kd, dmat(3, 3), e(3), hh(3, 3), p(torque_term_reals)
+      integer :: i, l, d, c
+
+      da = 0.0_dp
+      db = 0.0_dp
+      hsum = 0.0_dp
+      kd = 0.0_dp
+      do i = 1, tq%nterms
+         p = term_parameters(tq, i, j)
+         if (tq%kinds(i) == torque_rotor) hsum = hsum + p(1:3)
+         if (tq%kinds(i) == torque_attitude_control) kd = kd + p(control_kd)
+      end do
+      dmat = 0.0_dp
+      do l = 1, 3
+         dmat(l, l) = 1 / inertia(l)
+      end do
+      hh = hat(hsum)
+      d = 0
+      if (lay%inertia > 0) then
+         do l = 1, 3
+            d = d + 1
+            da(:, l, d) = -(hh(:, l) - kd * unit_column(l)) / inertia(l)**2
+            db(:, d) = jac%dbi(:, l)
+         end do
+      end if
+      if (lay%torque == 0) return
+      do i = 1, tq%nterms
+         do c = 1, torque_term_reals
+            d = d + 1
+            select case (tq%kinds(i))
+            case (torque_damping)
+               if (c == 1) then
+                  do l = 1, 3
+                     da(l, l, d) = -1.0_dp
+                  end do
+               end if
+            case (torque_rotor)
+               if (c <= 3) then
+                  e = 0.0_dp
+                  e(c) = 1.0_dp
+                  da(:, :, d) = matmul(hat(e), dmat)
+               end if
+            case (torque_attitude_control)
+               if (c == control_kd) then
+                  da(:, :, d) = -dmat
+               else
+                  db(:, d) = jac%dp(:, c, i)
+               end if
+            case default
+               db(:, d) = jac%dp(:, c, i)
+            end select
+         end do
+      end do
+   end subroutine affine_changes
+
+   pure function unit_column(l) result(e)
+      integer, intent(in) :: l
+      real(dp) :: e(3)
+
+      e = 0.0_dp
+      e(l) = 1.0_dp
+   end function unit_column
+
+   !> The call-back of a run without a Python torque (never called: torques' user_torque_cb).
+   subroutine no_torque(nu, t, step, qt, mu, tb)
+      integer, intent(in) :: nu, step
+      real(dp), intent(in) :: t, qt(3, 3, nu), mu(3, nu)
+      real(dp), intent(inout) :: tb(3, nu)
+   end subroutine no_torque
 
 end module exact_splittings

@@ -288,8 +288,26 @@ module numbers_table
    integer, parameter, public :: run_scale_exponent = 15
    !> order (2 or 4) of the wheel kick of a splitting's torque flow
    integer, parameter, public :: run_wheel_kick = 16
+   !> the parts of the variational state carried (variational_* bits, 0: none)
+   integer, parameter, public :: run_variational = 17
    !> slots of the configuration
-   integer, parameter, public :: run_slots = 16
+   integer, parameter, public :: run_slots = 17
+
+   ! The variational state of a run (frb.integrate(..., sensitivities=...)): per body the
+   ! derivatives of the state (dm, dtheta), variational_rows of them, with respect to the columns
+   ! of the parts that the bits of run_variational choose, in this order: the initial state (6
+   ! columns), h (1), the principal moments (3), the parameters of each built-in torque term
+   ! (torque_term_reals a term).
+   !> rows of the variational state: (dm, dtheta)
+   integer, parameter, public :: variational_rows = 6
+   !> the part of the initial state (dm0, dtheta0)
+   integer, parameter, public :: variational_state = 1
+   !> the part of the step h
+   integer, parameter, public :: variational_h = 2
+   !> the part of the principal moments
+   integer, parameter, public :: variational_inertia = 4
+   !> the part of the torque terms' parameters
+   integer, parameter, public :: variational_torque = 8
 
    ! The scales of a batch that the input checks (check_bodies) return: the largest and the
    ! smallest nonzero max_i |m_i| of a body, the smallest and the largest moment, the largest |h|

@@ -1,9 +1,9 @@
 ! Run-time choice of the SIMD target of the lane kernels.
 !
-! The lock-step kernels (exact_flow_lanes and its chunk driver flow_batches, the batched
-! discrete Moser-Veselov steps of moser_veselov, and the lane steps of frb.integrate:
-! runge_kutta_lanes and splitting_lanes, with the torques of torque_lanes) are compiled once per
-! target: the baseline of the architecture and, on x86-64,
+! The lock-step kernels (exact_flow_lanes and its chunk driver flow_batches, the derivatives of the
+! exact step flow_tangent_lanes, the batched discrete Moser-Veselov steps of moser_veselov, and
+! the lane steps of frb.integrate: runge_kutta_lanes and splitting_lanes, with the torques of
+! torque_lanes) are compiled once per target: the baseline of the architecture and, on x86-64,
 ! x86-64-v3 (AVX2) and x86-64-v4 (AVX-512) (meson.build; the copies are the same source with the
 ! module renamed, tools/simd_target_source.py). This module holds the target in use (cpu_target)
 ! and forwards each call to that target's copy; it is set at import of the Python package
@@ -23,6 +23,9 @@ module simd_dispatch
    use exact_flow_lanes_avx2, only: chunk_avx2 => free_flow_chunk, width_avx2 => flow_lanes_width
    use exact_flow_lanes_avx512, only: chunk_avx512 => free_flow_chunk, &
                                       width_avx512 => flow_lanes_width
+   use flow_tangent_lanes, only: jacobian_baseline => state_jacobian_chunk
+   use flow_tangent_lanes_avx2, only: jacobian_avx2 => state_jacobian_chunk
+   use flow_tangent_lanes_avx512, only: jacobian_avx512 => state_jacobian_chunk
    use moser_veselov, only: many_baseline => dmv_integrate_many, steps_baseline => dmv_blocks_steps
    use flow_batches, only: batch_baseline => flow_batch
    use flow_batches_avx2, only: batch_avx2 => flow_batch
@@ -40,7 +43,7 @@ module simd_dispatch
    private
 
    public :: flow_lanes_width, select_cpu_target, cpu_target, best_cpu_target
-   public :: free_flow_chunk, flow_batch, dmv_integrate_many, dmv_blocks_steps
+   public :: free_flow_chunk, flow_batch, dmv_integrate_many, dmv_blocks_steps, state_jacobian_chunk
    public :: runge_kutta_lanes_step, splitting_lanes_step
 
    !> The target of the lane kernels in use (a cpu_target_* code); the baseline until
@@ -49,9 +52,11 @@ module simd_dispatch
 
    ! The entry points, each the routine of the same name of the target in use (the same arguments
    ! and results as the baseline's): exact_flow_lanes.free_flow_chunk, flow_batches.flow_batch,
+   ! flow_tangent_lanes.state_jacobian_chunk,
    ! moser_veselov.dmv_integrate_many and dmv_blocks_steps, runge_kutta_lanes.runge_kutta_lanes_step
    ! and splitting_lanes.splitting_lanes_step (step_interface's method_step).
    procedure(chunk_baseline), pointer, protected :: free_flow_chunk => chunk_baseline
+   procedure(jacobian_baseline), pointer, protected :: state_jacobian_chunk => jacobian_baseline
    procedure(batch_baseline), pointer, protected :: flow_batch => batch_baseline
    procedure(many_baseline), pointer, protected :: dmv_integrate_many => many_baseline
    procedure(steps_baseline), pointer, protected :: dmv_blocks_steps => steps_baseline
@@ -88,6 +93,7 @@ contains
       select case (in_use)
       case (cpu_target_avx512)
          free_flow_chunk => chunk_avx512
+         state_jacobian_chunk => jacobian_avx512
          flow_batch => batch_avx512
          dmv_integrate_many => many_avx512
          dmv_blocks_steps => steps_avx512
@@ -95,6 +101,7 @@ contains
          splitting_lanes_step => splitting_avx512
       case (cpu_target_avx2)
          free_flow_chunk => chunk_avx2
+         state_jacobian_chunk => jacobian_avx2
          flow_batch => batch_avx2
          dmv_integrate_many => many_avx2
          dmv_blocks_steps => steps_avx2
@@ -102,6 +109,7 @@ contains
          splitting_lanes_step => splitting_avx2
       case default
          free_flow_chunk => chunk_baseline
+         state_jacobian_chunk => jacobian_baseline
          flow_batch => batch_baseline
          dmv_integrate_many => many_baseline
          dmv_blocks_steps => steps_baseline

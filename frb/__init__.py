@@ -3,6 +3,8 @@
 Public API
 ----------
 frb_step, quat_step      exact / semi-exact free rigid body steps (matrix / scalar-first quaternion)
+derivatives              their exact derivatives (``flow_jacobian``: the state transition matrix,
+                         d/dh, d/dinertia; ``frb_step(..., jacobian=True)``)
 integrate                every integrator of the papers, batched, with torques (``frb.engine``)
 METHODS                  the methods of integrate: reference, order, properties (``frb.methods``)
 Trajectory               the kept states of a run
@@ -55,6 +57,7 @@ finally:
         del _os.environ["OMP_WAIT_POLICY"]
 
 from .flows import frb_step, quat_step
+from . import derivatives
 from .inertia import principal_axes
 from .rotations import (hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat,
                         kinetic_energy, spatial_momentum, to_rotation, from_rotation)
@@ -78,7 +81,8 @@ __version__: str = _build_info.VERSION
 
 __all__ = ["compare", "experiments", "integrate", "Trajectory", "IntegrationError", "METHODS",
            "Wheels", "wheel_laws", "NotCompiledWarning",
-           "torques", "engine", "methods", "frb_step", "quat_step", "dmv_step", "dmv_integrate",
+           "torques", "engine", "methods", "frb_step", "quat_step", "derivatives", "dmv_step",
+           "dmv_integrate",
            "dmv", "splitting", "hat", "quat_mul", "quat_conj", "quat_to_matrix",
            "matrix_to_quat", "kinetic_energy", "spatial_momentum", "to_rotation", "from_rotation",
            "read_dat", "write_dat", "set_num_threads", "get_num_threads", "principal_axes",

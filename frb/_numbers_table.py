@@ -288,8 +288,25 @@ RUN_CHECKS: Final[int] = 14
 RUN_SCALE_EXPONENT: Final[int] = 15
 #: order (2 or 4) of the wheel kick of a splitting's torque flow
 RUN_WHEEL_KICK: Final[int] = 16
+#: the parts of the variational state carried (variational_* bits, 0: none)
+RUN_VARIATIONAL: Final[int] = 17
 #: slots of the configuration
-RUN_SLOTS: Final[int] = 16
+RUN_SLOTS: Final[int] = 17
+
+# The variational state of a run (frb.integrate(..., sensitivities=...)): per body the derivatives
+# of the state (dm, dtheta), variational_rows of them, with respect to the columns of the parts
+# that the bits of run_variational choose, in this order: the initial state (6 columns), h (1), the
+# principal moments (3), the parameters of each built-in torque term (torque_term_reals a term).
+#: rows of the variational state: (dm, dtheta)
+VARIATIONAL_ROWS: Final[int] = 6
+#: the part of the initial state (dm0, dtheta0)
+VARIATIONAL_STATE: Final[int] = 1
+#: the part of the step h
+VARIATIONAL_H: Final[int] = 2
+#: the part of the principal moments
+VARIATIONAL_INERTIA: Final[int] = 4
+#: the part of the torque terms' parameters
+VARIATIONAL_TORQUE: Final[int] = 8
 
 # The scales of a batch that the input checks (check_bodies) return: the largest and the smallest
 # nonzero max_i |m_i| of a body, the smallest and the largest moment, the largest |h| max_i |m_i| /

@@ -8,7 +8,8 @@ allows), hands the arguments it was called with to :func:`prepare` as a :class:`
 gets one immutable :class:`Run`: the method and its codes, the arrays in the engine's layout, the
 compiled torque, the reaction wheels and their law, the scaling, the states to keep. :func:`execute` is the only function of frb
 that calls the compiled time loop; it enters long runs in segments (Ctrl-C, progress) and
-returns the kept states.
+returns the kept states. :func:`jacobian` and :func:`inertia_jacobian` are the only callers of
+the compiled derivatives of a step (a prepared run of one step of EXACT).
 
 The checks of :func:`prepare` are the same for every route: the input rule of
 :mod:`frb._validate` (TypeError for what is not a number, ValueError for a wrong value, naming
@@ -37,13 +38,14 @@ from ._scaling import Scaling, scaling_of
 from .methods import MethodInfo, check_dmv_inertia
 from .schedules import FREE_PLAN, plan as splitting_plan
 from .threads import get_num_threads, resolve as resolve_threads
-from .torques import NotCompiledWarning, Rotor, Torque, UserTorque, as_torque, compiled_terms, \
-    shown
+from .torques import PARAMETER_SCALES, AttitudeControl, NotCompiledWarning, Rotor, Torque, \
+    UserTorque, as_torque, compiled_terms, shown
 from .wheel_laws import QuaternionFeedback, UserLaw, WheelLaw, as_wheel_law
 from .wheels import Wheels
 
 __all__ = ["Route", "Request", "Run", "Outcome", "prepare", "execute", "check", "lean_free_steps",
-           "in_segments", "free_flow", "is_rotation_matrix"]
+           "in_segments", "free_flow", "is_rotation_matrix", "StepJacobian", "jacobian",
+           "inertia_jacobian"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,10 @@ class Request(NamedTuple):
     #: callable law(t, Q, m, h)); without a law the wheels keep their momenta (a gyrostat)
     wheels: Any = None
     wheel_law: Any = None
+
+    #: the parts of the variational state to carry (frb.integrate's sensitivities: None, True,
+    #: or names of SENSITIVITY_PARTS)
+    sensitivities: Any = None
 
 
 class WheelRun(NamedTuple):
@@ -179,6 +185,11 @@ class Run(NamedTuple):
     longest: float
     #: the reaction wheels (no wheels: a WheelRun of none)
     wheel_run: WheelRun
+    #: the variational state carried: its parts (VARIATIONAL_* bits, 0 none) and its columns
+    variational: int = 0
+    ncol: int = 0
+    #: the steps as given, before a rescaling (None: not rescaled)
+    h_unscaled: Optional[NDArray[np.float64]] = None
 
     @property
     def checked(self) -> bool:
@@ -207,12 +218,89 @@ class Run(NamedTuple):
 class Outcome(NamedTuple):
     """The kept states of a run: momenta (K, n, 3), attitudes (K, n, natt) and wheel momenta
     (K, n, nw; None without wheels), in the user's units; filled up to the failure when there
-    is one (``failure``, not raised)."""
+    is one (``failure``, not raised); the kept variational states (K, n, 6, ncol) in the user's
+    units when the run carries them."""
 
     m: NDArray[np.float64]
     attitude: NDArray[np.float64]
     failure: Optional[IntegrationError] = None
     h: Optional[NDArray[np.float64]] = None
+    variational: Optional[NDArray[np.float64]] = None
+
+
+#: The parts of a variational state (frb.integrate's ``sensitivities``), by name: the
+#: derivatives with respect to the initial state, h, the principal moments and the parameters
+#: of the torque's terms.
+SENSITIVITY_PARTS = {"state": _sn.VARIATIONAL_STATE, "h": _sn.VARIATIONAL_H,
+                     "inertia": _sn.VARIATIONAL_INERTIA, "torque": _sn.VARIATIONAL_TORQUE}
+
+
+def variational_columns(parts: int, nterms: int) -> int:
+    """The columns of a variational state of these parts for a torque of nterms built-in terms
+    (the layout of fortran/variational.f90: state 6, h 1, moments 3, TORQUE_TERM_REALS a term)."""
+    return (6 * bool(parts & _sn.VARIATIONAL_STATE) + bool(parts & _sn.VARIATIONAL_H)
+            + 3 * bool(parts & _sn.VARIATIONAL_INERTIA)
+            + _sn.TORQUE_TERM_REALS * nterms * bool(parts & _sn.VARIATIONAL_TORQUE))
+
+
+def _variational_parts(value: Any, info: MethodInfo, user: Optional[Torque], quadrature: int,
+                       name: str, without: Optional[str] = None) -> int:
+    """The VARIATIONAL_* bits of frb.integrate's ``sensitivities`` (None / False: 0; True: the
+    state; a name or names of SENSITIVITY_PARTS); ValueError for a method, torque or option
+    whose sensitivities frb does not compute, naming it (``without``: the argument of the run
+    that has none, wheels or attitude_control)."""
+    if value is None or value is False:
+        return 0
+    if value is True:
+        names: tuple[Any, ...] = ("state",)
+    elif isinstance(value, str):
+        names = (value,)
+    elif isinstance(value, (tuple, list)):
+        names = tuple(value)
+    else:
+        raise TypeError("sensitivities must be True, False, None or names among "
+                        f"{', '.join(SENSITIVITY_PARTS)}, got {_validate._short(value)}")
+    parts = 0
+    for part in names:
+        if not isinstance(part, str) or part not in SENSITIVITY_PARTS:
+            raise ValueError(f"sensitivities: {part!r} is not one of "
+                             f"{', '.join(SENSITIVITY_PARTS)}")
+        parts |= SENSITIVITY_PARTS[part]
+    if not parts:
+        return 0
+    if not info.sensitivities:
+        raise ValueError(f"sensitivities are computed for EXACT, the exact-flow splittings "
+                         f"(STRANG, YOSHIDA4, RKN6_14, coefficients=) and RK4, not for method "
+                         f"{name or info.name}")
+    if without is not None:
+        raise ValueError(f"sensitivities are not available with {without}")
+    if user is not None:
+        raise ValueError("sensitivities are computed for the built-in torques of frb.torques "
+                         "(their compiled form), not for a torque called from Python")
+    if quadrature:
+        raise ValueError("sensitivities are computed for the exact free flow (quadrature=0), "
+                         "not for the semi-exact flows")
+    return parts
+
+
+def _without_derivatives(req: Request, tq: Optional[Torque], info: MethodInfo) -> Optional[str]:
+    """The argument of a run whose derivatives frb does not compute: reaction wheels (``wheels``,
+    ``wheel_law``), a rotor in EXACT or an exact-flow splitting (their free flow is then the
+    gyrostat's), or an attitude-control term whose gains are matrices or whose reference turns or
+    is a function of time; None."""
+    if req.wheels is not None or req.wheel_law is not None:
+        return "wheels"
+    terms = getattr(tq, "terms", None) or (tq,)
+    if info.family == _sn.FAMILY_EXACT_SPLITTINGS and any(isinstance(t, Rotor) for t in terms):
+        return (f"a rotor (frb.torques.rotor) in {req.name or info.name}, whose free flow is then "
+                "the exact gyrostat's")
+    for term in terms:
+        if isinstance(term, AttitudeControl) and not (
+                isinstance(term.kp, float) and isinstance(term.kd, float)
+                and isinstance(term.q_ref, np.ndarray)):
+            return ("attitude_control (gains that are matrices, or a reference that turns or "
+                    "is a function of time)")
+    return None
 
 
 def _read_only(a: NDArray[Any]) -> NDArray[Any]:
@@ -233,8 +321,8 @@ _H_WANT = "a real number (or, for a batch, an array of real numbers)"
 assert (_sn.RUN_FAMILY, _sn.RUN_VARIANT, _sn.RUN_QUADRATURE, _sn.RUN_USER_TORQUE,
         _sn.RUN_WHEEL_LAW, _sn.RUN_NSTEPS, _sn.RUN_SAVE_EVERY, _sn.RUN_CHUNK, _sn.RUN_THREADS,
         _sn.RUN_FIRST_BODY, _sn.RUN_LAST_BODY, _sn.RUN_FIRST_STEP, _sn.RUN_LAST_STEP,
-        _sn.RUN_CHECKS, _sn.RUN_SCALE_EXPONENT, _sn.RUN_WHEEL_KICK,
-        _sn.RUN_SLOTS) == tuple(range(1, 17)) + (16,)
+        _sn.RUN_CHECKS, _sn.RUN_SCALE_EXPONENT, _sn.RUN_WHEEL_KICK, _sn.RUN_VARIATIONAL,
+        _sn.RUN_SLOTS) == tuple(range(1, 18)) + (17,)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -507,6 +595,9 @@ def prepare(req: Request) -> Run:
     if matrices_turned and n:
         # held as quaternions by the other families (the conversion of frb.matrix_to_quat)
         att = _core.matrix_quaternions(att.reshape(n, 3, 3).T).T
+    parts = _variational_parts(req.sensitivities, info, user, quadrature, req.name,
+                               _without_derivatives(req, tq, info))
+    ncol = variational_columns(parts, 0 if terms[0, 0] == _sn.TORQUE_NONE else terms.shape[0])
     user_code = 0
     if user is not None:
         user_code = 2 if user.uses_momentum or user.needs_inertia else 1
@@ -516,7 +607,8 @@ def prepare(req: Request) -> Run:
         _sn.ENGINE_CHUNK, threads or get_num_threads())
     config = _config((info.family, variant, quadrature, user_code, wheel_run.kind, nsteps,
                       save_every, chunk, run_threads, 1, n, 0, nsteps, int(extremes is None),
-                      info.scale_exponent or 0, _kick_order(info, plan) if wheels_active else 2))
+                      info.scale_exponent or 0, _kick_order(info, plan) if wheels_active else 2,
+                      parts))
     # (in the order of the slots RUN_*)
     # the moments as the loop takes them: one row for all bodies, or one a body
     I_run = I2
@@ -529,7 +621,7 @@ def prepare(req: Request) -> Run:
               inertia_given=I_given, original=req.attitude,
               label=f"{route.label} {req.name or info.name}", first_work=0,
               engine_inputs=(config, plan.T, terms.T, tbody.T, times, m2.T, att.T, I_run.T),
-              longest=longest, wheel_run=wheel_run)
+              longest=longest, wheel_run=wheel_run, variational=parts, ncol=ncol)
     if extremes is not None and rotor_phase > extremes[4]:
         # (the long steps of the exact flows, FIRST_WORK: the gyrostat's phase)
         extremes[4] = rotor_phase
@@ -581,7 +673,7 @@ def _checked(run: Run, extremes: NDArray[np.float64]) -> Run:
     inputs = (config, run.plan.T, terms.T, body.T, times, m.T, run.attitude.T, inertia.T)
     return run._replace(config=config, torque_terms=terms, torque_body=body, m=m,
                         inertia=inertia, h=h, t0=t0, scaling=scaling, first_work=first_work,
-                        engine_inputs=inputs)
+                        engine_inputs=inputs, h_unscaled=run.h if scaling is not None else None)
 
 
 def gyrostat_phase(tq: Optional[Torque], m: NDArray[np.float64], h: NDArray[np.float64],
@@ -707,12 +799,15 @@ def execute(run: Run) -> Outcome:
     att_out = np.empty((nk, n, natt))
     active = wheel_run.kind != _sn.WHEEL_LAW_NONE
     h_out = np.empty((nk, n, wheel_run.wheel_count)) if active else _NO_H_OUT
+    # the kept variational states (nk, n, ncol 6): the Fortran (6 ncol, n, nk), passed flat (no
+    # reals without)
+    vs_out = np.empty((nk, n, run.ncol * _sn.VARIATIONAL_ROWS))
     if n == 0:
         return Outcome(m_out, att_out, None, None if wheel_run.wheels is None else
-                       np.empty((nk, 0, wheel_run.wheels.count)))
+                       np.empty((nk, 0, wheel_run.wheels.count)), _variational_back(run, vs_out))
     cb: Any = _TorqueCallback(run) if run.user is not None else _no_torque
     lcb: Any = _LawCallback(run) if wheel_run.user is not None else _no_law
-    outs = (m_out, att_out, h_out)
+    outs = (m_out, att_out, h_out, vs_out)
     fail = _run_engine(run, outs, cb, lcb)
     if fail is not None and fail[2] in (_sn.INFO_BAD_INPUT, _sn.INFO_RESCALE, _sn.INFO_LONG_RUN):
         # the checks of the compiled loop: an invalid body, scales to rescale, or long steps to
@@ -734,16 +829,50 @@ def execute(run: Run) -> Outcome:
     if wheel_run.wheels is not None and not active:
         # wheels without a law keep their momenta
         h_kept = np.broadcast_to(wheel_run.h0, (nk,) + wheel_run.h0.shape)
-    return Outcome(m_out, att_out, failure_error, h_kept)
+    return Outcome(m_out, att_out, failure_error, h_kept, _variational_back(run, vs_out))
+
+
+def _variational_back(run: Run, vs_out: NDArray[np.float64]) -> Optional[NDArray[np.float64]]:
+    """The kept variational states (K, n, 6, ncol) of a run in the user's units, or None for a
+    run without: a run rescaled by m -> 2^ka m, I -> 2^kb I, t -> 2^(kb - ka) t (frb._scaling)
+    has the momentum rows 2^-ka times the run's, and the columns of m0 2^ka, of h 2^(kb - ka),
+    of the moments 2^kb and of a torque parameter 2^(a ka + b kb) (its PARAMETER_SCALES)."""
+    if not run.ncol:
+        return None
+    s = np.swapaxes(vs_out.reshape(vs_out.shape[:2] + (run.ncol, _sn.VARIATIONAL_ROWS)), -1, -2)
+    sc = run.scaling
+    if sc is None:
+        return s
+    ka, kb = sc.ka[:, 0], sc.kb[:, 0]
+    rows = np.zeros((ka.shape[0], 6), dtype=ka.dtype)
+    rows[:, :3] = -ka[:, None]
+    cols = []
+    parts = run.variational
+    if parts & _sn.VARIATIONAL_STATE:
+        cols += [ka] * 3 + [0 * ka] * 3
+    if parts & _sn.VARIATIONAL_H:
+        cols += [kb - ka]
+    if parts & _sn.VARIATIONAL_INERTIA:
+        cols += [kb] * 3
+    if parts & _sn.VARIATIONAL_TORQUE:
+        form = run.torque.compiled if run.torque is not None else None
+        assert form is not None
+        for kind in form.kinds:
+            cols += [a * ka + b * kb for a, b in PARAMETER_SCALES[kind]]
+    # (the power of two of each entry applied at once: its factors apart may overflow where
+    # their product does not; a derivative beyond the float64 range is infinite)
+    exponents = rows[:, :, None] + np.stack(cols, axis=-1)[:, None, :]
+    with np.errstate(over="ignore"):
+        return np.ldexp(s, exponents[None])
 
 
 def _run_engine(run: Run, outs: tuple[NDArray[np.float64], ...], cb: Any, lcb: Any
                 ) -> tuple[int, int, int] | None:
     """The compiled loop over the whole run, in segments (in_segments) from the initial state:
     the state is carried between them and the kept states written into outs (m_out, att_out,
-    h_out) in place. Returns None, or (step, body 1-based, status) of the earliest failure."""
+    h_out, vs_out) in place. Returns None, or (step, body 1-based, status) of the earliest failure."""
     n = run.n
-    m_out, att_out, h_out = outs
+    m_out, att_out, h_out, vs_out = outs
     user = run.user is not None or run.wheel_run.user is not None
     active = run.wheel_run.kind != _sn.WHEEL_LAW_NONE
     wheel_inputs = run.wheel_run.inputs if active else _NO_WHEEL_ARRAYS
@@ -753,18 +882,20 @@ def _run_engine(run: Run, outs: tuple[NDArray[np.float64], ...], cb: Any, lcb: A
         # also a run of no step, whose call writes the initial state
         status, fail_step, fail_body = _core.engine_whole(*run.engine_inputs, m_out=m_out.T,
                                                           att_out=att_out.T, h_out=h_out.T,
-                                                          **wheel_inputs)
+                                                          vs_out=vs_out.reshape(-1), **wheel_inputs)
         return (fail_step, fail_body, status) if status else None
     # the state between segments (not touched by a run in one segment: no page faults)
     m = np.empty(run.m.shape)
     att = np.empty(run.attitude.shape)
     hw = np.empty((n, h_out.shape[2])) if active else np.zeros((1, 1))
     ws = np.empty((n, _sn.NWS))
+    vs = np.empty((n, run.ncol * _sn.VARIATIONAL_ROWS))
     compiled = _core.engine_segment_gil if user else _core.engine_segment
     config = np.array(run.config)
     inputs = (config, *run.engine_inputs[1:])
     state = dict(m=m.T, att=att.T, ws=ws.T, m_out=m_out.T, att_out=att_out.T, hw=hw.T,
-                 h_out=h_out.T, cb=cb, lcb=lcb, **wheel_inputs)
+                 h_out=h_out.T, vs=vs.reshape(-1), vs_out=vs_out.reshape(-1), cb=cb, lcb=lcb,
+                 **wheel_inputs)
 
     def advance(b_first: int, b_last: int, k_first: int, k_last: int
                 ) -> tuple[int, int, int] | None:
@@ -997,6 +1128,134 @@ def free_flow(m: NDArray[np.float64], Q: NDArray[np.float64], tau: float,
     m1, a1, code, _ = _core.free_steps_one(_sn.FAMILY_EXACT_SPLITTINGS, _sn.VARIANT_EXACT,
                                            quadrature, 1, m, Q.reshape(9), tau, inertia)
     return m1, a1.reshape(3, 3), int(code)
+
+
+# ---------------------------------------------------------------------------------------------
+# the derivatives of a step
+
+class StepJacobian(NamedTuple):
+    """One step of each body of a run with its derivatives, in the user's units: the state
+    after the step, m (n, 3) and attitude (n, natt), that of :func:`execute` bit for bit; the
+    state transition matrices (n, 6, 6) and the derivatives in h (n, 6), rows and columns in the
+    order (dm, dtheta) (frb.derivatives)."""
+
+    m: NDArray[np.float64]
+    attitude: NDArray[np.float64]
+    state: NDArray[np.float64]
+    h: NDArray[np.float64]
+
+
+def _valid(run: Run) -> Run:
+    """The run with its bodies checked (ValueError naming the route's argument) and rescaled as
+    :func:`execute` would run it."""
+    if run.checked or not run.n:
+        return run
+    h = run.h * run.longest if run.longest != 1.0 else run.h
+    return _checked(run, _check_bodies(run.route, run.m, run.attitude, h, run.inertia,
+                                       run.threads, run.single, run.original))
+
+
+def _times_power(x: NDArray[np.float64], run: Run, a: int, b: int) -> NDArray[np.float64]:
+    """x (n, i, j) times 2^(a ka + b kb) of each body of a rescaled run (the factor of a
+    derivative of a quantity of units m^a' I^b' ..., see :func:`jacobian`), exactly (ldexp: no
+    factor that overflows on its own; a derivative beyond the float64 range is infinite)."""
+    assert run.scaling is not None
+    e = a * run.scaling.ka + b * run.scaling.kb
+    with np.errstate(over="ignore"):
+        return np.ldexp(x, e[:, :, None])
+
+
+def _moments_of_bodies(run: Run) -> NDArray[np.float64]:
+    """The run's moments (n, 3), one row a body (the loop's shared row repeated)."""
+    return np.ascontiguousarray(np.broadcast_to(run.inertia, (run.n, 3)))
+
+
+def jacobian(run: Run) -> StepJacobian:
+    """The step of a prepared run of one step of EXACT with its state transition matrix and its
+    derivative in h (the compiled flow_jacobian: the state after the step is that of
+    :func:`execute` bit for bit). Checks the bodies first (ValueError naming the argument)."""
+    run = _valid(run)
+    n, natt = run.n, run.natt
+    if n == 0:
+        return StepJacobian(np.empty((0, 3)), np.empty((0, natt)), np.empty((0, 6, 6)),
+                            np.empty((0, 6)))
+    quadrature = int(run.config[_sn.RUN_QUADRATURE - 1])
+    m1, a1, phit, dh, status = _core.flow_jacobian(run.m.T, run.attitude.T, run.h,
+                                                   _moments_of_bodies(run).T, quadrature,
+                                                   run.threads)
+    if status != _sn.INFO_OK:   # pragma: no cover - sizes made here
+        raise RuntimeError(f"flow_jacobian: status {status}")
+    # (C-ordered (n, 6, 6), (n, 3), (n, natt), (n, 6) seen through .T: no copy)
+    m1, a1, state, dh = m1.T, a1.T, phit.T, dh.T
+    lost = _time_underflows(run)
+    if lost is not None:
+        # the derivatives of the bodies whose rescaled step left the normal range, from the
+        # bodies as given (the compiled step rescales small momenta itself): exact powers of two
+        # of the rescaled run's with the step's rounding, in place of those
+        m0, a0, h0, i0 = _unscaled(run, lost)
+        _, _, phit2, dh2, _ = _core.flow_jacobian(m0, a0, h0, i0, quadrature, run.threads)
+    if run.scaling is not None:
+        # m = 2^-ka m', t = 2^(ka - kb) t': dm/dtheta and dtheta/dm scale by 2^-+ka, d/dh by
+        # 2^(kb - 2 ka) (momenta) and 2^(kb - ka) (angles)
+        m1 = run.scaling.momenta_back(m1[None])[0]
+        state[:, :3, 3:] = _times_power(state[:, :3, 3:], run, -1, 0)
+        state[:, 3:, :3] = _times_power(state[:, 3:, :3], run, 1, 0)
+        dh[:, :3] = _times_power(dh[:, :3, None], run, -2, 1)[:, :, 0]
+        dh[:, 3:] = _times_power(dh[:, 3:, None], run, -1, 1)[:, :, 0]
+    if lost is not None:
+        state[lost] = phit2.T
+        dh[lost] = dh2.T
+    return StepJacobian(m1, a1, state, dh)
+
+
+def _time_underflows(run: Run) -> Optional[NDArray[np.intp]]:
+    """The bodies of a rescaled run whose rescaled step (h 2^(kb - ka)) is below the normal
+    range while the step given is not (its rounding would reach the derivatives), or None."""
+    if run.scaling is None or run.h_unscaled is None:
+        return None
+    h = np.broadcast_to(run.h, (run.n,))
+    given = np.broadcast_to(run.h_unscaled, (run.n,))
+    tiny = np.finfo(np.float64).tiny
+    lost = np.flatnonzero((np.abs(h) < tiny) & (np.abs(given) >= tiny))
+    return lost if lost.size else None
+
+
+def _unscaled(run: Run, bodies: NDArray[np.intp]
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+                         NDArray[np.float64]]:
+    """(m.T, attitude.T, h, moments.T) of these bodies of a rescaled run as given."""
+    assert run.scaling is not None and run.h_unscaled is not None
+    ka = np.broadcast_to(run.scaling.ka, (run.n, 1))[bodies]
+    kb = np.broadcast_to(run.scaling.kb, (run.n, 1))[bodies]
+    m = np.ldexp(run.m[bodies], -ka)
+    inertia = np.ldexp(_moments_of_bodies(run)[bodies], -kb)
+    h = np.ascontiguousarray(np.broadcast_to(run.h_unscaled, (run.n,))[bodies])
+    return m.T, run.attitude[bodies].T, h, inertia.T
+
+
+def inertia_jacobian(run: Run) -> NDArray[np.float64]:
+    """The derivatives (n, 6, 3) of the step of each body of a prepared run of one step of
+    EXACT with respect to its three moments, in the user's units (the compiled
+    flow_inertia_jacobian)."""
+    run = _valid(run)
+    n = run.n
+    if n == 0:
+        return np.empty((0, 6, 3))
+    quadrature = int(run.config[_sn.RUN_QUADRATURE - 1])
+    di, status = _core.flow_inertia_jacobian(run.m.T, run.h, _moments_of_bodies(run).T,
+                                             quadrature, run.threads)
+    if status != _sn.INFO_OK:   # pragma: no cover - sizes made here
+        raise RuntimeError(f"flow_inertia_jacobian: status {status}")
+    di = np.ascontiguousarray(di.transpose(2, 0, 1))
+    if run.scaling is not None:
+        di[:, :3] = _times_power(di[:, :3], run, -1, 1)
+        di[:, 3:] = _times_power(di[:, 3:], run, 0, 1)
+    lost = _time_underflows(run)
+    if lost is not None:
+        m, _, h, inertia = _unscaled(run, lost)
+        di2, _ = _core.flow_inertia_jacobian(m, h, inertia, quadrature, run.threads)
+        di[lost] = di2.transpose(2, 0, 1)
+    return di
 
 
 _ZEROS3 = _read_only(np.zeros(3))

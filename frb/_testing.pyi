@@ -45,6 +45,11 @@ def dmv_step_single(m: ArrayLike, q: ArrayLike, h: float, inertia: ArrayLike,
 # and atanc_near, elementwise over arrays of length n: (s, c, at, atc, at2, s_near, c_near, atc_near)
 def lane_math_values(x: ArrayLike, y: ArrayLike) -> tuple[_F64, _F64, _F64, _F64, _F64, _F64, _F64,
                                                           _F64]: ...
+# the step of each body with its derivatives by the closed form on dual numbers alone
+# (flow_derivatives.free_flow_jacobian): (m_out (3, n), w (4, n), phi (6, 6, n), dh (6, n),
+# di (6, 3, n)) of m (3, n), h (n,), inertia (3, n)
+def dual_flow_jacobian(m: ArrayLike, h: ArrayLike, inertia: ArrayLike,
+                       quadrature: int) -> tuple[_F64, _F64, _F64, _F64, _F64]: ...
 
 # exact gyrostat step without checks: m (3, n), hr (3, nr), h (nh,), inertia (3, ni), nr, nh, ni
 # 1 or n; (m_out, w) with q(h) = q w, or (m_out, q_out) from the attitudes q (4, n)

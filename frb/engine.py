@@ -17,14 +17,17 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from numpy.typing import ArrayLike
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import _numbers_table as _sn
 
 from ._messages import IntegrationError
-from ._run import Request, Route, execute, prepare
+from ._run import SENSITIVITY_PARTS, Request, Route, execute, prepare
 from ._validate import options_of
 from .inertia import tensor_frame
 from .methods import MAX_INERTIA_RATIO, METHODS, NEWTON_MAX_ITER, NEWTON_RTOL, MethodInfo, method_of
-from .trajectory import TorqueLike, Trajectory
+from .trajectory import Sensitivities, TorqueLike, Trajectory
 
 __all__ = ["integrate", "Trajectory", "IntegrationError", "METHODS", "MethodInfo", "TorqueLike",
            "NEWTON_RTOL", "NEWTON_MAX_ITER", "MAX_INERTIA_RATIO"]
@@ -35,7 +38,8 @@ ROUTE = Route("frb.integrate", {"m": "m0", "attitude": "attitude0", "h": "h", "i
 
 #: The keywords of :func:`integrate` besides its named parameters, with their defaults.
 OPTIONS: dict[str, Any] = {"coefficients": None, "quadrature": 0, "threads": None,
-                           "progress": False, "t0": 0.0, "wheels": None, "wheel_law": None}
+                           "progress": False, "t0": 0.0, "wheels": None, "wheel_law": None,
+                           "sensitivities": None}
 
 
 def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float, nsteps: int, *,
@@ -99,6 +103,18 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
         (compiled) or a callable ``law(t, Q, m, h) -> u`` (N, nw). Without a law the wheels keep
         their momenta (a gyrostat: :func:`frb.torques.rotor` of momentum ``A h0``). The methods
         that take wheels and their orders: ``MethodInfo.wheels``, ``MethodInfo.wheel_order``.
+    sensitivities : bool, str or sequence of str
+        Also carry the derivatives of the numerical solution (the exact derivatives of the
+        method's discrete map, forward mode through its steps) and keep them with the states:
+        ``True`` (or ``"state"``) the state transition matrices ``Phi`` of the kept states
+        (``Trajectory.sensitivity``, (K, [N,] 6, 6)); names among ``"state"``, ``"h"``,
+        ``"inertia"``, ``"torque"`` for the derivatives with respect to those
+        (``Trajectory.sensitivities``). Rows and columns in the order ``(dm, dtheta)``, the
+        attitude perturbed in the body frame (``Q~ = Q exp(hat(dtheta))``). For EXACT (free, or
+        linear damping), the exact-flow splittings (STRANG, YOSHIDA4, RKN6_14, ``coefficients=``)
+        and RK4, with the built-in torques of :mod:`frb.torques` and ``quadrature=0``; other
+        methods are refused by name, and so are runs with reaction wheels (``wheels``) or
+        with :func:`frb.torques.attitude_control`. Inertia tensors: the state and ``h`` only.
 
     Returns
     -------
@@ -150,19 +166,40 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
     run = prepare(Request(ROUTE, info, m0, attitude0, inertia, h, nsteps, torque=torque,
                           coefficients=coef, save_every=save_every,
                           quadrature=opts.get("quadrature", 0), threads=opts.get("threads"),
-                          progress=opts.get("progress", False), t0=opts.get("t0", 0.0),
-                          wheels=opts.get("wheels"), wheel_law=opts.get("wheel_law")))
+                          progress=opts.get("progress", False), t0=opts.get("t0", 0.0), name=name,
+                          wheels=opts.get("wheels"), wheel_law=opts.get("wheel_law"),
+                          sensitivities=opts.get("sensitivities")))
     out = execute(run)
     if out.failure is not None:
         raise out.failure
-    m, att, hw = out.m, out.attitude, out.h
+    m, att, hw, vs = out.m, out.attitude, out.h, out.variational
     if run.single:
         m, att, moments = m[:, 0], att[:, 0], run.inertia_given[0]
         hw = None if hw is None else hw[:, 0]
+        vs = None if vs is None else vs[:, 0]
     else:
         moments = run.inertia_given
-    wheels: dict[str, Any] = dict(wheels=run.wheel_run.wheels, wheel_momentum=hw)
+    sens = None if vs is None else _sensitivities(vs, run.variational)
+    kept: dict[str, Any] = dict(wheels=run.wheel_run.wheels, wheel_momentum=hw,
+                                sensitivities=sens)
     if run.natt == 9:
         return Trajectory(run.times(), m, None, run.form, name, moments, torque,
-                          att.reshape(att.shape[:-1] + (3, 3)), **wheels)
-    return Trajectory(run.times(), m, att, run.form, name, moments, torque, **wheels)
+                          att.reshape(att.shape[:-1] + (3, 3)), **kept)
+    return Trajectory(run.times(), m, att, run.form, name, moments, torque, **kept)
+
+
+def _sensitivities(vs: NDArray[np.float64], parts: int) -> Sensitivities:
+    """The parts of the kept variational states vs (..., 6, ncol) (the layout of
+    fortran/variational.f90: the initial state, h, the moments, the torque's parameters)."""
+    out: dict[str, NDArray[np.float64]] = {}
+    c = 0
+    for part, width in (("state", 6), ("h", 1), ("inertia", 3), ("torque", None)):
+        if not parts & SENSITIVITY_PARTS[part]:
+            continue
+        if width is None:
+            block = vs[..., c:]
+            out[part] = block.reshape(block.shape[:-1] + (-1, _sn.TORQUE_TERM_REALS))
+        else:
+            out[part] = vs[..., c] if width == 1 else vs[..., c:c + width]
+            c += width
+    return Sensitivities(**out)

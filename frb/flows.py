@@ -15,6 +15,7 @@ kept, ``h`` shared or per body.
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -24,7 +25,13 @@ from ._validate import ORTHOGONALITY_TOLERANCE
 from .inertia import tensor_frame
 from .methods import METHODS
 
+if TYPE_CHECKING:
+    from .derivatives import FlowJacobian
+
 __all__ = ["frb_step", "quat_step", "ORTHOGONALITY_TOLERANCE"]
+
+_Step = tuple[NDArray[np.float64], NDArray[np.float64]]
+_StepJacobian = tuple[NDArray[np.float64], NDArray[np.float64], "FlowJacobian"]
 
 #: The routes of the two steps, by the name of their attitude argument.
 ROUTES = {
@@ -60,8 +67,22 @@ def _step(name: str, m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: A
     return out.m[0], out.attitude[0].reshape((run.n,) + shape)
 
 
+def _with_jacobian(name: str, m: ArrayLike, attitude: ArrayLike, h: ArrayLike,
+                   inertia: ArrayLike, quadrature: int, threads: int | None) -> _StepJacobian:
+    """The step with its derivatives (:func:`frb.derivatives.flow_jacobian`, the attitude form
+    name "Q" or "q")."""
+    from .derivatives import flow_jacobian   # (imported when used: frb.derivatives is larger)
+    return flow_jacobian(m, attitude, h, inertia, quadrature, threads, form=name)
+
+
+@overload
+def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = ...,
+             threads: int | None = ..., jacobian: Literal[False] = ...) -> _Step: ...
+@overload
+def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = ...,
+             threads: int | None = ..., *, jacobian: Literal[True]) -> _StepJacobian: ...
 def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = 0,
-             threads: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+             threads: int | None = None, jacobian: bool = False) -> _Step | _StepJacobian:
     """Free rigid body step with the attitude as a rotation matrix (Algorithm 1 of TOMS 903).
 
     Parameters
@@ -83,10 +104,18 @@ def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadr
     threads : int, optional
         Threads sharing a batch (default :func:`frb.get_num_threads`); the results are the
         same bit for bit for every count.
+    jacobian : bool
+        Also return the derivatives of the step (:func:`frb.derivatives.flow_jacobian`).
 
     Returns
     -------
     m_out, Q_out : new arrays of the input shapes, the state at time ``h``.
+    jac : FlowJacobian
+        With ``jacobian=True``: ``jac.state`` the state transition matrix (6, 6) (or (n, 6, 6)),
+        ``jac.h`` the derivative in ``h`` (6,) (or (n, 6)), ``jac.inertia`` the derivatives in
+        the inertia (6, 3), or (6, 6) for a tensor (components J11, J22, J33, J12, J13, J23);
+        rows and columns in the order (dm, dtheta), ``dtheta`` the attitude perturbation in the
+        body frame, ``Q~ = Q exp(hat(dtheta))`` (:mod:`frb.derivatives`).
 
     Raises
     ------
@@ -126,12 +155,26 @@ def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadr
     >>> m, Q = frb.frb_step([0.3, 0.5, 0.8], np.eye(3), 0.1, J)
     >>> Q @ m
     array([0.3, 0.5, 0.8])
+
+    The step with its state transition matrix:
+
+    >>> m1, Q1, jac = frb.frb_step([0.3, 0.5, 0.8], np.eye(3), 0.1, [1.0, 2.0, 3.0], jacobian=True)
+    >>> jac.state.shape, jac.h.shape, jac.inertia.shape
+    ((6, 6), (6,), (6, 3))
     """
+    if jacobian:
+        return _with_jacobian("Q", m, Q, h, inertia, quadrature, threads)
     return _step("Q", m, Q, h, inertia, quadrature, threads)
 
 
+@overload
+def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = ...,
+              threads: int | None = ..., jacobian: Literal[False] = ...) -> _Step: ...
+@overload
+def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = ...,
+              threads: int | None = ..., *, jacobian: Literal[True]) -> _StepJacobian: ...
 def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadrature: int = 0,
-              threads: int | None = None) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+              threads: int | None = None, jacobian: bool = False) -> _Step | _StepJacobian:
     """Free rigid body step with the attitude as a unit quaternion (Algorithm 2 of TOMS 903).
 
     Parameters as for :func:`frb_step` (``inertia`` moments or tensors), with ``q`` of shape
@@ -141,7 +184,9 @@ def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quad
 
     Returns
     -------
-    m_out, q_out : new arrays of the input shapes, the state at time ``h``.
+    m_out, q_out : new arrays of the input shapes, the state at time ``h``; with
+    ``jacobian=True`` also ``jac`` (as :func:`frb_step`; the perturbation of ``q`` is
+    ``q~ = q (1, dtheta/2)`` to first order).
 
     Raises
     ------
@@ -162,4 +207,6 @@ def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quad
     >>> bool(np.abs(q2 - [1.0, 0.0, 0.0, 0.0]).max() < 1e-15)
     True
     """
+    if jacobian:
+        return _with_jacobian("q", m, q, h, inertia, quadrature, threads)
     return _step("q", m, q, h, inertia, quadrature, threads)

@@ -399,7 +399,17 @@ class PrincipalFrame:
                   h: float, nsteps: int, *, torque: Any = None, **kwargs: Any) -> Any:
         """``route(m0', attitude0', moments, h, nsteps, torque=torque', **kwargs)``
         (:func:`frb.integrate`) in the principal frame; its Trajectory with every kept state
-        mapped back at once, the tensors as its ``inertia`` and the torque as given."""
+        mapped back at once, the tensors as its ``inertia`` and the torque as given. Its
+        sensitivities (the state's and h's; the moments' and the torque's are those of the
+        principal frame, refused for tensors that are not diagonal) mapped back too:
+        D S D^T, D = diag(R, R)."""
+        sens = kwargs.get("sensitivities")
+        if self.R is not None and sens is not None and sens is not True and sens is not False:
+            names = (sens,) if isinstance(sens, str) else tuple(sens)
+            if "inertia" in names or "torque" in names:
+                raise ValueError("sensitivities: the derivatives with respect to the inertia "
+                                 "and the torque's parameters are computed for principal "
+                                 "moments (or diagonal tensors), not for inertia tensors")
         mp = self.momentum_argument(m0, "m0")
         ap = self.attitude_argument(attitude0, "attitude0")
         wheels = kwargs.get("wheels")
@@ -412,7 +422,19 @@ class PrincipalFrame:
             tr.inertia = inertia
             return tr
         m = self.momentum_out(tr.m)
-        kept = dict(wheels=wheels, wheel_momentum=tr.wheel_momentum)
+        sensitivities = tr.sensitivities
+        if sensitivities is not None:
+            D = np.zeros(np.shape(self.R)[:-2] + (6, 6))
+            D[..., :3, :3] = self.R
+            D[..., 3:, 3:] = self.R
+            state = sensitivities.state
+            if state is not None:
+                state = D @ state @ np.swapaxes(D, -1, -2)
+            dh = sensitivities.h
+            if dh is not None:
+                dh = (D @ dh[..., None])[..., 0]
+            sensitivities = sensitivities._replace(state=state, h=dh)
+        kept = dict(wheels=wheels, wheel_momentum=tr.wheel_momentum, sensitivities=sensitivities)
         if tr.form == "matrix":
             return type(tr)(tr.t, m, None, tr.form, tr.method, inertia, torque,
                             Q=self.matrix_out(tr.Q), **kept)

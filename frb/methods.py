@@ -76,6 +76,13 @@ class MethodInfo:
     wheel_order: int | None = None
 
     @property
+    def sensitivities(self) -> bool:
+        """True when :func:`frb.integrate` computes the sensitivities of its solutions
+        (``sensitivities=``: the exact flow, the exact-flow splittings and RK4; the variational
+        steps of its family carry the derivatives of the discrete map)."""
+        return self.family in (_CZ, _GANAPATHI)
+
+    @property
     def free_steps(self) -> bool:
         """True when the method's family steps torque-free bodies several steps a call, each
         with its own step length (the exact flow, the approximate free flows)."""

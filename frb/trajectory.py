@@ -9,7 +9,7 @@ the trajectory with numpy arrays).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Union
+from typing import Any, Callable, NamedTuple, Optional, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -20,12 +20,39 @@ from .rotations import kinetic_energy_unchecked, matrix_to_quat_unchecked, \
 from .torques import Torque
 from .wheels import Wheels
 
-__all__ = ["Trajectory", "TorqueLike"]
+__all__ = ["Trajectory", "TorqueLike", "Sensitivities"]
 
 #: A torque of :func:`frb.integrate`: a :class:`frb.torques.Torque` (built in, or made by
 #: :func:`frb.torques.as_torque`), or a vectorised callable ``torque(t, Q) -> T_b`` (``Q`` of
 #: shape (N, 3, 3), ``T_b`` of shape (N, 3)), wrapped into one.
 TorqueLike = Union[Torque, Callable[..., ArrayLike]]
+
+
+class Sensitivities(NamedTuple):
+    """The derivatives of the kept states of a run (:func:`frb.integrate` with
+    ``sensitivities=``) with respect to what was asked, None for the parts not asked. Rows in
+    the order ``(dm, dtheta)``, ``dtheta`` the attitude perturbation in the body frame
+    (``Q~ = Q exp(hat(dtheta))``, ``q~ = q (1, dtheta/2)`` to first order); a leading axis K
+    (the kept states) and, for a batch, N (the bodies).
+
+    Attributes
+    ----------
+    state : (K, [N,] 6, 6)
+        ``Phi``, the derivative of the state with respect to the initial state ``(dm0, dtheta0)``.
+    h : (K, [N,] 6)
+        The derivative with respect to the step ``h`` (the kept states at the same step numbers).
+    inertia : (K, [N,] 6, 3)
+        The derivatives with respect to the three principal moments.
+    torque : (K, [N,] 6, terms, TORQUE_TERM_REALS)
+        The derivatives with respect to the parameters of each term of a built-in torque, in
+        the order of its compiled form (``Torque.compiled``): field ``u0, c``; gravity gradient
+        ``n``; damping ``c``; rotor ``h``; attitude control ``kp, kd, q_ref``.
+    """
+
+    state: Optional[NDArray[np.float64]] = None
+    h: Optional[NDArray[np.float64]] = None
+    inertia: Optional[NDArray[np.float64]] = None
+    torque: Optional[NDArray[np.float64]] = None
 
 
 def _is_lazy(a: Any) -> bool:
@@ -58,6 +85,12 @@ class Trajectory:
         The reaction wheels of the run (in the frame of ``m``).
     wheel_momentum : array, shape (K, nw) or (K, N, nw), or None
         The axial momenta of the wheels (None without wheels).
+    sensitivity : array, shape (K, 6, 6) or (K, N, 6, 6), or None
+        With ``sensitivities=`` (:func:`frb.integrate`): ``Phi``, the derivative of each kept
+        state ``(m, theta)`` with respect to the initial state, rows and columns in the order
+        ``(dm, dtheta)`` (``sensitivities.state``).
+    sensitivities : Sensitivities or None
+        All the derivatives asked for (the state, ``h``, the moments, the torque's parameters).
     lazy : bool
         True when the arrays are dask arrays (:mod:`frb.dask`): nothing is computed until
         :meth:`compute` (or dask's own ``compute``) is called.
@@ -75,7 +108,7 @@ class Trajectory:
 
     def __init__(self, t: NDArray[np.float64], m: Any, q: Any, form: str, method: str,
                  inertia: Any, torque: Any, Q: Any = None, *, wheels: Wheels | None = None,
-                 wheel_momentum: Any = None) -> None:
+                 wheel_momentum: Any = None, sensitivities: Optional[Sensitivities] = None) -> None:
         self.t = t
         self.m = m
         self._q = q
@@ -86,6 +119,11 @@ class Trajectory:
         self.torque = torque
         self.wheels = wheels
         self.wheel_momentum = wheel_momentum
+        self.sensitivities = sensitivities
+
+    @property
+    def sensitivity(self) -> Optional[NDArray[np.float64]]:
+        return None if self.sensitivities is None else self.sensitivities.state
 
     @property
     def lazy(self) -> bool:

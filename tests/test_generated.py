@@ -49,7 +49,7 @@ def test_installed_numbers_table_are_the_committed_ones():
     ("gen_gauss_legendre.py", ["gauss_legendre_table.inc"]),
     ("gen_gyrostat_gauss.py", ["gyrostat_gauss_table.inc"]),
     ("gen_jacobi_series.py", ["jacobi_series_table.inc", "jacobi_series_sum_table.inc",
-                              "jacobi_series_lanes_table.inc"]),
+                              "jacobi_series_lanes_table.inc", "jacobi_series_dm_lanes_table.inc"]),
     ("gen_lane_math.py", ["lane_math_table.inc"]),
 ])
 def test_tables_are_generated(tmp_path, script, outputs):
@@ -80,7 +80,7 @@ def _whole_run(**changes):
                 body=np.zeros((sn.TORQUE_TERM_REALS, 1)), times=np.array([0.0, 0.1]),
                 m0=np.array([[0.3], [0.5], [0.8]]), att0=np.array([[1.0], [0], [0], [0]]),
                 inertia=np.array([[1.0], [2.0], [3.0]]), m_out=np.zeros((3, 1, 2), order="F"),
-                att_out=np.zeros((4, 1, 2), order="F"),
+                att_out=np.zeros((4, 1, 2), order="F"), vs_out=np.zeros(0),
                 wheels=np.zeros((sn.WHEEL_REALS, 1, 1), order="F"),
                 law=np.zeros((sn.LAW_REALS, 1)), h0=np.zeros((1, 1)),
                 h_out=np.zeros((1, 1, 1), order="F"))
@@ -116,6 +116,15 @@ def test_engine_checks_the_sizes_of_the_shared_numbers():
     assert _whole_run(**wheel)[0] == sn.INFO_OK
     assert _whole_run(**{**wheel, "h_out": np.zeros((1, 1, 1))})[0] == sn.INFO_BAD_CALL
     assert _whole_run(**{**wheel, "h0": np.zeros((1, 2))})[0] == sn.INFO_BAD_CALL
+    # a variational state of the wrong size (the state's six columns take 36 reals)
+    config = np.zeros(sn.RUN_SLOTS, dtype=np.intc)
+    config[sn.RUN_FAMILY - 1] = sn.FAMILY_RUNGE_KUTTA
+    config[sn.RUN_VARIANT - 1] = sn.VARIANT_RK4
+    config[sn.RUN_NSTEPS - 1] = 1
+    config[sn.RUN_CHUNK - 1] = sn.ENGINE_CHUNK
+    config[sn.RUN_VARIATIONAL - 1] = sn.VARIATIONAL_STATE
+    assert _whole_run(config=config, vs_out=np.zeros(36 * 2))[0] == sn.INFO_OK
+    assert _whole_run(config=config, vs_out=np.zeros(35 * 2))[0] == sn.INFO_BAD_CALL
 
 
 def _check(m, att, h, inertia):

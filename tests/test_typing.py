@@ -25,7 +25,7 @@ PYPROJECT = HERE.parent / "pyproject.toml"
 PACKAGE = Path(frb.__file__).resolve().parent
 
 #: Modules whose public functions and classes must be fully annotated.
-PUBLIC_MODULES = ["frb", "frb.flows", "frb.rotations", "frb.io", "frb.dmv", "frb.splitting",
+PUBLIC_MODULES = ["frb", "frb.flows", "frb.derivatives", "frb.rotations", "frb.io", "frb.dmv", "frb.splitting",
                   "frb.engine", "frb.methods", "frb.trajectory", "frb.torques", "frb.inertia", "frb.threads", "frb.workprecision",
                   "frb.examples",
                   "frb.cli", "frb.experiments", "frb.reporting", "frb.datasets", "frb.schedules",

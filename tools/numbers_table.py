@@ -220,7 +220,19 @@ TABLE = (
         ("run_checks", 14, "1: check every body first, and the scales against run_scale_exponent"),
         ("run_scale_exponent", 15, "the method's scale range (a power of two) for the checks"),
         ("run_wheel_kick", 16, "order (2 or 4) of the wheel kick of a splitting's torque flow"),
-        ("run_slots", 16, "slots of the configuration"),
+        ("run_variational", 17, "the parts of the variational state carried (variational_* bits, 0: none)"),
+        ("run_slots", 17, "slots of the configuration"),
+    )),
+    Group("The variational state of a run (frb.integrate(..., sensitivities=...)): per body the "
+          "derivatives of the state (dm, dtheta), variational_rows of them, with respect to the "
+          "columns of the parts that the bits of run_variational choose, in this order: the initial "
+          "state (6 columns), h (1), the principal moments (3), the parameters of each built-in "
+          "torque term (torque_term_reals a term).", (
+        ("variational_rows", 6, "rows of the variational state: (dm, dtheta)"),
+        ("variational_state", 1, "the part of the initial state (dm0, dtheta0)"),
+        ("variational_h", 2, "the part of the step h"),
+        ("variational_inertia", 4, "the part of the principal moments"),
+        ("variational_torque", 8, "the part of the torque terms' parameters"),
     )),
     Group("The scales of a batch that the input checks (check_bodies) return: the largest and the "
           "smallest nonzero max_i |m_i| of a body, the smallest and the largest moment, the "

@@ -14,8 +14,8 @@ import re
 import sys
 
 # the modules compiled once per target
-LANE_MODULES = ("exact_flow_lanes", "moser_veselov", "flow_batches", "torque_lanes",
-                "runge_kutta_lanes", "splitting_lanes")
+LANE_MODULES = ("exact_flow_lanes", "moser_veselov", "flow_batches", "flow_tangent_lanes",
+                "torque_lanes", "runge_kutta_lanes", "splitting_lanes")
 
 
 def target_source(text: str, suffix: str) -> str:

@@ -226,3 +226,157 @@ def flow(m0, Q0, q0, inertia, h, order=ORDER, factor=FACTOR, hmax=HMAX,
         if with_diagnostics:
             return out, diag
         return out
+
+
+# ------------------------------------------------------ variational equations
+
+def _cross_conv(x, y, k):
+    """Coefficient k of x x y (x, y: lists of 3 coefficient lists), scale 2**(2*PREC)."""
+    x0, x1, x2 = x
+    y0, y1, y2 = y
+    return (_conv(x1, y2, k) - _conv(x2, y1, k),
+            _conv(x2, y0, k) - _conv(x0, y2, k),
+            _conv(x0, y1, k) - _conv(x1, y0, k))
+
+
+def _matvec_k(W, x, k, P):
+    """Coefficient k of W x (W: 3x3 fixed point, x: 3 coefficient lists), fixed point."""
+    return [_rshift_round(W[i][0] * x[0][k] + W[i][1] * x[1][k] + W[i][2] * x[2][k], P)
+            for i in range(3)]
+
+
+def _variational_series(mu, dirs, W, order, P):
+    """Taylor coefficients of mu' = mu x W mu and, for each direction (a, b, dW) of dirs,
+    a' = a x W mu + mu x W a + mu x dW mu,  b' = W a + dW mu - W mu x b  (dW None: no forcing)."""
+    M = [[c] for c in mu]
+    A = [[[c] for c in a] for a, _, _ in dirs]
+    B = [[[c] for c in b] for _, b, _ in dirs]
+    Wm = [[], [], []]
+    Wa = [[[], [], []] for _ in dirs]
+    F = [[[], [], []] for _ in dirs]
+    for k in range(order):
+        for i, c in enumerate(_matvec_k(W, M, k, P)):
+            Wm[i].append(c)
+        cm = _cross_conv(M, Wm, k)
+        for d, (_, _, dW) in enumerate(dirs):
+            for i, c in enumerate(_matvec_k(W, A[d], k, P)):
+                Wa[d][i].append(c)
+            if dW is not None:
+                for i, c in enumerate(_matvec_k(dW, M, k, P)):
+                    F[d][i].append(c)
+        for i in range(3):
+            M[i].append(_div_round(cm[i], P, k + 1))
+        for d, (_, _, dW) in enumerate(dirs):
+            s1 = _cross_conv(A[d], Wm, k)
+            s2 = _cross_conv(M, Wa[d], k)
+            s3 = _cross_conv(M, F[d], k) if dW is not None else (0, 0, 0)
+            s4 = _cross_conv(Wm, B[d], k)
+            for i in range(3):
+                A[d][i].append(_div_round(s1[i] + s2[i] + s3[i], P, k + 1))
+                lin = Wa[d][i][k] + (F[d][i][k] if dW is not None else 0)
+                B[d][i].append(_div_round((lin << P) - s4[i], P, k + 1))
+    return M, A, B
+
+
+def variational_flow(m0, inertia, h, params="moments", order=40, prec=160, factor=FACTOR):
+    """Reference jacobian of the exact step from float64 inputs (converted exactly).
+
+    inertia: the three principal moments, or a symmetric 3x3 tensor J (then m0 is in the frame of
+    J and the free body is m' = m x J^-1 m). The variational equations of the free body,
+        dm' = dm x w + m x J^-1 dm + m x dJ^-1 m,   dth' = J^-1 dm + dJ^-1 m - w x dth,
+    (dth the attitude perturbation in the body frame) are integrated with the state by the
+    fixed-point Taylor method of integrate_scaled (order, prec bits), in the scaled variables
+    mu = m / |m0|, tau = t |m0| / s, W = s J^-1 (s the smallest eigenvalue of J).
+    Returns a dict of mpf lists: m1 (3), phi (6 x 6: (dm1, dth1) = phi (dm0, dth0)), dh (6: d/dh),
+    dinertia (6 x 3 for moments: d/dI_j; 6 x 6 for a tensor: d/dJ in the order J11, J22, J33,
+    J12, J13, J23, an off-diagonal component moving both of its entries).
+    """
+    global PREC
+    saved = PREC
+    PREC = prec
+    try:
+        return _variational_flow(m0, inertia, h, order, factor)
+    finally:
+        PREC = saved
+
+
+def _variational_flow(m0, inertia, h, order, factor):
+    P = PREC
+    one = 1 << P
+    with mp.workprec(MP_PREC):
+        m = [mpf(float(x)) for x in m0]
+        Iarr = [[mpf(float(x)) for x in row] for row in inertia] if hasattr(inertia[0], "__len__") \
+            else None
+        if Iarr is None:
+            moments = [mpf(float(x)) for x in inertia]
+            J = mpmath.diag(moments)
+            s = min(moments)
+        else:
+            J = mpmath.matrix(Iarr)
+            s = min(mpmath.eigsy(J)[0])
+        Jinv = J ** -1
+        G = mpmath.sqrt(sum(x * x for x in m))
+        hh = mpf(float(h))
+        tau = hh * G / s
+        W = [[_to_fx(s * Jinv[i, j]) for j in range(3)] for i in range(3)]
+        # parameter directions: dJ^-1 = -J^-1 dJ J^-1 for each unit perturbation dJ
+        if Iarr is None:
+            basis = [[(i, i)] for i in range(3)]
+        else:
+            basis = [[(0, 0)], [(1, 1)], [(2, 2)], [(0, 1), (1, 0)], [(0, 2), (2, 0)],
+                     [(1, 2), (2, 1)]]
+        dWs = []
+        for entries in basis:
+            dJ = mpmath.zeros(3, 3)
+            for i, j in entries:
+                dJ[i, j] = 1
+            dJinv = -Jinv * dJ * Jinv
+            dWs.append([[_to_fx(s * dJinv[i, j]) for j in range(3)] for i in range(3)])
+        zero = [0, 0, 0]
+        dirs = []
+        for j in range(3):            # dm0 = e_j: a(0) = e_j (then dm1 = a, dth1 = b / G)
+            e = [0, 0, 0]
+            e[j] = one
+            dirs.append((e, zero, None))
+        for j in range(3):            # dth0 = e_j
+            e = [0, 0, 0]
+            e[j] = one
+            dirs.append((zero, e, None))
+        for dW in dWs:                # parameters (dm1 = G a, dth1 = b)
+            dirs.append((zero, zero, dW))
+        mu = [_to_fx(x / G) for x in m]
+        state = (mu, [list(d[0]) for d in dirs], [list(d[1]) for d in dirs])
+        remaining = abs(_to_fx(tau))
+        sign = 1 if tau >= 0 else -1
+        while remaining > 0:
+            cur = [(state[1][d], state[2][d], dirs[d][2]) for d in range(len(dirs))]
+            M, A, B = _variational_series(state[0], cur, W, order, P)
+            hs = min(int(_step_size(M, order, factor) * one), one, remaining)
+            remaining -= hs
+            hsig = sign * hs
+            state = ([_horner(c, hsig) for c in M],
+                     [[_horner(c, hsig) for c in a] for a in A],
+                     [[_horner(c, hsig) for c in b] for b in B])
+        mu1 = [_from_fx(x) for x in state[0]]
+        m1 = [G * x for x in mu1]
+        phi = [[mpf(0)] * 6 for _ in range(6)]
+        for j in range(3):
+            a, b = state[1][j], state[2][j]
+            for i in range(3):
+                phi[i][j] = _from_fx(a[i])
+                phi[3 + i][j] = _from_fx(b[i]) / G
+            a, b = state[1][3 + j], state[2][3 + j]
+            for i in range(3):
+                phi[i][3 + j] = G * _from_fx(a[i])
+                phi[3 + i][3 + j] = _from_fx(b[i])
+        dinertia = [[mpf(0)] * len(dWs) for _ in range(6)]
+        for p in range(len(dWs)):
+            a, b = state[1][6 + p], state[2][6 + p]
+            for i in range(3):
+                dinertia[i][p] = G * _from_fx(a[i])
+                dinertia[3 + i][p] = _from_fx(b[i])
+        w1 = Jinv * mpmath.matrix(m1)
+        w1 = [w1[i] for i in range(3)]
+        f1 = [m1[1] * w1[2] - m1[2] * w1[1], m1[2] * w1[0] - m1[0] * w1[2],
+              m1[0] * w1[1] - m1[1] * w1[0]]
+        return dict(m1=m1, phi=phi, dh=f1 + w1, dinertia=dinertia)

@@ -1,0 +1,222 @@
+"""frb.derivatives: the jacobian of the exact step against an independent reference.
+
+The reference (tests/data/reference_jacobian.npz, tests/reference/make_jacobian_reference.py)
+integrates the variational equations of the free body,
+    dm' = dm x w + m x J^-1 dm + m x dJ^-1 m,   dth' = J^-1 dm + dJ^-1 m - w x dth,
+with the state by a fixed-point Taylor method at 140 bits (tests/reference/taylor.py, no elliptic
+function): the state transition matrix, d/dh and d/dinertia of each case. The cases are the edge
+families of the special set (principal axes exactly and within 1e-12..1e-6, the separatrix and
+within 1e-14..1e-6 of it, symmetric, nearly symmetric and nearly spherical bodies, the sphere,
+negative and zero steps, |m| and moments from 1e-8 to 1e8, long steps up to h |m| / I_min = 1000),
+random bodies with h from 1e-3 to 1e3, and inertia tensors.
+Other checks: the states are those of frb_step / quat_step bit for bit; the jacobian preserves the
+Poisson tensor of the free body and its invariants; det Phi = 1; thread counts; input errors.
+"""
+import os
+
+import numpy as np
+import pytest
+
+import frb
+from frb.derivatives import flow_jacobian
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "reference_jacobian.npz")
+TOL = 1e-11
+
+
+def _load():
+    with np.load(DATA, allow_pickle=False) as f:
+        return {k: f[k] for k in f.files}
+
+
+REF = _load()
+
+
+def relative(x, ref):
+    """max |x - ref| / max |ref| (0 when both vanish)."""
+    big = np.abs(ref).max()
+    return np.abs(x - ref).max() / big if big > 0 else np.abs(x).max()
+
+
+def family(label):
+    for key in ("near axis", "axis", "near separatrix", "separatrix", "nearly symmetric",
+                "nearly spherical", "symmetric", "sphere", "negative step", "h = ", "scale",
+                "long step", "random"):
+        if label.startswith(key):
+            return key
+    return "other"
+
+
+FAMILIES = sorted({family(str(x)) for x in REF["label"]})
+
+
+def hat(v):
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+def unit_quaternions(rng, n):
+    q = rng.normal(size=(n, 4))
+    return q / np.linalg.norm(q, axis=1)[:, None]
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_reference_moments(name):
+    """Phi, d/dh and d/dinertia agree with the variational reference to 1e-11 relative to each
+    matrix's largest entry, one batched call per family (unit quaternions of any attitude: the
+    derivatives do not depend on it)."""
+    sel = np.array([family(str(x)) == name for x in REF["label"]])
+    n = int(sel.sum())
+    q = unit_quaternions(np.random.default_rng(1), n)
+    _, _, jac = flow_jacobian(REF["m0"][sel], q, REF["h"][sel], REF["inertia"][sel])
+    worst = []
+    for i, label in enumerate(REF["label"][sel]):
+        e = max(relative(jac.state[i], REF["phi"][sel][i]), relative(jac.h[i], REF["dh"][sel][i]),
+                relative(jac.inertia[i], REF["dinertia"][sel][i]))
+        worst.append((e, str(label)))
+    e, label = max(worst)
+    assert e < TOL, f"{label}: relative error {e:.2e}"
+
+
+def test_reference_tensors():
+    """Inertia tensors (random, symmetric bodies, nearly symmetric, diagonal): the jacobian and
+    the derivatives with respect to (J11, J22, J33, J12, J13, J23) in the user's frame."""
+    for i, label in enumerate(REF["tensor_label"]):
+        _, Q1, jac = frb.frb_step(REF["tensor_m0"][i], np.eye(3), REF["tensor_h"][i],
+                                  REF["tensor_inertia"][i], jacobian=True)
+        assert jac.inertia.shape == (6, 6)
+        tol = 1e-9 if "nearly symmetric gap 1e-06" in str(label) else TOL
+        for x, ref in ((jac.state, REF["tensor_phi"][i]), (jac.h, REF["tensor_dh"][i]),
+                       (jac.inertia, REF["tensor_dinertia"][i])):
+            assert relative(x, ref) < tol, f"{label}: {relative(x, ref):.2e}"
+
+
+def _bodies(rng, n):
+    m = rng.normal(size=(n, 3)) * 10.0 ** rng.uniform(-2, 2, size=(n, 1))
+    inertia = rng.uniform(0.3, 4.0, size=(n, 3))
+    h = 10.0 ** rng.uniform(-3, 2.5, size=n) * rng.choice([-1.0, 1.0], size=n)
+    # edge cases among them: an axis, a symmetric body, a sphere, h = 0, m = 0, a long step
+    m[0] = [0.0, 0.0, 1.5]
+    inertia[1] = [2.0, 2.0, 3.0]
+    inertia[2] = [1.7, 1.7, 1.7]
+    h[3] = 0.0
+    m[4] = 0.0
+    h[5] = 500.0 * inertia[5].min() / np.linalg.norm(m[5])
+    return m, inertia, h
+
+
+def test_states_bit_for_bit():
+    """m1 and the attitudes are those of quat_step / frb_step (batched and one body) bit for bit;
+    the jacobians do not depend on the attitude form."""
+    rng = np.random.default_rng(7)
+    m, inertia, h = _bodies(rng, 40)
+    q = unit_quaternions(rng, 40)
+    Q = np.array([frb.quat_to_matrix(x) for x in q])
+    m1, q1, jq = frb.quat_step(m, q, h, inertia, jacobian=True)
+    m_ref, q_ref = frb.quat_step(m, q, h, inertia)
+    assert np.array_equal(m1, m_ref) and np.array_equal(q1, q_ref)
+    m1, Q1, jm = frb.frb_step(m, Q, h, inertia, jacobian=True)
+    m_ref, Q_ref = frb.frb_step(m, Q, h, inertia)
+    assert np.array_equal(m1, m_ref) and np.array_equal(Q1, Q_ref)
+    assert np.array_equal(jq.state, jm.state) and np.array_equal(jq.inertia, jm.inertia)
+    for b in (0, 1, 5, 17):
+        m1b, q1b, jb = flow_jacobian(m[b], q[b], h[b], inertia[b])
+        assert np.array_equal(m1b, m_ref[b]) and np.array_equal(q1b, q_ref[b])
+        assert np.array_equal(jb.state, jq.state[b]) and np.array_equal(jb.h, jq.h[b])
+
+
+def test_poisson_structure_and_invariants():
+    """The step is a Poisson map of the free body on T*SO(3) (body coordinates): with
+    J(m) = [[hat(m), -1], [1, 0]] in the coordinates (dm, dth), Phi J(m0) Phi^T = J(m1) to 1e-12
+    relative to |Phi|^2, and det Phi = 1 to 1e-12 (J is invertible: the map is symplectic).
+    The linearised invariants are conserved: |m|^2 and the energy (m1 . dm1 = m0 . dm0,
+    w1 . dm1 = w0 . dm0) and the spatial momentum (E(w) (dm1 - m1 x dth1) = dm0 - m0 x dth0)."""
+    rng = np.random.default_rng(11)
+    n = 60
+    m = rng.normal(size=(n, 3))
+    inertia = rng.uniform(0.5, 3.0, size=(n, 3))
+    h = 10.0 ** rng.uniform(-3, 1.3, size=n) * rng.choice([-1.0, 1.0], size=n)
+    q = unit_quaternions(rng, n)
+    m1, q1, jac = flow_jacobian(m, q, h, inertia)
+
+    def poisson(mm):
+        J = np.zeros((6, 6))
+        J[:3, :3] = hat(mm)
+        J[:3, 3:] = -np.eye(3)
+        J[3:, :3] = np.eye(3)
+        return J
+
+    for b in range(n):
+        P = jac.state[b]
+        scale = np.abs(P).max() ** 2
+        assert np.abs(P @ poisson(m[b]) @ P.T - poisson(m1[b])).max() < 1e-12 * scale
+        assert abs(np.linalg.det(P) - 1.0) < 1e-12
+        w0, w1 = m[b] / inertia[b], m1[b] / inertia[b]
+        assert np.abs(m1[b] @ P[:3] - np.concatenate([m[b], np.zeros(3)])).max() < 1e-12 * scale
+        assert np.abs(w1 @ P[:3] - np.concatenate([w0, np.zeros(3)])).max() < 1e-12 * scale
+        E = frb.quat_to_matrix(frb.quat_mul(frb.quat_conj(q[b]), q1[b]))
+        left = E @ (P[:3] - hat(m1[b]) @ P[3:])
+        right = np.hstack([np.eye(3), -hat(m[b])])
+        assert np.abs(left - right).max() < 1e-12 * scale
+
+
+def test_trivial_steps():
+    """h = 0: Phi = 1, d/dh the vector field, d/dI = 0; m = 0: dth1 = dth0 + h I^-1 dm0."""
+    inertia = np.array([1.0, 2.0, 3.0])
+    m = np.array([0.3, -0.4, 0.5])
+    _, _, jac = flow_jacobian(m, [1.0, 0.0, 0.0, 0.0], 0.0, inertia)
+    assert np.array_equal(jac.state, np.eye(6))
+    w = m / inertia
+    assert np.allclose(jac.h, np.concatenate([np.cross(m, w), w]), rtol=0, atol=1e-16)
+    assert not jac.inertia.any()
+    _, _, jac = flow_jacobian(np.zeros(3), [1.0, 0.0, 0.0, 0.0], 2.5, inertia)
+    expected = np.eye(6)
+    expected[3:, :3] = np.diag(2.5 / inertia)
+    assert np.array_equal(jac.state, expected)
+
+
+def test_semi_exact_converges():
+    """With quadrature = np the derivatives are those of the semi-exact flow (order 2 np): with
+    10 nodes they agree with the exact flow's to 1e-12 for a short step, with 1 node they do not."""
+    rng = np.random.default_rng(3)
+    m = rng.normal(size=(10, 3))
+    inertia = rng.uniform(0.5, 3.0, size=(10, 3))
+    q = unit_quaternions(rng, 10)
+    _, _, exact = flow_jacobian(m, q, 0.3, inertia)
+    _, _, ten = flow_jacobian(m, q, 0.3, inertia, quadrature=10)
+    _, _, one = flow_jacobian(m, q, 0.3, inertia, quadrature=1)
+    assert relative(ten.state, exact.state) < 1e-12
+    assert relative(ten.inertia, exact.inertia) < 1e-12
+    assert relative(one.state, exact.state) > 1e-8
+
+
+def test_threads():
+    """The results do not depend on the thread count, bit for bit."""
+    rng = np.random.default_rng(5)
+    m, inertia, h = _bodies(rng, 200)
+    q = unit_quaternions(rng, 200)
+    a = flow_jacobian(m, q, h, inertia, threads=1)
+    b = flow_jacobian(m, q, h, inertia, threads=2)
+    for x, y in zip(a[:2] + (a[2].state, a[2].h, a[2].inertia),
+                    b[:2] + (b[2].state, b[2].h, b[2].inertia)):
+        assert np.array_equal(x, y)
+
+
+def test_errors():
+    """Bad input: ValueError / TypeError naming the argument (and the body of a batch)."""
+    q = [1.0, 0.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="attitude"):
+        flow_jacobian([1.0, 2.0, 3.0], [1.0, 0.0, 0.0], 0.1, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="Q"):
+        frb.frb_step([1.0, 2.0, 3.0], q, 0.1, [1.0, 2.0, 3.0], jacobian=True)
+    with pytest.raises(TypeError, match="h"):
+        flow_jacobian([1.0, 2.0, 3.0], q, "0.1", [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="inertia"):
+        flow_jacobian([1.0, 2.0, 3.0], q, 0.1, [1.0, -2.0, 3.0])
+    with pytest.raises(ValueError, match="quadrature"):
+        flow_jacobian([1.0, 2.0, 3.0], q, 0.1, [1.0, 2.0, 3.0], quadrature=11)
+    with pytest.raises(ValueError, match="body 1"):
+        flow_jacobian([[1.0, 2.0, 3.0], [1.0, np.nan, 3.0]], [q, q], 0.1, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="form"):
+        flow_jacobian([1.0, 2.0, 3.0], q, 0.1, [1.0, 2.0, 3.0], form="matrix")
+    with pytest.raises(ValueError, match="inertia"):
+        flow_jacobian([1.0, 2.0, 3.0], q, 0.1, [[1.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
