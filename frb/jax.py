@@ -338,7 +338,7 @@ def _run_host(form: str, parts: tuple[str, ...], config: tuple[Any, ...]
         ab = np.broadcast_to(att, batch + tail).reshape((n,) + tail)
         hb = np.broadcast_to(h, batch).reshape(n)
         ib = np.broadcast_to(inertia, batch + (3,)).reshape(n, 3)
-        sens = {"sensitivities": parts} if parts else {}
+        sens: dict[str, Any] = {"sensitivities": parts} if parts else {}
         results: list[np.ndarray] | None = None
         for hv in np.unique(hb):
             rows = np.nonzero(hb == hv)[0]

@@ -131,7 +131,7 @@ def _levenberg_marquardt(model: _Model, p: tuple[_F64, _F64, _F64], exact: bool,
     lam, iterations = 1e-3, 0
     while iterations < max_iterations:
         A, g = J.T @ J, J.T @ r
-        step = np.linalg.solve(A + lam * np.diag(np.diag(A)), -g)
+        step: _F64 = np.linalg.solve(A + lam * np.diag(np.diag(A)), -g).astype(np.float64)
         trial = update(p, step)
         cost_trial = np.inf            # moments that are not positive: a failed step
         if np.all(trial[0] > 0):
