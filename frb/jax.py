@@ -141,8 +141,7 @@ def _as_f64(x: Any, name: str) -> Any:
     return a.astype(jnp.float64)
 
 
-def _shapes(m: Any, att: Any, h: Any, inertia: Any, form: str, *, h_batched: bool = True
-            ) -> tuple[int, ...]:
+def _shapes(m: Any, att: Any, h: Any, inertia: Any, form: str) -> tuple[int, ...]:
     """The batch shape of the arguments (ValueError naming the argument that does not fit)."""
     natt = _FORMS[form][0]
     want = (4,) if form == "q" else (3, 3)
@@ -154,8 +153,6 @@ def _shapes(m: Any, att: Any, h: Any, inertia: Any, form: str, *, h_batched: boo
     if inertia.ndim < 1 or inertia.shape[-1] != 3:
         raise ValueError(f"inertia must be principal moments of shape (..., 3), got "
                          f"{inertia.shape} (frb.jax takes no inertia tensors)")
-    if not h_batched and h.ndim != 0:
-        raise ValueError(f"h must be a number, got shape {h.shape}")
     try:
         return tuple(np.broadcast_shapes(m.shape[:-1], att.shape[:att.ndim - natt], h.shape,
                                          inertia.shape[:-1]))

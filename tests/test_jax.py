@@ -81,7 +81,13 @@ def test_values_bit_for_bit():
     assert np.array_equal(got[0], m1) and np.array_equal(got[1], Q1)
 
 
-def test_vmap_is_one_batch_with_the_same_bits():
+def test_vmap_is_one_batch_with_the_same_bits(monkeypatch):
+    calls = []
+
+    def counted(*args):
+        calls.append(np.shape(args[0]))
+        return frb.quat_step(*args)
+    monkeypatch.setattr(fj, "_quat_step", counted)
     rng = np.random.default_rng(5)
     n = 7
     m = rng.normal(size=(n, 3))
@@ -92,6 +98,7 @@ def test_vmap_is_one_batch_with_the_same_bits():
     ref = frb.quat_step(m, q, h, inertia)
     got = jax.jit(jax.vmap(fj.quat_step))(m, q, h, inertia)
     assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])
+    assert calls == [(n, 3)]                  # one batched frb call
     # an argument not mapped (the moments shared)
     ref = frb.quat_step(m, q, h, INERTIA)
     got = jax.vmap(fj.quat_step, in_axes=(0, 0, 0, None))(m, q, h, INERTIA)
