@@ -24,7 +24,7 @@ CASES = [
     ("EXACT", None),
     ("EXACT", lambda: torques.linear_damping(0.2)),
     ("STRANG", lambda: torques.gravity_gradient(0.8)),
-    ("STRANG", lambda: torques.rotor([0.1, -0.2, 0.3])),
+    ("RK4", lambda: torques.rotor([0.1, -0.2, 0.3])),
     ("YOSHIDA4", lambda: torques.constant_field([0.2, -0.1, 0.4])),
     ("RK4", None),
     ("RK4", lambda: torques.constant_field([0.2, -0.1, 0.4])),

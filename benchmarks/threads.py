@@ -21,23 +21,16 @@ import numpy as np
 import frb
 from frb.torques import heavy_top
 
+from explicit_vs_harness import bodies
+
 BUSY = "while True: pass"
-
-
-def bodies(n, seed=0):
-    rng = np.random.default_rng(seed)
-    m = rng.normal(size=(n, 3))
-    q = rng.normal(size=(n, 4))
-    q /= np.linalg.norm(q, axis=1, keepdims=True)
-    inertia = rng.uniform(0.5, 2.0, size=(n, 3))
-    return m, q, inertia
 
 
 def routes():
     """(name, call(threads)) of the routes measured."""
     big = bodies(100_000)
-    small = bodies(1_000, seed=1)
-    mid = bodies(10_000, seed=2)
+    small = bodies(1_000, rng=1)
+    mid = bodies(10_000, rng=2)
     top = heavy_top(1.0, [0.1, 0.2, 0.8])
     return [
         ("quat_step, 1e5 bodies, h = 0.1", lambda t: frb.quat_step(*big[:2], 0.1, big[2], threads=t)),

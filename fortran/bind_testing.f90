@@ -239,3 +239,58 @@ subroutine dual_flow_jacobian(n, m, h, inertia, quadrature, m_out, w, phi, dh, d
                               dh(:, b), di(:, :, b))
    end do
 end subroutine dual_flow_jacobian
+
+!> The exact gyrostat step (gyrostat_flow.gyrostat_step) of every body, without checks: rigid-body
+!> momenta m (3, n), rotor momenta hr (3, nr), steps h (nh), moments (3, ni), nr, nh, ni 1 or n;
+!> m_out = m(h) and the quaternion w of each body, q(h) = q w.
+subroutine gyrostat_step_batch(n, nr, nh, ni, m, hr, h, inertia, threads, m_out, w)
+   use iso_c_binding, only: c_double, c_int
+   use parallel, only: thread_count
+   use gyrostat_flow, only: gyrostat_step
+   implicit none
+   integer(c_int), intent(in) :: n, nr, nh, ni, threads
+   real(c_double), intent(in) :: m(3, n), hr(3, nr), h(nh), inertia(3, ni)
+   real(c_double), intent(out) :: m_out(3, n), w(4, n)
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
+   !f2py integer(c_int) intent(hide), depend(hr) :: nr = shape(hr, 1)
+   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
+   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
+   !f2py threadsafe
+   integer :: j
+
+   !$omp parallel do schedule(dynamic, 64) num_threads(thread_count(threads))
+   do j = 1, n
+      call gyrostat_step(m(:, j), hr(:, min(j, nr)), h(min(j, nh)), inertia(:, min(j, ni)), &
+                         m_out(:, j), w(:, j))
+   end do
+   !$omp end parallel do
+end subroutine gyrostat_step_batch
+
+!> The same step with the attitudes: q_out = q w (the benchmark's counterpart of
+!> quat_integrate_batch with nsteps = 1).
+subroutine gyrostat_quat_batch(n, nr, nh, ni, m, q, hr, h, inertia, threads, m_out, q_out)
+   use iso_c_binding, only: c_double, c_int
+   use parallel, only: thread_count
+   use gyrostat_flow, only: gyrostat_step
+   use rotations, only: qmul
+   implicit none
+   integer(c_int), intent(in) :: n, nr, nh, ni, threads
+   real(c_double), intent(in) :: m(3, n), q(4, n), hr(3, nr), h(nh), inertia(3, ni)
+   real(c_double), intent(out) :: m_out(3, n), q_out(4, n)
+   !f2py integer(c_int) intent(hide), depend(m) :: n = shape(m, 1)
+   !f2py integer(c_int) intent(hide), depend(hr) :: nr = shape(hr, 1)
+   !f2py integer(c_int) intent(hide), depend(inertia) :: ni = shape(inertia, 1)
+   !f2py integer(c_int) intent(hide), depend(h) :: nh = len(h)
+   !f2py integer(c_int) optional, intent(in) :: threads = 0
+   !f2py threadsafe
+   real(c_double) :: w(4)
+   integer :: j
+
+   !$omp parallel do schedule(dynamic, 64) num_threads(thread_count(threads)) private(w)
+   do j = 1, n
+      call gyrostat_step(m(:, j), hr(:, min(j, nr)), h(min(j, nh)), inertia(:, min(j, ni)), m_out(:, j), w)
+      q_out(:, j) = qmul(q(:, j), w)
+   end do
+   !$omp end parallel do
+end subroutine gyrostat_quat_batch

@@ -25,6 +25,12 @@
 !   rounding (near the separatrix), use the phase u0 = F(phi0) and both ends.
 ! All invariants (Delta_j, 1 - k^2, ...) are formed without cancellation (as products of
 ! differences of the moments, never as differences of nearly equal products).
+! * Exact steps of symmetric bodies longer than symmetric_step_threshold take the closed form of
+!   the free symmetric top with its two angles in double-double from the inputs (symmetric_step):
+!   the elliptic path's phase, formed from the rounded scaled inputs, loses about an ulp a radian.
+! * Each double-precision elliptic step ends on the invariants of its start (keep_invariants), so
+!   that the rounding of the orbit's constants, the same at every step, does not drift |m| and the
+!   energy over chained steps.
 ! * Very long steps (|h| |m| / I_min > long_step_threshold) are computed in quadruple precision
 !   (exact_flow_qp, the same code instantiated for kind qp): the phase lambda t and the
 !   angle psi grow linearly with t, so double precision would lose |h| |m| / I_min ulps.
@@ -44,6 +50,7 @@ module exact_flow
 
    public :: free_flow, frb_step_one, quat_step_one, rotate_matrix_tr
    public :: flow_prep_t, flow_prepare, flow_finish, path_trivial, path_unit, path_long, path_refused
+   public :: symmetric_long, symmetric_step, keep_invariants
 
    !> Steps with |h| |m| / I_min above long_step_threshold radians (a shared number) run in
    !> quadruple precision.
@@ -59,6 +66,16 @@ module exact_flow
    !> split_norm takes |v| = sqrt(v . v) directly where v . v lies in this range (no square that
    !> matters underflows, none overflows); outside it, it scales v first.
    real(dp), parameter, public :: norm_sq_min = 1.0e-290_dp, norm_sq_max = 1.0e290_dp
+   !> Exact steps of a symmetric body (two equal moments) with |h| |m| / I_min above this many
+   !> radians take the closed form with the angles in double-double (symmetric_step); shorter
+   !> steps lose less than 2e-16 in the elliptic path (and run in the lanes).
+   real(dp), parameter, public :: symmetric_step_threshold = 1.0_dp
+   !> Bound on |h|, |m|, 1/|m| and the moments of symmetric_step (Veltkamp's splitting overflows
+   !> near 2^996; products of lower parts are exact above 1e-290).
+   real(dp), parameter :: dd_max = 1.0e140_dp
+   !> keep_invariants keeps the energy apart from |m| where the Gram determinant of the two
+   !> gradients is above this fraction of its largest value (sin^2 of their angle).
+   real(dp), parameter, public :: invariants_min_det = 1.0e-4_dp
    !> One body's flow after scaling and sorting (flow_prepare).
    integer, parameter :: path_trivial = 0, path_unit = 1, path_long = 2, path_refused = 3
    type :: flow_prep_t
@@ -97,11 +114,200 @@ module exact_flow
       end if
       if (p%path == path_long) then
          call long_step(m, h, inertia, p%perm, p%sgn, quadrature, m1s, ws)
+      else if (symmetric_long(h, p%g, inertia, quadrature)) then
+         call symmetric_step(m, h, inertia, m_out, w)
+         return
       else
          call free_flow_unit(p%ms, p%tau, p%cs, quadrature, m1s, ws)
+         call keep_invariants(p%ms, p%cs, m1s)
       end if
       call flow_finish(p, m1s, ws, m_out, w)
    end subroutine free_flow
+
+   !> True for an exact step (quadrature = 0) of a symmetric body longer than
+   !> symmetric_step_threshold radians, with |m| = g (free_flow's usual path, path_unit): those steps
+   !> take symmetric_step. (The lock-step flows leave such bodies to free_flow.)
+   !> (The double-double products need |h|, |m| and the moments away from the ends of the range.)
+   pure logical function symmetric_long(h, g, inertia, quadrature) result(yes)
+      real(dp), intent(in) :: h, g, inertia(3)
+      integer, intent(in) :: quadrature
+
+      yes = quadrature == 0 .and. (inertia(1) == inertia(2) .or. inertia(2) == inertia(3) &
+                                   .or. inertia(1) == inertia(3)) &
+            .and. abs(h) * g > symmetric_step_threshold * minval(inertia) &
+            .and. abs(h) <= dd_max .and. g <= dd_max .and. g >= 1 / dd_max &
+            .and. maxval(inertia) <= dd_max .and. minval(inertia) >= 1 / dd_max
+   end function symmetric_long
+
+   !> The exact step of a symmetric body: moments A, A on the axes i, j and C on the axis s, (i, j, s)
+   !> a cyclic order. With Omega = m_s (1/A - 1/C), Euler's equations are m_i' = -Omega m_j,
+   !> m_j' = Omega m_i, m_s' = 0, so m(t) = R_s(Omega t) m0; the angular velocity is
+   !> omega = m/A - Omega e_s, and Q(t) = Q0 exp(t hat(m0)/A) exp(-Omega t hat(e_s)) solves
+   !> Q' = Q hat(omega) (Landau and Lifshitz, Mechanics, 3rd ed. 1976, section 33, the free symmetric
+   !> top: the body precesses about the fixed M at |M|/A and spins about its axis at -Omega
+   !> relative to that). So w = (cos(a/2), sin(a/2) n) (cos(b/2), -sin(b/2) e_s), n = m0/|m0|,
+   !> a = |m0| t / A, b = Omega t. The angles a and b are formed in double-double from the
+   !> inputs (|m0|^2 = sum of exact squares, C - A exact), so each is within 1e-30 relative,
+   !> and sin, cos of hi + lo are sin(hi) + lo cos(hi), cos(hi) - lo sin(hi): the error of the step
+   !> does not grow with the angle (the elliptic path loses about an ulp of the phase per radian).
+   !> The optional angles receive (a, b, sin(a/2), cos(a/2), sin(b/2), cos(b/2)) (a and b the high
+   !> parts), for the step's derivatives (flow_derivatives).
+   pure subroutine symmetric_step(m, h, inertia, m_out, w, angles)
+      real(dp), intent(in) :: m(3), h, inertia(3)
+      real(dp), intent(out) :: m_out(3), w(4)
+      real(dp), intent(out), optional :: angles(6)
+      integer :: i, j, s
+      real(dp) :: ca, cc, p(3), e(3), sh, sl, t, gh, gl, xh, xl, yh, yl, ah, al, bh, bl
+      real(dp) :: sa, ka, sb, kb, n(3), cbf, sbf, nw
+
+      if (inertia(1) == inertia(2)) then
+         s = 3
+      else if (inertia(2) == inertia(3)) then
+         s = 1
+      else
+         s = 2
+      end if
+      i = 1 + mod(s, 3); j = 1 + mod(s + 1, 3)
+      ca = inertia(i); cc = inertia(s)
+      ! |m0|^2 and |m0| in double-double
+      do i = 1, 3
+         call two_prod(m(i), m(i), p(i), e(i))
+      end do
+      i = 1 + mod(s, 3)
+      call two_sum(p(1), p(2), xh, xl)
+      call two_sum(xh, p(3), yh, t)
+      call fast_two_sum(yh, xl + t + (e(1) + e(2) + e(3)), sh, sl)
+      xh = sqrt(sh)
+      call two_prod(xh, xh, yh, yl)
+      call fast_two_sum(xh, (((sh - yh) - yl) + sl) / (2 * xh), gh, gl)
+      ! a = |m0| h / A
+      call dd_mul_d(gh, gl, h, xh, xl)
+      call dd_div_d(xh, xl, ca, ah, al)
+      ! b = (m_s h / A) ((C - A) / C)
+      call two_prod(m(s), h, sh, sl)
+      call dd_div_d(sh, sl, ca, xh, xl)
+      call two_sum(cc, -ca, sh, sl)
+      call dd_div_d(sh, sl, cc, yh, yl)
+      call dd_mul_dd(xh, xl, yh, yl, bh, bl)
+      call dd_sincos(ah / 2, al / 2, sa, ka)
+      call dd_sincos(bh / 2, bl / 2, sb, kb)
+      if (present(angles)) angles = [ah, bh, sa, ka, sb, kb]
+      n = m / gh
+      w(1) = ka * kb + sa * sb * n(s)
+      w(1 + i) = kb * sa * n(i) - sa * sb * n(j)
+      w(1 + j) = kb * sa * n(j) + sa * sb * n(i)
+      w(1 + s) = kb * sa * n(s) - ka * sb
+      nw = sqrt(w(1) * w(1) + w(2) * w(2) + w(3) * w(3) + w(4) * w(4))
+      w = w / nw
+      ! cos b, sin b from the half angle, divided by kb^2 + sb^2 so that the turn of (m_i, m_j)
+      ! keeps its length to rounding
+      nw = kb * kb + sb * sb
+      cbf = (kb - sb) * (kb + sb) / nw
+      sbf = 2 * sb * kb / nw
+      m_out(s) = m(s)
+      m_out(i) = cbf * m(i) - sbf * m(j)
+      m_out(j) = sbf * m(i) + cbf * m(j)
+      ! the turn keeps m_i^2 + m_j^2: its defect in double-double, and one Newton step
+      call two_prod(m(i), m(i), xh, xl)
+      call two_prod(m(j), m(j), yh, yl)
+      call two_sum(xh, yh, sh, t)
+      sl = t + (xl + yl)
+      call two_prod(m_out(i), m_out(i), xh, xl)
+      call two_prod(m_out(j), m_out(j), yh, yl)
+      call two_sum(xh, yh, ah, t)
+      al = t + (xl + yl)
+      if (ah > 0) then
+         t = ((sh - ah) + (sl - al)) / (2 * ah)
+         m_out(i) = m_out(i) + t * m_out(i)
+         m_out(j) = m_out(j) + t * m_out(j)
+      end if
+   end subroutine symmetric_step
+
+   ! Double-double arithmetic (T. J. Dekker, "A floating-point technique for extending the available
+   ! precision", Numer. Math. 18, 1971: exact sum and product of two doubles, the product by
+   ! Veltkamp's splitting, no fused multiply-add; and the operations on pairs hi + lo built on them).
+
+   !> s + e = a + b exactly (Knuth, The Art of Computer Programming vol. 2, 4.2.2, Theorem B).
+   pure subroutine two_sum(a, b, s, e)
+      real(dp), intent(in) :: a, b
+      real(dp), intent(out) :: s, e
+      real(dp) :: v
+
+      s = a + b
+      v = s - a
+      e = (a - (s - v)) + (b - v)
+   end subroutine two_sum
+
+   !> s + e = a + b exactly for |a| >= |b| (Dekker's fast two-sum).
+   pure subroutine fast_two_sum(a, b, s, e)
+      real(dp), intent(in) :: a, b
+      real(dp), intent(out) :: s, e
+      real(dp) :: r
+
+      r = a + b
+      e = b - (r - a)
+      s = r
+   end subroutine fast_two_sum
+
+   !> p + e = a b exactly (Dekker's mul12 with Veltkamp's splitting into 26-bit halves), for
+   !> |a|, |b| below dd_max and products above the underflow threshold.
+   pure subroutine two_prod(a, b, p, e)
+      real(dp), intent(in) :: a, b
+      real(dp), intent(out) :: p, e
+      real(dp), parameter :: split = 134217729.0_dp     ! 2^27 + 1
+      real(dp) :: t, ah, al, bh, bl
+
+      p = a * b
+      t = split * a
+      ah = t - (t - a); al = a - ah
+      t = split * b
+      bh = t - (t - b); bl = b - bh
+      e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+   end subroutine two_prod
+
+   !> (zh, zl) = (xh + xl) y, within 2 u^2 relative.
+   pure subroutine dd_mul_d(xh, xl, y, zh, zl)
+      real(dp), intent(in) :: xh, xl, y
+      real(dp), intent(out) :: zh, zl
+      real(dp) :: p, e
+
+      call two_prod(xh, y, p, e)
+      call fast_two_sum(p, e + xl * y, zh, zl)
+   end subroutine dd_mul_d
+
+   !> (zh, zl) = (xh + xl) (yh + yl), within 4 u^2 relative.
+   pure subroutine dd_mul_dd(xh, xl, yh, yl, zh, zl)
+      real(dp), intent(in) :: xh, xl, yh, yl
+      real(dp), intent(out) :: zh, zl
+      real(dp) :: p, e
+
+      call two_prod(xh, yh, p, e)
+      call fast_two_sum(p, e + (xh * yl + xl * yh), zh, zl)
+   end subroutine dd_mul_dd
+
+   !> (zh, zl) = (xh + xl) / y, within 4 u^2 relative: one correction of the quotient by the
+   !> exact remainder.
+   pure subroutine dd_div_d(xh, xl, y, zh, zl)
+      real(dp), intent(in) :: xh, xl, y
+      real(dp), intent(out) :: zh, zl
+      real(dp) :: q, p, e
+
+      q = xh / y
+      call two_prod(q, y, p, e)
+      call fast_two_sum(q, (((xh - p) - e) + xl) / y, zh, zl)
+   end subroutine dd_div_d
+
+   !> sin and cos of xh + xl, |xl| <= ulp(xh): sin(xh) + xl cos(xh), cos(xh) - xl sin(xh)
+   !> (the next terms are below xl^2 < 1e-28 for the angles here).
+   pure subroutine dd_sincos(xh, xl, s, c)
+      real(dp), intent(in) :: xh, xl
+      real(dp), intent(out) :: s, c
+      real(dp) :: s0, c0
+
+      call lane_sincos(xh, s0, c0)
+      s = s0 + xl * c0
+      c = c0 - xl * s0
+   end subroutine dd_sincos
 
    !> The scaling and sorting of free_flow (also used by the batched flows, exact_flow_lanes): the
    !> unit momentum p%ms, time p%tau and moments p%cs of the unit-norm step (path_unit), or path_trivial (m = 0 or h = 0: nothing moves), or
@@ -154,6 +360,40 @@ module exact_flow
          p%path = path_long
       end if
    end subroutine flow_prepare
+
+   !> Moves m1, the flow of m0 for the moments ci, onto the invariants of m0, |m|^2 and
+   !> E = sum m_i^2 e_i with e = (c2 c3, c1 c3, c1 c2) (c1 c2 c3 times twice the energy: products,
+   !> not divisions), by one Newton step along their gradients: m1 <- m1 + alpha m1 + beta v,
+   !> v_i = e_i m1_i, with a11 alpha + a12 beta = rg / 2, a12 alpha + a22 beta = re / 2 (a11 = m1 . m1,
+   !> a12 = m1 . v, a22 = v . v). The defects rg, re are sums of (m0_i - m1_i)(m0_i + m1_i), without
+   !> the cancellation of two sums near 1. The elliptic parametrisation takes the constants of the
+   !> orbit (B_ab, B_2a, B_ba) afresh at every step from nearly the same invariants, so their
+   !> rounding repeats step after step and would move |m| and the energy in one direction (about
+   !> 0.25 ulp a step); after the step only the rounding of the components is left, which does not
+   !> repeat. (The rounding of e is the same at every step: it defines the invariant kept, which
+   !> differs from the energy by a constant factor 1 + O(u), so the energy does not drift.) Where
+   !> the two gradients are nearly parallel (m near a principal axis, or in the plane of two equal
+   !> moments) the energy follows from |m|, and only |m| is kept.
+   pure subroutine keep_invariants(m0, ci, m1)
+      real(dp), intent(in) :: m0(3), ci(3)
+      real(dp), intent(inout) :: m1(3)
+      real(dp) :: e(3), v(3), d(3), rg, re, a11, a12, a22, det, r
+      logical :: both
+
+      e(1) = ci(2) * ci(3); e(2) = ci(1) * ci(3); e(3) = ci(1) * ci(2)
+      d = (m0 - m1) * (m0 + m1)
+      v = e * m1
+      rg = d(1) + d(2) + d(3)
+      re = e(1) * d(1) + e(2) * d(2) + e(3) * d(3)
+      a11 = m1(1) * m1(1) + m1(2) * m1(2) + m1(3) * m1(3)
+      a12 = m1(1) * v(1) + m1(2) * v(2) + m1(3) * v(3)
+      a22 = v(1) * v(1) + v(2) * v(2) + v(3) * v(3)
+      det = a11 * a22 - a12 * a12
+      both = det > invariants_min_det * (a11 * a22)
+      r = 1 / (2 * merge(det, a11, both))
+      m1 = m1 + (merge(a22 * rg - a12 * re, rg, both) * r * m1 &
+                 + merge(a11 * re - a12 * rg, 0.0_dp, both) * r * v)
+   end subroutine keep_invariants
 
    !> Undo the scaling and sorting of flow_prepare on the unit-norm results m1s, ws.
    pure subroutine flow_finish(p, m1s, ws, m_out, w)

@@ -14,25 +14,28 @@
 ! bodies with the branches of free_flow_unit replaced by merges, so the compiler vectorises across
 ! bodies and the division and square-root chains of different bodies overlap. Every lane performs
 ! the SAME floating-point operations, in the same order, as free_flow_unit, jacobi_series,
-! jacobi_reduced, jacobi_add, angle_increment, carlson_rj, atan_ratio, atan2_ratio, jint_gauss and
-! attitude_from_angle do for that body (the tests compare the batched and the single-body paths
-! bit for bit): a change to one of those routines must be made here too. Their sin, cos, atan and
+! jacobi_reduced, jacobi_add, angle_increment, carlson_rj, atan_ratio, atan2_ratio, jint_gauss,
+! attitude_from_angle and keep_invariants do for that body (the tests compare the batched and the
+! single-body paths bit for bit): a change to one of those routines must be made here too. Their sin, cos, atan and
 ! atan2 are lane_math's, whose bodies (lane_math_generic.inc) are included here, so that they
 ! inline into the loops and vectorise.
 ! A body that needs another path (near an axis or the separatrix, |v| beyond the series, small
-! den, RJ duplications) is flagged and stepped by free_flow_unit instead (free_flow_chunk).
+! den, RJ duplications) is flagged and stepped by free_flow_unit instead (free_flow_chunk); long
+! exact steps of symmetric bodies (symmetric_long) are left to free_flow.
 module exact_flow_lanes
    use kinds, only: dp, wp => dp
    use elliptic_functions, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q, gl_node, gl_weight, &
                                  agm_stop, agm_max, half_pi, rc_series_max, carlson_rj
    use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_unit, free_flow, free_flow_unit, &
+                             symmetric_long, symmetric_step_threshold, keep_invariants, &
+                             invariants_min_det, &
                              long_step_threshold, ratio_threshold, norm_sq_min, norm_sq_max, &
                              invariant_floor, addition_min_den
    use numbers_table, only: flow_lanes_width
    implicit none
    private
 
-   public :: free_flow_chunk
+   public :: free_flow_chunk, keep_invariants_lanes
    ! (the stages the lanes of the derivatives share: flow_tangent_lanes)
    public :: jacobi_agm_lanes, rj_duplications_lanes, sincos_lanes, atan_ratio_lanes, atan2_ratio_lanes
    !> Number of bodies advanced in lock-step by free_flow_chunk (a shared number).
@@ -59,7 +62,7 @@ contains
       integer, parameter :: nb = flow_lanes_width
       type(flow_prep_t) :: p(nb)
       real(dp) :: ml(nb, 3), tl(nb), cl(nb, 3), m1l(nb, 3), wl(nb, 4), m1s(3), ws(4), gl(nb)
-      real(dp) :: hl(nb), il(3, nb), fast(nb), s, imax
+      real(dp) :: hl(nb), il(3, nb), fast(nb), s, imax, symmetric_limit
       logical :: ok(nb), lane(nb)
       integer :: k
 
@@ -74,7 +77,9 @@ contains
          return
       end if
       ! The usual case in lock-step: |m| and the unit momentum (split_norm), moments already in
-      ! order and not a long step (flow_prepare without a permutation; the same operations)
+      ! order and not a long step (flow_prepare without a permutation; the same operations), nor a
+      ! long exact step of a symmetric body (symmetric_long)
+      symmetric_limit = merge(symmetric_step_threshold, long_step_threshold, quadrature == 0)
       do k = 1, nc
          s = m(1, k) * m(1, k) + m(2, k) * m(2, k) + m(3, k) * m(3, k)
          gl(k) = sqrt(s)
@@ -84,7 +89,8 @@ contains
          cl(k, 1) = il(1, k) / imax; cl(k, 2) = il(2, k) / imax; cl(k, 3) = il(3, k) / imax
          fast(k) = merge(1.0_dp, 0.0_dp, s >= norm_sq_min .and. s <= norm_sq_max .and. hl(k) /= 0 &
                          .and. il(1, k) <= il(2, k) .and. il(2, k) <= il(3, k) &
-                         .and. abs(hl(k)) * gl(k) <= long_step_threshold * il(1, k) &
+                         .and. abs(hl(k)) * gl(k) <= merge(symmetric_limit, long_step_threshold, &
+                                                           il(1, k) == il(2, k) .or. il(2, k) == il(3, k)) * il(1, k) &
                          .and. abs(hl(k)) * gl(k) <= huge(1.0_dp) &
                          .and. il(3, k) <= ratio_threshold * il(1, k))
       end do
@@ -93,7 +99,7 @@ contains
          lane(k) = fast(k) > 0
          if (lane(k)) cycle
          call flow_prepare(m(:, k), hl(k), il(:, k), p(k))
-         if (p(k)%path == path_unit) then
+         if (p(k)%path == path_unit .and. .not. symmetric_long(hl(k), p(k)%g, il(:, k), quadrature)) then
             lane(k) = .true.
             ml(k, :) = p(k)%ms; tl(k) = p(k)%tau; cl(k, :) = p(k)%cs
          else
@@ -101,6 +107,7 @@ contains
          end if
       end do
       call free_flow_lanes(nc, ml, tl, cl, quadrature, m1l, wl, ok)
+      call keep_invariants_lanes(nc, ml, cl, m1l)
       if (all(ok(1:nc)) .and. all(fast(1:nc) > 0)) then
          ! the usual chunk: every body in the lanes, none rescaled (the loop below, without branches)
          do k = 1, nc
@@ -116,6 +123,7 @@ contains
             ws = wl(k, :)
          else
             call free_flow_unit(ml(k, :), tl(k), cl(k, :), quadrature, m1s, ws)
+            call keep_invariants(ml(k, :), cl(k, :), m1s)
          end if
          if (fast(k) > 0) then
             m_out(:, k) = m1s * gl(k)
@@ -125,6 +133,37 @@ contains
          end if
       end do
    end subroutine free_flow_chunk
+
+   !> keep_invariants(m0(k, :), ci(k, :), m1(k, :)) for the lanes k = 1..nl, the same operations.
+   pure subroutine keep_invariants_lanes(nl, m0, ci, m1)
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: m0(flow_lanes_width, 3), ci(flow_lanes_width, 3)
+      real(dp), intent(inout) :: m1(flow_lanes_width, 3)
+      real(dp) :: e1, e2, e3, v1, v2, v3, d1, d2, d3, rg, re, a11, a12, a22, det, r, pa, pb
+      logical :: both
+      integer :: k
+
+      do k = 1, nl
+         e1 = ci(k, 2) * ci(k, 3); e2 = ci(k, 1) * ci(k, 3); e3 = ci(k, 1) * ci(k, 2)
+         d1 = (m0(k, 1) - m1(k, 1)) * (m0(k, 1) + m1(k, 1))
+         d2 = (m0(k, 2) - m1(k, 2)) * (m0(k, 2) + m1(k, 2))
+         d3 = (m0(k, 3) - m1(k, 3)) * (m0(k, 3) + m1(k, 3))
+         v1 = e1 * m1(k, 1); v2 = e2 * m1(k, 2); v3 = e3 * m1(k, 3)
+         rg = d1 + d2 + d3
+         re = e1 * d1 + e2 * d2 + e3 * d3
+         a11 = m1(k, 1) * m1(k, 1) + m1(k, 2) * m1(k, 2) + m1(k, 3) * m1(k, 3)
+         a12 = m1(k, 1) * v1 + m1(k, 2) * v2 + m1(k, 3) * v3
+         a22 = v1 * v1 + v2 * v2 + v3 * v3
+         det = a11 * a22 - a12 * a12
+         both = det > invariants_min_det * (a11 * a22)
+         r = 1 / (2 * merge(det, a11, both))
+         pa = merge(a22 * rg - a12 * re, rg, both) * r
+         pb = merge(a11 * re - a12 * rg, 0.0_dp, both) * r
+         m1(k, 1) = m1(k, 1) + (pa * m1(k, 1) + pb * v1)
+         m1(k, 2) = m1(k, 2) + (pa * m1(k, 2) + pb * v2)
+         m1(k, 3) = m1(k, 3) + (pa * m1(k, 3) + pb * v3)
+      end do
+   end subroutine keep_invariants_lanes
 
    !> atan_ratio(w(k), z(k)) for the lanes k = 1..nl (atanc_near, the same bits as lane_atanc,
    !> when every lane is within it).

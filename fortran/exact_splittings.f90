@@ -9,6 +9,9 @@
 ! coefficients). The time of a torqued body advances with the A flows: a kick B between the
 ! A flows of total length s h (from the start of the step) uses T_b(t + s h, Q), which keeps a
 ! symmetric method symmetric for time-dependent torques.
+! A torque with constant rotors (torque_rotor: internal momenta r, shared or per body) is a
+! gyrostat: EXACT takes the gyrostat's exact flow (gyrostat_flow) when the torque is rotors only,
+! and the splittings take it as their free part A and kick with the other terms only.
 ! With reaction wheels (module wheels) a splitting is split in the total momentum M = m + A h:
 ! A the exact free flow of M (the free body of momentum M), B the wheel kick (wheels.wheel_kick:
 ! the gyrostat's turn about I^-1 A h, the wheels' flow, the torque's flow), each keeping Q M, so
@@ -22,10 +25,12 @@ module exact_splittings
    use torques, only: torque_t, user_torque_cb, torque_one, torque_flow, field_along_e3, &
                       field_e3_kick_tr, damping_rate, expm1, torqued, torque_jacobian_t, torque_jacobian, &
                       affine_parts, affine_flow_jacobian, phi_prime, torque_damping, torque_rotor, &
-                      torque_attitude_control, torque_term_reals, term_parameters, has_derivatives
+                      torque_attitude_control, torque_term_reals, term_parameters, has_derivatives, &
+                      has_rotor, rotors_only, rotor_momentum, without_rotors
    use numbers_table, only: control_kd
    use variational, only: layout_t, apply_jacobian, apply_kick
    use exact_flow, only: free_flow, rotate_matrix_tr
+   use gyrostat_flow, only: gyrostat_step
    use simd_dispatch, only: free_flow_chunk, flow_lanes_width, state_jacobian_chunk
    use flow_derivatives, only: free_flow_jacobian
    use parallel, only: thread_count
@@ -119,6 +124,8 @@ contains
       procedure(user_torque_cb) :: cb
       real(dp), allocatable :: tb(:, :)
       real(dp) :: ta, tau, c
+      type(torque_t) :: tk
+      logical :: gyrostat
       integer :: i
 
       if (meth%variant == variant_exact) then
@@ -128,6 +135,8 @@ contains
             ! (M, Q_free) the free flow (the time change ds = e^{-ct} dt): exact over the step
             call exact_free_flows(n, 1, [-expm1(-c * h) / c], meth%quadrature, m, natt, att, n, inertia)
             m = exp(-c * h) * m
+         else if (rotors_only(tq)) then
+            call gyrostat_flows(tq, n, h, m, natt, att, inertia)
          else if (n == 1) then
             call free_flow_one(h, meth%quadrature, m, natt, att, inertia)
          else
@@ -139,15 +148,23 @@ contains
          call splitting_one(meth, k, t, h, m, natt, att, inertia, tq, cb)
          return
       end if
+      ! with rotors the free part is the gyrostat and the kicks are those of the other terms
+      gyrostat = has_rotor(tq)
+      tk = tq
+      if (gyrostat) tk = without_rotors(tq)
       allocate (tb(3, n))
       ta = t
       do i = 1, meth%nf
          tau = meth%frac(i) * h
          if (meth%kinds(i) == 0) then
-            call exact_free_flows(n, 1, [tau], meth%quadrature, m, natt, att, n, inertia)
+            if (gyrostat) then
+               call gyrostat_flows(tq, n, tau, m, natt, att, inertia)
+            else
+               call exact_free_flows(n, 1, [tau], meth%quadrature, m, natt, att, n, inertia)
+            end if
             ta = ta + tau
-         else
-            call torque_flow(tq, n, ta, k, natt, att, m, inertia, tau, tb, cb)
+         else if (torqued(tk)) then
+            call torque_flow(tk, n, ta, k, natt, att, m, inertia, tau, tb, cb)
          end if
       end do
    end subroutine exact_splitting_flows
@@ -162,26 +179,58 @@ contains
       type(torque_t), intent(in) :: tq
       procedure(user_torque_cb) :: cb
       real(dp) :: ta, tau, tb(3, 1)
+      type(torque_t) :: tk
       integer :: i
-      logical :: e3_kick, plain
+      logical :: e3_kick, plain, gyrostat, kicked
 
-      e3_kick = natt == 9 .and. field_along_e3(tq)
-      plain = tq%user == 0 .and. .not. tq%momentum
+      gyrostat = has_rotor(tq)
+      tk = tq
+      if (gyrostat) tk = without_rotors(tq)
+      kicked = torqued(tk)
+      e3_kick = natt == 9 .and. field_along_e3(tk)
+      plain = tk%user == 0 .and. .not. tk%momentum
       ta = t
       do i = 1, meth%nf
          tau = meth%frac(i) * h
          if (meth%kinds(i) == 0) then
-            call free_flow_one(tau, meth%quadrature, m, natt, att, inertia)
+            if (gyrostat) then
+               call gyrostat_flows(tq, 1, tau, m, natt, att, inertia)
+            else
+               call free_flow_one(tau, meth%quadrature, m, natt, att, inertia)
+            end if
             ta = ta + tau
+         else if (.not. kicked) then
+            cycle
          else if (e3_kick) then
-            call field_e3_kick_tr(tq, tau, att, m)
+            call field_e3_kick_tr(tk, tau, att, m)
          else if (plain) then
-            m = m + tau * torque_one(tq, ta, 1, natt, att, m, inertia)
+            m = m + tau * torque_one(tk, ta, 1, natt, att, m, inertia)
          else
-            call torque_flow(tq, 1, ta, k, natt, att, m, inertia, tau, tb, cb)
+            call torque_flow(tk, 1, ta, k, natt, att, m, inertia, tau, tb, cb)
          end if
       end do
    end subroutine splitting_one
+
+   !> The exact flow over tf of the gyrostats of the n bodies: the rigid body with the internal
+   !> momentum of the torque's rotors (gyrostat_flow), the attitudes as in exact_free_flows.
+   subroutine gyrostat_flows(tq, n, tf, m, natt, att, inertia)
+      type(torque_t), intent(in) :: tq
+      integer, intent(in) :: n, natt
+      real(dp), intent(in) :: tf, inertia(3, n)
+      real(dp), intent(inout) :: m(3, n), att(natt, n)
+      real(dp) :: m1(3), w(4, 1)
+      integer :: j
+
+      do j = 1, n
+         call gyrostat_step(m(:, j), rotor_momentum(tq, j), tf, inertia(:, j), m1, w(:, 1))
+         m(:, j) = m1
+         if (natt == 4) then
+            call rotate_quaternions(1, att(:, j), w)
+         else
+            call rotate_matrices(1, att(:, j), w)
+         end if
+      end do
+   end subroutine gyrostat_flows
 
    !> The exact (quadrature = 0) or semi-exact free flow of the n bodies, body j over the time
    !> tf(min(j, ntf)) with the moments inertia(:, min(j, ni)), flow_lanes_width bodies in lock-step (free_flow_chunk: the results of
@@ -350,7 +399,8 @@ contains
       real(dp) :: ta, tau, before
       integer :: i
 
-      if (meth%quadrature /= 0 .or. .not. has_derivatives(tq, n)) then
+      ! (with rotors the free part is the gyrostat, whose derivatives are not carried)
+      if (meth%quadrature /= 0 .or. .not. has_derivatives(tq, n) .or. has_rotor(tq)) then
          info = info_not_implemented
          return
       end if

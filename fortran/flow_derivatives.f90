@@ -26,7 +26,7 @@ module flow_derivatives
    use kinds, only: dp, qp
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
    use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_trivial, path_long, &
-                         path_refused
+                         path_refused, keep_invariants, symmetric_long, symmetric_step
    use unit_jacobian, only: unit_step_jacobian, unit_done, tangent_pair
    use unit_jacobian_qp, only: unit_step_jacobian_qp => unit_step_jacobian, &
                                tangent_pair_qp => tangent_pair
@@ -45,7 +45,48 @@ contains
 
    !> One step of free_flow (m, h, inertia in any order, quadrature 0..10) with its jacobian:
    !> m_out, w (Q(h) = Q E(w), q(h) = q w) as free_flow, phi, dh, di (see the header).
+   !> Momenta so small that the body turns by less than turn_min radians take the derivatives of
+   !> the linearisation at m = 0 (exact to that relative size); other momenta below |m| = g_min
+   !> those of the step scaled by the symmetry m(2^-k m', h) = 2^-k m(m', 2^-k h), |m'| ~ 1 (the
+   !> closed form divides by |m|, which would lose the precision of a subnormal number).
    pure subroutine free_flow_jacobian(m, h, inertia, quadrature, m_out, w, phi, dh, di)
+      real(dp), intent(in) :: m(3), h, inertia(3)
+      integer, intent(in) :: quadrature
+      real(dp), intent(out) :: m_out(3), w(4), phi(6, 6), dh(6), di(6, 3)
+      real(dp), parameter :: turn_min = 2.0_dp**(-60), g_min = 2.0_dp**(-480)
+      real(dp) :: g, m2(3), w2(4)
+      integer :: i, k
+
+      call step_jacobian(m, h, inertia, quadrature, m_out, w, phi, dh, di)
+      ! (|m| <= 2 g; the largest component, as the squares of subnormal numbers vanish)
+      g = maxval(abs(m))
+      if (.not. (g > 0 .and. h /= 0 .and. g < g_min)) return
+      if (2 * g * abs(h) < turn_min * minval(inertia)) then
+         ! dth1 = dth0 + h I^-1 dm0 + O(|m| h / I); d/dh the vector field; d(h I^-1 m)/dI
+         phi = 0
+         di = 0
+         do i = 1, 6
+            phi(i, i) = 1
+         end do
+         do i = 1, 3
+            phi(3 + i, i) = h / inertia(i)
+            di(3 + i, i) = -(h * m(i)) / inertia(i)**2
+         end do
+         dh(4:6) = m / inertia
+         dh(1:3) = cross(m, dh(4:6))
+         return
+      end if
+      k = -exponent(g)
+      call step_jacobian(scale(m, k), scale(h, -k), inertia, quadrature, m2, w2, phi, dh, di)
+      phi(4:6, 1:3) = scale(phi(4:6, 1:3), k)
+      phi(1:3, 4:6) = scale(phi(1:3, 4:6), -k)
+      dh(1:3) = scale(dh(1:3), -2 * k)
+      dh(4:6) = scale(dh(4:6), -k)
+      di(1:3, :) = scale(di(1:3, :), -k)
+   end subroutine free_flow_jacobian
+
+   !> free_flow_jacobian without the rescaling of small momenta.
+   pure subroutine step_jacobian(m, h, inertia, quadrature, m_out, w, phi, dh, di)
       real(dp), intent(in) :: m(3), h, inertia(3)
       integer, intent(in) :: quadrature
       real(dp), intent(out) :: m_out(3), w(4), phi(6, 6), dh(6), di(6, 3)
@@ -104,6 +145,9 @@ contains
             dm1 = real(dm1q, dp)
             dth1 = real(dth1q, dp)
          end if
+         ! free_flow's end of a unit-norm step (its derivative is the flow's: the Newton step is the
+         ! identity on the exact flow's values, which keep both invariants)
+         call keep_invariants(p%ms, p%cs, m1s)
       end if
       call flow_finish(p, m1s, ws, m_out, w)
 
@@ -134,7 +178,94 @@ contains
       end do
       di(:, p%perm(3)) = -(h * dh + inertia(p%perm(1)) * di(:, p%perm(1)) &
                            + inertia(p%perm(2)) * di(:, p%perm(2))) / imax
-   end subroutine free_flow_jacobian
+      ! a long step of a symmetric body: free_flow's closed form and its derivatives (those in
+      ! each moment apart, which breaks the symmetry, are the elliptic path's above)
+      if (p%path /= path_long .and. symmetric_long(h, p%g, inertia, quadrature)) &
+         call symmetric_jacobian(m, h, inertia, m_out, w, phi, dh)
+   end subroutine step_jacobian
+
+   !> The step of a symmetric body by exact_flow.symmetric_step (m_out, w bit for bit) and its
+   !> derivatives phi, dh. Moments A on the axes i, j and C on the axis s, (i, j, s) a cyclic order;
+   !> Omega = m0_s (C - A) / (A C), b = Omega h, phi = h m0 / A (|phi| = a), R the rotation by b
+   !> about e_s. The step is m1 = R m0 and Q1 = Q0 exp(hat(phi)) exp(-b hat(e_s)) (symmetric_step),
+   !> so dm1 = R dm0 + db e_s x m1 and, the attitude perturbed in the body frame,
+   !> dth1 = E(w)^T dth0 + R J_r(phi) dphi - db e_s, with the right Jacobian of the exponential
+   !> J_r(phi) = 1 - ((1 - cos a) / a^2) hat(phi) + ((a - sin a) / a^3) hat(phi)^2 (Murray, Li and
+   !> Sastry, A Mathematical Introduction to Robotic Manipulation, 1994, chapter 2, and
+   !> exp(-b hat(e_s))^T = R), dphi = (h dm0 + m0 dh) / A and db = (h dm0_s + m0_s dh) (C - A) / (A C).
+   pure subroutine symmetric_jacobian(m, h, inertia, m_out, w, phi, dh)
+      real(dp), intent(in) :: m(3), h, inertia(3)
+      real(dp), intent(out) :: m_out(3), w(4)
+      real(dp), intent(inout) :: phi(6, 6), dh(6)
+      real(dp) :: angles(6), a, ca, cc, rate, omega, cb, sb, nb, c1, c2, x, v(3), r(3, 3), jr(3, 3)
+      real(dp) :: es(3), es_m1(3)
+      integer :: i, j, s, k
+
+      call symmetric_step(m, h, inertia, m_out, w, angles)
+      if (inertia(1) == inertia(2)) then
+         s = 3
+      else if (inertia(2) == inertia(3)) then
+         s = 1
+      else
+         s = 2
+      end if
+      i = 1 + mod(s, 3); j = 1 + mod(s + 1, 3)
+      ca = inertia(i); cc = inertia(s)
+      rate = h * ((cc - ca) / (ca * cc))
+      omega = m(s) * ((cc - ca) / (ca * cc))
+      ! cos b, sin b from the half angle
+      nb = angles(6) * angles(6) + angles(5) * angles(5)
+      cb = (angles(6) - angles(5)) * (angles(6) + angles(5)) / nb
+      sb = 2 * angles(5) * angles(6) / nb
+      r = 0
+      r(s, s) = 1
+      r(i, i) = cb; r(j, i) = sb
+      r(i, j) = -sb; r(j, j) = cb
+      ! J_r(phi): (1 - cos a) / a^2 = 2 (sin(a/2) / a)^2; (a - sin a) / a^3 by its series below 1/2
+      a = angles(1)
+      v = (h / ca) * m
+      if (a == 0) then
+         c1 = 0.5_dp
+      else
+         c1 = 2 * (angles(3) / a)**2
+      end if
+      if (abs(a) < 0.5_dp) then
+         x = a * a
+         c2 = 1.0_dp / 1307674368000.0_dp
+         c2 = 1.0_dp / 6227020800.0_dp - x * c2
+         c2 = 1.0_dp / 39916800.0_dp - x * c2
+         c2 = 1.0_dp / 362880.0_dp - x * c2
+         c2 = 1.0_dp / 5040.0_dp - x * c2
+         c2 = 1.0_dp / 120.0_dp - x * c2
+         c2 = 1.0_dp / 6.0_dp - x * c2
+      else
+         c2 = (a - 2 * angles(3) * angles(4)) / a**3
+      end if
+      jr = -c1 * hat3(v) + c2 * matmul(hat3(v), hat3(v))
+      do k = 1, 3
+         jr(k, k) = jr(k, k) + 1
+      end do
+      jr = matmul(r, jr)
+      es = 0
+      es(s) = 1
+      es_m1 = 0
+      es_m1(i) = -m_out(j); es_m1(j) = m_out(i)
+      do k = 1, 3
+         phi(1:3, k) = r(:, k) + es_m1 * (rate * es(k))
+         phi(4:6, k) = jr(:, k) * (h / ca) - es * (rate * es(k))
+      end do
+      phi(1:3, 4:6) = 0
+      phi(4:6, 4:6) = transpose(quat_matrix(w))
+      dh(1:3) = omega * es_m1
+      dh(4:6) = matmul(jr, m / ca) - omega * es
+   end subroutine symmetric_jacobian
+
+   pure function hat3(v) result(x)
+      real(dp), intent(in) :: v(3)
+      real(dp) :: x(3, 3)
+
+      x = reshape([0.0_dp, v(3), -v(2), -v(3), 0.0_dp, v(1), v(2), -v(1), 0.0_dp], [3, 3])
+   end function hat3
 
    !> A vector of the sorted frame of flow_prepare in the frame of the body (flow_finish's map).
    pure function unsorted(p, vs) result(v)

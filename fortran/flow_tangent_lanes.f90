@@ -29,9 +29,10 @@ module flow_tangent_lanes
    use kinds, only: dp, wp => dp
    use elliptic_functions, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q, rc_series_max
    use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_unit, long_step_threshold, &
-                         ratio_threshold, norm_sq_min, norm_sq_max, invariant_floor, addition_min_den
+                         ratio_threshold, norm_sq_min, norm_sq_max, invariant_floor, addition_min_den, &
+                         symmetric_long, symmetric_step_threshold
    use exact_flow_lanes, only: jacobi_agm_lanes, rj_duplications_lanes, sincos_lanes, &
-                               atan_ratio_lanes, atan2_ratio_lanes
+                               atan_ratio_lanes, atan2_ratio_lanes, keep_invariants_lanes
    use flow_derivatives, only: free_flow_jacobian
    use rotations, only: quat_matrix
    use numbers_table, only: flow_lanes_width
@@ -81,7 +82,9 @@ contains
          cl(k, 1) = inertia(1, k) / imax; cl(k, 2) = inertia(2, k) / imax; cl(k, 3) = inertia(3, k) / imax
          fast(k) = merge(1.0_dp, 0.0_dp, s >= norm_sq_min .and. s <= norm_sq_max .and. hl(k) /= 0 &
                          .and. inertia(1, k) <= inertia(2, k) .and. inertia(2, k) <= inertia(3, k) &
-                         .and. abs(hl(k)) * gl(k) <= long_step_threshold * inertia(1, k) &
+                         .and. abs(hl(k)) * gl(k) <= merge(symmetric_step_threshold, long_step_threshold, &
+                                                           inertia(1, k) == inertia(2, k) &
+                                                           .or. inertia(2, k) == inertia(3, k)) * inertia(1, k) &
                          .and. abs(hl(k)) * gl(k) <= huge(1.0_dp) &
                          .and. inertia(3, k) <= ratio_threshold * inertia(1, k))
       end do
@@ -89,7 +92,9 @@ contains
          lane(k) = fast(k) > 0
          if (.not. lane(k)) then
             call flow_prepare(m(:, k), hl(k), inertia(:, k), p(k))
-            if (p(k)%path == path_unit) then
+            ! (small momenta, which free_flow_jacobian rescales, excluded)
+            if (p(k)%path == path_unit .and. .not. symmetric_long(hl(k), p(k)%g, inertia(:, k), 0) &
+                .and. p(k)%g * p(k)%g >= norm_sq_min) then
                lane(k) = .true.
                ml(k, :) = p(k)%ms; tl(k) = p(k)%tau; cl(k, :) = p(k)%cs; gl(k) = p(k)%g
             end if
@@ -120,6 +125,9 @@ contains
          end if
       end do
       call free_flow_tangent_lanes(nc, ml, tl, cl, el, m1l, wl, dml, dtl, ok)
+      ! free_flow_chunk's end of the steps (the derivatives are the flow's: the Newton step onto the
+      ! invariants of the start is the identity on the exact flow's values)
+      call keep_invariants_lanes(nc, ml, cl, m1l)
       do k = 1, nc
          if (lane(k) .and. ok(k)) then
             if (fast(k) > 0) then

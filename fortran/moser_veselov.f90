@@ -570,7 +570,9 @@ contains
       else
          do k = 1, nl
             j = b0 + k - 1
-            if (k > 1 .and. any(inertia(:, min(j, ni)) /= inertia(:, min(j - 1, ni)))) &
+            ! (max(j - 1, 1): .and. does not short-circuit, so the column before body 1 must
+            ! exist too when k = 1)
+            if (k > 1 .and. any(inertia(:, min(j, ni)) /= inertia(:, min(max(j - 1, 1), ni)))) &
                c = dmv_setup(inertia(:, min(j, ni)), order)
             wl(k, :) = dmv_modified_inverse(c, h(min(j, nh)), yl(k, :))
          end do

@@ -32,7 +32,9 @@ module runge_kutta
    use kinds, only: dp
    use step_interface
    use wheels, only: wheels_t, wheels_active, wheel_law_batch, wheel_limits, wheel_body_torque, &
-                     axes_times, max_wheels
+                     axes_times, max_wheels, feedback_body_t, feedback_body, feedback_torques, &
+                     feedback_limits, body_axes_times
+   use numbers_table, only: wheel_law_feedback
    use numbers_table, only: variant_rk4
    use torques, only: torque_t, user_torque_cb, torque_batch, torqued, torque_jacobian_t, torque_jacobian, &
                       torque_term_reals, has_derivatives
@@ -88,6 +90,7 @@ contains
       type(wheels_t), intent(in) :: wh; real(dp), intent(inout) :: hw(wh%nw, n)
       real(dp), allocatable :: qs(:, :), qn(:, :), wst(:, :), aq(:, :), aw(:, :), tb(:, :), ms(:, :)
       real(dp) :: w(3), kq(4), kw(3), th
+      type(feedback_body_t) :: fb
       integer :: j, stage
 
       if (meth%variant /= variant_rk4) then
@@ -95,7 +98,15 @@ contains
          return
       end if
       if (wheels_active(wh)) then
-         call rk4_wheels_step(n, k, t, h, m, q, hw, inertia, tq, wh, cb)
+         if (wh%law == wheel_law_feedback .and. .not. torqued(tq)) then
+            ! the compiled law without torque: body by body, each step in registers
+            do j = 1, n
+               call feedback_body(wh, j, fb)
+               call rk4_feedback_body(fb, t, h, m(:, j), q(:, j), hw(:, j), inertia(:, j))
+            end do
+         else
+            call rk4_wheels_step(n, k, t, h, m, q, hw, inertia, tq, wh, cb)
+         end if
          return
       end if
       if (.not. torqued(tq)) then
@@ -244,10 +255,15 @@ contains
       real(dp) :: dq(4), dw(3), di(3), dhc, dqs(4), dws(3), dtb(3), daq(4), daw(3), dkq(4), dkw(3)
       real(dp) :: dqn(4), dthn(3), dms(3), ws(3), lw(3), dlw(3), nq, dqt(4)
       integer :: c, st, i, l, c0
+      logical :: torqued_body
 
-      do st = 1, 4
-         call torque_jacobian(tq, t + cs(st) * h, j, 4, qn(:, st), inertia * wst(:, st), inertia, jac(st))
-      end do
+      ! (a free body: no torque, whose tangent is zero)
+      torqued_body = torqued(tq)
+      if (torqued_body) then
+         do st = 1, 4
+            call torque_jacobian(tq, t + cs(st) * h, j, 4, qn(:, st), inertia * wst(:, st), inertia, jac(st))
+         end do
+      end if
       do c = 1, lay%ncol
          ! the seeds: (dm, dtheta) -> (dq, dW); the columns of h and of the moments
          dhc = 0.0_dp
@@ -265,17 +281,20 @@ contains
             dqs = dq + cs(st) * dkq
             dws = dw + cs(st) * dkw
             ! the torque's tangent at the stage
-            nq = sqrt(sum(qs(:, st)**2))
-            dqn = (dqs - qn(:, st) * sum(qn(:, st) * dqs)) / nq
-            dthn = 2 * vec_conj_mul(qn(:, st), dqn)
-            dms = di * wst(:, st) + inertia * dws
-            dtb = matmul(jac(st)%dth, dthn) + matmul(jac(st)%dm, dms) + matmul(jac(st)%di, di) &
-                  + jac(st)%dt * ((k - 1 + cs(st)) * dhc)
-            if (lay%torque > 0 .and. c >= lay%torque) then
-               c0 = c - lay%torque
-               i = c0 / torque_term_reals + 1
-               l = mod(c0, torque_term_reals) + 1
-               dtb = dtb + jac(st)%dp(:, l, i)
+            dtb = 0.0_dp
+            if (torqued_body) then
+               nq = sqrt(sum(qs(:, st)**2))
+               dqn = (dqs - qn(:, st) * sum(qn(:, st) * dqs)) / nq
+               dthn = 2 * vec_conj_mul(qn(:, st), dqn)
+               dms = di * wst(:, st) + inertia * dws
+               dtb = matmul(jac(st)%dth, dthn) + matmul(jac(st)%dm, dms) + matmul(jac(st)%di, di) &
+                     + jac(st)%dt * ((k - 1 + cs(st)) * dhc)
+               if (lay%torque > 0 .and. c >= lay%torque) then
+                  c0 = c - lay%torque
+                  i = c0 / torque_term_reals + 1
+                  l = mod(c0, torque_term_reals) + 1
+                  dtb = dtb + jac(st)%dp(:, l, i)
+               end if
             end if
             ! kq = (h/2) qs (0, ws), kw = h (tb + (I ws) x ws) / I, and their tangents
             ws = wst(:, st)
@@ -311,6 +330,61 @@ contains
       real(dp), intent(in) :: t, qt(3, 3, nu), mu(3, nu)
       real(dp), intent(inout) :: tb(3, nu)
    end subroutine no_torque
+
+   !> One RK4 step with reaction wheels of one body without torque, its wheels and law
+   !> wheel_law_feedback in fb: the operations of rk4_wheels_step for that body.
+   pure subroutine rk4_feedback_body(fb, t, h, m, q, hw, inertia)
+      type(feedback_body_t), intent(in) :: fb
+      real(dp), intent(in) :: t, h, inertia(3)
+      real(dp), intent(inout) :: m(3), q(4), hw(:)
+      real(dp), parameter :: no_torque(3) = 0.0_dp
+      real(dp) :: qs(4), qn(4), wst(3), ms(3), hs(max_wheels), u(max_wheels), ah(3), tb(3)
+      real(dp) :: aq(4), aw(3), dh(max_wheels), w(3), kq(4), kw(3), ts, c
+      integer :: stage, nw
+
+      nw = fb%nw
+      qs = q
+      qn = q
+      wst = m / inertia
+      ms = m
+      hs(1:nw) = hw
+      w = wst
+      do stage = 1, 4
+         ts = t
+         if (stage == 2 .or. stage == 3) ts = t + 0.5_dp * h
+         if (stage == 4) ts = t + h
+         if (stage > 1) ms = inertia * wst
+         ah = body_axes_times(fb, hs(1:nw))
+         call feedback_torques(fb, ts, qn, ms, hs(1:nw), ah, inertia, u(1:nw))
+         tb = no_torque + (cross(ah, wst) - body_axes_times(fb, u(1:nw)))
+         call rk4_rates(h, qs, wst, inertia, tb, kq, kw)
+         if (stage == 1) then
+            aq = kq
+            aw = kw
+            dh(1:nw) = h * u(1:nw)
+         else if (stage < 4) then
+            aq = aq + 2.0_dp * kq
+            aw = aw + 2.0_dp * kw
+            dh(1:nw) = dh(1:nw) + 2.0_dp * (h * u(1:nw))
+         else
+            aq = aq + kq
+            aw = aw + kw
+            dh(1:nw) = dh(1:nw) + h * u(1:nw)
+         end if
+         if (stage < 4) then
+            c = 0.5_dp
+            if (stage == 3) c = 1.0_dp
+            qs = q + c * kq
+            wst = w + c * kw
+            hs(1:nw) = hw + c * (h * u(1:nw))
+            qn = quat_normalize(qs)
+         end if
+      end do
+      q = quat_normalize(q + aq / 6.0_dp)
+      m = inertia * (w + aw / 6.0_dp)
+      hw = hw + dh(1:nw) / 6.0_dp
+      call feedback_limits(fb, hw, m)
+   end subroutine rk4_feedback_body
 
    !> One RK4 step with reaction wheels (see the header), stage-major as runge_kutta_step.
    subroutine rk4_wheels_step(n, k, t, h, m, q, hw, inertia, tq, wh, cb)

@@ -33,11 +33,12 @@
 !  * the external torque's flow torque_flow (P4), h fixed.
 ! The kick of order 2 is the symmetric P4(tau/2) P2(tau/2) P3(tau) P2(tau/2) P4(tau/2), that of
 ! order 4 its triple jump (H. Yoshida, Phys. Lett. A 150, 1990); a splitting whose kicks b satisfy
-! sum b^3 = 0 (STRANG, YOSHIDA4) keeps its order with the kick of order 2.
+! sum b^3 = 0 (STRANG, YOSHIDA4) keeps its order with the kick of order 2. Without P4 the turns
+! P2 that meet in the triple jump are one turn (P2 is the flow of a fixed v: P2(a) P2(b) = P2(a + b)).
 ! Rounding: every flow but P4 keeps the spatial total momentum L = Q M in exact arithmetic, and P4
 ! changes it by Q dM. The splittings carry L between steps (in ws, changed by P4 only) and take
 ! M = Q^T L at the start and at the end of each step (total_momenta, body_momenta): the same
-! method in exact arithmetic, whose rounding no longer accumulates in Q M (the free flows'
+! method in exact arithmetic, whose rounding does not accumulate in Q M (the free flows'
 ! rounding, correlated from step to step when the state moves slowly, would otherwise move Q M
 ! by some 1e-17 a step). q is normalised after each step, so that E(q) stays orthogonal. P2 is
 ! applied as an increment, M + sin(a) n x M + (1 - cos a) n x (n x M),
@@ -54,6 +55,8 @@ module wheels
 
    public :: wheels_t, user_law_cb, wheel_torques, wheel_law_batch, wheel_limits, wheels_active
    public :: total_momenta, body_momenta, wheel_kick, wheel_body_torque, axes_times
+   public :: feedback_body, feedback_torques, feedback_limits, body_axes_times
+   public :: feedback_attitude, feedback_rate_torques
    public :: max_wheels, wheel_reals, wheel_law_none, wheel_law_feedback, wheel_law_user, no_user_law
 
    !> The rows of the workspace ws (step_interface) that carry the spatial total momentum L = Q M
@@ -88,6 +91,16 @@ module wheels
       !> the Python law (wheel_law_user)
       procedure(user_law_cb), pointer, nopass :: cb => null()
    end type wheels_t
+
+   !> The law wheel_law_feedback and the wheels of one body (feedback_body): nw wheels, the
+   !> law's parameters p (slots law_*), the axes a_i and the rows of A^+ (no default values, so
+   !> that a local one costs no initialisation).
+   type, public :: feedback_body_t
+      integer :: nw
+      logical :: rotating, gyroscopic
+      real(dp) :: p(law_reals)
+      real(dp) :: axes(3, max_wheels), pinv(3, max_wheels)
+   end type feedback_body_t
 
    !> The triple jump of the kick of order 4: g1 = 1 / (2 - 2^(1/3)), g2 = 1 - 2 g1.
    real(dp), parameter :: jump1 = 1.3512071919596576_dp, jump2 = 1.0_dp - 2.0_dp * jump1
@@ -132,37 +145,118 @@ contains
       end do
    end function axes_times
 
-   !> The motor torques u of the law wheel_law_feedback at body j of the chunk, at the time t,
-   !> the unit quaternion q, the momentum m of the body and the wheel momenta hw (see the header).
+   !> The law wheel_law_feedback at body j of the chunk (see the header): u = feedback_torques
+   !> of feedback_body(wh, j).
    pure subroutine wheel_torques(wh, j, t, q, m, hw, inertia, u)
       type(wheels_t), intent(in) :: wh
       integer, intent(in) :: j
       real(dp), intent(in) :: t, q(4), m(3), hw(wh%nw), inertia(3)
       real(dp), intent(out) :: u(wh%nw)
-      real(dp) :: p(law_reals), qr(4), e(4), ev(3), w(3), werr(3), torque(3), rate(3)
-      integer :: i, b
+      type(feedback_body_t) :: fb
 
-      p = wh%par(:, column(wh, size(wh%par, 2), j))
-      qr = p(law_q_ref:law_q_ref + 3)
-      rate = p(law_rate:law_rate + 2)
-      if (any(rate /= 0.0_dp)) qr = qmul(qr, quat_exp((t - p(law_t_ref)) * rate))
+      call feedback_body(wh, j, fb)
+      call feedback_torques(fb, t, q, m, hw, body_axes_times(fb, hw), inertia, u)
+   end subroutine wheel_torques
+
+   !> The law wheel_law_feedback and the wheels of body j of the chunk, fetched once for the
+   !> stages of its steps.
+   pure subroutine feedback_body(wh, j, fb)
+      type(wheels_t), intent(in) :: wh
+      integer, intent(in) :: j
+      type(feedback_body_t), intent(out) :: fb
+      integer :: b
+
+      fb%nw = wh%nw
+      fb%p = wh%par(:, column(wh, size(wh%par, 2), j))
+      b = column(wh, size(wh%axes, 3), j)
+      fb%axes(:, 1:fb%nw) = wh%axes(1:3, 1:fb%nw, b)
+      fb%pinv(:, 1:fb%nw) = wh%axes(4:6, 1:fb%nw, b)
+      fb%rotating = any(fb%p(law_rate:law_rate + 2) /= 0.0_dp)
+      fb%gyroscopic = fb%p(law_gyroscopic) /= 0.0_dp
+   end subroutine feedback_body
+
+   !> A h of the wheels of fb.
+   pure function body_axes_times(fb, hw) result(ah)
+      type(feedback_body_t), intent(in) :: fb
+      real(dp), intent(in) :: hw(:)
+      real(dp) :: ah(3)
+      integer :: i
+
+      ah = fb%axes(:, 1) * hw(1)
+      do i = 2, fb%nw
+         ah = ah + fb%axes(:, i) * hw(i)
+      end do
+   end function body_axes_times
+
+   !> The motor torques u of the law wheel_law_feedback of fb, at the time t, the unit quaternion
+   !> q, the momentum m of the body and the wheel momenta hw, ah = A hw (see the header).
+   pure subroutine feedback_torques(fb, t, q, m, hw, ah, inertia, u)
+      type(feedback_body_t), intent(in) :: fb
+      real(dp), intent(in) :: t, q(4), m(3), hw(:), ah(3), inertia(3)
+      real(dp), intent(out) :: u(:)
+      real(dp) :: attitude(3), w_ref(3)
+
+      call feedback_attitude(fb, t, q, attitude, w_ref)
+      call feedback_rate_torques(fb, attitude, w_ref, m / inertia, m, hw, ah, u)
+   end subroutine feedback_torques
+
+   !> The part of the law of fb fixed by t and q: attitude = -Kp s e_v, and w_ref = w_r (zero for
+   !> a fixed reference).
+   pure subroutine feedback_attitude(fb, t, q, attitude, w_ref)
+      type(feedback_body_t), intent(in) :: fb
+      real(dp), intent(in) :: t, q(4)
+      real(dp), intent(out) :: attitude(3), w_ref(3)
+      real(dp) :: qr(4), e(4), ev(3), rate(3)
+
+      qr = fb%p(law_q_ref:law_q_ref + 3)
+      rate = fb%p(law_rate:law_rate + 2)
+      if (fb%rotating) qr = qmul(qr, quat_exp((t - fb%p(law_t_ref)) * rate))
       e = qmul(qconj(qr), q)
       ev = merge(-1.0_dp, 1.0_dp, e(1) < 0) * e(2:4)
-      w = m / inertia
+      attitude = -gain_times(fb%p(law_kp:law_kp + 8), ev)
+      w_ref = 0.0_dp
+      if (fb%rotating) w_ref = qrotate_tr(e, rate)
+   end subroutine feedback_attitude
+
+   !> The motor torques u of the law of fb from its part attitude, w_ref of feedback_attitude, at
+   !> the angular velocity w and momentum m = I w of the body and the wheel momenta hw, ah = A hw.
+   pure subroutine feedback_rate_torques(fb, attitude, w_ref, w, m, hw, ah, u)
+      type(feedback_body_t), intent(in) :: fb
+      real(dp), intent(in) :: attitude(3), w_ref(3), w(3), m(3), hw(:), ah(3)
+      real(dp), intent(out) :: u(:)
+      real(dp) :: werr(3), torque(3), u_max, h_max
+      integer :: i
+
       werr = w
-      if (any(rate /= 0.0_dp)) werr = w - qrotate_tr(e, rate)
-      torque = -gain_times(p(law_kp:law_kp + 8), ev)
-      torque = torque - gain_times(p(law_kd:law_kd + 8), werr)
-      if (p(law_gyroscopic) /= 0.0_dp) torque = torque + cross(w, m + axes_times(wh, j, hw))
-      b = column(wh, size(wh%axes, 3), j)
-      do i = 1, wh%nw
-         u(i) = -(wh%axes(4, i, b) * torque(1) + wh%axes(5, i, b) * torque(2) &
-                  + wh%axes(6, i, b) * torque(3))
-         u(i) = min(max(u(i), -p(law_u_max)), p(law_u_max))
-         if ((hw(i) >= p(law_h_max) .and. u(i) > 0.0_dp) .or. &
-             (hw(i) <= -p(law_h_max) .and. u(i) < 0.0_dp)) u(i) = 0.0_dp
+      if (fb%rotating) werr = w - w_ref
+      torque = attitude - gain_times(fb%p(law_kd:law_kd + 8), werr)
+      if (fb%gyroscopic) torque = torque + cross(w, m + ah)
+      u_max = fb%p(law_u_max)
+      h_max = fb%p(law_h_max)
+      do i = 1, fb%nw
+         u(i) = -(fb%pinv(1, i) * torque(1) + fb%pinv(2, i) * torque(2) + fb%pinv(3, i) * torque(3))
+         u(i) = min(max(u(i), -u_max), u_max)
+         if ((hw(i) >= h_max .and. u(i) > 0.0_dp) .or. (hw(i) <= -h_max .and. u(i) < 0.0_dp)) &
+            u(i) = 0.0_dp
       end do
-   end subroutine wheel_torques
+   end subroutine feedback_rate_torques
+
+   !> The limits of the law of fb after a step (see wheel_limits): the wheels beyond h_max back
+   !> at the limit, and their excess A (h - h_limited) given to the body momentum m.
+   pure subroutine feedback_limits(fb, hw, m)
+      type(feedback_body_t), intent(in) :: fb
+      real(dp), intent(inout) :: hw(:), m(3)
+      real(dp) :: excess(max_wheels), h_max
+      integer :: nw
+
+      nw = fb%nw
+      h_max = fb%p(law_h_max)
+      if (all(abs(hw(1:nw)) <= h_max)) return
+      excess(1:nw) = hw(1:nw)
+      hw(1:nw) = min(max(hw(1:nw), -h_max), h_max)
+      excess(1:nw) = excess(1:nw) - hw(1:nw)
+      if (any(excess(1:nw) /= 0.0_dp)) m = m + body_axes_times(fb, excess(1:nw))
+   end subroutine feedback_limits
 
    !> The motor torques u(:, j) of the n bodies of a chunk: the law wheel_law_feedback body by
    !> body, a Python law by one call of wh%cb for the chunk. q(:, j) unit quaternions.
@@ -274,7 +368,16 @@ contains
       real(dp), intent(inout) :: mt(3, n), el(3, n), q(4, n), hw(wh%nw, n)
       procedure(user_torque_cb) :: cb
 
-      if (wh%kick_order == 4) then
+      if (wh%kick_order == 4 .and. .not. torqued(tq)) then
+         ! the triple jump of kick2 with the adjacent turns P2 (of the same h) joined
+         call gyrostat_turn(wh, n, 0.5_dp * (jump1 * tau), mt, q, hw, inertia)
+         call wheel_flow(wh, n, k, t, jump1 * tau, mt, q, hw, inertia)
+         call gyrostat_turn(wh, n, 0.5_dp * (jump1 * tau + jump2 * tau), mt, q, hw, inertia)
+         call wheel_flow(wh, n, k, t, jump2 * tau, mt, q, hw, inertia)
+         call gyrostat_turn(wh, n, 0.5_dp * (jump2 * tau + jump1 * tau), mt, q, hw, inertia)
+         call wheel_flow(wh, n, k, t, jump1 * tau, mt, q, hw, inertia)
+         call gyrostat_turn(wh, n, 0.5_dp * (jump1 * tau), mt, q, hw, inertia)
+      else if (wh%kick_order == 4) then
          call kick2(jump1 * tau)
          call kick2(jump2 * tau)
          call kick2(jump1 * tau)
@@ -324,19 +427,23 @@ contains
       integer, intent(in) :: n
       real(dp), intent(in) :: tau, hw(wh%nw, n), inertia(3, n)
       real(dp), intent(inout) :: mt(3, n), q(4, n)
-      real(dp) :: a(3), theta, s1, c1, s2, d(4), axm(3)
+      real(dp) :: a(3), theta, s1, c1, s2, s4, c4, d(4), axm(3)
       integer :: j
 
       do j = 1, n
          a = tau * (axes_times(wh, j, hw(:, j)) / inertia(:, j))
          theta = norm3(a)
          if (theta == 0.0_dp) cycle
-         s1 = sin(theta) / theta
-         c1 = 2.0_dp * (sin(0.5_dp * theta) / theta)**2
+         ! from sin and cos of theta/4 only: sin(theta/2) = 2 s4 c4, cos(theta/2) = 1 - 2 s4^2,
+         ! sin(theta) = 2 sin(theta/2) cos(theta/2)
+         s4 = sin(0.25_dp * theta)
+         c4 = cos(0.25_dp * theta)
+         s2 = (2.0_dp * s4 * c4) / theta
+         d(1) = -2.0_dp * s4 * s4
+         s1 = 2.0_dp * s2 * (1.0_dp + d(1))
+         c1 = 2.0_dp * s2 * s2
          axm = cross(a, mt(:, j))
          mt(:, j) = mt(:, j) + (s1 * axm + c1 * cross(a, axm))
-         s2 = sin(0.5_dp * theta) / theta
-         d(1) = -2.0_dp * sin(0.25_dp * theta)**2
          d(2:4) = -s2 * a
          q(:, j) = q(:, j) + qmul(q(:, j), d)
       end do
@@ -349,7 +456,9 @@ contains
       integer, intent(in) :: n, k
       real(dp), intent(in) :: t, tau, mt(3, n), q(4, n), inertia(3, n)
       real(dp), intent(inout) :: hw(wh%nw, n)
-      real(dp) :: u(max_wheels), acc(max_wheels), hs(max_wheels), excess(max_wheels), m(3)
+      real(dp) :: u(max_wheels), acc(max_wheels), hs(max_wheels), excess(max_wheels), m(3), ah(3)
+      real(dp) :: attitude(3), w_ref(3)
+      type(feedback_body_t) :: fb
       real(dp), allocatable :: ub(:, :), hb(:, :), mb(:, :), accb(:, :)
       integer :: j, nw, stage
       real(dp), parameter :: node(3) = [0.5_dp, 0.5_dp, 1.0_dp], weight(4) = [1.0_dp, 2.0_dp, 2.0_dp, 1.0_dp]
@@ -375,10 +484,14 @@ contains
          return
       end if
       do j = 1, n
+         ! t and q are fixed over the flow: the attitude part of the law once
+         call feedback_body(wh, j, fb)
+         call feedback_attitude(fb, t, q(:, j), attitude, w_ref)
          hs(1:nw) = hw(:, j)
          do stage = 1, 4
-            m = mt(:, j) - axes_times(wh, j, hs(1:nw))
-            call wheel_torques(wh, j, t, q(:, j), m, hs(1:nw), inertia(:, j), u(1:nw))
+            ah = body_axes_times(fb, hs(1:nw))
+            m = mt(:, j) - ah
+            call feedback_rate_torques(fb, attitude, w_ref, m / inertia(:, j), m, hs(1:nw), ah, u(1:nw))
             if (stage == 1) then
                acc(1:nw) = u(1:nw)
             else

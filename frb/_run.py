@@ -188,6 +188,8 @@ class Run(NamedTuple):
     #: the variational state carried: its parts (VARIATIONAL_* bits, 0 none) and its columns
     variational: int = 0
     ncol: int = 0
+    #: the steps as given, before a rescaling (None: not rescaled)
+    h_unscaled: Optional[NDArray[np.float64]] = None
 
     @property
     def checked(self) -> bool:
@@ -253,12 +255,11 @@ def _variational_parts(value: Any, info: MethodInfo, user: Optional[Torque], qua
         names: tuple[Any, ...] = ("state",)
     elif isinstance(value, str):
         names = (value,)
+    elif isinstance(value, (tuple, list)):
+        names = tuple(value)
     else:
-        try:
-            names = tuple(value)
-        except TypeError:
-            raise TypeError("sensitivities must be True, False, None or names among "
-                            f"{', '.join(SENSITIVITY_PARTS)}, got {value!r}") from None
+        raise TypeError("sensitivities must be True, False, None or names among "
+                        f"{', '.join(SENSITIVITY_PARTS)}, got {_validate._short(value)}")
     parts = 0
     for part in names:
         if not isinstance(part, str) or part not in SENSITIVITY_PARTS:
@@ -282,13 +283,18 @@ def _variational_parts(value: Any, info: MethodInfo, user: Optional[Torque], qua
     return parts
 
 
-def _without_derivatives(req: Request, tq: Optional[Torque]) -> Optional[str]:
+def _without_derivatives(req: Request, tq: Optional[Torque], info: MethodInfo) -> Optional[str]:
     """The argument of a run whose derivatives frb does not compute: reaction wheels (``wheels``,
-    ``wheel_law``), or an attitude-control term whose gains are matrices or whose reference
-    turns or is a function of time; None."""
+    ``wheel_law``), a rotor in EXACT or an exact-flow splitting (their free flow is then the
+    gyrostat's), or an attitude-control term whose gains are matrices or whose reference turns or
+    is a function of time; None."""
     if req.wheels is not None or req.wheel_law is not None:
         return "wheels"
-    for term in getattr(tq, "terms", None) or (tq,):
+    terms = getattr(tq, "terms", None) or (tq,)
+    if info.family == _sn.FAMILY_EXACT_SPLITTINGS and any(isinstance(t, Rotor) for t in terms):
+        return (f"a rotor (frb.torques.rotor) in {req.name or info.name}, whose free flow is then "
+                "the exact gyrostat's")
+    for term in terms:
         if isinstance(term, AttitudeControl) and not (
                 isinstance(term.kp, float) and isinstance(term.kd, float)
                 and isinstance(term.q_ref, np.ndarray)):
@@ -580,7 +586,7 @@ def prepare(req: Request) -> Run:
         # held as quaternions by the other families (the conversion of frb.matrix_to_quat)
         att = _core.matrix_quaternions(att.reshape(n, 3, 3).T).T
     parts = _variational_parts(req.sensitivities, info, user, quadrature, req.name,
-                               _without_derivatives(req, tq))
+                               _without_derivatives(req, tq, info))
     ncol = variational_columns(parts, 0 if terms[0, 0] == _sn.TORQUE_NONE else terms.shape[0])
     user_code = 0
     if user is not None:
@@ -654,7 +660,7 @@ def _checked(run: Run, extremes: NDArray[np.float64]) -> Run:
     inputs = (config, run.plan.T, terms.T, body.T, times, m.T, run.attitude.T, inertia.T)
     return run._replace(config=config, torque_terms=terms, torque_body=body, m=m,
                         inertia=inertia, h=h, t0=t0, scaling=scaling, first_work=first_work,
-                        engine_inputs=inputs)
+                        engine_inputs=inputs, h_unscaled=run.h if scaling is not None else None)
 
 
 def check(run: Run) -> None:
@@ -793,8 +799,8 @@ def _variational_back(run: Run, vs_out: NDArray[np.float64]) -> Optional[NDArray
     if sc is None:
         return s
     ka, kb = sc.ka[:, 0], sc.kb[:, 0]
-    rows = np.ones((ka.shape[0], 6))
-    rows[:, :3] = np.ldexp(1.0, -ka)[:, None]
+    rows = np.zeros((ka.shape[0], 6), dtype=ka.dtype)
+    rows[:, :3] = -ka[:, None]
     cols = []
     parts = run.variational
     if parts & _sn.VARIATIONAL_STATE:
@@ -808,8 +814,11 @@ def _variational_back(run: Run, vs_out: NDArray[np.float64]) -> Optional[NDArray
         assert form is not None
         for kind in form.kinds:
             cols += [a * ka + b * kb for a, b in PARAMETER_SCALES[kind]]
-    factor = rows[:, :, None] * np.ldexp(1.0, np.stack(cols, axis=-1))[:, None, :]
-    return s * factor[None]
+    # (the power of two of each entry applied at once: its factors apart may overflow where
+    # their product does not; a derivative beyond the float64 range is infinite)
+    exponents = rows[:, :, None] + np.stack(cols, axis=-1)[:, None, :]
+    with np.errstate(over="ignore"):
+        return np.ldexp(s, exponents[None])
 
 
 def _run_engine(run: Run, outs: tuple[NDArray[np.float64], ...], cb: Any, lcb: Any
@@ -1101,12 +1110,14 @@ def _valid(run: Run) -> Run:
                                        run.threads, run.single, run.original))
 
 
-def _powers(run: Run, a: int, b: int) -> NDArray[np.float64]:
-    """2^(a ka + b kb) per body (n, 1, 1) of a rescaled run (the factor of a derivative of a
-    quantity of units m^a' I^b' ..., see :func:`jacobian`), or 1."""
+def _times_power(x: NDArray[np.float64], run: Run, a: int, b: int) -> NDArray[np.float64]:
+    """x (n, i, j) times 2^(a ka + b kb) of each body of a rescaled run (the factor of a
+    derivative of a quantity of units m^a' I^b' ..., see :func:`jacobian`), exactly (ldexp: no
+    factor that overflows on its own; a derivative beyond the float64 range is infinite)."""
     assert run.scaling is not None
     e = a * run.scaling.ka + b * run.scaling.kb
-    return np.ldexp(1.0, e)[:, :, None]
+    with np.errstate(over="ignore"):
+        return np.ldexp(x, e[:, :, None])
 
 
 def _moments_of_bodies(run: Run) -> NDArray[np.float64]:
@@ -1131,15 +1142,50 @@ def jacobian(run: Run) -> StepJacobian:
         raise RuntimeError(f"flow_jacobian: status {status}")
     # (C-ordered (n, 6, 6), (n, 3), (n, natt), (n, 6) seen through .T: no copy)
     m1, a1, state, dh = m1.T, a1.T, phit.T, dh.T
+    lost = _time_underflows(run)
+    if lost is not None:
+        # the derivatives of the bodies whose rescaled step left the normal range, from the
+        # bodies as given (the compiled step rescales small momenta itself): exact powers of two
+        # of the rescaled run's with the step's rounding, in place of those
+        m0, a0, h0, i0 = _unscaled(run, lost)
+        _, _, phit2, dh2, _ = _core.flow_jacobian(m0, a0, h0, i0, quadrature, run.threads)
     if run.scaling is not None:
         # m = 2^-ka m', t = 2^(ka - kb) t': dm/dtheta and dtheta/dm scale by 2^-+ka, d/dh by
         # 2^(kb - 2 ka) (momenta) and 2^(kb - ka) (angles)
         m1 = run.scaling.momenta_back(m1[None])[0]
-        state[:, :3, 3:] *= _powers(run, -1, 0)
-        state[:, 3:, :3] *= _powers(run, 1, 0)
-        dh[:, :3] *= _powers(run, -2, 1)[:, :, 0]
-        dh[:, 3:] *= _powers(run, -1, 1)[:, :, 0]
+        state[:, :3, 3:] = _times_power(state[:, :3, 3:], run, -1, 0)
+        state[:, 3:, :3] = _times_power(state[:, 3:, :3], run, 1, 0)
+        dh[:, :3] = _times_power(dh[:, :3, None], run, -2, 1)[:, :, 0]
+        dh[:, 3:] = _times_power(dh[:, 3:, None], run, -1, 1)[:, :, 0]
+    if lost is not None:
+        state[lost] = phit2.T
+        dh[lost] = dh2.T
     return StepJacobian(m1, a1, state, dh)
+
+
+def _time_underflows(run: Run) -> Optional[NDArray[np.intp]]:
+    """The bodies of a rescaled run whose rescaled step (h 2^(kb - ka)) is below the normal
+    range while the step given is not (its rounding would reach the derivatives), or None."""
+    if run.scaling is None or run.h_unscaled is None:
+        return None
+    h = np.broadcast_to(run.h, (run.n,))
+    given = np.broadcast_to(run.h_unscaled, (run.n,))
+    tiny = np.finfo(np.float64).tiny
+    lost = np.flatnonzero((np.abs(h) < tiny) & (np.abs(given) >= tiny))
+    return lost if lost.size else None
+
+
+def _unscaled(run: Run, bodies: NDArray[np.intp]
+              ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+                         NDArray[np.float64]]:
+    """(m.T, attitude.T, h, moments.T) of these bodies of a rescaled run as given."""
+    assert run.scaling is not None and run.h_unscaled is not None
+    ka = np.broadcast_to(run.scaling.ka, (run.n, 1))[bodies]
+    kb = np.broadcast_to(run.scaling.kb, (run.n, 1))[bodies]
+    m = np.ldexp(run.m[bodies], -ka)
+    inertia = np.ldexp(_moments_of_bodies(run)[bodies], -kb)
+    h = np.ascontiguousarray(np.broadcast_to(run.h_unscaled, (run.n,))[bodies])
+    return m.T, run.attitude[bodies].T, h, inertia.T
 
 
 def inertia_jacobian(run: Run) -> NDArray[np.float64]:
@@ -1157,8 +1203,13 @@ def inertia_jacobian(run: Run) -> NDArray[np.float64]:
         raise RuntimeError(f"flow_inertia_jacobian: status {status}")
     di = np.ascontiguousarray(di.transpose(2, 0, 1))
     if run.scaling is not None:
-        di[:, :3] *= _powers(run, -1, 1)
-        di[:, 3:] *= _powers(run, 0, 1)
+        di[:, :3] = _times_power(di[:, :3], run, -1, 1)
+        di[:, 3:] = _times_power(di[:, 3:], run, 0, 1)
+    lost = _time_underflows(run)
+    if lost is not None:
+        m, _, h, inertia = _unscaled(run, lost)
+        di2, _ = _core.flow_inertia_jacobian(m, h, inertia, quadrature, run.threads)
+        di[lost] = di2.transpose(2, 0, 1)
     return di
 
 

@@ -46,3 +46,10 @@ def lane_math_values(x: ArrayLike, y: ArrayLike) -> tuple[_F64, _F64, _F64, _F64
 # di (6, 3, n)) of m (3, n), h (n,), inertia (3, n)
 def dual_flow_jacobian(m: ArrayLike, h: ArrayLike, inertia: ArrayLike,
                        quadrature: int) -> tuple[_F64, _F64, _F64, _F64, _F64]: ...
+
+# exact gyrostat step without checks: m (3, n), hr (3, nr), h (nh,), inertia (3, ni), nr, nh, ni
+# 1 or n; (m_out, w) with q(h) = q w, or (m_out, q_out) from the attitudes q (4, n)
+def gyrostat_step_batch(m: ArrayLike, hr: ArrayLike, h: ArrayLike, inertia: ArrayLike,
+                        threads: int = ...) -> tuple[_F64, _F64]: ...
+def gyrostat_quat_batch(m: ArrayLike, q: ArrayLike, hr: ArrayLike, h: ArrayLike,
+                        inertia: ArrayLike, threads: int = ...) -> tuple[_F64, _F64]: ...

@@ -7,7 +7,7 @@ Usage::
     frb-example NAME [--plot PATH] [--reference DIR] [--OPTION VALUE ...]   (NAME --help)
     frb-example N [--input PATH] [--output PATH] [--reference DIR]
                   [--compare PATH | --no-compare] [--tol TOL]
-    frb-compare [--problem free|heavy-top|gravity-gradient|damped] [--methods A,B,...] [--plot PATH] ...
+    frb-compare [--problem free|heavy-top|gravity-gradient|damped|gyrostat] [--methods A,B,...] [--plot PATH] ...
 
 ``NAME`` is an experiment of :mod:`frb.experiments`; it prints its tables and, with ``--plot``,
 writes the figure (matplotlib).
@@ -32,7 +32,7 @@ import os
 import sys
 import textwrap
 from os import PathLike
-from typing import TYPE_CHECKING, Iterator, Literal, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Literal, NoReturn, Sequence
 
 from .datasets import PUBLISHED_SOURCE, REFERENCE_ENV
 
@@ -317,6 +317,7 @@ def _float_text(text: str) -> float:
 
 
 def build_compare_parser() -> argparse.ArgumentParser:
+    from .schedules import COEFFICIENT_SETS
     from .workprecision import DEFAULT_METHODS, DEFAULT_STEPS, PROBLEMS
 
     p = _Parser(
@@ -342,11 +343,87 @@ def build_compare_parser() -> argparse.ArgumentParser:
                    + ",".join(map(str, DEFAULT_STEPS)))
     p.add_argument("--rng", type=_int_text, default=0,
                    help="start of the random generator of the bodies (default 0)")
+    p.add_argument("--coefficients", metavar="NAME|FILE", default=None,
+                   help="splitting coefficients compared as the method SPLITTING (added to the "
+                   "default methods, or named in --methods): a named set ("
+                   + ", ".join(sorted(COEFFICIENT_SETS)) + ") or a text file of two lines, "
+                   "a_1..a_{s+1} and b_1..b_s (numbers separated by commas or spaces; "
+                   "'#' starts a comment)")
+    p.add_argument("--reference", metavar="FILE", default=None,
+                   help="the state at t_final of the body of --m0 and --inertia the errors are "
+                   "measured against (e.g. from a computation of higher precision; its accuracy "
+                   "is not estimated): a text file of two lines, the body momentum M1 M2 M3 and "
+                   "the attitude as a unit quaternion Q0 Q1 Q2 Q3 (scalar first) or a rotation "
+                   "matrix (9 numbers, row by row), or an .npz file with the arrays m and "
+                   "attitude")
     p.add_argument("--plot", metavar="PATH", default=None,
                    help="draw error against cost on log axes (needs matplotlib)")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     p.add_argument("--version", action="version", version=_version_text("frb-compare"))
     return p
+
+
+def _number_lines(path: str, option: str) -> list[list[float]]:
+    """The rows of numbers of a text file (commas or spaces between them, '#' comments, blank
+    lines skipped); ValueError naming ``option`` and the file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{option}: cannot read {path!r}: {exc}") from None
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].replace(",", " ").strip()
+        if not line:
+            continue
+        try:
+            rows.append([float(x) for x in line.split()])
+        except ValueError:
+            raise ValueError(f"{option}: line {number} of {path!r} is not a row of numbers: "
+                             f"{line!r}") from None
+    return rows
+
+
+def _coefficients_option(text: str) -> tuple[list[float], list[float]]:
+    """The pair (a, b) of --coefficients: a named set or the two rows of a file."""
+    from .schedules import COEFFICIENT_SETS
+
+    if text.upper() in COEFFICIENT_SETS:
+        a, b = COEFFICIENT_SETS[text.upper()]
+        return list(a), list(b)
+    if not os.path.exists(text):
+        raise ValueError(f"--coefficients must be one of {sorted(COEFFICIENT_SETS)} or a file, "
+                         f"got {text!r} (no such file)")
+    rows = _number_lines(text, "--coefficients")
+    if len(rows) != 2:
+        raise ValueError(f"--coefficients: {text!r} must have two rows of numbers, a_1..a_{{s+1}} "
+                         f"and b_1..b_s, got {len(rows)}")
+    return rows[0], rows[1]
+
+
+def _reference_option(path: str) -> tuple[Any, Any]:
+    """The pair (m, attitude) of --reference: an .npz file or two rows of a text file."""
+    import numpy as np
+
+    if path.endswith(".npz"):
+        import zipfile
+
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                files = sorted(data.files)
+                if "m" in files and "attitude" in files:
+                    return data["m"], data["attitude"]
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"--reference: cannot read {path!r}: {exc}") from None
+        raise ValueError(f"--reference: {path!r} must hold the arrays m and attitude, got "
+                         f"{files}")
+    rows = _number_lines(path, "--reference")
+    if len(rows) != 2 or len(rows[0]) != 3 or len(rows[1]) not in (4, 9):
+        raise ValueError(f"--reference: {path!r} must have two rows of numbers, the momentum "
+                         f"(3) and the attitude (4: a quaternion, or 9: a matrix), got rows of "
+                         f"{[len(r) for r in rows]}")
+    m, att = np.array(rows[0]), np.array(rows[1])
+    return m, (att if att.size == 4 else att.reshape(3, 3))
 
 
 def compare_main(argv: Sequence[str] | None = None) -> int:
@@ -361,7 +438,7 @@ def _compare_main(argv: Sequence[str] | None) -> int:
     from .workprecision import compare
 
     args = build_compare_parser().parse_args(argv)
-    kw = {}
+    kw: dict[str, Any] = {}
     if (args.inertia is None) != (args.m0 is None):
         print("frb-compare: error: give --inertia and --m0 together", file=sys.stderr)
         return 2
@@ -379,6 +456,13 @@ def _compare_main(argv: Sequence[str] | None) -> int:
         if args.plot is not None:
             from .reporting import figure_path
             plot_path = figure_path(args.plot, f"compare-{args.problem}")
+        if args.coefficients is not None:
+            kw["coefficients"] = _coefficients_option(args.coefficients)
+        if args.reference is not None:
+            if args.inertia is None:
+                return _error("--reference needs the body it belongs to: give --m0 and "
+                              "--inertia", "frb-compare")
+            kw["reference"] = _reference_option(args.reference)
         result = compare(args.methods, problem=args.problem, bodies=args.bodies,
                          t_final=args.t_final, steps=steps, rng=args.rng, **kw)
     except MemoryError as exc:

@@ -21,7 +21,7 @@ from ._numbers_table import (
     FAMILY_EXACT_SPLITTINGS as _CZ, FAMILY_APPROXIMATE_FREE_FLOWS as _VILMART,
     FAMILY_RUNGE_KUTTA as _GANAPATHI, FAMILY_LIE_STORMER_VERLET as _TERZE,
     FAMILY_MIDPOINT_TRAPEZOID as _KRYSL)
-from .torques import ConstantField, LinearDamping, Torque, as_torque, shown
+from .torques import ConstantField, LinearDamping, Rotor, Torque, TorqueSum, as_torque, shown
 
 __all__ = ["MethodInfo", "METHODS", "SPLITTING", "NEWTON_RTOL", "NEWTON_MAX_ITER",
            "MAX_INERTIA_RATIO", "method_of", "check_dmv_inertia"]
@@ -37,8 +37,9 @@ NEWTON_MAX_ITER: int = _sn.NEWTON_MAX_ITER
 ANY_TORQUE: tuple[type, ...] = (Torque,)
 FIELD_TORQUES: tuple[type, ...] = (ConstantField,)
 NO_TORQUE: tuple[type, ...] = ()
-#: EXACT: linear damping alone (its exact flow is a time change of the free flow).
-DAMPING_ONLY: tuple[type, ...] = (LinearDamping,)
+#: EXACT: linear damping alone (its exact flow is a time change of the free flow), or constant
+#: rotors alone (a gyrostat, whose flow is exact too).
+DAMPING_OR_ROTORS: tuple[type, ...] = (LinearDamping, Rotor)
 
 
 @dataclass(frozen=True)
@@ -85,18 +86,26 @@ class MethodInfo:
         return self.family in (_CZ, _VILMART)
 
     def accepts(self, torque: Any) -> bool:
-        """True when the method takes ``torque`` (None, a Torque or a plain callable)."""
+        """True when the method takes ``torque`` (None, a Torque or a plain callable): one of
+        ``torques``, or a sum of terms of one of them; a method limited to some torques takes
+        them compiled only (not a subclass called from Python)."""
         if torque is None:
             return True
         tq = as_torque(torque)
-        if tq is None or not isinstance(tq, self.torques):
-            return tq is None
+        if tq is None:
+            return True
+        terms = tq.terms if isinstance(tq, TorqueSum) and self.torques != ANY_TORQUE else (tq,)
+        if not any(all(isinstance(t, kind) for t in terms) for kind in self.torques):
+            return False
+        if self.torques != ANY_TORQUE and tq.compiled is None:
+            return False
         return self.momentum or not tq.uses_momentum
 
     def refusal(self, torque: Any) -> str:
         """Why the method does not take ``torque`` (for its ValueError)."""
         tq = as_torque(torque)
-        if tq is not None and isinstance(tq, self.torques) and tq.uses_momentum:
+        if tq is not None and isinstance(tq, self.torques) and tq.uses_momentum and \
+                not self.momentum:
             return (f"method {self.name} does not take torques of the angular momentum "
                     f"({shown(tq)}): use STRANG, YOSHIDA4, RK4 or a DMV method")
         return f"method {self.name} {self.torque_note}"
@@ -136,14 +145,18 @@ _V2013 = "Vilmart 2013, Rigid body dynamics"
 _K2008 = "Krysl 2008"
 #: The methods of :func:`integrate` (case-insensitive names).
 METHODS: dict[str, MethodInfo] = dict([
-    _m("EXACT", _CZ, _sn.VARIANT_EXACT, _CZ2010 + ", the exact flow", None, False, "|m|, E, Qm (exact flow)",
-       "one exact free flow a step (torque-free bodies, or linear damping alone: the free flow "
-       "in the time (1 - e^{-ch}) / c, m scaled by e^{-ch}, exact)", DAMPING_ONLY,
-       "is the exact flow: it takes no torque but linear_damping (use STRANG, RKN6_14 or "
-       "another method for a torqued body)", True),
+    _m("EXACT", _CZ, _sn.VARIANT_EXACT, _CZ2010 + ", the exact flow; the gyrostat: Volterra "
+       "1899, frb's exact flow (docs: How the exact flow is computed)", None, False,
+       "|m|, E, Qm (exact flow); with rotors |m + h|, E, Q(m + h)",
+       "one exact free flow a step (torque-free bodies; linear damping alone: the free flow "
+       "in the time (1 - e^{-ch}) / c, m scaled by e^{-ch}; rotors alone: the exact flow of the "
+       "gyrostat with their internal momentum)", DAMPING_OR_ROTORS,
+       "is the exact flow: it takes no torque but linear_damping or rotors, alone (use STRANG, "
+       "RKN6_14 or another method for a torqued body)", True),
     _m("STRANG", _CZ, _sn.VARIANT_SPLITTING, _CZ2010 + ", splitting with the exact free flow", 2, False,
        "|m|, Qm (torque-free: exact)",
-       "A(h/2) B(h) A(h/2), A the exact free flow, B the exact flow of the torque (Q fixed)",
+       "A(h/2) B(h) A(h/2), A the exact free flow, B the exact flow of the torque (Q fixed); "
+       "with rotors A is the gyrostat's exact flow and B the other terms'",
        momentum=True, momentum_order=2),
     _m("RKN6_14", _CZ, _sn.VARIANT_SPLITTING, "Blanes and Moan 2002, RKN6 of 14 stages; " + _CZ2010 + ", eq. (23)",
        6, False, "|m|, Qm (torque-free: exact)",

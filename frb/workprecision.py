@@ -29,7 +29,8 @@ from .methods import METHODS
 from .trajectory import TorqueLike, Trajectory
 from .reporting import (Table, attitude_error, figure_path, format_value, method_list, pyplot,
                         save_figure)
-from .torques import ConstantField, LinearDamping, gravity_gradient, heavy_top, linear_damping
+from .torques import (ConstantField, LinearDamping, Rotor, gravity_gradient, heavy_top,
+                      linear_damping, rotor)
 
 __all__ = ["compare", "Comparison", "PROBLEMS", "DEFAULT_METHODS", "DIVERGED", "random_bodies"]
 
@@ -40,7 +41,13 @@ PROBLEMS: dict[str, TorqueLike | None] = {
     "gravity-gradient": gravity_gradient(1.0),
     # a torque of m whose exact solution is known: the reference is EXACT, exact at any step
     "damped": linear_damping(0.5),
+    # a dual-spin body (a rotor of momentum 0.8 along body axis 3): the gyrostat, whose reference
+    # is EXACT too
+    "gyrostat": rotor((0.0, 0.0, 0.8)),
 }
+
+#: Torques whose reference is the exact flow of EXACT in one step (exact at any step).
+_EXACT_REFERENCE: tuple[type, ...] = (LinearDamping, Rotor)
 
 #: Methods compared by default (one or two of each family; every method with ``methods="all"``).
 DEFAULT_METHODS = ("EXACT", "RKN6_14", "STRANG", "DMV2", "DMV6", "DMV8", "NYSTROM4", "SPLIT3",
@@ -305,10 +312,11 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
     methods : sequence of str or "all", optional
         Names of :data:`frb.METHODS`: by default :data:`DEFAULT_METHODS`, with ``"all"``
         every method; methods that do not apply to the torque are left out of these two.
-    problem : {"free", "heavy-top", "gravity-gradient", "damped"}
+    problem : {"free", "heavy-top", "gravity-gradient", "damped", "gyrostat"}
         A named problem (:data:`PROBLEMS`: heavy top of weight 1 with centre (0, 0, 0.5);
-        gravity gradient of orbital rate 1; linear damping of rate 0.5, whose reference is the
-        exact flow of EXACT); ignored when ``torque`` is given.
+        gravity gradient of orbital rate 1; linear damping of rate 0.5; a rotor of momentum 0.8
+        along body axis 3; the last two have the exact flow of EXACT as their reference);
+        ignored when ``torque`` is given.
     torque : a torque of :mod:`frb.torques` or a callable, optional
         Any torque :func:`frb.integrate` accepts.
     m0, attitude0, inertia : array_like, optional
@@ -402,7 +410,7 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
     steps = sorted({_validate.integer(n, "steps", 1, _validate.INT32_MAX - 1) for n in steps})
     if not steps:
         raise ValueError("steps must hold at least one step count, got none")
-    if torque is not None and type(torque) is not LinearDamping \
+    if torque is not None and type(torque) not in _EXACT_REFERENCE \
             and ref_factor * steps[-1] > _validate.INT32_MAX - 1:
         raise ValueError(f"ref_factor * max(steps) = {ref_factor * steps[-1]} steps of the "
                          "reference: more than a run can take (2147483646)")
@@ -445,9 +453,9 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
         if reference is not None:
             m_ref, Q_ref = _reference_states(reference, m0, nb, m0.ndim == 1)
             ref_label, acc = "given by the user", None
-        elif torque is None or type(torque) is LinearDamping:
-            # the free body, or the damped body (the free flow in the time (1 - e^{-ct}) / c): the
-            # exact flow in one step
+        elif torque is None or type(torque) in _EXACT_REFERENCE:
+            # the free body, the damped body (the free flow in the time (1 - e^{-ct}) / c), or
+            # the gyrostat: the exact flow in one step
             ref = integrate(m0, attitude0, inertia, t_final, 1, method="EXACT", **common)
             chk = integrate(m0, attitude0, inertia, t_final / 100, 100, method="EXACT",
                             save_every=100, **common)

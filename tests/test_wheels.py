@@ -613,3 +613,31 @@ def test_attitude_control_with_q_ref_a_function_of_time_says_so():
                   atol=1e-14).y[:, -1]
     assert np.abs(Qf - qmatrix(y[:4] / np.linalg.norm(y[:4]))).max() < 1e-9
     assert np.abs(tr.m[-1] - y[4:]).max() < 1e-9
+
+
+def test_rotating_reference_against_scipy_and_its_refusals():
+    # q_r(t) = q0 exp((t - t_ref) rate / 2): the rotation q0 followed, in its own frame, by the
+    # turn of angle |rate| (t - t_ref) about rate; scipy composes the same rotations
+    from scipy.spatial.transform import Rotation
+
+    q0 = np.array([[0.5, 0.5, -0.5, 0.5], [np.cos(0.3), 0.0, np.sin(0.3), 0.0]])
+    rate = np.array([[0.2, -0.1, 0.4], [0.0, 0.0, 0.0]])
+    ref = rotating_reference(q0, rate, t_ref=1.5)
+    for t in (1.5, 4.0, -7.25):
+        got = ref(t)
+        for j in range(2):
+            r = Rotation.from_quat(np.roll(q0[j], -1)) * Rotation.from_rotvec((t - 1.5) * rate[j])
+            want = np.roll(r.as_quat(), 1)
+            want *= np.sign(want[0]) * np.sign(got[j, 0])
+            np.testing.assert_allclose(got[j], want, atol=2e-15)
+    copy = pickle.loads(pickle.dumps(ref))
+    assert np.array_equal(copy(4.0), ref(4.0)) and copy.t_ref == 1.5
+    with pytest.raises(AttributeError, match="immutable"):
+        ref.t_ref = 0.0
+    for q, r, message in [([1.0, 0, 0], [0, 0, 1.0], r"q0 must have shape \(4,\) or \(N, 4\)"),
+                          ([np.nan, 0, 0, 0], [0, 0, 1.0], "q0 must be finite"),
+                          ([1.0, 0, 0, 0], [0, 1.0], r"rate must have shape \(3,\) or \(N, 3\)"),
+                          ([1.0, 0, 0, 0], [0, np.inf, 1.0], "rate must be finite"),
+                          (q0, np.zeros((3, 3)), "same number of bodies, got 2 and 3")]:
+        with pytest.raises(ValueError, match=message):
+            rotating_reference(q, r)

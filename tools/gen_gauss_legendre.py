@@ -23,20 +23,30 @@ def legendre_and_derivative(n, x):
     return p1, dp
 
 
-def rule(n):
+def legendre_rule(n, tol):
+    """Nodes (ascending) and weights of the n-point Gauss-Legendre rule on [-1, 1] at mpmath's
+    working precision: numpy's nodes refined by Newton's method until a correction is below
+    tol; weights 2 / ((1 - x^2) P_n'(x)^2)."""
     guess, _ = np.polynomial.legendre.leggauss(n)
     nodes, weights = [], []
     for g in guess:
         x = mp.mpf(float(g))
-        for _ in range(60):
+        for _ in range(80):
             p, dp = legendre_and_derivative(n, x)
             dx = p / dp
             x -= dx
-            if abs(dx) < mp.mpf(10) ** -45:
+            if abs(dx) < tol:
                 break
         _, dp = legendre_and_derivative(n, x)
-        nodes.append((1 + x) / 2)
-        weights.append(1 / ((1 - x * x) * dp * dp))  # (2/(...))/2 on [0,1]
+        nodes.append(x)
+        weights.append(2 / ((1 - x * x) * dp * dp))
+    return nodes, weights
+
+
+def rule(n):
+    nodes, weights = legendre_rule(n, mp.mpf(10) ** -45)
+    nodes = [(1 + x) / 2 for x in nodes]
+    weights = [w / 2 for w in weights]   # exact: a power of two
     assert abs(sum(weights) - 1) < mp.mpf(10) ** -40
     assert len(set(mp.nstr(x, 30) for x in nodes)) == n
     return nodes, weights

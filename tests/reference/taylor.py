@@ -45,8 +45,9 @@ def _rshift_round(x, n):
     return (x + (1 << (n - 1))) >> n
 
 
-def _series(mu, rows, r, invJ, order):
-    """Taylor coefficients (fixed point) of mu, rows of R and r up to `order`."""
+def _series(mu, rows, r, invJ, order, eta=(0, 0, 0)):
+    """Taylor coefficients (fixed point) of mu, rows of R and r up to `order`; eta (fixed point)
+    a constant rotor momentum, mu' = (mu + eta) x w (the gyrostat), zero for the free body."""
     P = PREC
     M = [[mu[0]], [mu[1]], [mu[2]]]
     X = [[[x] for x in row] for row in rows]      # X[a][i] coefficient lists
@@ -57,16 +58,18 @@ def _series(mu, rows, r, invJ, order):
             W[j].append(_rshift_round(M[j][k] * invJ[j], P))
         d = 2 * (k + 1)
         W0, W1, W2 = W
-        # body momentum and rows of R: x' = x cross w
-        for vec in (M, X[0], X[1], X[2]):
-            x0, x1, x2 = vec
+        # body momentum and rows of R: x' = x cross w (for mu, x = mu + eta: eta adds to the
+        # zeroth coefficient)
+        E = [[M[j][0] + eta[j]] + M[j][1:] for j in range(3)]
+        for src, vec in ((E, M), (X[0], X[0]), (X[1], X[1]), (X[2], X[2])):
+            x0, x1, x2 = src
             c0 = _conv(x1, W2, k) - _conv(x2, W1, k)
             c1 = _conv(x2, W0, k) - _conv(x0, W2, k)
             c2 = _conv(x0, W1, k) - _conv(x1, W0, k)
             # coefficient k+1 = round(c / (2**P (k+1)))
-            x0.append(_div_round(c0, P, k + 1))
-            x1.append(_div_round(c1, P, k + 1))
-            x2.append(_div_round(c2, P, k + 1))
+            vec[0].append(_div_round(c0, P, k + 1))
+            vec[1].append(_div_round(c1, P, k + 1))
+            vec[2].append(_div_round(c2, P, k + 1))
         # quaternion r' = r * (0, w) / 2 = (-v.w, r0 w + v x w) / 2
         r0, r1, r2, r3 = Rq
         s0 = -(_conv(r1, W0, k) + _conv(r2, W1, k) + _conv(r3, W2, k))

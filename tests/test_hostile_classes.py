@@ -1,4 +1,4 @@
-"""Each class of failure of a trial of hostile calls, and its neighbours (the other routes, the
+"""Hostile inputs class by class, each with its neighbours (the other routes, the
 other arguments): the right answer, checked against an independent reference (exact rational
 arithmetic, the construction of the input, another route), or a clear exception of the type the
 input rule says, naming the argument."""

@@ -1,0 +1,137 @@
+! Exact flow of the gyrostat: a free rigid body with a constant internal angular momentum r (a
+! momentum wheel at constant speed, a dual-spin satellite),
+!     M' = M x w,   Q' = Q hat(w),   w = I^-1 m,   M = m + r,
+! m the momentum of the rigid part (body frame), integrable for any r (Volterra 1899; Wittenburg,
+! Dynamics of Systems of Rigid Bodies, 1977, and Dynamics of Multibody Systems, 2008; for r along
+! a principal axis Cochran, Shu and Rew 1982,
+! Elipe and Lanchares 2008). Derivation: docs/exact_flow.rst, "The gyrostat".
+!
+! Method:
+! * M moves on the sphere |M| = G and the quadric (M - r) . I^-1 (M - r) = 2E. Its stereographic
+!   coordinate zeta from -u0 (u0 = M0 / G, the pole frame (a, b, u0)) is a function of degree 2 on
+!   this curve and obeys (dzeta/dz)^2 = p(zeta), z = G t / 2, with an explicit quartic p
+!   (gyro_setup); Weierstrass's formula (Whittaker and Watson 1927, section 20.6) gives zeta(z) from
+!   zeta(0) = 0 as a rational function of wp(z), wp'(z) with the invariants g2, g3 of p, the same
+!   lattice for every component of M. M follows from zeta in homogeneous form (no division by a
+!   small number anywhere on the sphere).
+! * wp: short steps by its Laurent series (no roots, no AGM); longer ones by Jacobi's functions of
+!   the real lattice (three real roots of 4 x^3 - g2 x - g3, or one), with sn, cn, dn by the AGM
+!   (elliptic_functions).
+! * The attitude: Q(t) = Q0 P(0)^T Y_d(psi) P(t), P the minimal rotation taking u = M / G to a
+!   fixed body unit vector d, psi' = w . (u + d) / (1 + u . d). psi by Gauss-Legendre quadrature:
+!   short steps in the gauge d = u0 with an error bound from the disk of analyticity of zeta
+!   (short_nodes); longer steps in panels, each in the gauge of its midpoint direction, composed;
+!   whole periods as one rotation about u0 (the holonomy of a period) taken n times.
+! * Steps with a phase |h| (|m| + |r|) / I_min above long_step_threshold run in quadruple
+!   precision from the exact inputs (gyrostat_flow_qp, the same code for kind qp): the whole
+!   periods as one rotation, then the rest; so do the steps near a separatrix whose estimated
+!   loss of accuracy exceeds refine_limit rounding errors (double_step).
+! * r = 0 is the free rigid body: exact_flow.free_flow.
+module gyrostat_flow
+   use kinds, only: dp, qp, wp => dp
+   use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
+   use checks, only: phase_limit, phase_over
+   use numbers_table, only: ratio_threshold, long_step_threshold
+   use elliptic_functions, only: agm_t, agm_setup, jacobi_reduced, half_pi
+   use lane_math, only: lane_sin, lane_cos, lane_sincos, lane_atan2
+   use exact_flow, only: free_flow
+   use rotations, only: qmul
+   use gyrostat_flow_qp, only: gyrostat_unit_qp => gyrostat_unit, gyrostat_periods_qp => gyrostat_periods, &
+                               qmul_qp => gq_mul
+   implicit none
+   private
+
+   public :: gyrostat_step
+
+   include 'gyrostat_flow_generic.inc'
+
+   !> The gyrostat step for any momenta and positive moments (any order) over h of any sign:
+   !> m_out = m(h) and the unit quaternion w with Q(h) = Q E(w), q(h) = q w (the conventions of
+   !> exact_flow.free_flow); NaN beyond twice the phase limit (phase |h| (|m| + |hr|) / I_min).
+   pure subroutine gyrostat_step(m, hr, h, inertia, m_out, w)
+      real(dp), intent(in) :: m(3), hr(3), h, inertia(3)
+      real(dp), intent(out) :: m_out(3), w(4)
+      real(dp) :: big, imin, dd(3), tau, ms(3), rs(3), m1(3), gs, f, fi
+      real(qp) :: ddq(3), m1q(3), wq(4), wr(4), tq, trq
+      logical :: ok
+      integer :: e
+
+      if (all(hr == 0)) then
+         call free_flow(m, h, inertia, 0, m_out, w)
+         return
+      end if
+      big = max(maxval(abs(m)), maxval(abs(hr)))
+      imin = minval(inertia)
+      if (h == 0 .or. big == 0) then
+         m_out = m
+         w = [1.0_dp, 0.0_dp, 0.0_dp, 0.0_dp]
+         return
+      end if
+      ! scaled by powers of two (exact): the largest component in [1/2, 1), the time by 2^e / I_min
+      e = exponent(big)
+      if (abs(e) < maxexponent(1.0_dp) - 2) then
+         f = set_exponent(1.0_dp, 1 - e)     ! 2^-e
+         ms = m * f
+         rs = hr * f
+         fi = imin * f
+         tau = (h / f) / imin
+      else
+         ms = scale(m, -e)
+         rs = scale(hr, -e)
+         fi = scale(imin, -e)
+         tau = scale(h, e) / imin
+      end if
+      gs = sqrt(ms(1) * ms(1) + ms(2) * ms(2) + ms(3) * ms(3)) + sqrt(rs(1) * rs(1) + rs(2) * rs(2) + rs(3) * rs(3))
+      ! (the phase |h| (|m| + |hr|) / I_min = |h| gs / (2^-e I_min))
+      if (phase_over(h, gs, fi, 2 * phase_limit)) then
+         m_out = ieee_value(1.0_dp, ieee_quiet_nan)
+         w = m_out(1)
+         return
+      end if
+      dd = imin / inertia
+      if (phase_over(h, gs, fi, long_step_threshold) .or. maxval(inertia) > ratio_threshold * imin &
+          .or. .not. (abs(tau) >= tiny(1.0_dp) .and. abs(tau) <= huge(1.0_dp))) then
+         ! the whole periods and the rest in quadruple precision from the exact inputs (or, when
+         ! the periods are not found, the whole step in panels)
+         ddq = real(imin, qp) / real(inertia, qp)
+         tq = scale(real(h, qp), e) / real(imin, qp)
+         call gyrostat_periods_qp(real(ms, qp), real(rs, qp), ddq, tq, trq, wq, ok)
+         if (ok .and. maxval(inertia) <= ratio_threshold * imin) then
+            ! the rest of the step in quadruple precision too
+            call gyrostat_unit_qp(real(ms, qp), real(rs, qp), ddq, trq, m1q, wr)
+            m_out = scale(real(m1q, dp), e)
+            w = real(qmul_qp(wq, wr), dp)
+            return
+         end if
+         call gyrostat_unit_qp(real(ms, qp), real(rs, qp), ddq, tq, m1q, wq)
+         m_out = scale(real(m1q, dp), e)
+         w = real(wq, dp)
+         return
+      end if
+      call double_step(ms, rs, dd, imin, inertia, tau, m1, w)
+      if (abs(e) < maxexponent(1.0_dp) - 2) then
+         m_out = m1 / f
+      else
+         m_out = scale(m1, e)
+      end if
+   end subroutine gyrostat_step
+
+   !> The scaled step in double precision (gyrostat_unit); a step that would lose more than
+   !> gyrostat_unit's refine_limit rounding errors (near a separatrix: the discriminant of the
+   !> lattice's roots cancels and the motion's sensitivity grows like 1 / k'^2) is taken in
+   !> quadruple precision from the exact inputs (the moments' ratios I_min / I rounded in it).
+   pure subroutine double_step(ms, rs, dd, imin, inertia, tau, m1, w)
+      real(dp), intent(in) :: ms(3), rs(3), dd(3), imin, inertia(3), tau
+      real(dp), intent(out) :: m1(3), w(4)
+      real(qp) :: m1q(3), wq(4), ddq(3)
+      logical :: refine
+
+      call gyrostat_unit(ms, rs, dd, tau, m1, w, refine=refine)
+      if (.not. refine) return
+      ddq = real(imin, qp) / real(inertia, qp)
+      call gyrostat_unit_qp(real(ms, qp), real(rs, qp), ddq, real(tau, qp), m1q, wq)
+      m1 = real(m1q, dp)
+      w = real(wq, dp)
+   end subroutine double_step
+
+end module gyrostat_flow

@@ -1,0 +1,231 @@
+"""The exact flow of the gyrostat: frb.integrate(..., method="EXACT", torque=frb.torques.rotor(h)),
+a rigid body with a constant internal momentum h (body frame),
+
+    M' = M x w,   Q' = Q hat(w),   M = m + h,   w = I^-1 m.
+
+References, all independent of frb's elliptic functions:
+* a Taylor-series solution in 300-bit fixed point (tests/reference/gyrostat_taylor.py), stored
+  rounded to float64 in tests/data/reference_gyrostat.npz by
+  tests/reference/make_gyrostat_reference.py: 200 random bodies with |h| / |m| log-uniform in
+  [1e-3, 1e3] and the edge families of tests/reference/gyrostat_cases.py (h along each principal
+  axis, symmetric bodies and the sphere, |h| = |m|, near each kind of equilibrium of the
+  gyrostat and on the separatrices through its saddles), at steps 0.01, 1, 30, 100, 1e4 and -1;
+* the closed form of a symmetric body with the rotor on its axis: w = M / A + lam e3 with
+  lam = m3 / C - (m3 + h) / A (A the equal moments, C the axis'), so m_perp turns at the rate -lam and
+  Q(t) = exp(t hat(M_s) / A) Q0 exp(t lam hat(e3)) (M_s = Q0 M0 the spatial momentum);
+* the free body, for a rotor far below the rounding of m (frb's free flow, another code);
+* the invariants |M|, the energy m . I^-1 m / 2 and the spatial momentum Q M.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import frb
+from frb.torques import constant_field, linear_damping, rotor
+
+DATA = os.path.join(os.path.dirname(__file__), "data", "reference_gyrostat.npz")
+
+
+def quat_matrix(q):
+    """Rotation matrices (n, 3, 3) of unit quaternions (n, 4), scalar first."""
+    q = np.asarray(q, dtype=float)
+    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+    ], -2)
+
+
+def rodrigues(axis_angle):
+    """exp(hat(v)) for the rows v of axis_angle (n, 3)."""
+    v = np.atleast_2d(axis_angle)
+    th = np.linalg.norm(v, axis=1)
+    k = np.zeros_like(v)
+    nz = th > 0
+    k[nz] = v[nz] / th[nz, None]
+    K = np.zeros((len(v), 3, 3))
+    K[:, 0, 1], K[:, 0, 2], K[:, 1, 2] = -k[:, 2], k[:, 1], -k[:, 0]
+    K[:, 1, 0], K[:, 2, 0], K[:, 2, 1] = k[:, 2], -k[:, 1], k[:, 0]
+    s, c = np.sin(th)[:, None, None], np.cos(th)[:, None, None]
+    return np.eye(3) + s * K + (1 - c) * (K @ K)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    if not os.path.exists(DATA):
+        pytest.skip("tests/data/reference_gyrostat.npz missing (tests/reference/"
+                    "make_gyrostat_reference.py)")
+    with np.load(DATA) as z:
+        return {k: z[k] for k in z.files}
+
+
+def _errors(m, q, ref):
+    """Largest errors of m / |m| and of the attitude (quaternions up to sign) per case."""
+    mr, qr = ref["m1"], ref["q1"]
+    em = np.linalg.norm(m / np.linalg.norm(m, axis=1)[:, None]
+                        - mr / np.linalg.norm(mr, axis=1)[:, None], axis=1)
+    eq = np.minimum(np.linalg.norm(q - qr, axis=1), np.linalg.norm(q + qr, axis=1))
+    return em, eq
+
+
+def _exact(ref, rows, form="quaternion"):
+    """EXACT with rotor(h per body) for the rows of the reference, one batch per step h."""
+    m = np.empty((len(rows), 3))
+    q = np.empty((len(rows), 4))
+    hs = ref["h"][rows]
+    for h in np.unique(hs):
+        sel = np.flatnonzero(hs == h)
+        r = rows[sel]
+        att0 = ref["q0"][r] if form == "quaternion" else quat_matrix(ref["q0"][r])
+        tr = frb.integrate(ref["m0"][r], att0, ref["inertia"][r], float(h), 1,
+                           method="EXACT", torque=rotor(ref["hr"][r]), save_every="final")
+        m[sel] = tr.m[-1]
+        q[sel] = tr.q[-1] if form == "quaternion" else frb.matrix_to_quat(tr.Q[-1])
+    return m, q
+
+
+def test_exact_gyrostat_against_the_taylor_reference(reference):
+    """Every case of the reference (random bodies and edge families, each step h): m / |m| and
+    the attitude within 1e-13 (quaternions), and the matrix form within 1e-13 too."""
+    rows = np.arange(len(reference["h"]))
+    m, q = _exact(reference, rows)
+    em, eq = _errors(m, q, reference)
+    worst = np.argsort(-np.maximum(em, eq))[:3]
+    detail = [(str(reference["label"][i]), float(reference["h"][i]), em[i], eq[i]) for i in worst]
+    assert em.max() <= 1e-13 and eq.max() <= 1e-13, detail
+    m9, q9 = _exact(reference, rows, form="matrix")
+    em9, eq9 = _errors(m9, q9, reference)
+    assert em9.max() <= 1e-13 and eq9.max() <= 1e-13
+
+
+def test_one_body_runs_are_the_batch_bits(reference):
+    """A body run alone gives the bits of the same body in a batch (shared or per-body rotor)."""
+    rows = np.flatnonzero(reference["h"] == 1.0)[:12]
+    m, q = _exact(reference, rows)
+    for k, i in enumerate(rows):
+        tr = frb.integrate(reference["m0"][i], reference["q0"][i], reference["inertia"][i], 1.0,
+                           1, method="EXACT", torque=rotor(reference["hr"][i]))
+        assert np.array_equal(tr.m[-1], m[k]) and np.array_equal(tr.q[-1], q[k])
+    # a shared rotor for a batch
+    i = rows[0]
+    tr = frb.integrate(reference["m0"][rows], reference["q0"][rows], reference["inertia"][i],
+                       1.0, 1, method="EXACT", torque=rotor(reference["hr"][i]))
+    one = frb.integrate(reference["m0"][rows[3]], reference["q0"][rows[3]],
+                        reference["inertia"][i], 1.0, 1, method="EXACT",
+                        torque=rotor(reference["hr"][i]))
+    assert np.array_equal(tr.m[-1, 3], one.m[-1]) and np.array_equal(tr.q[-1, 3], one.q[-1])
+
+
+@pytest.mark.parametrize("inertia, axis", [([1.0, 1.0, 2.0], 2), ([0.7, 1.6, 1.6], 0),
+                                           ([1.3, 0.6, 1.3], 1), ([1.7, 1.7, 1.7], 2)])
+@pytest.mark.parametrize("ratio", [1e-3, 0.4, 1.0, 7.0, 1e3])
+def test_symmetric_closed_form(inertia, axis, ratio):
+    """A symmetric body (and the sphere) with the rotor on its axis, against the closed form, at
+    steps from 1e-3 to 1e3 periods of the fast rotation, both attitude forms."""
+    rng = np.random.default_rng(17)
+    inertia = np.array(inertia)
+    perm = [(axis + 1) % 3, (axis + 2) % 3, axis]         # (a, b, the axis)
+    A, C = inertia[perm[0]], inertia[perm[2]]
+    for h in (1e-3, 0.37, 5.0, -40.0, 900.0):
+        m0 = rng.normal(size=3)
+        q0 = rng.normal(size=4)
+        q0 /= np.linalg.norm(q0)
+        hv = np.zeros(3)
+        hv[axis] = ratio * np.linalg.norm(m0) * (1 if h > 0 else -1)
+        # (without the cancellation of m3 / C - m3 / A)
+        lam = m0[axis] * ((A - C) / (A * C)) - hv[axis] / A
+        # m_perp (in the right-handed order a, b) turns by -lam h
+        c, s = np.cos(lam * h), np.sin(lam * h)
+        m1 = m0.copy()
+        a, b = perm[0], perm[1]
+        m1[a] = c * m0[a] + s * m0[b]
+        m1[b] = -s * m0[a] + c * m0[b]
+        Q0 = quat_matrix(q0[None])[0]
+        Ms = Q0 @ (m0 + hv)
+        e = np.zeros(3)
+        e[axis] = 1.0
+        Q1 = rodrigues(h * Ms / A)[0] @ Q0 @ rodrigues(h * lam * e)[0]
+        tol = 2e-13 * max(1.0, abs(h) * (np.linalg.norm(m0 + hv) / A + abs(lam)))
+        for att0 in (q0, Q0):
+            tr = frb.integrate(m0, att0, inertia, h, 1, method="EXACT", torque=rotor(hv))
+            Q = quat_matrix(tr.q[-1][None])[0] if att0.shape == (4,) else tr.Q[-1]
+            assert np.linalg.norm(tr.m[-1] - m1) <= 1e-14 * np.linalg.norm(m0 + hv) * \
+                max(1.0, abs(lam * h)), (h, ratio)
+            assert np.abs(Q - Q1).max() <= tol, (h, ratio, np.abs(Q - Q1).max(), tol)
+
+
+def test_tiny_rotor_is_the_free_body():
+    """A rotor far below the rounding of m gives the free flow (frb's free-body code)."""
+    rng = np.random.default_rng(5)
+    n = 200
+    m0 = rng.normal(size=(n, 3))
+    q0 = rng.normal(size=(n, 4))
+    q0 /= np.linalg.norm(q0, axis=1)[:, None]
+    inertia = rng.uniform(0.5, 3.0, size=(n, 3))
+    hv = rng.normal(size=(n, 3)) * 1e-22
+    for h in (0.05, 3.0, -30.0):
+        g = frb.integrate(m0, q0, inertia, h, 1, method="EXACT", torque=rotor(hv))
+        f = frb.integrate(m0, q0, inertia, h, 1, method="EXACT")
+        assert np.abs(g.m[-1] - f.m[-1]).max() <= 1e-13 * np.abs(m0).max()
+        d = np.minimum(np.abs(g.q[-1] - f.q[-1]).max(axis=1), np.abs(g.q[-1] + f.q[-1]).max(axis=1))
+        assert d.max() <= 1e-13
+
+
+def _invariants(tr, hv, inertia):
+    m = tr.m
+    M = m + hv
+    G = np.linalg.norm(M, axis=-1)
+    E = 0.5 * np.sum(m * m / inertia, axis=-1)
+    Ms = np.einsum("knij,knj->kni", quat_matrix(tr.q.reshape(-1, 4)).reshape(tr.q.shape[:-1] + (3, 3)), M)
+    return G, E, Ms
+
+
+@pytest.mark.parametrize("method, flows", [("EXACT", 1), ("STRANG", 2), ("RKN6_14", 8)])
+def test_invariants_to_rounding(method, flows):
+    """|M|, the energy and Q M stay to rounding over 200 steps, by the exact flow and by the
+    splittings with a rotor alone (their free part is the gyrostat, ``flows`` times a step): |M|
+    and the energy within 2e-13, Q M within 1e-15 a flow (the rounding of the quaternion
+    products, which carry |q| - 1 along)."""
+    rng = np.random.default_rng(11)
+    n = 32
+    m0 = rng.normal(size=(n, 3))
+    q0 = rng.normal(size=(n, 4))
+    q0 /= np.linalg.norm(q0, axis=1)[:, None]
+    inertia = rng.uniform(0.5, 3.0, size=(n, 3))
+    hv = rng.normal(size=(n, 3)) * 10 ** rng.uniform(-2, 1, size=(n, 1))
+    for h in (0.1, 3.0):
+        tr = frb.integrate(m0, q0, inertia, h, 200, method=method, torque=rotor(hv),
+                           save_every=20)
+        G, E, Ms = _invariants(tr, hv, inertia)
+        scale = np.linalg.norm(m0 + hv, axis=1)
+        assert (np.abs(G - G[0]) / G[0]).max() <= 2e-13
+        assert (np.abs(E - E[0]) / (E[0] + scale ** 2 / inertia.min(axis=1))).max() <= 2e-13
+        assert (np.linalg.norm(Ms - Ms[0], axis=-1) / scale).max() <= 1e-15 * 200 * flows
+
+
+def test_splitting_with_a_rotor_and_a_field():
+    """STRANG with a rotor and a constant field along e3: the field's kicks change the momentum,
+    but its vertical spatial component e3 . Q (m + h) is conserved by both parts to rounding."""
+    rng = np.random.default_rng(3)
+    n = 32
+    m0 = rng.normal(size=(n, 3))
+    q0 = rng.normal(size=(n, 4))
+    q0 /= np.linalg.norm(q0, axis=1)[:, None]
+    inertia = rng.uniform(0.5, 3.0, size=(n, 3))
+    hv = np.array([0.3, -1.2, 0.8])
+    tq = rotor(hv) + constant_field([0.0, 0.0, 1.0])
+    tr = frb.integrate(m0, q0, inertia, 0.05, 400, method="STRANG", torque=tq, save_every=50)
+    _, _, Ms = _invariants(tr, hv, inertia)
+    assert np.abs(Ms[..., 2] - Ms[0, :, 2]).max() <= 1e-13 * np.abs(Ms).max()
+    # the momentum itself changes (the field acts)
+    assert np.abs(tr.m[-1] - tr.m[0]).max() > 1e-3
+
+
+def test_exact_refuses_rotor_with_other_torques():
+    with pytest.raises(ValueError, match="EXACT"):
+        frb.integrate([1.0, 0.2, 0.3], [1.0, 0, 0, 0], [1.0, 2.0, 3.0], 0.1, 2, method="EXACT",
+                      torque=rotor([0.0, 0.0, 1.0]) + linear_damping(0.1))
