@@ -302,5 +302,6 @@ def test_inertia_identification_experiment_reports_its_fits():
     assert abs(nb["i2_error_sd"]) < 4.5 and abs(nb["i3_error_sd"]) < 4.5
     assert nb["exact_fd_difference"] < 1e-6
     assert 0.85 < nb["residual_rms_over_sigma"] < 1.15
-    # central differences: 16 runs for each Jacobian, the exact one a single run
-    assert nb["fd_runs"] > 5 * nb["exact_runs"]
+    # central differences: 17 runs for each Jacobian, the exact one a single run (the trial
+    # steps, one run each, the same for both)
+    assert nb["fd_runs"] > 3 * nb["exact_runs"]
