@@ -45,6 +45,10 @@ autosummary_generate = True
 autosummary_imported_members = False
 autodoc_default_options = {"members": False}
 autodoc_typehints = "none"          # numpydoc's Parameters sections carry the types
+try:  # frb.jax is documented without JAX too (the jax extra): its import mocked then
+    import jax  # noqa: F401
+except ImportError:
+    autodoc_mock_imports = ["jax"]
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False

@@ -25,7 +25,7 @@ import frb
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
-OPTIONAL = {"frb.dask": "dask"}          # module -> the optional package it needs
+OPTIONAL = {"frb.dask": "dask", "frb.jax": "jax"}   # module -> the optional package it needs
 
 
 def _modules():

@@ -52,7 +52,7 @@ def period_scipy(m, inertia):
 def test_every_experiment_is_listed_and_documented(capsys):
     names = {"vilmart-book", "ganapathi-symmetric", "ganapathi-stable", "ganapathi-unstable",
              "krysl-free", "krysl-slow-top", "krysl-fast-top", "krysl-coulomb", "torus",
-             "satellite"}
+             "satellite", "inertia-identification"}
     assert set(EXPERIMENTS) == names
     assert cli_main(["--list"]) == 0
     out = capsys.readouterr().out
@@ -250,3 +250,58 @@ def test_satellite_detumbles_slews_and_keeps_the_gyrostat_energy():
     assert 0.05 * (1 - 1e-12) <= n["wheels_largest_torque"] <= 0.05 * 4.41
     assert n["wheels_settled_fraction"] == 1.0 and n["wheels_median_settling"] < 300.0
     assert n["wheels_total_momentum_drift"] < 1e-13
+
+
+def _quat_ode(m0, q0, inertia, times, rtol=1e-13):
+    """The attitudes q(t) of a free body at ``times`` by DOP853 on m' = m x w, q' = q (0, w) / 2,
+    w = I^-1 m (independent of frb)."""
+    inertia = np.asarray(inertia, float)
+
+    def f(_, y):
+        m, q = y[:3], y[3:]
+        w = m / inertia
+        s, v = q[0], q[1:]
+        return np.concatenate([np.cross(m, w), [-0.5 * v @ w], 0.5 * (s * w + np.cross(v, w))])
+
+    sol = solve_ivp(f, (times[0], times[-1]), np.concatenate([m0, q0]), method="DOP853",
+                    t_eval=times, rtol=rtol, atol=rtol * 1e-2)
+    q = sol.y[3:].T
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+def test_inertia_identification_recovers_the_truth_within_its_noise():
+    from frb.experiments import inertia_identification as ii
+    dt, n, sigma = 0.1, 200, 0.01
+    q_true = _quat_ode(np.array(ii.M0), np.array(ii.Q0), ii.INERTIA, dt * np.arange(n + 1))
+    rng = np.random.default_rng(11)
+    noise = sigma * rng.standard_normal((n + 1, 3))
+    angle = np.linalg.norm(noise, axis=1, keepdims=True)
+    dq = np.concatenate([np.cos(angle / 2), np.sin(angle / 2) * noise / angle], axis=1)
+    s, v, ds, dv = q_true[:, :1], q_true[:, 1:], dq[:, :1], dq[:, 1:]
+    q_meas = np.concatenate([s * ds - np.sum(v * dv, axis=1, keepdims=True),
+                             s * dv + ds * v + np.cross(v, dv)], axis=1)
+    exact = ii.fit(dt, q_meas, ii.GUESS, jacobian="exact")
+    fd = ii.fit(dt, q_meas, ii.GUESS, jacobian="fd")
+    sd = np.sqrt(np.diag(exact["covariance"]))
+    truth = np.concatenate([ii.INERTIA[1:], ii.M0])
+    got = np.concatenate([exact["inertia"][1:], exact["m0"]])
+    # within 4.5 formal standard deviations of the truth (a chance of about 7e-6 a component),
+    # and the formal deviations of the size the noise gives (I2/I1 to about 1e-3 here)
+    assert np.all(np.abs(got - truth) < 4.5 * sd[:5])
+    assert sd[0] < 5e-3 and sd[1] < 5e-3
+    # the residuals are the noise: rms / sigma near 1 (603 components)
+    assert 0.9 < exact["sigma_hat"] / sigma < 1.1
+    # the finite-difference fit reaches the same minimum
+    assert np.abs(fd["inertia"] - exact["inertia"]).max() < 1e-6
+    assert exact["iterations"] < 60
+
+
+def test_inertia_identification_experiment_reports_its_fits():
+    r = run_experiment("inertia-identification", n=100, trials=8)
+    nb = r.numbers
+    assert abs(nb["i2_error_sd"]) < 4.5 and abs(nb["i3_error_sd"]) < 4.5
+    assert nb["exact_fd_difference"] < 1e-6
+    assert 0.85 < nb["residual_rms_over_sigma"] < 1.15
+    # central differences: 17 runs for each Jacobian, the exact one a single run (the trial
+    # steps, one run each, the same for both)
+    assert nb["fd_runs"] > 3 * nb["exact_runs"]

@@ -5,20 +5,21 @@ key numbers, data for the figure); ``plot_experiment(result, path)`` draws the f
 shows (matplotlib, the ``plot`` extra). The command ``frb-example NAME`` runs the same. The
 tables, options and figures are built with :mod:`frb.reporting`.
 
-=====================  ==========================================================================
-name                   module (paper, figure)
-=====================  ==========================================================================
-vilmart-book           :mod:`.vilmart_book` (Vilmart 2013, Fig. 1)
-ganapathi-symmetric    :mod:`.ganapathi_symmetric` (Ganapathi 2005, Figs. 1-3)
-ganapathi-stable       :mod:`.ganapathi_axes` (Ganapathi 2005, Fig. 4)
-ganapathi-unstable     :mod:`.ganapathi_axes` (Ganapathi 2005, Fig. 5)
-krysl-free             :mod:`.krysl_convergence` (Krysl 2008, section 5.1, Fig. 1)
-krysl-slow-top         :mod:`.krysl_convergence` (Krysl 2008, section 5.2, Fig. 2)
-krysl-fast-top         :mod:`.krysl_convergence` (Krysl 2008, section 5.3, Fig. 3)
-krysl-coulomb          :mod:`.krysl_coulomb` (Krysl 2008, section 5.4, Figs. 4-5)
-torus                  :mod:`.torus` (Celledoni and Zanna 2010, section 4.3, Fig. 7)
-satellite              :mod:`.satellite` (frb's own spacecraft problem in the same style)
-=====================  ==========================================================================
+=======================  ==========================================================================
+name                     module (paper, figure)
+=======================  ==========================================================================
+vilmart-book             :mod:`.vilmart_book` (Vilmart 2013, Fig. 1)
+ganapathi-symmetric      :mod:`.ganapathi_symmetric` (Ganapathi 2005, Figs. 1-3)
+ganapathi-stable         :mod:`.ganapathi_axes` (Ganapathi 2005, Fig. 4)
+ganapathi-unstable       :mod:`.ganapathi_axes` (Ganapathi 2005, Fig. 5)
+krysl-free               :mod:`.krysl_convergence` (Krysl 2008, section 5.1, Fig. 1)
+krysl-slow-top           :mod:`.krysl_convergence` (Krysl 2008, section 5.2, Fig. 2)
+krysl-fast-top           :mod:`.krysl_convergence` (Krysl 2008, section 5.3, Fig. 3)
+krysl-coulomb            :mod:`.krysl_coulomb` (Krysl 2008, section 5.4, Figs. 4-5)
+torus                    :mod:`.torus` (Celledoni and Zanna 2010, section 4.3, Fig. 7)
+satellite                :mod:`.satellite` (frb's own spacecraft problem in the same style)
+inertia-identification   :mod:`.inertia_identification` (frb's own: moments from noisy attitudes)
+=======================  ==========================================================================
 
 The papers: G. Vilmart, "Rigid body dynamics", 2013 (HAL preprint hal-00912388);
 V. Ganapathi, "Simulation of rigid body dynamics in Matlab", Stanford University, 2005;
@@ -35,8 +36,8 @@ from typing import Any
 from .._messages import IntegrationError, step_renamed
 
 from ..reporting import Experiment, Option, Result, Table, figure_path
-from . import (ganapathi_axes, ganapathi_symmetric, krysl_convergence, krysl_coulomb, satellite,
-               torus, vilmart_book)
+from . import (ganapathi_axes, ganapathi_symmetric, inertia_identification, krysl_convergence,
+               krysl_coulomb, satellite, torus, vilmart_book)
 
 __all__ = ["EXPERIMENTS", "Experiment", "Option", "Result", "Table", "run_experiment",
            "plot_experiment", "get_experiment"]
@@ -45,7 +46,8 @@ __all__ = ["EXPERIMENTS", "Experiment", "Option", "Result", "Table", "run_experi
 EXPERIMENTS: dict[str, Experiment] = {
     e.name: e for e in (vilmart_book.EXPERIMENT, ganapathi_symmetric.EXPERIMENT,
                         *ganapathi_axes.EXPERIMENTS, *krysl_convergence.EXPERIMENTS,
-                        krysl_coulomb.EXPERIMENT, torus.EXPERIMENT, satellite.EXPERIMENT)
+                        krysl_coulomb.EXPERIMENT, torus.EXPERIMENT, satellite.EXPERIMENT,
+                        inertia_identification.EXPERIMENT)
 }
 
 
