@@ -20,7 +20,7 @@ body frame of the attitude (any body frame, not necessarily the principal one). 
   torques only, takes them with one tensor for all bodies, not with a tensor per body.
 
 Shapes. A (3, 3) ``inertia`` is one tensor for all bodies when ``m`` is one body (3,) or a batch
-of ``N != 3`` bodies. For a batch of exactly three bodies, (3, 3) keeps its former meaning: the
+of ``N != 3`` bodies. For a batch of exactly three bodies, (3, 3) means the
 principal moments of each body, one row per body; one tensor shared by three bodies is given as
 (1, 3, 3) (accepted for any batch). (N, 3, 3) gives each body its tensor.
 

@@ -259,7 +259,7 @@ def test_three_bodies_and_a_3_by_3_inertia(batch, body):
     b = batch
     m, Q = b["m"][:3], b["Q"][:3]
     moments = np.array([[1.0, 2.0, 3.0], [0.5, 0.6, 0.7], [2.0, 1.0, 1.5]])
-    # (3, 3) with three bodies: the moments of each body (its former meaning)
+    # (3, 3) with three bodies: the moments of each body
     m1, Q1 = frb.frb_step(m, Q, 0.3, moments)
     for j in range(3):
         mj, Qj = frb.frb_step(m[j], Q[j], 0.3, moments[j])
