@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._run import Request, Route, StepJacobian, inertia_jacobian, jacobian, prepare
-from .flows import ROUTES as STEP_ROUTES
+from ._step_routes import ROUTES as STEP_ROUTES
 from .inertia import PrincipalFrame, tensor_frame
 from .methods import METHODS
 from .rotations import matrix_to_quat_unchecked, quaternion_product

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Literal, overload
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._run import Request, Route, execute, lean_free_steps, prepare
+from ._run import Request, execute, lean_free_steps, prepare
+from ._step_routes import ROUTES
 from ._validate import ORTHOGONALITY_TOLERANCE
 from .inertia import tensor_frame
 from .methods import METHODS
@@ -33,13 +34,6 @@ __all__ = ["frb_step", "quat_step", "ORTHOGONALITY_TOLERANCE"]
 _Step = tuple[NDArray[np.float64], NDArray[np.float64]]
 _StepJacobian = tuple[NDArray[np.float64], NDArray[np.float64], "FlowJacobian"]
 
-#: The routes of the two steps, by the name of their attitude argument.
-ROUTES = {
-    "Q": Route("frb.frb_step", {"m": "m", "attitude": "Q", "h": "h", "inertia": "inertia"},
-               forms=("matrix",), h_per_body=True),
-    "q": Route("frb.quat_step", {"m": "m", "attitude": "q", "h": "h", "inertia": "inertia"},
-               forms=("quaternion",), h_per_body=True),
-}
 _EXACT = METHODS["EXACT"]
 _SHAPES = {"Q": (3, 3), "q": (4,)}
 

@@ -60,6 +60,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
+from ._references import RotatingReference, TurnedReference, unit_quaternions
 from .rotations import (matrix_to_quat, matrix_to_quat_unchecked, quat_to_matrix_unchecked,
                         quaternion_product, rotate, rotate_back, rotation_argument)
 
@@ -801,24 +802,6 @@ class Rotor(Torque):
         return f"rotor({self.h.tolist()!r})"
 
 
-def _unit_quaternions(q: ArrayLike, name: str) -> NDArray[np.float64]:
-    a = np.array(_validate.real_array(q, name, finite=False), dtype=np.float64)
-    if a.ndim not in (1, 2) or a.shape[-1] != 4 or not a.shape[0]:
-        raise ValueError(f"{name} must have shape (4,) or (N, 4) with N >= 1, got {a.shape}")
-    if not np.isfinite(a).all():
-        raise ValueError(f"{name} must be finite" + _validate.first_nonfinite(a))
-    with np.errstate(over="ignore"):      # (entries far beyond 1: refused)
-        dev = np.abs(np.sqrt(np.sum(a * a, axis=-1)) - 1.0)
-    if not (dev <= 1e-10).all():
-        where, worst = "", float(np.max(dev))
-        if a.ndim == 2:
-            b = int(np.argmax(~(dev <= 1e-10)))
-            where, worst = f" (body {b})", float(dev[b])
-        raise ValueError(f"{name} must be unit quaternions (|q| = 1 within 1e-10){where}, got "
-                         f"|q| - 1 = {worst:.3g}")
-    a.setflags(write=False)
-    return a
-
 
 class AttitudeControl(Torque):
     """The PD attitude law ``T_b = -kp s e_v - kd (w - w_r)``: ``e = conj(q_r) q`` (scalar
@@ -840,7 +823,6 @@ class AttitudeControl(Torque):
     _form: Optional[CompiledTorque]
 
     def __init__(self, q_ref: Any, kp: float | ArrayLike, kd: float | ArrayLike) -> None:
-        from .wheel_laws import RotatingReference
         rate = None
         q: Any
         ref: Any
@@ -849,7 +831,7 @@ class AttitudeControl(Torque):
         elif callable(q_ref) and not isinstance(q_ref, (np.ndarray, list, tuple)):
             q, ref = None, q_ref
         else:
-            q = ref = _unit_quaternions(q_ref, "q_ref")
+            q = ref = unit_quaternions(q_ref, "q_ref")
         kp_, kd_ = gain_matrices(kp, "kp"), gain_matrices(kd, "kd")
         counts = {x.shape[0] for x in (q, rate, kp_, kd_) if isinstance(x, np.ndarray) and
                   x.ndim == (3 if x is kp_ or x is kd_ else 2)}
@@ -880,11 +862,10 @@ class AttitudeControl(Torque):
         """The reference quaternions at the time ``t``, (4,) or (N, 4)."""
         if isinstance(self.q_ref, np.ndarray):
             return self.q_ref
-        q = _unit_quaternions(self.q_ref(t), "q_ref(t)")
+        q = unit_quaternions(self.q_ref(t), "q_ref(t)")
         return q
 
     def _rate(self) -> Optional[NDArray[np.float64]]:
-        from .wheel_laws import RotatingReference
         return self.q_ref.rate if isinstance(self.q_ref, RotatingReference) else None
 
     def error(self, Q: ArrayLike, t: float = 0.0) -> NDArray[np.float64]:
@@ -925,7 +906,6 @@ class AttitudeControl(Torque):
         """As :meth:`Torque.in_frame`: the law with the reference ``q_ref r`` (``r`` the
         quaternion of ``R``; a rate ``R^T rate``) and gain matrices ``R^T K R`` (per body for
         ``R`` per body; compiled unless ``q_ref`` is a Python function of time)."""
-        from .wheel_laws import RotatingReference, _TurnedReference
         Rm = rotation_argument(R)
         if type(self) is not AttitudeControl:
             return super().in_frame(Rm)
@@ -940,13 +920,12 @@ class AttitudeControl(Torque):
             q = quaternion_product(self.q_ref, r)
             ref = q / np.linalg.norm(q, axis=-1, keepdims=True)
         else:
-            ref = _TurnedReference(self.q_ref, r)
+            ref = TurnedReference(self.q_ref, r)
         return AttitudeControl(ref, turned_gain(self.kp, Rm), turned_gain(self.kd, Rm))
 
     def bodies(self, start: int, stop: int) -> Torque:
         """As :meth:`Torque.bodies`: the references and gains of those bodies when given per
         body."""
-        from .wheel_laws import RotatingReference
         if type(self) is not AttitudeControl or self._form is None or self._form.body is None:
             return self
         ref: Any = self.q_ref

@@ -33,6 +33,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _numbers_table as _sn
 from . import _validate
+from ._references import (RotatingReference, TurnedReference, normalized, rotating_reference,
+                          unit_quaternions)
 from .rotations import matrix_to_quat, quaternion_product, rotation_argument
 from .torques import gain_matrices, turned_gain
 
@@ -40,86 +42,6 @@ __all__ = ["WheelLaw", "QuaternionFeedback", "RotatingReference", "UserLaw", "as
            "quaternion_feedback", "rotating_reference"]
 
 _CONJ = np.array([1.0, -1.0, -1.0, -1.0])
-
-
-def _unit_quaternions(q: ArrayLike, name: str) -> NDArray[np.float64]:
-    a = np.array(_validate.real_array(q, name, finite=False), dtype=np.float64)
-    if a.ndim not in (1, 2) or a.shape[-1] != 4:
-        raise ValueError(f"{name} must have shape (4,) or (N, 4), got {a.shape}")
-    if not np.isfinite(a).all():
-        raise ValueError(f"{name} must be finite")
-    dev = np.abs(np.sqrt(np.sum(a * a, axis=-1)) - 1.0)
-    if (dev > 1e-10).any():
-        raise ValueError(f"{name} must be unit quaternions (|q| = 1 within 1e-10), got |q| - 1 "
-                         f"= {float(np.max(dev)):.3g}")
-    a.setflags(write=False)
-    return a
-
-
-def _exp_quaternion(v: NDArray[np.float64]) -> NDArray[np.float64]:
-    """The unit quaternions of the rotation vectors v (..., 3)."""
-    angle = np.linalg.norm(v, axis=-1, keepdims=True)
-    half = 0.5 * angle
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s = np.where(angle > 0, np.sin(half) / np.where(angle > 0, angle, 1.0), 0.5)
-    return np.concatenate([np.cos(half), s * v], axis=-1)
-
-
-class RotatingReference:
-    """A reference attitude turning at a constant rate: ``q_r(t) = q0 exp((t - t_ref) rate / 2)``
-    (``rate`` the angular velocity in the reference's own frame, rad/s; scalar-first
-    quaternions). Callable as ``q_r(t)``; :func:`quaternion_feedback` compiles it (and takes
-    ``w_r = E(e)^T rate`` in its rate term). Made by :func:`rotating_reference`."""
-
-    __slots__ = ("q0", "rate", "t_ref")
-    q0: NDArray[np.float64]
-    rate: NDArray[np.float64]
-    t_ref: float
-
-    def __init__(self, q0: ArrayLike, rate: ArrayLike, t_ref: float = 0.0) -> None:
-        q = _unit_quaternions(q0, "q0")
-        r = np.array(_validate.real_array(rate, "rate", finite=False), dtype=np.float64)
-        if r.ndim not in (1, 2) or r.shape[-1] != 3:
-            raise ValueError(f"rate must have shape (3,) or (N, 3), got {r.shape}")
-        if not np.isfinite(r).all():
-            raise ValueError("rate must be finite")
-        if q.ndim == 2 and r.ndim == 2 and q.shape[0] != r.shape[0]:
-            raise ValueError(f"q0 and rate given per body must be given for the same number of "
-                             f"bodies, got {q.shape[0]} and {r.shape[0]}")
-        r.setflags(write=False)
-        object.__setattr__(self, "q0", q)
-        object.__setattr__(self, "rate", r)
-        object.__setattr__(self, "t_ref", _validate.real_scalar(t_ref, "t_ref"))
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("a reference is immutable")
-
-    def __call__(self, t: float) -> NDArray[np.float64]:
-        return quaternion_product(self.q0, _exp_quaternion((t - self.t_ref) * self.rate))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (RotatingReference, (self.q0, self.rate, self.t_ref))
-
-    def __repr__(self) -> str:
-        return (f"rotating_reference({self.q0.tolist()!r}, {self.rate.tolist()!r}, "
-                f"{self.t_ref!r})")
-
-
-def rotating_reference(q0: ArrayLike, rate: ArrayLike, t_ref: float = 0.0) -> RotatingReference:
-    """A reference ``q0`` at ``t_ref`` turning at the constant ``rate`` (rad/s, in its own frame;
-    one or per body): see :class:`RotatingReference`.
-
-    Examples
-    --------
-    A target frame that turns once an orbit about its third axis (nadir pointing on a circular
-    orbit of rate 1.1e-3 rad/s):
-
-    >>> import frb
-    >>> ref = frb.wheel_laws.rotating_reference([1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.1e-3])
-    >>> ref(1000.0).round(6)
-    array([0.852525, 0.      , 0.      , 0.522687])
-    """
-    return RotatingReference(q0, rate, t_ref)
 
 
 class WheelLaw:
@@ -177,7 +99,7 @@ class QuaternionFeedback(WheelLaw):
         elif callable(q_ref):
             ref = q_ref
         else:
-            ref = _unit_quaternions(q_ref, "q_ref")
+            ref = unit_quaternions(q_ref, "q_ref")
         values = dict(q_ref=ref, kp=gain_matrices(kp, "kp"), kd=gain_matrices(kd, "kd"),
                       u_max=_limit(u_max, "u_max"), h_max=_limit(h_max, "h_max"),
                       gyroscopic=_validate.flag(gyroscopic, "gyroscopic"))
@@ -274,13 +196,13 @@ class QuaternionFeedback(WheelLaw):
         r = np.asarray(matrix_to_quat(Rm))
         ref: Any
         if isinstance(self.q_ref, RotatingReference):
-            q0 = _normalized(quaternion_product(self.q_ref.q0, r))
+            q0 = normalized(quaternion_product(self.q_ref.q0, r))
             ref = RotatingReference(q0, np.einsum("...ji,...j->...i", Rm, self.q_ref.rate),
                                     self.q_ref.t_ref)
         elif isinstance(self.q_ref, np.ndarray):
-            ref = _normalized(quaternion_product(self.q_ref, r))
+            ref = normalized(quaternion_product(self.q_ref, r))
         else:
-            ref = _TurnedReference(self.q_ref, r)
+            ref = TurnedReference(self.q_ref, r)
         return QuaternionFeedback(ref, turned_gain(self.kp, Rm), turned_gain(self.kd, Rm),
                                   self.u_max, self.h_max, self.gyroscopic)
 
@@ -307,19 +229,6 @@ class QuaternionFeedback(WheelLaw):
             return repr(x.tolist()) if isinstance(x, np.ndarray) else repr(x)
         return (f"quaternion_feedback({text(self.q_ref)}, {text(self.kp)}, {text(self.kd)}, "
                 f"u_max={self.u_max!r}, h_max={self.h_max!r}, gyroscopic={self.gyroscopic!r})")
-
-
-class _TurnedReference:
-    """A reference function of time seen in a turned frame: ``q_ref(t) r``."""
-
-    def __init__(self, function: Callable[[float], ArrayLike], r: NDArray[np.float64]) -> None:
-        self.function = function
-        self.r = r
-        self.__name__ = getattr(function, "__name__", None) or repr(function)
-
-    def __call__(self, t: float) -> NDArray[np.float64]:
-        return _normalized(quaternion_product(np.asarray(self.function(t), dtype=np.float64),
-                                              self.r))
 
 
 class UserLaw(WheelLaw):
@@ -391,10 +300,6 @@ def _matrix(q: NDArray[np.float64]) -> NDArray[np.float64]:
                      np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
                      np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)],
                     -2)
-
-
-def _normalized(q: NDArray[np.float64]) -> NDArray[np.float64]:
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
 def _rows(x: Any, start: int, stop: int, ndim: int) -> Any:
