@@ -13,7 +13,7 @@ repetition (the machine is shared and noisy):
   every step is the method family's own step, the code of a build without the lane steps (whose
   free flows and DMV steps already run in lanes under the target chosen);
 - ``baseline``, ``avx2``, ``avx512``: the lane steps on, under each SIMD target this CPU has;
-- ``main``: with ``--main-python``, another installation of frb (e.g. a build of main in another
+- ``main``: with ``--main-python``, another installation of frb (e.g. a build of another revision in another
   virtual environment) timed by that interpreter in a worker process under the AVX2 target,
   between the same calls.
 

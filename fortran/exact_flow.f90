@@ -420,7 +420,7 @@ module exact_flow
    !>   (over I_max), each rounded once from its double-double value: free_flow_unit's orbit
    !>   constants formed from them are within a few ulps of those of the exact inputs (formed from
    !>   the scaled moments instead, a difference of nearly equal moments would carry their rounding
-   !>   relative to the difference, and the periodic parts of the step would no longer fit the
+   !>   relative to the difference, and the periodic parts of the step would not fit the
    !>   secular ones); ok is false (nothing else set) where d1, d3 or |d2| is below invariant_floor
    !>   (an axis or the separatrix);
    !> * v = sigma lambda_r h, the phase of the step (free_flow_unit's lambda tau), sigma = sign(m_a);

@@ -245,7 +245,7 @@ contains
    !> once: each stage's tangent map is linear in the stage point's tangent (dqs, dws), its
    !> matrices formed once a stage (quaternion products as 4 x 4 and 4 x 3 matrices, the
    !> gyroscopic term's 3 x 3) and applied to the columns; the columns of h and of the moments
-   !> add their seeds (dhc, di). The columns in blocks of nb.
+   !> add their initial tangents (dhc, di). The columns in blocks of nb.
    subroutine rk4_tangents(tq, k, t, h, inertia, qs, qn, wst, tbs, qsum, wsum, q1, j, lay, s)
       type(torque_t), intent(in) :: tq
       integer, intent(in) :: k, j
@@ -307,7 +307,7 @@ contains
       end do
       do cb = 1, lay%ncol, nb
          nc = min(nb, lay%ncol - cb + 1)
-         ! the seeds: (dm, dtheta) -> (dq, dW); the columns of h and of the moments
+         ! the initial tangents: (dm, dtheta) -> (dq, dW); the columns of h and of the moments
          do c = 1, nc
             cg = cb + c - 1
             dhc(c) = merge(1.0_dp, 0.0_dp, cg == lay%h)

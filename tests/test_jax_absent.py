@@ -5,7 +5,7 @@ import sys
 
 CODE = """
 import sys
-sys.modules["jax"] = None          # import jax now raises ImportError
+sys.modules["jax"] = None          # import jax raises ImportError
 import frb
 m1, q1 = frb.quat_step([0.3, 0.5, 0.8], [1.0, 0.0, 0.0, 0.0], 0.1, [1.0, 2.0, 3.0])
 assert "jax" not in [k for k, v in sys.modules.items() if v is not None]

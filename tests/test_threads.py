@@ -140,8 +140,8 @@ def test_batch_checks_report_the_first_invalid_body_and_the_scales_for_every_thr
         for t in THREADS:
             found = _core.check_bodies(m.T, q.T, h, inertia.T, t, np.empty(sn.CHECK_EXTREMES))
             assert found[:2] == (code, body)
-        for now, before in zip((m, q, inertia), valid):
-            now[body] = before[body]
+        for array, original in zip((m, q, inertia), valid):
+            array[body] = original[body]
 
 
 @pytest.mark.parametrize("method, torque", [
