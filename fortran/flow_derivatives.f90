@@ -32,12 +32,12 @@ module flow_derivatives
    use unit_jacobian_qp, only: unit_step_jacobian_qp => unit_step_jacobian, &
                                tangent_pair_qp => tangent_pair
    use dual_numbers, only: nd
-   use rotations, only: quat_matrix
+   use rotations, only: cross, hat, quat_matrix
    use parallel, only: thread_count
    implicit none
    private
 
-   public :: free_flow_jacobian, inertia_jacobian_batch
+   public :: free_flow_jacobian, inertia_jacobian_batch, unsorted
 
    !> Bodies of a chunk of the batches (the unit of their threads).
    integer, parameter :: chunk = 8
@@ -248,7 +248,7 @@ contains
       else
          c2 = (a - 2 * angles(3) * angles(4)) / a**3
       end if
-      jr = -c1 * hat3(v) + c2 * matmul(hat3(v), hat3(v))
+      jr = -c1 * hat(v) + c2 * matmul(hat(v), hat(v))
       do k = 1, 3
          jr(k, k) = jr(k, k) + 1
       end do
@@ -267,13 +267,6 @@ contains
       dh(4:6) = matmul(jr, m / ca) - omega * es
    end subroutine symmetric_jacobian
 
-   pure function hat3(v) result(x)
-      real(dp), intent(in) :: v(3)
-      real(dp) :: x(3, 3)
-
-      x = reshape([0.0_dp, v(3), -v(2), -v(3), 0.0_dp, v(1), v(2), -v(1), 0.0_dp], [3, 3])
-   end function hat3
-
    !> A vector of the sorted frame of flow_prepare in the frame of the body (flow_finish's map).
    pure function unsorted(p, vs) result(v)
       type(flow_prep_t), intent(in) :: p
@@ -285,13 +278,6 @@ contains
          v(p%perm(i)) = p%sgn(i) * vs(i)
       end do
    end function unsorted
-
-   pure function cross(a, b) result(c)
-      real(dp), intent(in) :: a(3), b(3)
-      real(dp) :: c(3)
-
-      c = [a(2) * b(3) - a(3) * b(2), a(3) * b(1) - a(1) * b(3), a(1) * b(2) - a(2) * b(1)]
-   end function cross
 
    !> The derivatives di(6, 3, j) of the step of body j with respect to its moments (as
    !> free_flow_jacobian), for the n bodies of a batch (the momenta m, steps h(min(j, nh)),

@@ -33,8 +33,8 @@ module flow_tangent_lanes
                          symmetric_long, symmetric_step_threshold, precise_long, precise_step_threshold
    use exact_flow_lanes, only: jacobi_agm_lanes, rj_duplications_lanes, sincos_lanes, &
                                atan_ratio_lanes, atan2_ratio_lanes, keep_invariants_lanes
-   use flow_derivatives, only: free_flow_jacobian
-   use rotations, only: quat_matrix
+   use flow_derivatives, only: free_flow_jacobian, unsorted
+   use rotations, only: cross, quat_matrix
    use numbers_table, only: flow_lanes_width
    implicit none
    private
@@ -184,25 +184,6 @@ contains
       dh(1:3) = f1
       dh(4:6) = om1
    end subroutine assemble
-
-   !> A vector of the sorted frame of flow_prepare in the frame of the body (flow_finish's map).
-   pure function unsorted(p, vs) result(v)
-      type(flow_prep_t), intent(in) :: p
-      real(dp), intent(in) :: vs(3)
-      real(dp) :: v(3)
-      integer :: i
-
-      do i = 1, 3
-         v(p%perm(i)) = p%sgn(i) * vs(i)
-      end do
-   end function unsorted
-
-   pure function cross(a, b) result(c)
-      real(dp), intent(in) :: a(3), b(3)
-      real(dp) :: c(3)
-
-      c = [a(2) * b(3) - a(3) * b(2), a(3) * b(1) - a(1) * b(3), a(1) * b(2) - a(2) * b(1)]
-   end function cross
 
    !> g(y) = (d/dx atan(x)/x) / x at y = x^2, the derivative of lane_math's atan(x)/x: within
    !> tan(pi/8), atanc = 1 + y A(y) (A the minimax polynomial atan_poly), so g = 2 (A + y A')
