@@ -34,7 +34,7 @@ module engine
    use parallel, only: thread_count, save_slot, min_parallel_work
    use checks, only: all_finite
    use numbers_table, only: engine_chunk
-   use method_lanes, only: choose_lane_step
+   use method_lanes, only: choose_lane_step, lane_step_replaces_free_steps
    implicit none
    private
 
@@ -276,6 +276,9 @@ contains
       if (natt == 4) call choose_lane_step(meth, tq, wh, step)
       free_steps => null()
       if (.not. torqued(tq) .and. .not. wheels_active(wh)) free_steps => family_free_steps(meth%family)
+      if (associated(free_steps) .and. natt == 4 .and. nh == 1) then
+         if (lane_step_replaces_free_steps(meth)) free_steps => null()
+      end if
       ! the torque and the wheels of this chunk: their per-body parameters from body b0
       tqc = tq
       tqc%body_offset = tq%body_offset + b0 - 1

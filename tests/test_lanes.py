@@ -1,8 +1,9 @@
-"""The lane steps of frb.integrate (RK4 and the exact-flow splittings, a chunk of bodies in
-lock-step, compiled per SIMD target): the same results bit for bit as the method families'
-one-body steps (the lanes turned off through frb._testing), under every SIMD target the CPU
-supports, for every batch size and for each body alone; and RK4's order against a reference
-integration of scipy, so that a lane step that is wrong in both forms fails too."""
+"""The lane steps of frb.integrate (RK4, the exact-flow splittings, TERZE and SYMROT, a chunk of
+bodies in lock-step, compiled per SIMD target): the same results bit for bit as the method
+families' one-body steps (the lanes turned off through frb._testing), under every SIMD target the
+CPU supports, for every batch size and for each body alone; and the orders of RK4, TERZE and
+SYMROT against a reference integration of scipy, so that a lane step that is wrong in both forms
+fails too."""
 import numpy as np
 import pytest
 
@@ -44,9 +45,14 @@ TORQUES = {
     "top and gradient": torques.gravity_gradient(0.7) + torques.heavy_top(2.0, [0.0, 0.0, 1.0]),
 }
 SPLITTINGS = ("STRANG", "YOSHIDA4", "RKN6_14")
+# (TERZE takes torques of the attitude alone; SYMROT's kicks of the momentum take the one-body step)
+LIE_GROUP = ("TERZE", "SYMROT")
 CASES = ([("RK4", name) for name in TORQUES]
          + [(method, name) for method in SPLITTINGS
-            for name in ("heavy top", "field", "gravity gradient", "top and gradient", "sum")])
+            for name in ("heavy top", "field", "gravity gradient", "top and gradient", "sum")]
+         + [(method, name) for method in LIE_GROUP
+            for name in ("free", "heavy top", "field", "gravity gradient", "top and gradient")]
+         + [("SYMROT", "sum")])
 
 
 def _run(method, torque, m, q, inertia, n_steps=6, h=0.07, threads=1):
@@ -86,7 +92,7 @@ def test_lanes_are_taken():
     m, q, inertia = _bodies(20)
     per_body = torques.heavy_top(1.0, np.tile([0.0, 0.0, 1.0], (20, 1)))
     shared = torques.heavy_top(1.0, [0.0, 0.0, 1.0])
-    for method in ("RK4", "STRANG"):
+    for method in ("RK4", "STRANG", "TERZE", "SYMROT"):
         _same(_run(method, per_body, m, q, inertia), _run(method, shared, m, q, inertia))
 
 
@@ -122,6 +128,21 @@ def test_rk4_in_lanes_is_of_order_four():
         errors.append(np.max(np.abs(tr.m[-1] - reference)))
     assert errors[1] < 1e-5
     assert 2 ** 3.5 < errors[0] / errors[1] < 2 ** 4.5
+
+
+@pytest.mark.parametrize("method", LIE_GROUP)
+def test_terze_and_symrot_in_lanes_are_of_order_two(method):
+    m, q, inertia = _bodies(9, seed=11)
+    top = torques.heavy_top(1.0, [0.0, 0.0, 1.0])
+    reference = np.array([_rk4_reference(m[b], q[b], inertia[b], 0.0, 1.0, 1.0)
+                          for b in range(len(m))])
+    errors = []
+    for nsteps in (40, 80):
+        tr = frb.integrate(m, q, inertia, 1.0 / nsteps, nsteps, method=method, torque=top,
+                           save_every=None)
+        errors.append(np.max(np.abs(tr.m[-1] - reference)))
+    assert errors[1] < 1e-2
+    assert 2 ** 1.6 < errors[0] / errors[1] < 2 ** 2.4
 
 
 _BETA = np.arctan(np.sqrt(2.0))
