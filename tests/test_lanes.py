@@ -1,4 +1,4 @@
-"""The lane steps of frb.integrate (RK4, the exact-flow splittings, TERZE and SYMROT, a chunk of
+"""The lane steps of frb.integrate (RK4, the exact-flow splittings, TERZE, SYMROT and MIDPOINT, a chunk of
 bodies in lock-step, compiled per SIMD target): the same results bit for bit as the method
 families' one-body steps (the lanes turned off through frb._testing), under every SIMD target the
 CPU supports, for every batch size and for each body alone; and the orders of RK4, TERZE and
@@ -45,14 +45,15 @@ TORQUES = {
     "top and gradient": torques.gravity_gradient(0.7) + torques.heavy_top(2.0, [0.0, 0.0, 1.0]),
 }
 SPLITTINGS = ("STRANG", "YOSHIDA4", "RKN6_14")
-# (TERZE takes torques of the attitude alone; SYMROT's kicks of the momentum take the one-body step)
-LIE_GROUP = ("TERZE", "SYMROT")
+# (TERZE takes torques of the attitude alone; the kicks of the momentum of SYMROT and MIDPOINT
+# take the one-body step)
+LIE_GROUP = ("TERZE", "SYMROT", "MIDPOINT")
 CASES = ([("RK4", name) for name in TORQUES]
          + [(method, name) for method in SPLITTINGS
             for name in ("heavy top", "field", "gravity gradient", "top and gradient", "sum")]
          + [(method, name) for method in LIE_GROUP
             for name in ("free", "heavy top", "field", "gravity gradient", "top and gradient")]
-         + [("SYMROT", "sum")])
+         + [("SYMROT", "sum"), ("MIDPOINT", "sum")])
 
 
 def _run(method, torque, m, q, inertia, n_steps=6, h=0.07, threads=1):
@@ -130,8 +131,60 @@ def test_rk4_in_lanes_is_of_order_four():
     assert 2 ** 3.5 < errors[0] / errors[1] < 2 ** 4.5
 
 
+def _per_body_torques(n, momentum, body=None):
+    """A heavy top with a centre per body (e3 for every third body: field_torque's own form) and a
+    gravity gradient, and with momentum a rotor per body and linear damping too; with body, the
+    same torque of that body alone (its parameters shared)."""
+    rng = np.random.default_rng(8)
+    centers = rng.normal(size=(n, 3))
+    centers[::3] = [0.0, 0.0, 1.0]
+    rotors = rng.normal(size=(n, 3))
+    pick = slice(None) if body is None else body
+    tq = torques.heavy_top(2.0, centers[pick]) + torques.gravity_gradient(0.7)
+    if momentum:
+        tq = tq + torques.rotor(rotors[pick]) + torques.linear_damping(0.3)
+    return tq
+
+
+@pytest.mark.parametrize("method", ["RK4", "STRANG", "RKN6_14", *LIE_GROUP])
+def test_lanes_with_torque_parameters_per_body_give_the_one_body_steps(method):
+    n = 70
+    m, q, inertia = _bodies(n)
+    momentum = method == "RK4"
+    tq = _per_body_torques(n, momentum)
+    _testing.lane_steps_use(0)
+    frb.set_cpu_target("baseline")
+    reference = _run(method, tq, m, q, inertia)
+    _testing.lane_steps_use(1)
+    for target in TARGETS:
+        frb.set_cpu_target(target)
+        _same(_run(method, tq, m, q, inertia), reference)
+        _same(_run(method, tq, m, q, inertia, threads=2), reference)
+    # bodies alone, their parameters shared
+    for b in (0, 1, 66, 69):
+        _same(_run(method, _per_body_torques(n, momentum, b), m[b], q[b], inertia[b]),
+              (reference[0][:, b], reference[1][:, b]))
+
+
+@pytest.mark.parametrize("torque", ["free", "heavy top"])
+def test_midpoint_in_lanes_fails_where_the_one_body_newton_iteration_fails(torque):
+    """Steps so long that Newton's method of MIDPOINT fails for some bodies (at different
+    iterations and steps): the same failing step and body with and without the lanes, on every
+    target."""
+    m, q, inertia = _bodies(70, seed=3)
+    messages = []
+    for lanes, target in [(0, "baseline")] + [(1, t) for t in TARGETS]:
+        _testing.lane_steps_use(lanes)
+        frb.set_cpu_target(target)
+        with pytest.raises(frb.IntegrationError) as err:
+            _run("MIDPOINT", TORQUES[torque], m, q, inertia, n_steps=3, h=10.0)
+        messages.append(str(err.value))
+    assert "did not converge" in messages[0]
+    assert all(text == messages[0] for text in messages)
+
+
 @pytest.mark.parametrize("method", LIE_GROUP)
-def test_terze_and_symrot_in_lanes_are_of_order_two(method):
+def test_lie_group_methods_in_lanes_are_of_order_two(method):
     m, q, inertia = _bodies(9, seed=11)
     top = torques.heavy_top(1.0, [0.0, 0.0, 1.0])
     reference = np.array([_rk4_reference(m[b], q[b], inertia[b], 0.0, 1.0, 1.0)
