@@ -13,7 +13,14 @@
 !   Jacobian, solved by Cramer's rule as rotations' solve3), y <- 2 Y - y, q <- q cay(h I^-1 Y).
 !   The Newton iterations of the lanes run in lock-step until every lane has stopped; a lane
 !   stops updating at the iteration where the one-body iteration stops (converged, a singular
-!   Jacobian or a non-finite update), so each lane's iterate is the one-body iterate.
+!   Jacobian or a non-finite update), so each lane's iterate is the one-body iterate;
+! * DMV2 ... DMV8 with a torque (module approximate_free_flows: the preprocessed discrete
+!   Moser-Veselov step of E. Hairer, G. Vilmart, J. Phys. A 39, 2006, as restated in Vilmart 2013,
+!   Algorithms 3 and 4) in the same Strang splitting: the modified inverse moments of each body
+!   from the momentum entering the free step (moser_veselov's dmv_setup, dmv_modified_inverse,
+!   lane by lane), then dmv_step_scalar's operations with its Newton iteration of the quartic
+!   (14) in lock-step, each lane stopping where the one-body iteration stops (the lock-step DMV
+!   lanes of moser_veselov iterate every lane until all have converged: not the one-body bits).
 ! For the torques of torque_lanes of the attitude alone (shared or per-body parameters), quaternion attitudes and no wheels
 ! (method_lanes chooses these steps so). Each lane performs the operations of the one-body step
 ! (lie_stormer_verlet_step, approximate_flow_step: rotations' quat_exp, qrotate_tr, qmul,
@@ -26,12 +33,15 @@
 !
 ! Compiled once per SIMD target (tools/simd_target_source.py, simd_dispatch.f90).
 module lie_group_lanes
+   use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
    use kinds, only: dp
    use step_interface
-   use numbers_table, only: variant_terze, variant_symrot, variant_midpoint
+   use numbers_table, only: variant_terze, variant_symrot, variant_midpoint, variant_dmv2, &
+                            variant_dmv4, variant_dmv6, variant_dmv8
    use torques, only: torque_t, user_torque_cb, torqued
    use wheels, only: wheels_t
    use torque_lanes, only: lane_block, torque_lanes_eval
+   use moser_veselov, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_max_iter, r_asym, r_prec
    implicit none
    private
 
@@ -61,7 +71,8 @@ contains
          if (meth%variant == variant_terze) then
             call terze_block(tq, kept, b0, nl, t, h, m(:, b0:b1), q(:, b0:b1), inertia(:, b0:b1), &
                              ws(:, b0:b1))
-         else if (meth%variant == variant_symrot .or. meth%variant == variant_midpoint) then
+         else if (any(meth%variant == [variant_symrot, variant_midpoint, variant_dmv2, &
+                                       variant_dmv4, variant_dmv6, variant_dmv8])) then
             call strang_block(meth%variant, tq, b0, nl, t, h, m(:, b0:b1), q(:, b0:b1), &
                               inertia(:, b0:b1), info(b0:b1))
          else
@@ -150,8 +161,8 @@ contains
       end do
    end subroutine terze_block
 
-   !> One SYMROT or MIDPOINT step (approximate_flow_step: the Strang kicks around symrot_one or
-   !> midpoint_one) of the bodies b0 .. b0+nl-1 of the chunk, nl <= lane_block, in lock-step.
+   !> One SYMROT, MIDPOINT or DMVn step (approximate_flow_step: the Strang kicks around the free
+   !> step of free_step) of the bodies b0 .. b0+nl-1 of the chunk, nl <= lane_block, in lock-step.
    subroutine strang_block(variant, tq, b0, nl, t, h, m, q, inertia, info)
       integer, intent(in) :: variant
       type(torque_t), intent(in) :: tq
@@ -188,8 +199,10 @@ contains
       end if
       if (variant == variant_midpoint) then
          call midpoint_lanes(nl, h, ml, ql, il, info)
-      else
+      else if (variant == variant_symrot) then
          call symrot_lanes(nl, h, ml, ql, il)
+      else
+         call dmv_strang_lanes(variant, nl, h, ml, ql, inertia, info)
       end if
       if (torque) then
          call torque_lanes_eval(tq, t + h, nl, ql, ml, il, tb, b0)
@@ -363,6 +376,98 @@ contains
          end if
       end do
    end subroutine midpoint_lanes
+
+   !> free_step's DMVn lane by lane: w = dmv_modified_inverse(dmv_setup(I, variant), h, y), then
+   !> dmv_step_inv(y, q, h, w) (dmv_step_scalar with hd = h / 2). A lane whose result is not
+   !> finite ((14) without a solution) keeps y, q and gets info_no_solution.
+   subroutine dmv_strang_lanes(variant, nl, h, ml, ql, inertia, info)
+      integer, intent(in) :: variant, nl
+      real(dp), intent(in) :: h, inertia(3, nl)
+      real(dp), intent(inout) :: ml(lane_block, 3), ql(lane_block, 4)
+      integer, intent(inout) :: info(nl)
+      type(dmv_coef_t) :: c
+      real(dp), dimension(lane_block) :: p, a2, c2, l1, n0, pc, a, sig, d1, d2, d3
+      real(dp) :: w(3), hd, y1, y2, y3, s1, s2, s3, c2y, p1, p2, p3, r, f, fp, ds, sn
+      real(dp) :: m1, m2, m3, rden, e1, e2, e3, alpha, g, c1, cc2, c3, q0, q1, q2, q3
+      real(dp) :: yn(3), qn(4)
+      logical, dimension(lane_block) :: bad, active
+      logical :: b
+      integer :: j, it
+
+      hd = h / 2
+      do j = 1, nl
+         c = dmv_setup(inertia(:, j), variant)
+         w = dmv_modified_inverse(c, h, ml(j, :))
+         d1(j) = hd * w(1)
+         d2(j) = hd * w(2)
+         d3(j) = hd * w(3)
+      end do
+      ! the quartic F(sigma), its starting value and one fixed-point correction (dmv_step_scalar)
+      do j = 1, nl
+         y1 = ml(j, 1); y2 = ml(j, 2); y3 = ml(j, 3)
+         s1 = y1 * y1; s2 = y2 * y2; s3 = y3 * y3
+         c2y = s1 + s2 + s3
+         p1 = d2(j) * d3(j); p2 = d3(j) * d1(j); p3 = d1(j) * d2(j)
+         p(j) = p1 * d1(j)
+         a2(j) = p1 + p2 + p3
+         pc(j) = p(j) * c2y
+         n0(j) = (d1(j) * s1 + d2(j) * s2 + d3(j) * s3) + pc(j) * c2y
+         l1(j) = 1 + a2(j) * c2y
+         c2(j) = (d1(j) + d2(j) + d3(j)) + 2 * pc(j)
+         r = 1 / l1(j)
+         sig(j) = n0(j) * r
+         a(j) = max(1.0_dp, max(abs(d1(j)), abs(d2(j)), abs(d3(j))) * abs(sig(j)) * (r_asym / r_prec))
+         sig(j) = sig(j) + (((p(j) * sig(j) - a2(j)) * sig(j) + c2(j)) * sig(j) * sig(j)) * r
+         bad(j) = .false.
+         active(j) = .true.
+      end do
+      ! Newton's method, each lane until its own stopping test holds
+      do it = 1, dmv_max_iter
+         if (.not. any(active(1:nl))) exit
+         do j = 1, nl
+            f = (((-p(j) * sig(j) + a2(j)) * sig(j) - c2(j)) * sig(j) + l1(j)) * sig(j) - n0(j)
+            fp = ((-4 * p(j) * sig(j) + 3 * a2(j)) * sig(j) - 2 * c2(j)) * sig(j) + l1(j)
+            ds = f / fp
+            sn = sig(j) - ds
+            b = abs(ds) * a(j) > r_asym * abs(sn)
+            sig(j) = merge(sn, sig(j), active(j))
+            bad(j) = merge(b, bad(j), active(j))
+            active(j) = active(j) .and. b
+         end do
+      end do
+      do j = 1, nl
+         if (bad(j)) sig(j) = ieee_value(1.0_dp, ieee_quiet_nan)
+      end do
+      do j = 1, nl
+         y1 = ml(j, 1); y2 = ml(j, 2); y3 = ml(j, 3)
+         m1 = 1 - sig(j) * d1(j); m2 = 1 - sig(j) * d2(j); m3 = 1 - sig(j) * d3(j)
+         rden = 1 / (m1 * m2 * m3 + (m1 * (d2(j) * d3(j)) * (y1 * y1) + m2 * (d3(j) * d1(j)) * (y2 * y2) &
+                                     + m3 * (d1(j) * d2(j)) * (y3 * y3)))
+         e1 = rden * (d1(j) * (m2 * m3 * y1 + (d3(j) - d2(j)) * y2 * y3) + pc(j) * y1)
+         e2 = rden * (d2(j) * (m3 * m1 * y2 + (d1(j) - d3(j)) * y3 * y1) + pc(j) * y2)
+         e3 = rden * (d3(j) * (m1 * m2 * y3 + (d2(j) - d1(j)) * y1 * y2) + pc(j) * y3)
+         alpha = 1 + (e1 * e1 + e2 * e2 + e3 * e3)
+         r = 1 / sqrt(alpha)
+         g = 2 * r * r
+         c1 = y2 * e3 - y3 * e2
+         cc2 = y3 * e1 - y1 * e3
+         c3 = y1 * e2 - y2 * e1
+         yn(1) = y1 + g * (c1 + (cc2 * e3 - c3 * e2))
+         yn(2) = y2 + g * (cc2 + (c3 * e1 - c1 * e3))
+         yn(3) = y3 + g * (c3 + (c1 * e2 - cc2 * e1))
+         q0 = ql(j, 1); q1 = ql(j, 2); q2 = ql(j, 3); q3 = ql(j, 4)
+         qn(1) = r * (q0 - q1 * e1 - q2 * e2 - q3 * e3)
+         qn(2) = r * (q1 + q0 * e1 + q2 * e3 - q3 * e2)
+         qn(3) = r * (q2 + q0 * e2 + q3 * e1 - q1 * e3)
+         qn(4) = r * (q3 + q0 * e3 + q1 * e2 - q2 * e1)
+         if (all(abs(yn) <= huge(1.0_dp)) .and. all(abs(qn) <= huge(1.0_dp))) then
+            ml(j, :) = yn
+            ql(j, :) = qn
+         else
+            info(j) = info_no_solution
+         end if
+      end do
+   end subroutine dmv_strang_lanes
 
    !> approximate_free_flows' axis_rotation lane by lane: the rotation about body axis ax
    !> (1 or 3) by the angles theta: y <- exp(-theta hat e_ax) y, q <- q (cos(theta/2),

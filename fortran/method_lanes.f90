@@ -8,13 +8,15 @@
 !   attitude alone (field, gravity gradient; parameters shared or per body);
 ! * TERZE, SYMROT and MIDPOINT (lie_group_lanes), torque-free or with a torque of torque_lanes
 !   of the attitude alone (a torque-free SYMROT or MIDPOINT run of one step length takes the lane
-!   step in place of its family's free steps: lane_step_replaces_free_steps).
+!   step in place of its family's free steps: lane_step_replaces_free_steps), and DMV2 ... DMV8
+!   with such a torque (torque-free, their family's free steps run the DMV lanes of
+!   moser_veselov).
 ! Every other run keeps its family's step, and so does every run while the lane steps are turned
 ! off (use_lane_steps: for the tests and benchmarks that compare the two, frb._testing).
 module method_lanes
    use step_interface
    use numbers_table, only: variant_rk4, variant_splitting, variant_terze, variant_symrot, &
-                            variant_midpoint
+                            variant_midpoint, variant_dmv2, variant_dmv4, variant_dmv6, variant_dmv8
    use torques, only: torque_t, torqued
    use wheels, only: wheels_t, wheels_active, wheel_law_feedback
    use torque_lanes, only: torque_lanes_per_body
@@ -61,15 +63,18 @@ contains
    logical function lane_step_replaces_free_steps(meth) result(replaces)
       type(method_t), intent(in) :: meth
 
-      replaces = lane_steps .and. lie_group_strang(meth)
+      replaces = lane_steps .and. meth%family == family_approximate_free_flows .and. &
+                 (meth%variant == variant_symrot .or. meth%variant == variant_midpoint)
    end function lane_step_replaces_free_steps
 
-   !> True for the methods of approximate_free_flows that lie_group_lanes steps: SYMROT, MIDPOINT.
+   !> True for the methods of approximate_free_flows that lie_group_lanes steps: SYMROT,
+   !> MIDPOINT, DMV2 ... DMV8.
    pure logical function lie_group_strang(meth)
       type(method_t), intent(in) :: meth
 
       lie_group_strang = meth%family == family_approximate_free_flows .and. &
-                         (meth%variant == variant_symrot .or. meth%variant == variant_midpoint)
+                         any(meth%variant == [variant_symrot, variant_midpoint, variant_dmv2, &
+                                              variant_dmv4, variant_dmv6, variant_dmv8])
    end function lie_group_strang
 
    !> Turns the lane steps on or off for the runs that start after the call (not while a run is

@@ -53,7 +53,9 @@ CASES = ([("RK4", name) for name in TORQUES]
             for name in ("heavy top", "field", "gravity gradient", "top and gradient", "sum")]
          + [(method, name) for method in LIE_GROUP
             for name in ("free", "heavy top", "field", "gravity gradient", "top and gradient")]
-         + [("SYMROT", "sum"), ("MIDPOINT", "sum")])
+         + [("SYMROT", "sum"), ("MIDPOINT", "sum")]
+         + [(method, name) for method in ("DMV2", "DMV6")
+            for name in ("heavy top", "gravity gradient", "top and gradient", "sum")])
 
 
 def _run(method, torque, m, q, inertia, n_steps=6, h=0.07, threads=1):
@@ -146,7 +148,7 @@ def _per_body_torques(n, momentum, body=None):
     return tq
 
 
-@pytest.mark.parametrize("method", ["RK4", "STRANG", "RKN6_14", *LIE_GROUP])
+@pytest.mark.parametrize("method", ["RK4", "STRANG", "RKN6_14", *LIE_GROUP, "DMV4"])
 def test_lanes_with_torque_parameters_per_body_give_the_one_body_steps(method):
     n = 70
     m, q, inertia = _bodies(n)
@@ -166,20 +168,22 @@ def test_lanes_with_torque_parameters_per_body_give_the_one_body_steps(method):
               (reference[0][:, b], reference[1][:, b]))
 
 
-@pytest.mark.parametrize("torque", ["free", "heavy top"])
-def test_midpoint_in_lanes_fails_where_the_one_body_newton_iteration_fails(torque):
-    """Steps so long that Newton's method of MIDPOINT fails for some bodies (at different
-    iterations and steps): the same failing step and body with and without the lanes, on every
-    target."""
+@pytest.mark.parametrize("method, torque", [("MIDPOINT", "free"), ("MIDPOINT", "heavy top"),
+                                            ("DMV4", "heavy top")])
+def test_implicit_steps_in_lanes_fail_where_the_one_body_steps_fail(method, torque):
+    """Steps so long that Newton's method of MIDPOINT fails, or DMV's equation (14) has no
+    solution, for some bodies (at different iterations and steps): the same failing step and body
+    with and without the lanes, on every target."""
     m, q, inertia = _bodies(70, seed=3)
+    h = 10.0 if method == "MIDPOINT" else 1.5
     messages = []
     for lanes, target in [(0, "baseline")] + [(1, t) for t in TARGETS]:
         _testing.lane_steps_use(lanes)
         frb.set_cpu_target(target)
         with pytest.raises(frb.IntegrationError) as err:
-            _run("MIDPOINT", TORQUES[torque], m, q, inertia, n_steps=3, h=10.0)
+            _run(method, TORQUES[torque], m, q, inertia, n_steps=3, h=h)
         messages.append(str(err.value))
-    assert "did not converge" in messages[0]
+    assert "did not converge" in messages[0] or "no solution" in messages[0]
     assert all(text == messages[0] for text in messages)
 
 
