@@ -1,4 +1,4 @@
-! The Lie-group steps of frb.integrate with the bodies of a chunk in lock-step lanes
+! The Lie-group steps (exponential and Cayley maps) of frb.integrate with the bodies of a chunk in lock-step lanes
 ! (structure-of-arrays blocks of lane_block bodies, component i of body j in x(j, i)):
 ! * TERZE (module lie_stormer_verlet: Z. Terze, A. Mueller, D. Zlatar, J. Comput. Nonlinear
 !   Dynam. 10(5):051005, 2015): a = m + (h/2) T_n, Y = exp(-(h/2) Omega_n) a,
@@ -21,8 +21,8 @@
 !   lane by lane), then dmv_step_scalar's operations with its Newton iteration of the quartic
 !   (14) in lock-step, each lane stopping where the one-body iteration stops (the lock-step DMV
 !   lanes of moser_veselov iterate every lane until all have converged: not the one-body bits).
-! For the torques of torque_lanes of the attitude alone (shared or per-body parameters), quaternion attitudes and no wheels
-! (method_lanes chooses these steps so). Each lane performs the operations of the one-body step
+! For the torques of torque_lanes of the attitude alone (parameters shared or per body),
+! quaternion attitudes and no wheels (method_lanes chooses these steps so). Each lane performs the operations of the one-body step
 ! (lie_stormer_verlet_step, approximate_flow_step: rotations' quat_exp, qrotate_tr, qmul,
 ! quat_normalize; axis_rotation; torques' torque_batch and torque_flow through torque_lanes) in
 ! the same order, so that the results are those of the one-body step bit for bit: a change to

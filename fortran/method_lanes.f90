@@ -2,8 +2,8 @@
 ! simd_dispatch) that replaces a method family's step for a run it covers, with the same results
 ! bit for bit. Covered are quaternion runs without wheels of
 ! * RK4 (runge_kutta_lanes), torque-free or with a torque of torque_lanes (field, gravity
-!   gradient, linear damping, rotors; parameters shared or per body), or torque-free with reaction wheels
-!   and the compiled law wheel_law_feedback;
+!   gradient, linear damping, rotors; parameters shared or per body), or torque-free with
+!   reaction wheels and the compiled law wheel_law_feedback;
 ! * the splittings of the exact free flow (splitting_lanes), with a torque of torque_lanes of the
 !   attitude alone (field, gravity gradient; parameters shared or per body);
 ! * TERZE, SYMROT and MIDPOINT (lie_group_lanes), torque-free or with a torque of torque_lanes

@@ -81,9 +81,11 @@ contains
       call term_times(tq, t, r)
       tb(1:nl, :) = 0.0_dp
       first = .true.
-      ! (the momentum part: builtin_parts' sums from zero)
-      lc = 0.0_dp
-      lh = 0.0_dp
+      ! (the momentum part: builtin_parts' sums from zero; terms of it only with tq%momentum)
+      if (tq%momentum) then
+         lc(1:nl) = 0.0_dp
+         lh(1:nl, :) = 0.0_dp
+      end if
       kd = 0.0_dp
       do i = 1, tq%nterms
          if (tq%block(i) > 0) then
