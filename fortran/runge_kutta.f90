@@ -51,7 +51,7 @@ module runge_kutta
 
 contains
 
-   include 'rk4_tangent_columns.inc'
+   include 'rk4_tangent_generic.inc'
 
    !> The increments of one stage: kq = (h/2) qs (0, ws), kw = h I^-1 (tb + (I ws) x ws).
    pure subroutine rk4_rates(h, qs, ws, inertia, tb, kq, kw)

@@ -5,7 +5,7 @@
 ! by torque_lanes_eval: runge_kutta_step's bit for bit); the stage points are kept, the torque's
 ! derivatives taken at each stage point by rk4_lane_jacobians (those of the parameters by
 ! torques.torque_jacobian, body by body), and the columns of S carried through the stages by
-! rk4_tangent_columns: the same source (rk4_tangent_columns.inc) as the one-body code's, with the
+! rk4_tangent_columns: the same source (rk4_tangent_generic.inc) as the one-body code's, with the
 ! bodies of a block in the lanes. So every body's state and tangents are those of
 ! runge_kutta_variational_step bit for bit.
 !
@@ -30,7 +30,7 @@ module runge_kutta_tangent_lanes
 
 contains
 
-   include 'rk4_tangent_columns.inc'
+   include 'rk4_tangent_generic.inc'
 
    !> One RK4 step with the variational state of the n bodies of a chunk (step_interface's
    !> method_variational_step), a block of lane_block bodies at a time.
