@@ -52,6 +52,7 @@ module runge_kutta
 contains
 
    include 'rk4_tangent_generic.inc'
+   include 'torque_jacobian_lanes_generic.inc'
 
    !> The increments of one stage: kq = (h/2) qs (0, ws), kw = h I^-1 (tb + (I ws) x ws).
    pure subroutine rk4_rates(h, qs, ws, inertia, tb, kq, kw)
@@ -245,7 +246,7 @@ contains
    !> points qs, qn (normalised), wst and torques tbs (stage 1: q, W), qsum = q + aq / 6 and
    !> wsum = W + aw / 6, q1 the quaternion after the step; s updated in place (rk4_tangent_columns
    !> with one body). The torque's derivatives at each stage point (at the normalised quaternion
-   !> qn and the momentum I W): rk4_lane_jacobians' for a torque of jacobian_in_lanes (the lanes'
+   !> qn and the momentum I W): lane_torque_jacobians' for a torque of jacobian_in_lanes (the lanes'
    !> operations), torque_jacobian's for any other and for the parameters' columns.
    subroutine rk4_tangents(tq, k, t, h, inertia, qs, qn, wst, tbs, qsum, wsum, q1, j, lay, s)
       type(torque_t), intent(in) :: tq
@@ -278,7 +279,7 @@ contains
          do st = 1, 4
             if (jacobian_in_lanes(tq)) then
                ms1(1, :) = inertia * wst(:, st)
-               call rk4_lane_jacobians(1, tq, t + cs(st) * h, qn1(:, :, st), ms1, il, jdth(:, :, :, st), &
+               call lane_torque_jacobians(1, tq, t + cs(st) * h, qn1(:, :, st), ms1, il, jdth(:, :, :, st), &
                                        jdm(:, :, :, st), jdt(:, :, st), jdi(:, :, :, st))
                if (lay%torque == 0) cycle
             end if

@@ -3,7 +3,7 @@
 ! form, for the runs runge_kutta_lanes covers without wheels: torque-free or a torque of
 ! torque_lanes. The values are runge_kutta_lanes' (rates, stage_point and normalise, the torque
 ! by torque_lanes_eval: runge_kutta_step's bit for bit); the stage points are kept, the torque's
-! derivatives taken at each stage point by rk4_lane_jacobians (those of the parameters by
+! derivatives taken at each stage point by lane_torque_jacobians (those of the parameters by
 ! torques.torque_jacobian, body by body), and the columns of S carried through the stages by
 ! rk4_tangent_columns: the same source (rk4_tangent_generic.inc) as the one-body code's, with the
 ! bodies of a block in the lanes. So every body's state and tangents are those of
@@ -31,6 +31,7 @@ module runge_kutta_tangent_lanes
 contains
 
    include 'rk4_tangent_generic.inc'
+   include 'torque_jacobian_lanes_generic.inc'
 
    !> One RK4 step with the variational state of the n bodies of a chunk (step_interface's
    !> method_variational_step), a block of lane_block bodies at a time.
@@ -158,7 +159,7 @@ contains
                   ms(j, i) = il(j, i) * wst(j, i, st)
                end do
             end do
-            call rk4_lane_jacobians(nl, tq, t + cs(st) * h, qn(:, :, st), ms, il, jdth(:, :, :, st), &
+            call lane_torque_jacobians(nl, tq, t + cs(st) * h, qn(:, :, st), ms, il, jdth(:, :, :, st), &
                                     jdm(:, :, :, st), jdt(:, :, st), jdi(:, :, :, st))
             if (lay%torque == 0) cycle
             ! the parameters' columns: torque_jacobian's, body by body

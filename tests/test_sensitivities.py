@@ -212,9 +212,10 @@ def test_torque_parameters(method, torque):
 
 def test_batch_is_each_body():
     """A batch carries each body's derivatives as its own run does, bit for bit (EXACT free,
-    STRANG with a torque)."""
+    STRANG with a torque of Q and m, YOSHIDA4 with torques of Q alone)."""
     m0, q0 = bodies(4, 4)
-    for method, tq in (("EXACT", None), ("STRANG", TORQUES["sum"]())):
+    for method, tq in (("EXACT", None), ("STRANG", TORQUES["sum"]()),
+                       ("YOSHIDA4", TORQUES["gravity gradient"]() + TORQUES["heavy top"]())):
         tr = frb.integrate(m0, q0, INERTIA, 0.09, 6, method=method, torque=tq,
                            sensitivities=("state", "h", "inertia"), save_every=3)
         for b in range(4):
