@@ -171,9 +171,12 @@ contains
    !> unbounded exponent range: never an overflow (nor an invalid operation for a NaN, which gives
    !> .false.). Factors at most 2^511 compare their plain products (which cannot overflow, the
    !> usual case: the same operations as the plain comparison); else each product is split into
-   !> a fraction and a power of two, x = f 2^e with f in [1/2, 1) (Fortran's fraction and
-   !> exponent, ISO/IEC 1539-1:2018, 16.9.80 and 16.9.75): f_a f_b rounds as a b does apart from
-   !> the power of two, so that the exponents and then the fractions decide.
+   !> a fraction and a power of two, x = f 2^e with f in [1/2, 1) (the intrinsics FRACTION and
+   !> EXPONENT of Fortran 2018, ISO/IEC 1539-1:2018): f_a f_b rounds as a b does apart from the
+   !> power of two (a product by a power of two is exact in the normal range: Higham, Accuracy
+   !> and Stability of Numerical Algorithms, 2nd ed. 2002, section 2.1), so that the exponents
+   !> and then the fractions decide. An ordered comparison (<, <=) with a NaN raises the invalid
+   !> exception (IEEE 754-2019, section 5.11): NaN is found by ieee_is_nan first.
    pure elemental logical function product_exceeds(a, b, c, d) result(exceeds)
       real(dp), intent(in) :: a, b, c, d
       real(dp), parameter :: factor_clamp = scale(1.0_dp, 511)
