@@ -11,7 +11,8 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from frb.experiments import inertia_identification, krysl_coulomb, satellite, vilmart_book  # noqa: E402
+from frb.experiments import (inertia_identification, krysl_coulomb, satellite,  # noqa: E402
+                             vilmart_book)
 from frb.experiments import plot_experiment, run_experiment  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

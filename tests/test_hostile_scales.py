@@ -70,8 +70,8 @@ def _norm(m) -> mpmath.mpf:
 QUAT = [1.0, 0.0, 0.0, 0.0]
 # |m| from 1e-300 to beyond huge (three components of 1.5e308: |m| = 2.6e308), on an axis and
 # along (1, 1, 1); the smallest moment from subnormal to huge
-M_CASES = [[1e-300, 0, 0], [3e-5, -4e-5, 0], [1.0, 1.0, 1.0], [0, 0, -1e150], [1e300, -2e300, 2e300],
-           [1.7e308, 0, 0], [1.5e308, 1.5e308, -1.5e308]]
+M_CASES = [[1e-300, 0, 0], [3e-5, -4e-5, 0], [1.0, 1.0, 1.0], [0, 0, -1e150],
+           [1e300, -2e300, 2e300], [1.7e308, 0, 0], [1.5e308, 1.5e308, -1.5e308]]
 I_CASES = [5e-324, 1e-310, 1e-5, 1.0, 1e200, 1e300, 1.7e308]
 
 

@@ -8,13 +8,15 @@ import pytest
 import frb
 from frb.derivatives import flow_jacobian
 
-M, QUAT, I = np.array([[0.3, 0.5, 0.8], [-0.2, 0.9, 0.1]]), np.tile([1.0, 0, 0, 0], (2, 1)), \
-    np.array([1.0, 2.0, 3.0])
+M = np.array([[0.3, 0.5, 0.8], [-0.2, 0.9, 0.1]])
+QUAT = np.tile([1.0, 0, 0, 0], (2, 1))
+I = np.array([1.0, 2.0, 3.0])
 
 
 def test_wheel_law_that_is_not_a_law_is_refused():
     wheels = frb.wheels.Wheels(np.eye(3), np.zeros(3))
-    with pytest.raises(TypeError, match=r"^wheel_law must be None, a law of frb.wheel_laws or a callable"):
+    with pytest.raises(TypeError,
+                       match=r"^wheel_law must be None, a law of frb.wheel_laws or a callable"):
         frb.integrate(M[0], QUAT[0], I, 0.1, 2, method="RK4", wheels=wheels, wheel_law=5)
 
 
@@ -24,8 +26,8 @@ def test_user_wheel_law_returning_complex_numbers_is_refused():
     def law(t, Q, m, h):
         return np.zeros((len(m), 3), dtype=complex)
 
-    with pytest.raises(ValueError, match=r"^wheel_law law \(method RK4, step 1\) must return real numbers, "
-                                         r"got dtype complex128"):
+    with pytest.raises(ValueError, match=r"^wheel_law law \(method RK4, step 1\) must return "
+                                         r"real numbers, got dtype complex128"):
         frb.integrate(M, QUAT, I, 0.1, 2, method="RK4", wheels=wheels, wheel_law=law)
 
 
