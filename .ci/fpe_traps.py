@@ -7,15 +7,23 @@ invalid operations, division by zero and overflow (glibc's ``feenableexcept``) a
 routine runs in the calling thread and off again when it returns. A trap stops the process with
 the sanitizer's report (SIGFPE) naming the instruction.
 
-Routines that rely on non-finite intermediates, or that are given non-finite values on purpose,
-run without traps; they are listed in ``UNTRAPPED`` with the reason. So does any call given a
-non-finite input (the tests of hostile input: the compiled checks compare it to name it).
+Routines that rely on non-finite intermediates run without traps; they are listed in
+``UNTRAPPED`` with the reason. So does any call given a non-finite input (the tests of hostile
+input), but for the routines that check their input first (``CHECKED_FIRST``: the compiled checks
+of fortran/checks.f90 read NaN and infinities from their bits and compare finite values only, and
+refuse the body before any step).
+
+With ``FRB_FPE_FLAGS=1`` the traps are not enabled: the flags of the same exceptions are cleared
+before each call and read after it, and the calls that raised one are listed at the end of the run
+(the routine, the test, the exceptions) and fail the run, so that one run finds every such call
+(a trap stops the process at the first).
 """
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
 import math
+import os
 import platform
 
 # x86-64 glibc <fenv.h>
@@ -32,8 +40,6 @@ UNTRAPPED: dict[str, str] = {name: _LANES for name in (
     "frb_integrate_batch", "quat_integrate_batch", "dmv_step_batch", "dmv_integrate_batch")}
 UNTRAPPED["ell_carlson"] = ("tests/test_elliptic.py evaluates R_C(x, y) at x = 0 and y < 0 (its "
                             "pole: a division by zero) along with valid arguments, and drops it")
-UNTRAPPED["check_bodies"] = ("the checks of the input are given NaN and infinities on purpose "
-                             "(to find and name them); comparing them raises the invalid flag")
 _BRANCH_FREE = ("the exact flows' elementary functions (fortran/lane_math_generic.inc) are "
                 "branch-free: both pieces are evaluated and one is chosen by a merge, e.g. "
                 "lane_atanc (atan(x)/x) computes atan(|x|)/|x| also at x = 0 (0/0), where the "
@@ -42,6 +48,10 @@ _BRANCH_FREE = ("the exact flows' elementary functions (fortran/lane_math_generi
 # method's family runs the exact flows or the lanes (the exact splittings and the approximate
 # free flows: DMV): _LANES and _BRANCH_FREE; with traps for every other family
 UNTRAPPED["lane_math_values"] = _BRANCH_FREE
+# the exact flow's derivatives (fortran/flow_derivatives.f90, exact_splittings.f90) run the exact
+# flow: its branch-free functions, and the dual numbers of its derivatives
+for _name in ("flow_jacobian", "flow_inertia_jacobian"):
+    UNTRAPPED[_name] = _BRANCH_FREE
 UNTRAPPED["engine_segment_gil"] = (
     "the loop with a Python call-back (a user's torque or wheel law): a call-back that fails "
     "returns NaN on purpose, so that the step ends non-finite and the loop stops "
@@ -50,6 +60,20 @@ UNTRAPPED["engine_segment_gil"] = (
     "of the entry when a procedure that uses ieee_arithmetic returns (and raises the flags "
     "signalled meanwhile); the same loop runs trapped with the built-in torques")
 ENGINE = ("engine_whole", "engine_segment", "engine_segment_gil")
+# the loops whose steps may overflow on purpose: an explicit method given a step far beyond its
+# stability (h = 1e18) ends the step non-finite, and the loop stops there (status
+# INFO_NON_FINITE, frb.IntegrationError). Their flags are read after the call instead of
+# trapped: raised by a call that ends with that status they are the stop; raised by any other
+# call they fail the test (FloatingPointError)
+FLAGGED = ("engine_whole", "engine_segment", "free_steps_one")
+# the routines that check every body first (fortran/checks.f90, without a floating-point
+# exception for any value) and refuse an invalid one before any step: trapped also when given
+# NaN or an infinity
+CHECKED_FIRST = ("check_bodies", "free_steps_one", "engine_whole")
+FLAGS_ONLY = os.environ.get("FRB_FPE_FLAGS", "0") == "1"
+_NAMES = {FE_INVALID: "invalid", FE_DIVBYZERO: "division by zero", FE_OVERFLOW: "overflow"}
+raised: list[str] = []
+_current_test = ["(collection)"]
 
 _libm = ctypes.CDLL(ctypes.util.find_library("m"))
 wrapped: list[str] = []
@@ -84,11 +108,41 @@ def _given_non_finite(args) -> bool:
     return False
 
 
+def _status(name, result) -> int:
+    """The info status a FLAGGED routine returned: the first of (status, fail_step, fail_body)
+    of the engine, the last of free_steps_one's (m, attitude, check code, status)."""
+    return int(result[-1] if name == "free_steps_one" else result[0])
+
+
+def _non_finite() -> int:
+    from frb import _numbers_table as nt
+
+    return nt.INFO_NON_FINITE
+
+
 def _trapped(routine, name):
     def call(*args, **kwargs):
-        if _untrapped_family(name, args, kwargs) or _given_non_finite(args):
+        if _untrapped_family(name, args, kwargs) or (name not in CHECKED_FIRST
+                                                     and _given_non_finite(args)):
             return routine(*args, **kwargs)
         _libm.feclearexcept(FE_ALL_EXCEPT)
+        if name in FLAGGED and not FLAGS_ONLY:
+            result = routine(*args, **kwargs)
+            flags = _libm.fetestexcept(TRAPS)
+            _libm.feclearexcept(FE_ALL_EXCEPT)
+            if flags and _status(name, result) != _non_finite():
+                what = ", ".join(v for k, v in _NAMES.items() if flags & k)
+                raise FloatingPointError(f"{name} raised {what} and ended with status "
+                                         f"{_status(name, result)}")
+            return result
+        if FLAGS_ONLY:
+            result = routine(*args, **kwargs)
+            flags = _libm.fetestexcept(TRAPS)
+            _libm.feclearexcept(FE_ALL_EXCEPT)
+            if flags and not (name in FLAGGED and _status(name, result) == _non_finite()):
+                what = ", ".join(v for k, v in _NAMES.items() if flags & k)
+                raised.append(f"{name} in {_current_test[0]}: {what}")
+            return result
         _libm.feenableexcept(TRAPS)
         try:
             return routine(*args, **kwargs)
@@ -118,7 +172,26 @@ def pytest_configure(config):
 
 
 def pytest_report_header(config):
-    return (f"floating-point traps (invalid, zero, overflow) in {len(wrapped)} compiled routines "
+    kind = "flags" if FLAGS_ONLY else "traps"
+    return (f"floating-point {kind} (invalid, zero, overflow) in {len(wrapped)} compiled routines "
             f"(the engine's and free_steps_one's for the methods that use neither the exact flows "
             f"nor the lanes); without: "
             f"{', '.join(sorted(UNTRAPPED)) or 'none'}")
+
+
+def pytest_runtest_setup(item):
+    _current_test[0] = item.nodeid
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not FLAGS_ONLY:
+        return
+    terminalreporter.section("floating-point exceptions in frb's compiled routines")
+    terminalreporter.write_line(f"{len(raised)} calls raised invalid, division by zero or overflow")
+    for line in dict.fromkeys(raised):
+        terminalreporter.write_line(line)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if FLAGS_ONLY and raised and session.exitstatus == 0:
+        session.exitstatus = 1

@@ -1,7 +1,7 @@
 ! Input checks of the batched bindings, done in the compiled loop (no numpy temporaries).
 ! Each function returns 0 for valid input or the code of the first problem found.
 module checks
-   use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
+   use, intrinsic :: ieee_arithmetic, only: ieee_is_finite, ieee_is_nan
    use, intrinsic :: iso_fortran_env, only: int64
    use kinds, only: dp
    use parallel, only: thread_count, min_parallel_work, first_invalid
@@ -52,52 +52,75 @@ contains
    !> quaternions, na = 4, or transposed rotation matrices, na = 9; the batch's h(nh) and
    !> inertia(3, ni), nh and ni either 1 or the batch size) all pass check_body_quat or
    !> check_body_matrix (.false.: not shown, the caller checks body by body). Without branches,
-   !> so that it vectorises: m, h, inertia and the attitude finite (|x| <= huge: false for a
-   !> NaN), the moments positive, |h| max|m_i| <= phase_limit I_min / 2 (where check_state's
+   !> so that it vectorises, and without a floating-point exception for any input: finiteness is
+   !> read from the bits (finite_bits), the values of a body that is not finite are replaced by
+   !> 0 (a select), and the products are of values clamped to 2^511 (2^959 for the moment), so
+   !> that no product overflows; a body outside those clamps is left to the body-by-body checks.
+   !> The tests: the moments positive, |h| max|m_i| <= phase_limit I_min / 2 (where check_state's
    !> phase test returns at once), and the attitude's test by the operations of
-   !> check_unit_quaternion or check_rotation_tr.
+   !> check_unit_quaternion or check_rotation_tr (entries clamped to [-2, 2]: an entry beyond
+   !> makes a squared row norm >= 4, refused by both).
    pure logical function all_valid(na, nc, b0, ni, nh, m, att, h, inertia, tol) result(valid)
       integer, intent(in) :: na, nc, b0, ni, nh
       real(dp), intent(in) :: m(3, nc), att(na, nc), h(nh), inertia(3, ni), tol
-      real(dp), parameter :: big = huge(1.0_dp)
-      real(dp) :: hb, i1, i2, i3, limit, ok, dev, det
-      integer :: i
+      real(dp), parameter :: factor_clamp = scale(1.0_dp, 511), moment_clamp = scale(1.0_dp, 959)
+      real(dp) :: hb, i1, i2, i3, mb, imin, ok, dev, det, a(9)
+      logical :: finite
+      integer :: i, k
 
       ok = 1
       do i = 1, nc
          hb = h(min(b0 + i - 1, nh))
          i1 = inertia(1, min(b0 + i - 1, ni)); i2 = inertia(2, min(b0 + i - 1, ni))
          i3 = inertia(3, min(b0 + i - 1, ni))
-         limit = 0.5_dp * phase_limit * min(i1, i2, i3)
-         ok = min(ok, merge(1.0_dp, 0.0_dp, &
-                            abs(m(1, i)) <= big .and. abs(m(2, i)) <= big .and. abs(m(3, i)) <= big &
-                            .and. abs(hb) <= big .and. i1 > 0 .and. i2 > 0 .and. i3 > 0 &
-                            .and. i1 <= big .and. i2 <= big .and. i3 <= big .and. limit <= big &
-                            .and. abs(hb) * max(abs(m(1, i)), abs(m(2, i)), abs(m(3, i))) <= limit &
-                            .and. all(abs(att(:, i)) <= big)))
+         finite = finite_bits(m(1, i)) .and. finite_bits(m(2, i)) .and. finite_bits(m(3, i)) &
+                  .and. finite_bits(hb) .and. finite_bits(i1) .and. finite_bits(i2) &
+                  .and. finite_bits(i3) .and. all(finite_bits(att(:, i)))
+         hb = abs(merge(hb, 0.0_dp, finite))
+         mb = max(abs(merge(m(1, i), 0.0_dp, finite)), abs(merge(m(2, i), 0.0_dp, finite)), &
+                  abs(merge(m(3, i), 0.0_dp, finite)))
+         imin = min(merge(i1, 0.0_dp, finite), merge(i2, 0.0_dp, finite), merge(i3, 0.0_dp, finite))
+         ok = min(ok, merge(1.0_dp, 0.0_dp, finite .and. imin > 0 .and. hb <= factor_clamp &
+                            .and. mb <= factor_clamp .and. imin <= moment_clamp &
+                            .and. min(hb, factor_clamp) * min(mb, factor_clamp) &
+                                  <= 0.5_dp * phase_limit * min(imin, moment_clamp)))
       end do
       if (na == 4) then
          do i = 1, nc
-            ok = min(ok, merge(1.0_dp, 0.0_dp, abs(sqrt(att(1, i) * att(1, i) &
-                 + att(2, i) * att(2, i) + att(3, i) * att(3, i) + att(4, i) * att(4, i)) - 1) <= tol))
+            do k = 1, 4
+               a(k) = merge(min(abs(att(k, i)), 2.0_dp), 0.0_dp, finite_bits(att(k, i)))
+            end do
+            ok = min(ok, merge(1.0_dp, 0.0_dp, abs(sqrt(a(1) * a(1) + a(2) * a(2) + a(3) * a(3) &
+                                                        + a(4) * a(4)) - 1) <= tol))
          end do
       else
          ! att(:, i): Q^T column by column, att(r + 3 (c - 1), i) = Q^T(r, c)
          do i = 1, nc
-            dev = max(abs(att(1, i) * att(1, i) + att(4, i) * att(4, i) + att(7, i) * att(7, i) - 1), &
-                      abs(att(2, i) * att(2, i) + att(5, i) * att(5, i) + att(8, i) * att(8, i) - 1), &
-                      abs(att(3, i) * att(3, i) + att(6, i) * att(6, i) + att(9, i) * att(9, i) - 1), &
-                      abs(att(1, i) * att(2, i) + att(4, i) * att(5, i) + att(7, i) * att(8, i)), &
-                      abs(att(1, i) * att(3, i) + att(4, i) * att(6, i) + att(7, i) * att(9, i)), &
-                      abs(att(2, i) * att(3, i) + att(5, i) * att(6, i) + att(8, i) * att(9, i)))
-            det = att(1, i) * (att(5, i) * att(9, i) - att(8, i) * att(6, i)) &
-                  - att(4, i) * (att(2, i) * att(9, i) - att(8, i) * att(3, i)) &
-                  + att(7, i) * (att(2, i) * att(6, i) - att(5, i) * att(3, i))
+            do k = 1, 9
+               a(k) = merge(max(-2.0_dp, min(att(k, i), 2.0_dp)), 0.0_dp, finite_bits(att(k, i)))
+            end do
+            dev = max(abs(a(1) * a(1) + a(4) * a(4) + a(7) * a(7) - 1), &
+                      abs(a(2) * a(2) + a(5) * a(5) + a(8) * a(8) - 1), &
+                      abs(a(3) * a(3) + a(6) * a(6) + a(9) * a(9) - 1), &
+                      abs(a(1) * a(2) + a(4) * a(5) + a(7) * a(8)), &
+                      abs(a(1) * a(3) + a(4) * a(6) + a(7) * a(9)), &
+                      abs(a(2) * a(3) + a(5) * a(6) + a(8) * a(9)))
+            det = a(1) * (a(5) * a(9) - a(8) * a(6)) - a(4) * (a(2) * a(9) - a(8) * a(3)) &
+                  + a(7) * (a(2) * a(6) - a(5) * a(3))
             ok = min(ok, merge(1.0_dp, 0.0_dp, dev <= tol .and. det > 0))
          end do
       end if
       valid = ok > 0
    end function all_valid
+
+   !> True when x is finite, read from its bits (all exponent bits set: an infinity or a NaN),
+   !> so that no floating-point exception is raised for a NaN.
+   pure elemental logical function finite_bits(x)
+      real(dp), intent(in) :: x
+      integer(int64), parameter :: exponent_bits = int(z'7FF0000000000000', int64)
+
+      finite_bits = iand(transfer(x, exponent_bits), exponent_bits) /= exponent_bits
+   end function finite_bits
 
    !> m and h finite; inertia finite and strictly positive; |h| |m| / I_min <= phase_limit.
    pure integer function check_state(m, h, inertia) result(code)
@@ -117,69 +140,141 @@ contains
       end if
    end function check_state
 
-   !> |h| |m| > phase_limit imin (check_state). The usual case costs one product: |m| <= 2 max |m_i|.
+   !> |h| |m| > phase_limit imin (check_state), for finite m, h and imin > 0. The usual case costs
+   !> one product: |m| <= sqrt(3) max |m_i| < 2 max |m_i|. |m| = big norm2(m / big) with big =
+   !> max |m_i| can exceed huge (all three near 1e308): then both sides are halved
+   !> (|h| (big / 2) norm2(m / big) against (phase_limit / 2) imin, the same rounded products).
    pure logical function phase_beyond_limit(m, h, imin) result(beyond)
       real(dp), intent(in) :: m(3), h, imin
       real(dp) :: big
 
       big = maxval(abs(m))
       beyond = .false.
-      if (abs(h) * big <= 0.5_dp * phase_limit * imin .and. 0.5_dp * phase_limit * imin <= huge(1.0_dp)) return
-      if (big == 0) return
-      beyond = phase_over(h, big * norm2(m / big), imin, phase_limit)
+      if (.not. product_exceeds(abs(h), big, 0.5_dp * phase_limit, imin)) return
+      if (big <= scale(1.0_dp, 1000)) then
+         beyond = product_exceeds(abs(h), big * norm2(m / big), phase_limit, imin)
+      else
+         beyond = product_exceeds(abs(h), (0.5_dp * big) * norm2(m / big), 0.5_dp * phase_limit, imin)
+      end if
    end function phase_beyond_limit
 
-   !> |h| g / imin > limit for g >= 0, imin > 0, whatever the scales: the plain comparison
-   !> |h| g > limit imin where neither side overflows (the operations of the flows' usual path),
-   !> else from g / imin (or imin / g when that overflows).
+   !> |h| g / imin > limit for g >= 0, imin > 0, whatever the scales: |h| g > limit imin compared
+   !> without an overflow (product_exceeds). A NaN gives .false.; an infinite |h| g (neither
+   !> factor zero) exceeds any finite limit imin.
    pure elemental logical function phase_over(h, g, imin, limit) result(over)
       real(dp), intent(in) :: h, g, imin, limit
-      real(dp) :: x, y, r
 
-      x = abs(h) * g
-      y = limit * imin
-      if (x <= huge(1.0_dp) .and. y <= huge(1.0_dp)) then
-         over = x > y
-         return
-      end if
-      r = g / imin
-      if (r <= huge(1.0_dp)) then
-         over = abs(h) * r > limit
-      else
-         over = abs(h) > limit * (imin / g)
-      end if
+      over = product_exceeds(abs(h), g, limit, imin)
    end function phase_over
 
-   !> qt = Q^T finite, Q^T Q = 1 within tol (entrywise) and det Q > 0.
+   !> a b > c d for a, b, c, d >= 0, the products rounded as in the plain comparison but with an
+   !> unbounded exponent range: never an overflow (nor an invalid operation for a NaN, which gives
+   !> .false.). Factors at most 2^511 compare their plain products (which cannot overflow, the
+   !> usual case: the same operations as the plain comparison); else each product is split into
+   !> a fraction and a power of two, x = f 2^e with f in [1/2, 1) (the intrinsics FRACTION and
+   !> EXPONENT of Fortran 2018, ISO/IEC 1539-1:2018): f_a f_b rounds as a b does apart from the
+   !> power of two (a product by a power of two is exact in the normal range: Higham, Accuracy
+   !> and Stability of Numerical Algorithms, 2nd ed. 2002, section 2.1), so that the exponents
+   !> and then the fractions decide. An ordered comparison (<, <=) with a NaN raises the invalid
+   !> exception (IEEE 754-2019, section 5.11): NaN is found by ieee_is_nan first.
+   pure elemental logical function product_exceeds(a, b, c, d) result(exceeds)
+      real(dp), intent(in) :: a, b, c, d
+      real(dp), parameter :: factor_clamp = scale(1.0_dp, 511)
+      real(dp) :: fab, fcd
+      integer :: eab, ecd
+
+      exceeds = .false.
+      if (ieee_is_nan(a) .or. ieee_is_nan(b) .or. ieee_is_nan(c) .or. ieee_is_nan(d)) return
+      if (a <= factor_clamp .and. b <= factor_clamp .and. c <= factor_clamp .and. d <= factor_clamp) then
+         exceeds = a * b > c * d
+         return
+      end if
+      if (a == 0 .or. b == 0) return
+      if (c == 0 .or. d == 0) then
+         exceeds = .true.
+         return
+      end if
+      if (.not. (ieee_is_finite(a) .and. ieee_is_finite(b))) then
+         exceeds = ieee_is_finite(c) .and. ieee_is_finite(d)
+         return
+      end if
+      if (.not. (ieee_is_finite(c) .and. ieee_is_finite(d))) return
+      call split_product(a, b, fab, eab)
+      call split_product(c, d, fcd, ecd)
+      exceeds = eab > ecd .or. (eab == ecd .and. fab > fcd)
+   end function product_exceeds
+
+   !> x y = f 2^e with f in [1/2, 1), for finite x, y > 0: f the product of the fractions of x and
+   !> y, rounded once (as x y is in the normal range), then brought back to [1/2, 1) exactly.
+   pure elemental subroutine split_product(x, y, f, e)
+      real(dp), intent(in) :: x, y
+      real(dp), intent(out) :: f
+      integer, intent(out) :: e
+
+      f = fraction(x) * fraction(y)
+      e = exponent(x) + exponent(y)
+      if (f < 0.5_dp) then
+         f = 2 * f
+         e = e - 1
+      else if (f >= 1) then
+         f = 0.5_dp * f
+         e = e + 1
+      end if
+   end subroutine split_product
+
+   !> min(huge, x y / z) for finite x, y >= 0 and z > 0, rounded as the plain (x y) / z would be
+   !> with an unbounded exponent range (split_product, then the quotient of the fractions).
+   pure elemental real(dp) function capped_ratio(x, y, z) result(r)
+      real(dp), intent(in) :: x, y, z
+      real(dp) :: f, q
+      integer :: e
+
+      r = 0
+      if (x == 0 .or. y == 0) return
+      call split_product(x, y, f, e)
+      q = f / fraction(z)
+      e = e - exponent(z)
+      if (exponent(q) + e > maxexponent(q)) then
+         r = huge(1.0_dp)
+      else
+         r = scale(q, e)
+      end if
+   end function capped_ratio
+
+   !> qt = Q^T finite, Q^T Q = 1 within tol (entrywise) and det Q > 0. Finiteness first (read
+   !> without comparing a NaN), then entries beyond 2 in size are refused before any product (a
+   !> squared row norm >= 4: Q^T Q - 1 >= 3 > tol), so that no product overflows.
    pure integer function check_rotation_tr(qt, tol) result(code)
       real(dp), intent(in) :: qt(3, 3), tol
       real(dp) :: dev, det
 
-      ! the six distinct entries of Q^T Q - 1 (rows of qt are the columns of Q); a NaN or an
-      ! infinity in qt makes dev NaN or infinite, so the test below fails for it too
+      if (.not. all(ieee_is_finite(qt))) then
+         code = bad_attitude_value
+         return
+      end if
+      code = bad_rotation
+      if (any(abs(qt) > 2)) return
+      ! the six distinct entries of Q^T Q - 1 (rows of qt are the columns of Q)
       dev = max(abs(dot_product(qt(1, :), qt(1, :)) - 1), abs(dot_product(qt(2, :), qt(2, :)) - 1), &
                 abs(dot_product(qt(3, :), qt(3, :)) - 1), abs(dot_product(qt(1, :), qt(2, :))), &
                 abs(dot_product(qt(1, :), qt(3, :))), abs(dot_product(qt(2, :), qt(3, :))))
       det = qt(1, 1) * (qt(2, 2) * qt(3, 3) - qt(2, 3) * qt(3, 2)) &
             - qt(1, 2) * (qt(2, 1) * qt(3, 3) - qt(2, 3) * qt(3, 1)) &
             + qt(1, 3) * (qt(2, 1) * qt(3, 2) - qt(2, 2) * qt(3, 1))
-      code = input_ok
-      if (dev <= tol .and. det > 0) return
-      if (.not. all(ieee_is_finite(qt))) then
-         code = bad_attitude_value
-      else
-         code = bad_rotation
-      end if
+      if (dev <= tol .and. det > 0) code = input_ok
    end function check_rotation_tr
 
-   !> q finite and | |q| - 1 | <= tol.
+   !> q finite and | |q| - 1 | <= tol (tol < 1: a component beyond 2 in size is refused before
+   !> the squares, which then cannot overflow).
    pure integer function check_unit_quaternion(q, tol) result(code)
       real(dp), intent(in) :: q(4), tol
 
       code = input_ok
       if (.not. all(ieee_is_finite(q))) then
          code = bad_attitude_value
-      else if (abs(sqrt(sum(q * q)) - 1) > tol) then   ! (q finite; an overflow gives +Inf: rejected)
+      else if (any(abs(q) > 2)) then
+         code = bad_quaternion
+      else if (abs(sqrt(sum(q * q)) - 1) > tol) then
          code = bad_quaternion
       end if
    end function check_unit_quaternion
@@ -212,19 +307,24 @@ contains
    !> whose index (from 1) is body (0 when all are valid). For valid bodies, extremes holds the
    !> scales of the batch: the largest max_i |m_i| of a body, the smallest nonzero one (huge when
    !> all are zero), the smallest and the largest moment, and a bound on the largest
-   !> |h| max_i |m_i| / I_min (the largest |h| max_i |m_i| over the smallest moment).
+   !> |h| max_i |m_i| / I_min (the largest |h| max_i |m_i| over the smallest moment, huge where
+   !> it exceeds huge).
    !> The bodies go in chunks of check_chunk shared among the threads (dynamic: a thread that
    !> another process delays holds up no more than one chunk): each chunk is checked in one
-   !> vectorised pass (all_valid), body by body only when that fails, and gives its scales. The
-   !> smallest invalid index and the scales are min / max reductions, exact in any order: the
-   !> same results for every thread count.
+   !> vectorised pass (all_valid), body by body only when that fails, and gives its scales (a
+   !> chunk with an invalid body gives none: they are not used). The smallest invalid index and
+   !> the scales are min / max reductions, exact in any order: the same results for every thread
+   !> count. No floating-point exception for any input: the products |h| max_i |m_i| are of
+   !> factors clamped to 2^511; when a factor exceeds that (counted in beyond), the bound is
+   !> taken again body by body without an overflow (capped_ratio).
    subroutine check_batch(natt, n, m, att, nh, h, ni, inertia, threads, code, body, extremes)
       integer, intent(in) :: natt, n, nh, ni, threads
       real(dp), intent(in) :: m(3, n), att(natt, n), h(nh), inertia(3, ni)
       integer, intent(out) :: code, body
       real(dp), intent(out) :: extremes(check_extremes)
-      real(dp) :: big, small, imin, imax, phase, bm, bi
-      integer :: b, b0, nc, ic, first_bad
+      real(dp), parameter :: factor_clamp = scale(1.0_dp, 511)
+      real(dp) :: big, small, imin, imax, phase, bm, bi, hb
+      integer :: b, b0, nc, ic, first_bad, beyond
 
       first_bad = n + 1
       big = 0
@@ -232,10 +332,11 @@ contains
       imin = huge(1.0_dp)
       imax = 0
       phase = 0
+      beyond = 0
       !$omp parallel do num_threads(thread_count(threads)) if(n >= min_parallel_work) &
-      !$omp schedule(dynamic) default(none) private(b, b0, nc, bm, bi) &
+      !$omp schedule(dynamic) default(none) private(b, b0, nc, bm, bi, hb) &
       !$omp reduction(min: first_bad, small, imin) reduction(max: big, imax, phase) &
-      !$omp shared(n, natt, ni, nh, m, att, h, inertia)
+      !$omp reduction(+: beyond) shared(n, natt, ni, nh, m, att, h, inertia)
       do ic = 1, (n + check_chunk - 1) / check_chunk
          b0 = (ic - 1) * check_chunk + 1
          nc = min(check_chunk, n - b0 + 1)
@@ -248,15 +349,18 @@ contains
                   exit
                end if
             end do
+            if (first_bad <= b0 + nc - 1) cycle
          end if
          do b = b0, b0 + nc - 1
             bm = max(abs(m(1, b)), abs(m(2, b)), abs(m(3, b)))
             bi = min(inertia(1, min(b, ni)), inertia(2, min(b, ni)), inertia(3, min(b, ni)))
+            hb = abs(h(min(b, nh)))
             big = max(big, bm)
             small = min(small, merge(bm, huge(1.0_dp), bm > 0))
             imin = min(imin, bi)
             imax = max(imax, inertia(1, min(b, ni)), inertia(2, min(b, ni)), inertia(3, min(b, ni)))
-            phase = max(phase, abs(h(min(b, nh))) * bm)
+            phase = max(phase, min(hb, factor_clamp) * min(bm, factor_clamp))
+            beyond = beyond + merge(1, 0, hb > factor_clamp .or. bm > factor_clamp)
          end do
       end do
       !$omp end parallel do
@@ -269,7 +373,14 @@ contains
          return
       end if
       ! (a bound on the largest |h| max_i |m_i| / I_min, without a division a body)
-      phase = phase / imin
+      if (beyond == 0) then
+         phase = capped_ratio(phase, 1.0_dp, imin)
+      else
+         phase = 0
+         do b = 1, n
+            phase = max(phase, capped_ratio(abs(h(min(b, nh))), maxval(abs(m(:, b))), imin))
+         end do
+      end if
       extremes = [big, small, imin, imax, phase]
 
    contains

@@ -1,7 +1,11 @@
 """Property tests: for any valid input the flows return finite states that keep the invariants.
 
 Inputs mix generic values with the degenerate ones (zero components, equal moments, components near
-underflow, huge and tiny scales, long steps)."""
+underflow, huge and tiny scales, long steps). The number of examples of each property is its own
+below, or ``FRB_FUZZ_EXAMPLES`` when that is set (``bash .ci/run --fuzz N`` runs this file with
+tests/test_fuzz.py at that budget)."""
+import os
+
 import numpy as np
 import pytest
 from hypothesis import example, given, settings, strategies as st
@@ -10,6 +14,12 @@ import frb
 
 # the accuracy tests of the batched flows run under each SIMD target of this CPU (frb.simd)
 pytestmark = pytest.mark.usefixtures("each_cpu_target")
+
+
+def _examples(default: int) -> int:
+    """The examples of a property: FRB_FUZZ_EXAMPLES when set, else default."""
+    return int(os.environ.get("FRB_FUZZ_EXAMPLES", default))
+
 
 component = st.one_of(
     st.floats(-1e3, 1e3, allow_nan=False, allow_subnormal=False),
@@ -38,7 +48,7 @@ def _norm(v):
     return 0.0 if big == 0 else big * np.linalg.norm(v / big)
 
 
-@settings(max_examples=400)
+@settings(max_examples=_examples(400))
 @given(bodies(), st.integers(0, 3))
 # found by a 20,000-example run: within 1e-141 of the axis of a symmetric body the frame angle's
 # coefficient sqrt(c0 (c0 + c1)) underflows to 0 (it gave NaN before atan2_ratio)
@@ -100,7 +110,7 @@ def _scale(x, k):
     return np.ldexp(x, k)
 
 
-@settings(max_examples=150)
+@settings(max_examples=_examples(150))
 @given(scaled_bodies(), st.sampled_from([0, 3]))
 def test_extreme_scales_follow_the_scaling_law(body, quadrature):
     m, inertia, h, ka, kb = body
@@ -133,7 +143,7 @@ def test_extreme_scales_follow_the_scaling_law(body, quadrature):
         assert np.array_equal(m1s, _scale(m1, ka)) and np.array_equal(Q1s, Q1)
 
 
-@settings(max_examples=60)
+@settings(max_examples=_examples(60))
 @given(scaled_bodies())
 @example((np.array([1.0, 2.0**-7, 2.0**-1022]), np.array([1.0, 1.0, 1.0]), 1.0, 26, 0))
 def test_dmv_follows_the_scaling_law(body):

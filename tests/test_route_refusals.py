@@ -1,0 +1,39 @@
+"""Refusals and edge cases of the routes (frb/_run.py) that the other tests do not reach: each
+refusal is the documented exception naming the argument, an empty batch the documented shapes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import frb
+from frb.derivatives import flow_jacobian
+
+M = np.array([[0.3, 0.5, 0.8], [-0.2, 0.9, 0.1]])
+QUAT = np.tile([1.0, 0, 0, 0], (2, 1))
+I = np.array([1.0, 2.0, 3.0])
+
+
+def test_wheel_law_that_is_not_a_law_is_refused():
+    wheels = frb.wheels.Wheels(np.eye(3), np.zeros(3))
+    with pytest.raises(TypeError,
+                       match=r"^wheel_law must be None, a law of frb.wheel_laws or a callable"):
+        frb.integrate(M[0], QUAT[0], I, 0.1, 2, method="RK4", wheels=wheels, wheel_law=5)
+
+
+def test_user_wheel_law_returning_complex_numbers_is_refused():
+    wheels = frb.wheels.Wheels(np.eye(3), np.zeros(3))
+
+    def law(t, Q, m, h):
+        return np.zeros((len(m), 3), dtype=complex)
+
+    with pytest.raises(ValueError, match=r"^wheel_law law \(method RK4, step 1\) must return "
+                                         r"real numbers, got dtype complex128"):
+        frb.integrate(M, QUAT, I, 0.1, 2, method="RK4", wheels=wheels, wheel_law=law)
+
+
+@pytest.mark.parametrize("attitude, natt", [(np.zeros((0, 4)), 4), (np.zeros((0, 3, 3)), 9)])
+def test_flow_jacobian_of_an_empty_batch(attitude, natt):
+    m1, a1, jac = flow_jacobian(np.zeros((0, 3)), attitude, 0.1, I)
+    assert m1.shape == (0, 3) and a1.shape == attitude.shape
+    assert jac.state.shape == (0, 6, 6) and jac.h.shape == (0, 6)
+    assert jac.inertia.shape == (0, 6, 3)
