@@ -102,9 +102,18 @@ def throughput(tmp: Path) -> dict[str, list[float]]:
     return out
 
 
+def compiled_library() -> str:
+    """The path of the shared library of the compiled code (libfrb_fortran) as loaded."""
+    import frb._testing  # noqa: F401
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            if "libfrb_fortran" in line:
+                return line.split()[-1]
+    raise RuntimeError("libfrb_fortran is not loaded")
+
+
 def executed(tmp: Path, target: str, h: float, steps: int) -> dict[str, float]:
     """Elements divided and square-rooted per body-step inside the compiled loop."""
-    import frb._testing
     driver = tmp / "driver.py"
     driver.write_text(DRIVER)
     cg = tmp / f"cg_{target}_{h}.out"
@@ -112,8 +121,9 @@ def executed(tmp: Path, target: str, h: float, steps: int) -> dict[str, float]:
                     "--dump-line=no", f"--callgrind-out-file={cg}", sys.executable, str(driver), str(steps),
                     repr(h)], capture_output=True, text=True, check=True,
                    env={**os.environ, "FRB_CPU_TARGET": target, "OMP_NUM_THREADS": "1"})
-    # (the loop is frb._testing's own copy of the compiled code)
-    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", frb._testing.__file__], capture_output=True,
+    # (the loop is in the shared library of the compiled code, which frb._testing links)
+    library = compiled_library()
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", library], capture_output=True,
                          text=True, check=True).stdout
     kind = {}
     for line in dis.splitlines():
@@ -126,7 +136,17 @@ def executed(tmp: Path, target: str, h: float, steps: int) -> dict[str, float]:
             kind[int(m.group(1), 16)] = ("division" if "div" in op else "square root", width)
     counts: collections.Counter[str] = collections.Counter()
     addr = 0
+    objects: dict[str, str] = {}
+    inside = False
     for line in cg.read_text().splitlines():
+        o = re.match(r"^(c?)ob=\((\d+)\)\s*(.*)", line)
+        if o:
+            # (an object is named where it first appears, as the object or a callee's)
+            if o.group(3):
+                objects[o.group(2)] = o.group(3)
+            if not o.group(1):
+                inside = Path(objects.get(o.group(2), "")).name == Path(library).name
+            continue
         m = re.match(r"^(0x[0-9a-f]+|\+\d+|-\d+|\*)\s+(\d+)", line)
         if not m:
             continue
@@ -135,7 +155,7 @@ def executed(tmp: Path, target: str, h: float, steps: int) -> dict[str, float]:
             addr = int(a, 16)
         elif a[0] in "+-":
             addr += int(a)
-        if addr in kind:
+        if inside and addr in kind:
             name, width = kind[addr]
             counts[name] += int(m.group(2)) * width
     return {k: v / (2000 * steps) for k, v in counts.items()}

@@ -104,7 +104,8 @@ contains
          pl(k, 1) = p1; pl(k, 2) = p2; pl(k, 3) = p3; sgl(k) = t
          imax = a3
          tl(k) = gl(k) * (hl(k) / imax)
-         cl(k, 1) = a1 / imax; cl(k, 2) = a2 / imax; cl(k, 3) = a3 / imax
+         ! (a3 / imax = 1 exactly)
+         cl(k, 1) = a1 / imax; cl(k, 2) = a2 / imax; cl(k, 3) = 1
          fast(k) = merge(1.0_dp, 0.0_dp, s >= norm_sq_min .and. s <= norm_sq_max .and. hl(k) /= 0 &
                          .and. abs(hl(k)) * gl(k) <= merge(symmetric_limit, asymmetric_limit, &
                                                            a1 == a2 .or. a2 == a3) * a1 &
@@ -505,7 +506,7 @@ contains
       real(dp), dimension(nb) :: bab, bba, b2a, lam, sigma, c0, c1, k2, sn0, cn0, dn0, v, dcoef, cia, twot
       real(dp), dimension(nb) :: sv, cv, dv, s1, cc1, dd1, wq, third, ay, ax, pw, pz, ap, aa, psi, hc, hs
       real(dp), dimension(nb) :: tsum, tv, nt, okf, case3, big, use_rj, kp2n, kp2d
-      real(dp), dimension(nb) :: agm, sva, cva, dva, dup, xra, yra, pra, wra, rjd
+      real(dp), dimension(nb) :: agm, sva, cva, dva, dup, xra, yra, pra, wra, rjd, ratio
       real(dp) :: i21, i31, i32, x1, x2, x3, d1, d2, d3, da, db, ia2, ib2, ma, mb, den, r
       real(dp) :: xr, yr, pr, a0, q, rj, z0, z1, val, c, s, b2, a
       real(dp) :: weight, ss, cc, ntmax, p0(4), p1(4), rq(4), wk(4), m11, m13
@@ -515,9 +516,10 @@ contains
       do k = 1, nl
          i21 = ci(k, 2) - ci(k, 1); i31 = ci(k, 3) - ci(k, 1); i32 = ci(k, 3) - ci(k, 2)
          x1 = m0(k, 1) * m0(k, 1); x2 = m0(k, 2) * m0(k, 2); x3 = m0(k, 3) * m0(k, 3)
-         d1 = x2 * i21 / ci(k, 2) + x3 * i31 / ci(k, 3)
+         ! (ci(k, 3) = 1: no division by it, as in free_flow_unit)
+         d1 = x2 * i21 / ci(k, 2) + x3 * i31
          d3 = x1 * i31 / ci(k, 1) + x2 * i32 / ci(k, 2)
-         d2 = x3 * i32 / ci(k, 3) - x1 * i21 / ci(k, 1)
+         d2 = x3 * i32 - x1 * i21 / ci(k, 1)
          d2 = merge(0.0_dp, d2, abs(d2) < invariant_floor)
          ! not near an axis (uniform rotation), not on the separatrix
          okf(k) = merge(1.0_dp, 0.0_dp, .not. (d1 < invariant_floor .or. d3 < invariant_floor &
@@ -550,7 +552,7 @@ contains
          ! 2T (the exact angle only)
          do k = 1, nl
             x1 = m0(k, 1) * m0(k, 1); x2 = m0(k, 2) * m0(k, 2); x3 = m0(k, 3) * m0(k, 3)
-            twot(k) = x1 / ci(k, 1) + x2 / ci(k, 2) + x3 / ci(k, 3)
+            twot(k) = x1 / ci(k, 1) + x2 / ci(k, 2) + x3
          end do
       end if
 
@@ -626,8 +628,10 @@ contains
             ss = sn0(k) * sv(k) * s1(k)
             cc = cn0(k) * cv(k) * cc1(k)
             a = merge(c0(k), c1(k), big(k) > 0) / merge(b2, c0(k), big(k) > 0)
-            weight = merge(min(1.0_dp, sv(k) * sv(k) / b2), min(1.0_dp, k2(k) / c0(k) * sv(k) * sv(k)), &
-                           big(k) > 0)
+            ! the quotients of angle_increment's two forms, one division for both: sv^2 / B^2
+            ! (the weight of RJ where B^2 >= 1/4), k^2 / c0 (otherwise)
+            ratio(k) = merge(sv(k) * sv(k), k2(k), big(k) > 0) / merge(b2, c0(k), big(k) > 0)
+            weight = min(1.0_dp, merge(ratio(k), ratio(k) * sv(k) * sv(k), big(k) > 0))
             ! carlson_rj(cv^2, dv^2, 1, 1 + a sv^2, weight) where no duplication is needed
             xr = cv(k) * cv(k); yr = dv(k) * dv(k); pr = 1 + a * sv(k) * sv(k)
             a0 = (xr + yr + 1.0_dp + 2 * pr) * 0.2_dp
@@ -659,13 +663,15 @@ contains
          call atan_ratio_lanes(nl, pw, pz, ap)
          call atan2_ratio_lanes(nl, wq, ay, ax, aa)
 
-         ! --- the angle psi ---
+         ! --- the angle psi (the quotients of the two forms, one division for both) ---
          do k = 1, nl
             third(k) = merge(third(k) - (-ap(k)), 0.0_dp, use_rj(k) > 0)
-            val = merge(third(k) / (bab(k) * bab(k)) + bab(k) * aa(k), &
-                        aa(k) - bab(k) / c0(k) * (v(k) - k2(k) / c0(k) * third(k)), big(k) > 0)
-            psi(k) = merge(tau(k) / cia(k) + dcoef(k) / (sigma(k) * lam(k)) * val, &
-                           twot(k) * tau(k) - dcoef(k) * bab(k) / (sigma(k) * lam(k)) * val, big(k) > 0)
+            ! third / B^2 (B^2 >= 1/4), B / c0 (otherwise)
+            q = merge(third(k), bab(k), big(k) > 0) / merge(bab(k) * bab(k), c0(k), big(k) > 0)
+            val = merge(q + bab(k) * aa(k), aa(k) - q * (v(k) - ratio(k) * third(k)), big(k) > 0)
+            ! D_a / (sigma lambda), D_a B / (sigma lambda)
+            q = merge(dcoef(k), dcoef(k) * bab(k), big(k) > 0) / (sigma(k) * lam(k))
+            psi(k) = merge(tau(k) / cia(k) + q * val, twot(k) * tau(k) - q * val, big(k) > 0)
          end do
       else
          ! --- the semi-exact angle (jint_gauss) ---

@@ -18,12 +18,16 @@
 ! attitude. The basis (e, f0 / |f0|, m0 / |m0|) is orthonormal, so Phi's momentum columns are
 ! [Phi e, Phi f^, Phi r^] [e, f^, r^]^T.
 !
-! The values are those of free_flow_lanes (the same statements, in the same order: a change to
-! either must be made to both; tests/test_derivatives.py compares the states with the step's bit
-! for bit). A body that the lanes do not serve, a semi-exact step, and a momentum whose orbit
-! direction is ill-conditioned (|m0 x w0| < orbit_min |m0| |w0|: near a principal axis, where
-! dividing by |f0| would amplify the rounding of f1, and nearly spherical bodies) take
-! flow_derivatives.free_flow_jacobian (the closed form on dual numbers, two tangent directions).
+! Where the orbit direction is ill-conditioned (|m0 x w0| < orbit_min |m0| |w0|: near a principal
+! axis, where dividing by |f0| would amplify the rounding of f1, and nearly spherical bodies) the
+! lanes run twice, along two unit tangents t1, t2 of the sphere (unit_jacobian's tangent_pair, the
+! one-body code's directions), and the momentum columns are [Phi t1, Phi t2, Phi r^] [t1, t2, r^]^T.
+!
+! The values are those of free_flow_lanes (the same values, the same operations for each: a change
+! to either must be made to both; tests/test_derivatives.py compares the states with the step's bit
+! for bit). A body that the lanes do not serve, a semi-exact step, and a momentum near the middle
+! axis whose orbit direction is ill-conditioned take flow_derivatives.free_flow_jacobian (the
+! closed form on dual numbers, two tangent directions).
 ! Compiled once per SIMD target with the lanes (simd_dispatch), with -fno-trapping-math.
 module flow_tangent_lanes
    use kinds, only: dp, wp => dp
@@ -34,6 +38,7 @@ module flow_tangent_lanes
    use exact_flow_lanes, only: jacobi_agm_lanes, rj_duplications_lanes, sincos_lanes, &
                                atan_ratio_lanes, atan2_ratio_lanes, keep_invariants_lanes
    use flow_derivatives, only: free_flow_jacobian, unsorted
+   use unit_jacobian, only: tangent_pair, near_saddle
    use rotations, only: cross, quat_matrix
    use numbers_table, only: flow_lanes_width
    implicit none
@@ -42,8 +47,9 @@ module flow_tangent_lanes
    public :: state_jacobian_chunk
 
    !> The orbit direction is used where |m0 x w0| >= orbit_min |m0| |w0| (the sine of the angle
-   !> between the momentum and the angular velocity); elsewhere the closed form on dual numbers.
-   real(dp), parameter :: orbit_min = 0.0625_dp
+   !> between the momentum and the angular velocity: the rounding of the time column f1 / |f0| is
+   !> amplified by at most 1 / orbit_min); elsewhere two tangents of the sphere (pair_served).
+   real(dp), parameter :: orbit_min = 2.0_dp**(-6)
 
    include 'lane_math_table.inc'
 
@@ -66,7 +72,10 @@ contains
       type(flow_prep_t) :: p(nb)
       real(dp) :: ml(nb, 3), tl(nb), cl(nb, 3), el(nb, 3), m1l(nb, 3), wl(nb, 4), dml(nb, 3), dtl(nb, 3)
       real(dp) :: gl(nb), hl(nb), fast(nb), fnl(nb), f0l(3, nb), s, imax, om(3), di(6, 3)
-      logical :: ok(nb), lane(nb)
+      real(dp) :: el2(nb, 3), dml2(nb, 3), dtl2(nb, 3), m2l(nb, 3), w2l(nb, 4), t1l(3, nb), t2l(3, nb)
+      real(dp) :: tp(3, 2), et(3, 3), etl(nb, 3, 3), phl(nb, 6, 6), dhl(nb, 6)
+      logical :: ok(nb), ok2(nb), lane(nb), pair(nb), done(nb)
+      integer :: j
       integer :: k, i
 
       do k = 1, nc
@@ -79,7 +88,8 @@ contains
          ml(k, 1) = m(1, k) / gl(k); ml(k, 2) = m(2, k) / gl(k); ml(k, 3) = m(3, k) / gl(k)
          imax = inertia(3, k)
          tl(k) = gl(k) * (hl(k) / imax)
-         cl(k, 1) = inertia(1, k) / imax; cl(k, 2) = inertia(2, k) / imax; cl(k, 3) = inertia(3, k) / imax
+         ! (inertia(3, k) / imax = 1 exactly)
+         cl(k, 1) = inertia(1, k) / imax; cl(k, 2) = inertia(2, k) / imax; cl(k, 3) = 1
          fast(k) = merge(1.0_dp, 0.0_dp, s >= norm_sq_min .and. s <= norm_sq_max .and. hl(k) /= 0 &
                          .and. inertia(1, k) <= inertia(2, k) .and. inertia(2, k) <= inertia(3, k) &
                          .and. abs(hl(k)) * gl(k) <= merge(symmetric_step_threshold, precise_step_threshold, &
@@ -100,22 +110,40 @@ contains
                ml(k, :) = p(k)%ms; tl(k) = p(k)%tau; cl(k, :) = p(k)%cs; gl(k) = p(k)%g
             end if
          end if
-         ! the orbit direction f0 = m0 x w0 and the direction e across it (sorted frame for el)
+         ! the orbit direction f0 = m0 x w0 and the direction e across it (sorted frame for el);
+         ! where the orbit direction is ill-conditioned, two tangent directions t1, t2 of the
+         ! sphere (tangent_pair) in two passes of the lanes (pair), where the one-body code would
+         ! take the closed form on dual numbers too (pair_served)
          el(k, :) = 0
+         el2(k, :) = 0
          fnl(k) = 0
+         f0l(:, k) = 0
+         t1l(:, k) = 0
+         t2l(:, k) = 0
+         pair(k) = .false.
          if (lane(k)) then
             om = m(:, k) / inertia(:, k)
             f0l(:, k) = cross(m(:, k), om)
             fnl(k) = norm2(f0l(:, k))
-            if (.not. fnl(k) >= orbit_min * gl(k) * norm2(om)) then
-               lane(k) = .false.
-            else
+            if (fnl(k) >= orbit_min * gl(k) * norm2(om)) then
                om = cross(m(:, k) / gl(k), f0l(:, k) / fnl(k))
+            else if (pair_served(ml(k, :), cl(k, :))) then
+               pair(k) = .true.
+               call tangent_pair(m(:, k) / gl(k), tp)
+               t1l(:, k) = tp(:, 1)
+               t2l(:, k) = tp(:, 2)
+               om = tp(:, 1)
+            else
+               lane(k) = .false.
+            end if
+            if (lane(k)) then
                if (fast(k) > 0) then
                   el(k, :) = om
+                  if (pair(k)) el2(k, :) = t2l(:, k)
                else
                   do i = 1, 3
                      el(k, i) = p(k)%sgn(i) * om(p(k)%perm(i))
+                     if (pair(k)) el2(k, i) = p(k)%sgn(i) * t2l(p(k)%perm(i), k)
                   end do
                end if
             end if
@@ -126,11 +154,19 @@ contains
          end if
       end do
       call free_flow_tangent_lanes(nc, ml, tl, cl, el, m1l, wl, dml, dtl, ok)
+      ok2(1:nc) = .true.
+      dml2(1:nc, :) = 0
+      dtl2(1:nc, :) = 0
+      if (any(pair(1:nc))) then
+         ! (the values of the second pass are those of the first)
+         call free_flow_tangent_lanes(nc, ml, tl, cl, el2, m2l, w2l, dml2, dtl2, ok2)
+      end if
       ! free_flow_chunk's end of the steps (the derivatives are the flow's: the Newton step onto the
       ! invariants of the start is the identity on the exact flow's values)
       call keep_invariants_lanes(nc, ml, cl, m1l)
       do k = 1, nc
-         if (lane(k) .and. ok(k)) then
+         done(k) = lane(k) .and. ok(k) .and. ok2(k)
+         if (done(k)) then
             if (fast(k) > 0) then
                m_out(1, k) = m1l(k, 1) * gl(k); m_out(2, k) = m1l(k, 2) * gl(k); m_out(3, k) = m1l(k, 3) * gl(k)
                w(1, k) = wl(k, 1); w(2, k) = wl(k, 2); w(3, k) = wl(k, 3); w(4, k) = wl(k, 4)
@@ -138,52 +174,111 @@ contains
                call flow_finish(p(k), m1l(k, :), wl(k, :), m_out(:, k), w(:, k))
                dml(k, :) = unsorted(p(k), dml(k, :))
                dtl(k, :) = unsorted(p(k), dtl(k, :))
+               if (pair(k)) then
+                  dml2(k, :) = unsorted(p(k), dml2(k, :))
+                  dtl2(k, :) = unsorted(p(k), dtl2(k, :))
+               end if
             end if
-            call assemble(m(:, k), hl(k), inertia(:, k), gl(k), f0l(:, k), fnl(k), m_out(:, k), w(:, k), &
-                          dml(k, :), dtl(k, :), phi(:, :, k), dh(:, k))
+            ! E(w)^T (rotations' quat_matrix: written in the lanes' loop, GCC 12's SLP vectoriser
+            ! fuses its pairs w2 w3 -+ w1 w4 into vfmaddsub despite -ffp-contract=off)
+            et = quat_matrix(w(:, k))
+            do j = 1, 3
+               do i = 1, 3
+                  etl(k, i, j) = et(j, i)
+               end do
+            end do
          else
             call free_flow_jacobian(m(:, k), hl(k), inertia(:, k), 0, m_out(:, k), w(:, k), phi(:, :, k), &
                                     dh(:, k), di)
+            etl(k, :, :) = 0
+         end if
+      end do
+      call assemble_lanes(nc, m, hl, inertia, gl, f0l, fnl, pair, t1l, t2l, m_out, etl, dml, dtl, dml2, dtl2, &
+                          phl, dhl)
+      do k = 1, nc
+         if (done(k)) then
+            phi(:, :, k) = phl(k, :, :)
+            dh(:, k) = dhl(k, :)
          end if
       end do
    end subroutine state_jacobian_chunk
 
-   !> Phi and d/dh of one body from the symmetries and the derivative dm1, dth1 (body frame, the
-   !> attitude increment as a body-frame angle over |m0|... see below) along e: m0, h, the moments,
-   !> g = |m0|, f0 = m0 x w0 and its norm fn, the state after the step m1, w.
-   pure subroutine assemble(m0, h, inertia, g, f0, fn, m1, w, dm1, dth1, phi, dh)
-      real(dp), intent(in) :: m0(3), h, inertia(3), g, f0(3), fn, m1(3), w(4), dm1(3), dth1(3)
-      real(dp), intent(out) :: phi(6, 6), dh(6)
-      real(dp) :: e(3), r(3), fh(3), om0(3), om1(3), f1(3), et(3, 3), cm(3, 3), ct(3, 3)
-      integer :: i, j
+   !> Phi and d/dh of the bodies k = 1..nc (lane-major: phl(k, :, :), dhl(k, :)) from the symmetries
+   !> and the lanes' derivatives: m0, h, the moments, g = |m0|, f0 = m0 x w0 and its norm fn, the
+   !> momentum after the step m1 and E(w)^T (etl), the derivatives dm1, dth1 (attitude as a
+   !> body-frame angle) along e = (m0 / g) x (f0 / fn) across the orbits, and the columns along
+   !> the orbit direction f^ = f0 / fn (time: (f1, w1 - E(w)^T w0) / fn) and the radial direction
+   !> r^ = m0 / g (scaling: ((m1 + h f1) / g, h w1 / g)); Phi's momentum columns are
+   !> [Phi e, Phi f^, Phi r^] [e, f^, r^]^T. For a pair (an ill-conditioned orbit direction) the
+   !> derivatives dm1, dth1 and dm2, dth2 along t1, t2 take the places of e and f^.
+   pure subroutine assemble_lanes(nc, m0, h, inertia, g, f0, fn, pair, t1, t2, m1, etl, dm1, dth1, dm2, dth2, &
+                                  phl, dhl)
+      integer, intent(in) :: nc
+      real(dp), intent(in) :: m0(3, nc), h(flow_lanes_width), inertia(3, nc), g(flow_lanes_width)
+      real(dp), intent(in) :: f0(3, flow_lanes_width), fn(flow_lanes_width), t1(3, flow_lanes_width)
+      real(dp), intent(in) :: t2(3, flow_lanes_width), m1(3, nc), etl(flow_lanes_width, 3, 3)
+      real(dp), dimension(flow_lanes_width, 3), intent(in) :: dm1, dth1, dm2, dth2
+      logical, intent(in) :: pair(flow_lanes_width)
+      real(dp), intent(out) :: phl(flow_lanes_width, 6, 6), dhl(flow_lanes_width, 6)
+      real(dp) :: r(3), fh(3), e(3), om0(3), om1(3), f1(3), b1(3), b2(3), cm(3, 3), ct(3, 3), rg, rfn, tw(3)
+      real(dp) :: pf(flow_lanes_width)
+      integer :: i, j, k
 
-      r = m0 / g
-      fh = f0 / fn
-      e = cross(r, fh)
-      om0 = m0 / inertia
-      om1 = m1 / inertia
-      f1 = cross(m1, om1)
-      ! E(w)^T (a call of rotations' quat_matrix: written here, GCC 12's SLP vectoriser fuses its
-      ! pairs w2 w3 -+ w1 w4 into vfmaddsub despite -ffp-contract=off)
-      et = transpose(quat_matrix(w))
-      ! the columns along e (closed form), f^ (time) and r^ (scaling)
-      cm(:, 1) = dm1
-      ct(:, 1) = dth1 / g
-      cm(:, 2) = f1 / fn
-      ct(:, 2) = (om1 - matmul(et, om0)) / fn
-      cm(:, 3) = (m1 + h * f1) / g
-      ct(:, 3) = (h / g) * om1
-      do j = 1, 3
+      do k = 1, nc
+         pf(k) = merge(1.0_dp, 0.0_dp, pair(k))
+      end do
+      do k = 1, nc
+         rg = 1 / g(k)
+         rfn = 1 / fn(k)
          do i = 1, 3
-            phi(i, j) = cm(i, 1) * e(j) + cm(i, 2) * fh(j) + cm(i, 3) * r(j)
-            phi(3 + i, j) = ct(i, 1) * e(j) + ct(i, 2) * fh(j) + ct(i, 3) * r(j)
-            phi(i, 3 + j) = 0
-            phi(3 + i, 3 + j) = et(i, j)
+            r(i) = m0(i, k) * rg
+            fh(i) = f0(i, k) * rfn
+            om0(i) = m0(i, k) / inertia(i, k)
+            om1(i) = m1(i, k) / inertia(i, k)
+         end do
+         e(1) = r(2) * fh(3) - r(3) * fh(2)
+         e(2) = r(3) * fh(1) - r(1) * fh(3)
+         e(3) = r(1) * fh(2) - r(2) * fh(1)
+         f1(1) = m1(2, k) * om1(3) - m1(3, k) * om1(2)
+         f1(2) = m1(3, k) * om1(1) - m1(1, k) * om1(3)
+         f1(3) = m1(1, k) * om1(2) - m1(2, k) * om1(1)
+         do i = 1, 3
+            tw(i) = om1(i) - (etl(k, i, 1) * om0(1) + etl(k, i, 2) * om0(2) + etl(k, i, 3) * om0(3))
+            b1(i) = merge(t1(i, k), e(i), pf(k) > 0)
+            b2(i) = merge(t2(i, k), fh(i), pf(k) > 0)
+            cm(i, 1) = dm1(k, i)
+            ct(i, 1) = dth1(k, i) * rg
+            cm(i, 2) = merge(dm2(k, i), f1(i) * rfn, pf(k) > 0)
+            ct(i, 2) = merge(dth2(k, i) * rg, tw(i) * rfn, pf(k) > 0)
+            cm(i, 3) = (m1(i, k) + h(k) * f1(i)) * rg
+            ct(i, 3) = (h(k) * rg) * om1(i)
+         end do
+         do j = 1, 3
+            do i = 1, 3
+               phl(k, i, j) = cm(i, 1) * b1(j) + cm(i, 2) * b2(j) + cm(i, 3) * r(j)
+               phl(k, 3 + i, j) = ct(i, 1) * b1(j) + ct(i, 2) * b2(j) + ct(i, 3) * r(j)
+               phl(k, i, 3 + j) = 0
+               phl(k, 3 + i, 3 + j) = etl(k, i, j)
+            end do
+         end do
+         do i = 1, 3
+            dhl(k, i) = f1(i)
+            dhl(k, 3 + i) = om1(i)
          end do
       end do
-      dh(1:3) = f1
-      dh(4:6) = om1
-   end subroutine assemble
+   end subroutine assemble_lanes
+
+   !> True where the lanes' tangents serve a momentum whose orbit direction is ill-conditioned
+   !> (unit momentum ms, scaled moments cs in order): not within unit_jacobian's near_saddle of
+   !> the middle axis, where the one-body derivatives compose short steps (steps_near_saddle).
+   !> (Nearly spherical bodies are served: the derivatives in the state are those of the closed
+   !> form on dual numbers; the one-body code takes quadruple precision there for the derivatives
+   !> in the moments, of the size of 1 / (ci(3) - ci(1)).)
+   pure logical function pair_served(ms, cs) result(served)
+      real(dp), intent(in) :: ms(3), cs(3)
+
+      served = .not. (ms(1) * ms(1) + ms(3) * ms(3) < near_saddle**2 .and. cs(2) > cs(1) .and. cs(3) > cs(2))
+   end function pair_served
 
    !> g(y) = (d/dx atan(x)/x) / x at y = x^2, the derivative of lane_math's atan(x)/x: within
    !> tan(pi/8), atanc = 1 + y A(y) (A the minimax polynomial atan_poly), so g = 2 (A + y A')
@@ -390,14 +485,14 @@ contains
       real(dp), dimension(nb) :: agm, sva, cva, dva, dup, xra, yra, pra, wra, rjd
       real(dp), dimension(nb) :: tbab, tbba, tb2a, tlam, tc0, tc1, tk2, tsn0, tcn0, tdn0, tdcoef, ttwot, tvv
       real(dp), dimension(nb) :: tsv, tcv, tdv, ts1, tcc1, tdd1, twq, tthird, tay, tax, tpw2, tpz, tap, taa
-      real(dp), dimension(nb) :: tpsi, dsm, rdl, one, rdw, txra, tyra, tpra, trjd, bad
+      real(dp), dimension(nb) :: tpsi, dsm, rdl, one, rdw, txra, tyra, tpra, trjd, bad, ratio
       real(dp) :: i21, i31, i32, x1, x2, x3, d1, d2, d3, da, db, ia2, ib2, ma, mb, den, r
       real(dp) :: xr, yr, pr, a0, q, rj, z0, z1, val, c, s, b2, a
       real(dp) :: weight, ss, cc, ntmax, p0(4), p1(4), rq(4), wk(4), m11, m13
       real(dp) :: tx1, tx2, tx3, td1, td2, td3, tda, tdb, tma, tmb, tden, tr, txr, tyr, tpr, ta0, tq
       real(dp) :: tss, tcc, ta, tb2, tz0, tz1, n0, n1, q0d, q1d, tn0, tn1, tq0d, tq1d, tval, tsx, tsy, tsz
       real(dp) :: tp0(4), tp1(4), trq(4), twk(4), nrm, tnrm, np0, np1, tnp0, tnp1, tc, ts, trj, dam, xs, ys, sc
-      real(dp) :: ang, wv(4)
+      real(dp) :: ang, wv(4), rden, rsl, tl, rc1, rc2, rda, rdb, rnp
       integer :: k, j
 
       ! --- invariants, moduli and (sn, cn, dn)(u0) (free_flow_unit), with their tangents ---
@@ -405,12 +500,15 @@ contains
          i21 = ci(k, 2) - ci(k, 1); i31 = ci(k, 3) - ci(k, 1); i32 = ci(k, 3) - ci(k, 2)
          x1 = m0(k, 1) * m0(k, 1); x2 = m0(k, 2) * m0(k, 2); x3 = m0(k, 3) * m0(k, 3)
          tx1 = 2 * m0(k, 1) * dm0(k, 1); tx2 = 2 * m0(k, 2) * dm0(k, 2); tx3 = 2 * m0(k, 3) * dm0(k, 3)
-         d1 = x2 * i21 / ci(k, 2) + x3 * i31 / ci(k, 3)
+         ! (ci(k, 3) = 1: no division by it)
+         d1 = x2 * i21 / ci(k, 2) + x3 * i31
          d3 = x1 * i31 / ci(k, 1) + x2 * i32 / ci(k, 2)
-         d2 = x3 * i32 / ci(k, 3) - x1 * i21 / ci(k, 1)
-         td1 = tx2 * (i21 / ci(k, 2)) + tx3 * (i31 / ci(k, 3))
-         td3 = tx1 * (i31 / ci(k, 1)) + tx2 * (i32 / ci(k, 2))
-         td2 = tx3 * (i32 / ci(k, 3)) - tx1 * (i21 / ci(k, 1))
+         d2 = x3 * i32 - x1 * i21 / ci(k, 1)
+         ! (the tangents by reciprocals: they need no rounding of their own)
+         rc1 = 1 / ci(k, 1); rc2 = 1 / ci(k, 2)
+         td1 = tx2 * (i21 * rc2) + tx3 * i31
+         td3 = tx1 * (i31 * rc1) + tx2 * (i32 * rc2)
+         td2 = tx3 * i32 - tx1 * (i21 * rc1)
          d2 = merge(0.0_dp, d2, abs(d2) < invariant_floor)
          okf(k) = merge(1.0_dp, 0.0_dp, .not. (d1 < invariant_floor .or. d3 < invariant_floor &
                         .or. (m0(k, 1) == 0 .and. m0(k, 3) == 0)) .and. d2 /= 0)
@@ -430,15 +528,16 @@ contains
          b2a(k) = sqrt(ci(k, 2) * da / ia2)
          lam(k) = sqrt(db * ia2 / (ci(k, 1) * ci(k, 2) * ci(k, 3)))
          ! (sqrt(c x)' = c x' / (2 sqrt(c x)) = sqrt(c x) x' / (2 x))
-         tbab(k) = bab(k) * tdb / (2 * db)
-         tbba(k) = bba(k) * tda / (2 * da)
-         tb2a(k) = b2a(k) * tda / (2 * da)
-         tlam(k) = lam(k) * tdb / (2 * db)
+         rda = 1 / da; rdb = 1 / db
+         tbab(k) = bab(k) * (tdb * rdb) / 2
+         tbba(k) = bba(k) * (tda * rda) / 2
+         tb2a(k) = b2a(k) * (tda * rda) / 2
+         tlam(k) = lam(k) * (tdb * rdb) / 2
          sigma(k) = sign(1.0_dp, ma)
          c0(k) = bba(k) * bba(k)
          tc0(k) = 2 * bba(k) * tbba(k)
          k2(k) = da * ib2 / (db * ia2)
-         tk2(k) = (tda * ib2 / ia2 - k2(k) * tdb) / db
+         tk2(k) = (tda * ib2 / ia2 - k2(k) * tdb) * rdb
          sn0(k) = m0(k, 2) / b2a(k); cn0(k) = mb / bba(k); dn0(k) = abs(ma) / bab(k)
          tsn0(k) = (dm0(k, 2) - sn0(k) * tb2a(k)) / b2a(k)
          tcn0(k) = (tmb - cn0(k) * tbba(k)) / bba(k)
@@ -456,9 +555,9 @@ contains
       ! 2T (the exact angle only)
       do k = 1, nl
          x1 = m0(k, 1) * m0(k, 1); x2 = m0(k, 2) * m0(k, 2); x3 = m0(k, 3) * m0(k, 3)
-         twot(k) = x1 / ci(k, 1) + x2 / ci(k, 2) + x3 / ci(k, 3)
+         twot(k) = x1 / ci(k, 1) + x2 / ci(k, 2) + x3
          ttwot(k) = 2 * (m0(k, 1) * dm0(k, 1) / ci(k, 1) + m0(k, 2) * dm0(k, 2) / ci(k, 2) &
-                         + m0(k, 3) * dm0(k, 3) / ci(k, 3))
+                         + m0(k, 3) * dm0(k, 3))
       end do
 
       ! (free_flow_lanes' rule: fewer than half the lanes on this path are left to the one-body code)
@@ -517,19 +616,25 @@ contains
          tsv(k) = cv(k) * dv(k) * tvv(k) - v(k) * tv(k) * rdw(k) * tk2(k)
          tcv(k) = -sv(k) * tsv(k) / cv(k)
          tdv(k) = -(tk2(k) * sv(k) * sv(k) + 2 * k2(k) * sv(k) * tsv(k)) / (2 * dv(k))
-         ! the AGM: d am/dm = dsm (dsm = -dn dF/dm), d sn = cn (dn dv + dam dk2), d cn =
-         ! -sn (dn dv + dam dk2), d dn = -m sn cn dv - (sn^2 / 2 + m sn cn dam) / dn dk2
-         dam = dsm(k)
-         tsx = cva(k) * (dva(k) * tvv(k) + dam * tk2(k))
-         tsy = -sva(k) * (dva(k) * tvv(k) + dam * tk2(k))
-         tsz = -k2(k) * sva(k) * cva(k) * tvv(k) - (sva(k) * sva(k) / 2 + k2(k) * sva(k) * cva(k) * dam) &
-               / dva(k) * tk2(k)
          sv(k) = merge(sva(k), sv(k), agm(k) > 0)
          cv(k) = merge(cva(k), cv(k), agm(k) > 0)
          dv(k) = merge(dva(k), dv(k), agm(k) > 0)
-         tsv(k) = merge(tsx, tsv(k), agm(k) > 0)
-         tcv(k) = merge(tsy, tcv(k), agm(k) > 0)
-         tdv(k) = merge(tsz, tdv(k), agm(k) > 0)
+      end do
+      if (any(agm(1:nl) > 0)) then
+         do k = 1, nl
+            ! the AGM: d am/dm = dsm (dsm = -dn dF/dm), d sn = cn (dn dv + dam dk2), d cn =
+            ! -sn (dn dv + dam dk2), d dn = -m sn cn dv - (sn^2 / 2 + m sn cn dam) / dn dk2
+            dam = dsm(k)
+            tsx = cva(k) * (dva(k) * tvv(k) + dam * tk2(k))
+            tsy = -sva(k) * (dva(k) * tvv(k) + dam * tk2(k))
+            tsz = -k2(k) * sva(k) * cva(k) * tvv(k) - (sva(k) * sva(k) / 2 + k2(k) * sva(k) * cva(k) * dam) &
+                  / dva(k) * tk2(k)
+            tsv(k) = merge(tsx, tsv(k), agm(k) > 0)
+            tcv(k) = merge(tsy, tcv(k), agm(k) > 0)
+            tdv(k) = merge(tsz, tdv(k), agm(k) > 0)
+         end do
+      end if
+      do k = 1, nl
          den = dn0(k) * dn0(k) + k2(k) * (sn0(k) * cv(k)) * (sn0(k) * cv(k))
          r = 1 / den
          s1(k) = (sn0(k) * cv(k) * dv(k) + sv(k) * cn0(k) * dn0(k)) * r
@@ -576,8 +681,8 @@ contains
          tcc = tcn0(k) * cv(k) * cc1(k) + cn0(k) * tcv(k) * cc1(k) + cn0(k) * cv(k) * tcc1(k)
          a = merge(c0(k), c1(k), big(k) > 0) / merge(b2, c0(k), big(k) > 0)
          ta = (merge(tc0(k), tc1(k), big(k) > 0) - a * merge(tb2, tc0(k), big(k) > 0)) / merge(b2, c0(k), big(k) > 0)
-         weight = merge(min(1.0_dp, sv(k) * sv(k) / b2), min(1.0_dp, k2(k) / c0(k) * sv(k) * sv(k)), &
-                        big(k) > 0)
+         ratio(k) = merge(sv(k) * sv(k), k2(k), big(k) > 0) / merge(b2, c0(k), big(k) > 0)
+         weight = min(1.0_dp, merge(ratio(k), ratio(k) * sv(k) * sv(k), big(k) > 0))
          xr = cv(k) * cv(k); yr = dv(k) * dv(k); pr = 1 + a * sv(k) * sv(k)
          txr = 2 * cv(k) * tcv(k); tyr = 2 * dv(k) * tdv(k); tpr = ta * sv(k) * sv(k) + 2 * a * sv(k) * tsv(k)
          a0 = (xr + yr + 1.0_dp + 2 * pr) * 0.2_dp
@@ -589,7 +694,7 @@ contains
          r = 1 / a0
          tr = -r * r * ta0
          rj = r * sqrt(r) * rj_series((a0 - xr) * r, (a0 - yr) * r, (a0 - 1.0_dp) * r)
-         trj = rj * (1.5_dp * tr / r) + r * sqrt(r) * rj_series_tangent((a0 - xr) * r, (a0 - yr) * r, &
+         trj = rj * (-1.5_dp * r * ta0) + r * sqrt(r) * rj_series_tangent((a0 - xr) * r, (a0 - yr) * r, &
                (a0 - 1.0_dp) * r, (ta0 - txr) * r + (a0 - xr) * tr, (ta0 - tyr) * r + (a0 - yr) * tr, &
                ta0 * r + (a0 - 1.0_dp) * tr)
          third(k) = sv(k)**3 / 3 * rj
@@ -660,34 +765,38 @@ contains
       end do
       call atan_ratio_tangent_lanes(nl, pw, pz, tpw2, tpz, tap)
       call atan_ratio_tangent_lanes(nl, wq, xra, pra, yra, taa)
-      do k = 1, nl
-         ys = wq(k) * ay(k)
-         sc = max(abs(ys), abs(ax(k)))
-         ang = ((ax(k) / sc) * (twq(k) * ay(k) + wq(k) * tay(k)) - (ys / sc) * tax(k)) &
-               / (((ax(k) / sc)**2 + (ys / sc)**2) * sc)
-         taa(k) = merge(taa(k), (ang - aa(k) * twq(k)) / wq(k), ax(k) > 0)
-      end do
+      if (any(.not. ax(1:nl) > 0)) then
+         do k = 1, nl
+            ys = wq(k) * ay(k)
+            sc = max(abs(ys), abs(ax(k)))
+            ang = ((ax(k) / sc) * (twq(k) * ay(k) + wq(k) * tay(k)) - (ys / sc) * tax(k)) &
+                  / (((ax(k) / sc)**2 + (ys / sc)**2) * sc)
+            taa(k) = merge(taa(k), (ang - aa(k) * twq(k)) / wq(k), ax(k) > 0)
+         end do
+      end if
 
       ! --- the angle psi ---
       do k = 1, nl
          third(k) = merge(third(k) - (-ap(k)), 0.0_dp, use_rj(k) > 0)
          tthird(k) = merge(tthird(k) + tap(k), 0.0_dp, use_rj(k) > 0)
-         val = merge(third(k) / (bab(k) * bab(k)) + bab(k) * aa(k), &
-                     aa(k) - bab(k) / c0(k) * (v(k) - k2(k) / c0(k) * third(k)), big(k) > 0)
-         tval = merge((tthird(k) - third(k) * 2 * tbab(k) / bab(k)) / (bab(k) * bab(k)) &
+         ! (free_flow_lanes' quotients, one division for both forms; the tangents by the
+         ! reciprocals rden of B^2 or c0 and rsl of sigma lambda)
+         q = merge(third(k), bab(k), big(k) > 0) / merge(bab(k) * bab(k), c0(k), big(k) > 0)
+         val = merge(q + bab(k) * aa(k), aa(k) - q * (v(k) - ratio(k) * third(k)), big(k) > 0)
+         rden = 1 / merge(bab(k) * bab(k), c0(k), big(k) > 0)
+         tval = merge((tthird(k) - 2 * third(k) * tbab(k) * bab(k) * rden) * rden &
                       + tbab(k) * aa(k) + bab(k) * taa(k), &
-                      taa(k) - (tbab(k) / c0(k) - bab(k) * tc0(k) / (c0(k) * c0(k))) &
-                      * (v(k) - k2(k) / c0(k) * third(k)) &
-                      - bab(k) / c0(k) * (tvv(k) - (tk2(k) / c0(k) - k2(k) * tc0(k) / (c0(k) * c0(k))) &
-                                          * third(k) - k2(k) / c0(k) * tthird(k)), big(k) > 0)
-         psi(k) = merge(tau(k) / cia(k) + dcoef(k) / (sigma(k) * lam(k)) * val, &
-                        twot(k) * tau(k) - dcoef(k) * bab(k) / (sigma(k) * lam(k)) * val, big(k) > 0)
-         tpsi(k) = merge((tdcoef(k) * val + dcoef(k) * tval - dcoef(k) * val * tlam(k) / lam(k)) &
-                         / (sigma(k) * lam(k)), &
+                      taa(k) - (tbab(k) - q * tc0(k)) * rden * (v(k) - ratio(k) * third(k)) &
+                      - q * (tvv(k) - (tk2(k) - ratio(k) * tc0(k)) * rden * third(k) - ratio(k) * tthird(k)), &
+                      big(k) > 0)
+         q = merge(dcoef(k), dcoef(k) * bab(k), big(k) > 0) / (sigma(k) * lam(k))
+         psi(k) = merge(tau(k) / cia(k) + q * val, twot(k) * tau(k) - q * val, big(k) > 0)
+         rsl = 1 / (sigma(k) * lam(k))
+         tl = tlam(k) * sigma(k) * rsl
+         tpsi(k) = merge((tdcoef(k) * val + dcoef(k) * tval - dcoef(k) * val * tl) * rsl, &
                          ttwot(k) * tau(k) - ((tdcoef(k) * bab(k) + dcoef(k) * tbab(k)) * val &
-                                              + dcoef(k) * bab(k) * tval &
-                                              - dcoef(k) * bab(k) * val * tlam(k) / lam(k)) &
-                                             / (sigma(k) * lam(k)), big(k) > 0)
+                                              + dcoef(k) * bab(k) * tval - dcoef(k) * bab(k) * val * tl) * rsl, &
+                         big(k) > 0)
       end do
 
       ! --- the half-angle functions ---
@@ -748,12 +857,13 @@ contains
          tnp1 = 2 * (p1(1) * tp1(1) + p1(2) * tp1(2) + p1(3) * tp1(3) + p1(4) * tp1(4))
          nrm = 1 / sqrt((p0(1) * p0(1) + p0(2) * p0(2) + p0(3) * p0(3) + p0(4) * p0(4)) &
                         * (p1(1) * p1(1) + p1(2) * p1(2) + p1(3) * p1(3) + p1(4) * p1(4)))
-         tnrm = -nrm * (tnp0 / np0 + tnp1 / np1) / 2
-         wk = wk * (1 / sqrt((p0(1) * p0(1) + p0(2) * p0(2) + p0(3) * p0(3) + p0(4) * p0(4)) &
-                             * (p1(1) * p1(1) + p1(2) * p1(2) + p1(3) * p1(3) + p1(4) * p1(4))))
+         wk = wk * nrm
          w(k, 1) = wk(1); w(k, 2) = wk(2); w(k, 3) = wk(3); w(k, 4) = wk(4)
-         ! dw = twk nrm + (wk / nrm) tnrm, and dth1 = 2 vec(conj(w) dw)
-         wv = twk * nrm + wk * (tnrm / nrm)
+         ! nrm = (np0 np1)^(-1/2): tnrm / nrm = -(tnp0 / np0 + tnp1 / np1) / 2, with
+         ! 1 / (np0 np1) = nrm^2; dw = twk nrm + (wk / nrm) tnrm, and dth1 = 2 vec(conj(w) dw)
+         rnp = nrm * nrm
+         tnrm = -(tnp0 * np1 + tnp1 * np0) * rnp / 2
+         wv = twk * nrm + wk * tnrm
          dth1(k, 1) = 2 * (wk(1) * wv(2) - wv(1) * wk(2) - (wk(3) * wv(4) - wk(4) * wv(3)))
          dth1(k, 2) = 2 * (wk(1) * wv(3) - wv(1) * wk(3) - (wk(4) * wv(2) - wk(2) * wv(4)))
          dth1(k, 3) = 2 * (wk(1) * wv(4) - wv(1) * wk(4) - (wk(2) * wv(3) - wk(3) * wv(2)))

@@ -220,3 +220,63 @@ def test_errors():
         flow_jacobian([1.0, 2.0, 3.0], q, 0.1, [1.0, 2.0, 3.0], form="matrix")
     with pytest.raises(ValueError, match="inertia"):
         flow_jacobian([1.0, 2.0, 3.0], q, 0.1, [[1.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+
+
+def _momentum_period(m, inertia):
+    """The period of m(t) and its gradient in m (mpmath at 40 digits, no frb): Landau and
+    Lifshitz, Mechanics, 3rd ed. 1976, section 37, eqs. (37.10)-(37.13): for I1 < I2 < I3 and
+    G^2 = |m|^2 > 2 E I2 (around axis 3) P = 4 K(k) / lambda with
+    lambda^2 = (I3 - I2) (G^2 - 2 E I1) / (I1 I2 I3),
+    k^2 = (I2 - I1) (2 E I3 - G^2) / ((I3 - I2) (G^2 - 2 E I1)), and I1, I3 exchanged for
+    G^2 < 2 E I2 (around axis 1); the gradient by central differences at 40 digits."""
+    import mpmath as mp
+
+    with mp.workdps(40):
+        moments = [mp.mpf(float(c)) for c in inertia]
+
+        def period(v):
+            g2 = sum(x * x for x in v)
+            e2 = sum(x * x / c for x, c in zip(v, moments))
+            i1, i2, i3 = moments
+            if g2 < e2 * i2:
+                i1, i3 = i3, i1
+            lam2 = (i3 - i2) * (g2 - e2 * i1) / (i1 * i2 * i3)
+            k2 = (i2 - i1) * (e2 * i3 - g2) / ((i3 - i2) * (g2 - e2 * i1))
+            return 4 * mp.ellipk(k2) / mp.sqrt(lam2)
+
+        m0 = [mp.mpf(float(x)) for x in m]
+        step = mp.mpf(10) ** -25
+        grad = []
+        for i in range(3):
+            up = list(m0)
+            down = list(m0)
+            up[i] += step
+            down[i] -= step
+            grad.append(float((period(up) - period(down)) / (2 * step)))
+        return float(period(m0)), np.array(grad)
+
+
+@pytest.mark.parametrize("delta", [1e-2, 1e-5, 1e-8])
+@pytest.mark.parametrize("side", [1.0, -1.0])
+def test_growth_near_separatrix(delta, side):
+    """The growth law of the manual (docs/guide/sensitivities.rst): over n periods P of m(t),
+    m(t + n P; m0) = m(t; m0) gives Phi_mm(n P) - 1 = -n f(m0) grad P(m0)^T, f(m) = m x I^-1 m,
+    a rank-one term growing linearly in time with |grad P| ~ 2 / (lambda |delta|) at the relative
+    distance delta = (G^2 - 2 E I2) / G^2 from the separatrix; grad P from Landau and Lifshitz's
+    period in mpmath."""
+    inertia = np.array([1.0, 2.0, 3.0])
+    # a momentum at relative distance delta from the separatrix (side: around axis 3 or axis 1):
+    # G^2 - 2 E I2 = m1^2 (1 - I2 / I1) + m3^2 (1 - I2 / I3) = side delta for |m| = 1
+    m3 = 0.6
+    m1 = np.sqrt((m3 * m3 * (1 - 2.0 / 3.0) - side * delta) / (2.0 / 1.0 - 1))
+    m = np.array([m1, np.sqrt(1 - m1 * m1 - m3 * m3), m3])
+    period, grad = _momentum_period(m, inertia)
+    f0 = np.cross(m, m / inertia)
+    q0 = np.array([1.0, 0.0, 0.0, 0.0])
+    for n in (1, 3):
+        m1_, _, jac = frb.quat_step(m, q0, n * period, inertia, jacobian=True)
+        assert np.abs(m1_ - m).max() < 1e-9 * n / delta ** 0.5 + 1e-12
+        law = np.eye(3) - n * np.outer(f0, grad)
+        assert relative(jac.state[:3, :3], law) < 1e-8
+        # the size the manual states: |Phi_mm| grows like n |f0| |grad P|, |grad P| ~ 2 / (lambda delta)
+        assert np.abs(grad).max() > 0.1 / delta
