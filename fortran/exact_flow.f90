@@ -46,7 +46,7 @@ module exact_flow
                            ellf_sc, carlson_rj, &
                            gl_node, gl_weight
    use exact_flow_qp, only: free_flow_unit_qp => free_flow_unit
-   use rotations, only: qmul, qmul_compensated, quat_matrix
+   use rotations, only: qmul, quat_matrix
    use lane_math, only: lane_sincos, lane_atan, lane_atanc, lane_atan2
    implicit none
    private
@@ -858,7 +858,7 @@ module exact_flow
       real(dp) :: w(4)
 
       call free_flow(m, h, inertia, quadrature, m_out, w)
-      q_out = qmul_compensated(q, w)
+      q_out = qmul(q, w)
    end subroutine quat_step_one
 
 end module exact_flow

@@ -34,7 +34,7 @@ module exact_splittings
    use simd_dispatch, only: free_flow_chunk, flow_lanes_width, state_jacobian_chunk
    use flow_derivatives, only: free_flow_jacobian
    use parallel, only: thread_count
-   use rotations, only: qmul_compensated, hat
+   use rotations, only: qmul, hat
    implicit none
    private
 
@@ -361,7 +361,7 @@ contains
       integer :: j
 
       do j = 1, nc
-         q(:, j) = qmul_compensated(q(:, j), w(:, j))
+         q(:, j) = qmul(q(:, j), w(:, j))
       end do
    end subroutine rotate_quaternions
 

@@ -42,7 +42,7 @@ module flow_batches
 
 contains
 
-   ! qmul_compensated (and quat_matrix), compiled here too, so that the turns of quaternions inline it in
+   ! qmul (and quat_matrix), compiled here too, so that the turns of quaternions inline it in
    ! every SIMD target (the copies in module rotations are compiled for the baseline only)
    include 'quaternion_generic.inc'
 
@@ -174,7 +174,7 @@ contains
          end do
       else
          do i = 1, nc
-            a_out(4 * i - 3:4 * i) = qmul_compensated(a(4 * i - 3:4 * i), w(:, i))
+            a_out(4 * i - 3:4 * i) = qmul(a(4 * i - 3:4 * i), w(:, i))
          end do
       end if
    end subroutine turn

@@ -7,7 +7,7 @@ module rotations
    implicit none
    private
 
-   public :: cross, hat, solve3, qmul, qmul_compensated, qconj, qrotate, qrotate_tr, quat_matrix, quat_matrix_tr, matrix_quat_tr
+   public :: cross, hat, solve3, qmul, qconj, qrotate, qrotate_tr, quat_matrix, quat_matrix_tr, matrix_quat_tr
    public :: quat_exp, rot_exp_apply, quat_cayley, dexpinv_apply, dexp_apply, dexp_coefficients, quat_normalize
 
 contains

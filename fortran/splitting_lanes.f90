@@ -23,7 +23,7 @@ module splitting_lanes
 
 contains
 
-   ! qmul_compensated, compiled here too, so that the turns of the quaternions inline it in every target
+   ! qmul, compiled here too, so that the turns of the quaternions inline it in every target
    include 'quaternion_generic.inc'
 
    !> One step of a splitting (variant_splitting) of the n bodies of a chunk (step_interface's
@@ -49,7 +49,7 @@ contains
                                     inertia(:, b0:b0 + nc - 1), meth%quadrature, m1, w)
                m(:, b0:b0 + nc - 1) = m1(:, 1:nc)
                do j = 1, nc
-                  q(:, b0 + j - 1) = qmul_compensated(q(:, b0 + j - 1), w(:, j))
+                  q(:, b0 + j - 1) = qmul(q(:, b0 + j - 1), w(:, j))
                end do
             end do
             ta = ta + tau
