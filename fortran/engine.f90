@@ -34,7 +34,7 @@ module engine
    use parallel, only: thread_count, save_slot, min_parallel_work
    use checks, only: all_finite
    use numbers_table, only: engine_chunk
-   use method_lanes, only: choose_lane_step
+   use method_lanes, only: choose_lane_step, choose_lane_variational_step
    implicit none
    private
 
@@ -257,6 +257,7 @@ contains
       allocate (sc(variational_rows, lay%ncol, nc))
       variational_step => null()
       if (lay%ncol > 0) variational_step => family_variational_step(meth%family)
+      if (lay%ncol > 0 .and. natt == 4) call choose_lane_variational_step(meth, tq, wh, variational_step)
       if (seg%k_first == 0) then
          mc = m0(:, b0:b1)
          ac = att0(:, b0:b1)

@@ -5,7 +5,9 @@
 !   gradient, linear damping, rotors; shared parameters), or torque-free with reaction wheels
 !   and the compiled law wheel_law_feedback;
 ! * the splittings of the exact free flow (splitting_lanes), with a torque of torque_lanes of the
-!   attitude alone (field, gravity gradient).
+!   attitude alone (field, gravity gradient);
+! * RK4's steps with tangents (frb.integrate(..., sensitivities=...): runge_kutta_tangent_lanes),
+!   torque-free or with a torque of torque_lanes.
 ! Every other run keeps its family's step, and so does every run while the lane steps are turned
 ! off (use_lane_steps: for the tests and benchmarks that compare the two, frb._testing).
 module method_lanes
@@ -14,11 +16,11 @@ module method_lanes
    use torques, only: torque_t, torqued
    use wheels, only: wheels_t, wheels_active, wheel_law_feedback
    use torque_lanes, only: torque_lanes_capable
-   use simd_dispatch, only: runge_kutta_lanes_step, splitting_lanes_step
+   use simd_dispatch, only: runge_kutta_lanes_step, splitting_lanes_step, runge_kutta_tangent_lanes_step
    implicit none
    private
 
-   public :: choose_lane_step, use_lane_steps
+   public :: choose_lane_step, use_lane_steps, choose_lane_variational_step
 
    !> Whether the lane steps replace the families' steps (use_lane_steps).
    logical :: lane_steps = .true.
@@ -47,6 +49,22 @@ contains
          step => splitting_lanes_step
       end if
    end subroutine choose_lane_step
+
+   !> step <- the lane variational step (step_interface's method_variational_step) of the method
+   !> for a run of quaternion attitudes without wheels with the torque tq, when there is one: RK4,
+   !> torque-free or with a torque of torque_lanes (runge_kutta_tangent_lanes); step unchanged
+   !> otherwise.
+   subroutine choose_lane_variational_step(meth, tq, wh, step)
+      type(method_t), intent(in) :: meth
+      type(torque_t), intent(in) :: tq
+      type(wheels_t), intent(in) :: wh
+      procedure(method_variational_step), pointer, intent(inout) :: step
+
+      if (.not. lane_steps .or. wheels_active(wh)) return
+      if (torqued(tq) .and. .not. torque_lanes_capable(tq)) return
+      if (meth%family == family_runge_kutta .and. meth%variant == variant_rk4) &
+         step => runge_kutta_tangent_lanes_step
+   end subroutine choose_lane_variational_step
 
    !> Turns the lane steps on or off for the runs that start after the call (not while a run is
    !> in progress).

@@ -27,6 +27,8 @@ module runge_kutta_lanes
    private
 
    public :: runge_kutta_lanes_step
+   ! (the stages' operations, for the tangent lanes of runge_kutta_tangent_lanes)
+   public :: rates, stage_point, normalise
 
 contains
 
