@@ -11,7 +11,11 @@ Three measurements (print only; run with ``python benchmarks/symmetric_accuracy.
    largest error of ``m/|m|`` and of the quaternion (random attitudes).
 2. From one state, 1000 single steps to times spread over ``(0, T]``: the spread (max - min) of
    ``|m|``, the energy and ``Q m`` computed in double precision from the returned states, in ulps
-   of their size.
+   of their size (``Q m`` as ``frb.quat_to_matrix`` of the normalised quaternion times ``m``, and
+   by the rotation formula of the quaternion); and the spread of the exact value of ``Q m`` for
+   the returned doubles (``E(q / |q|) m`` in 30-digit mpmath), the quality of the states themselves,
+   free of the evaluation's rounding. For symmetric bodies the same figures of the correctly
+   rounded exact states (the floor of each evaluation).
 3. ``--steps`` chained exact steps (h = 0.1) of 16 random free bodies
    (``frb._testing.quat_integrate_batch``): the relative drift of ``|m|``, the energy and ``Q m``.
 """
@@ -121,10 +125,39 @@ def invariants(m, q, inertia):
             np.einsum("...ij,...j->...i", frb.quat_to_matrix(q / np.linalg.norm(q, axis=-1)[..., None]), m))
 
 
+def rotated_by_formula(q, m):
+    """E(q/|q|) m in double precision by the rotation formula m + 2 q0 (u x m) + 2 u x (u x m)."""
+    q = q / np.linalg.norm(q, axis=-1)[..., None]
+    u = q[..., 1:]
+    t = 2 * np.cross(u, m)
+    return m + q[..., :1] * t + np.cross(u, t)
+
+
+def exact_rotated(q, m):
+    """The exact E(q/|q|) m of the doubles q, m in 30-digit mpmath,
+    ((q0^2 - |u|^2) m + 2 (u . m) u + 2 q0 (u x m)) / |q|^2, less that of the first state (so that
+    the differences, whose spread is wanted, are rounded to double only at their own size)."""
+    out = []
+    with mp.workdps(30):
+        for k in range(len(q)):
+            q0, u1, u2, u3 = (mp.mpf(float(x)) for x in q[k])
+            x, y, z = (mp.mpf(float(v)) for v in m[k])
+            n2 = q0 * q0 + u1 * u1 + u2 * u2 + u3 * u3
+            a = q0 * q0 - (u1 * u1 + u2 * u2 + u3 * u3)
+            d = 2 * (u1 * x + u2 * y + u3 * z)
+            out.append([(a * x + d * u1 + 2 * q0 * (u2 * z - u3 * y)) / n2,
+                        (a * y + d * u2 + 2 * q0 * (u3 * x - u1 * z)) / n2,
+                        (a * z + d * u3 + 2 * q0 * (u1 * y - u2 * x)) / n2])
+        return np.array([[float(v - w) for v, w in zip(row, out[0])] for row in out])
+
+
 def spread_ulps(m, q, inertia):
+    """|m|, the energy, Q m (matrix), Q m (rotation formula), exact Q m: spreads in ulps."""
     g, e, M = invariants(m, q, inertia)
-    return np.array([np.ptp(g) / np.spacing(g.max()), np.ptp(e) / np.spacing(e.max()),
-                     np.ptp(M, axis=0).max() / np.spacing(g.max())])
+    ug = np.spacing(g.max())
+    return np.array([np.ptp(g) / ug, np.ptp(e) / np.spacing(e.max()), np.ptp(M, axis=0).max() / ug,
+                     np.ptp(rotated_by_formula(q, m), axis=0).max() / ug,
+                     np.ptp(exact_rotated(q, m), axis=0).max() / ug])
 
 
 def spread(rng, n_times=1000, bodies=8):
@@ -132,8 +165,8 @@ def spread(rng, n_times=1000, bodies=8):
     the same evaluations on the correctly rounded exact states (the floor of the evaluation)."""
     out = {}
     for family in ("symmetric", "nearly symmetric", "asymmetric"):
-        worst = np.zeros(3)
-        floor = np.zeros(3)
+        worst = np.zeros(5)
+        floor = np.zeros(5)
         for _ in range(bodies):
             m, q, h, inertia = random_bodies(rng, 1, family)
             t = np.sort(rng.uniform(0, 1, n_times)) * h[0]
@@ -182,9 +215,11 @@ def main():
         print(f"   {family:17s} m/|m| {em.max():.2e}   q {eq.max():.2e}   ({time.perf_counter() - t0:.0f} s)")
     print("2. spread of the invariants over 1000 single steps from one state (ulps of their size)")
     for family, (w, floor) in spread(rng).items():
-        print(f"   {family:17s} |m| {w[0]:.1f}   energy {w[1]:.1f}   Q m {w[2]:.1f}")
+        print(f"   {family:17s} |m| {w[0]:.1f}   energy {w[1]:.1f}   Q m {w[2]:.1f} (formula {w[3]:.1f}, "
+              f"exact {w[4]:.1f})")
         if floor is not None:
-            print(f"   {'(exact states)':17s} |m| {floor[0]:.1f}   energy {floor[1]:.1f}   Q m {floor[2]:.1f}")
+            print(f"   {'(exact states)':17s} |m| {floor[0]:.1f}   energy {floor[1]:.1f}   Q m {floor[2]:.1f} "
+                  f"(formula {floor[3]:.1f}, exact {floor[4]:.1f})")
     w = drift(rng, args.steps)
     print(f"3. {args.steps} chained steps h = 0.1, 16 bodies: relative drift |m| {w[0]:.2e}   "
           f"energy {w[1]:.2e}   Q m {w[2]:.2e}")
