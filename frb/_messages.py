@@ -77,8 +77,8 @@ def low_precision_hint(value: ArrayLike) -> str:
 
 def phase_message(name_h: str, phase: float, body: str = "") -> str:
     """The message of a step beyond :data:`PHASE_LIMIT`."""
-    size = f"{phase:.3g}" if np.isfinite(phase) else "beyond the float64 range"
-    return (f"{name_h} is too long{body}: |h| |m| / I_min = {size} exceeds {PHASE_LIMIT:.0e} "
+    size = f"= {phase:.3g} exceeds" if np.isfinite(phase) else "is beyond the float64 range, above"
+    return (f"{name_h} is too long{body}: |h| |m| / I_min {size} {PHASE_LIMIT:.0e} "
             "radians, where quadruple precision (34 digits) leaves no correct digit of the angle "
             "the body turns through (the result would be an arbitrary point of the orbit); check "
             "the units of h, m and inertia")
@@ -87,8 +87,8 @@ def phase_message(name_h: str, phase: float, body: str = "") -> str:
 def gyrostat_phase_message(name_h: str, phase: float) -> str:
     """The message of a gyrostat step beyond :data:`PHASE_LIMIT` (its phase counts the rotor's
     momentum ``h_r``, frb.torques.rotor)."""
-    size = f"{phase:.3g}" if np.isfinite(phase) else "beyond the float64 range"
-    return (f"{name_h} is too long for the gyrostat: |h| (|m| + |h_r|) / I_min = {size} exceeds "
+    size = f"= {phase:.3g} exceeds" if np.isfinite(phase) else "is beyond the float64 range, above"
+    return (f"{name_h} is too long for the gyrostat: |h| (|m| + |h_r|) / I_min {size} "
             f"{PHASE_LIMIT:.0e} radians (h_r the rotor's momentum of the torque), where quadruple "
             "precision (34 digits) leaves no correct digit of the motion; check the units of h, "
             "m, the rotor and inertia")

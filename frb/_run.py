@@ -249,6 +249,8 @@ def _variational_parts(value: Any, info: MethodInfo, user: Optional[Torque], qua
     state; a name or names of SENSITIVITY_PARTS); ValueError for a method, torque or option
     whose sensitivities frb does not compute, naming it (``without``: the argument of the run
     that has none, wheels or attitude_control)."""
+    if isinstance(value, np.bool_):
+        value = bool(value)
     if value is None or value is False:
         return 0
     if value is True:
@@ -262,7 +264,10 @@ def _variational_parts(value: Any, info: MethodInfo, user: Optional[Torque], qua
                         f"{', '.join(SENSITIVITY_PARTS)}, got {_validate._short(value)}")
     parts = 0
     for part in names:
-        if not isinstance(part, str) or part not in SENSITIVITY_PARTS:
+        if not isinstance(part, str):
+            raise TypeError(f"sensitivities must name parts among {', '.join(SENSITIVITY_PARTS)}, "
+                            f"got {_validate._short(part)} among them")
+        if part not in SENSITIVITY_PARTS:
             raise ValueError(f"sensitivities: {part!r} is not one of "
                              f"{', '.join(SENSITIVITY_PARTS)}")
         parts |= SENSITIVITY_PARTS[part]

@@ -53,7 +53,7 @@ from .inertia import inertia_layout, shared_tensor
 from .torques import Torque, as_torque, shown
 from .wheel_laws import WheelLaw, as_wheel_law
 from .wheels import Wheels
-from .trajectory import TorqueLike, Trajectory
+from .trajectory import Sensitivities, TorqueLike, Trajectory
 
 __all__ = ["frb_step", "quat_step", "integrate"]
 
@@ -276,6 +276,8 @@ def _integrate_block(block: NDArray[np.float64], *, attitude_shape: tuple[int, .
     except (ValueError, TypeError, RuntimeError) as exc:
         _reraise(exc, start, stop)
     kept = [tr.m, tr.q] + ([tr.wheel_momentum] if tr.wheel_momentum is not None else [])
+    if tr.sensitivities is not None:
+        kept += [d.reshape(d.shape[:2] + (-1,)) for d in tr.sensitivities if d is not None]
     return np.concatenate(kept, axis=2)
 
 
@@ -309,7 +311,8 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
     h, nsteps, method, torque, save_every, **options
         As for :func:`frb.integrate` (``threads`` on each worker; ``t0`` the time of the
         initial state, which a time-dependent torque sees as ``t0 + k h``; ``progress`` is not
-        taken; ``wheels`` and ``wheel_law`` split with the bodies when given per body). A user
+        taken; ``wheels`` and ``wheel_law`` split with the bodies when given per body;
+        ``sensitivities`` gives ``Trajectory.sensitivities`` as dask arrays). A user
         torque or wheel law (a callable, which must pickle to reach the workers) is called
         once per stage for each chunk; a torque that couples the bodies is refused.
 
@@ -362,18 +365,33 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
     inertia_out = i_body if i_body is not None else np.broadcast_to(
         np.asarray(i_shared, dtype=np.float64), (n,) + i_shape)
     wheel_kept = nw if opts["wheel_law"] is not None or isinstance(wheels, Wheels) else 0
+    # the derivatives asked (sensitivities=), by the probe's shapes of one body: (K, ...)
+    asked = {} if probe.sensitivities is None else {
+        name: d.shape[1:] for name, d in probe.sensitivities._asdict().items() if d is not None}
+    width = 7 + wheel_kept + sum(int(np.prod(tail)) for tail in asked.values())
     if n == 0:
         empty = np.empty((len(t), 0, 3))
         return Trajectory(t, da.from_array(empty), da.from_array(np.empty((len(t), 0, 4))), form,
                           probe.method, inertia_out, torque, wheels=wheels,
                           wheel_momentum=None if not wheel_kept else
-                          da.from_array(np.empty((len(t), 0, nw))))
+                          da.from_array(np.empty((len(t), 0, nw))),
+                          sensitivities=None if not asked else Sensitivities(**{
+                              name: da.from_array(np.empty((len(t), 0) + tail))
+                              for name, tail in asked.items()}))
     packed = _pack([m, att] + ([i_body] if i_body is not None else []))
     out = packed.map_blocks(
         _integrate_block, attitude_shape=attitude_shape,
         inertia=None if i_shared is None else np.asarray(i_shared, dtype=np.float64),
         per_body_inertia=i_body is not None, torque=tq, kwargs=kwargs, new_axis=0,
-        inertia_shape=i_shape, chunks=((len(t),), chunks, (7 + wheel_kept,)), dtype=np.float64,
+        inertia_shape=i_shape, chunks=((len(t),), chunks, (width,)), dtype=np.float64,
         meta=np.empty((0, 0, 0)))
+    derivatives: dict[str, da.Array] = {}
+    first = 7 + wheel_kept
+    for name, tail in asked.items():
+        size = int(np.prod(tail))
+        derivatives[name] = out[:, :, first:first + size].reshape((len(t), n) + tail)
+        first += size
     return Trajectory(t, out[:, :, :3], out[:, :, 3:7], form, probe.method, inertia_out, torque,
-                      wheels=wheels, wheel_momentum=out[:, :, 7:] if wheel_kept else None)
+                      wheels=wheels, wheel_momentum=out[:, :, 7:7 + wheel_kept] if wheel_kept
+                      else None,
+                      sensitivities=Sensitivities(**derivatives) if derivatives else None)

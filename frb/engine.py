@@ -198,7 +198,8 @@ def _sensitivities(vs: NDArray[np.float64], parts: int) -> Sensitivities:
             continue
         if width is None:
             block = vs[..., c:]
-            out[part] = block.reshape(block.shape[:-1] + (-1, _sn.TORQUE_TERM_REALS))
+            terms = block.shape[-1] // _sn.TORQUE_TERM_REALS
+            out[part] = block.reshape(block.shape[:-1] + (terms, _sn.TORQUE_TERM_REALS))
         else:
             out[part] = vs[..., c] if width == 1 else vs[..., c:c + width]
             c += width

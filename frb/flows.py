@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._run import Request, execute, lean_free_steps, prepare
 from ._step_routes import ROUTES
-from ._validate import ORTHOGONALITY_TOLERANCE
+from ._validate import ORTHOGONALITY_TOLERANCE, flag
 from .inertia import tensor_frame
 from .methods import METHODS
 
@@ -156,7 +156,7 @@ def frb_step(m: ArrayLike, Q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quadr
     >>> jac.state.shape, jac.h.shape, jac.inertia.shape
     ((6, 6), (6,), (6, 3))
     """
-    if jacobian:
+    if flag(jacobian, "jacobian"):
         return _with_jacobian("Q", m, Q, h, inertia, quadrature, threads)
     return _step("Q", m, Q, h, inertia, quadrature, threads)
 
@@ -201,6 +201,6 @@ def quat_step(m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayLike, quad
     >>> bool(np.abs(q2 - [1.0, 0.0, 0.0, 0.0]).max() < 1e-15)
     True
     """
-    if jacobian:
+    if flag(jacobian, "jacobian"):
         return _with_jacobian("q", m, q, h, inertia, quadrature, threads)
     return _step("q", m, q, h, inertia, quadrature, threads)

@@ -77,6 +77,7 @@ from .derivatives import flow_jacobian
 from .engine import integrate as _frb_integrate
 from .flows import frb_step as _frb_step
 from .flows import quat_step as _quat_step
+from .methods import METHODS
 
 __all__ = ["quat_step", "frb_step", "integrate", "require_x64"]
 
@@ -134,8 +135,19 @@ def _is_zero(t: Any) -> bool:
     return isinstance(t, SymbolicZero)
 
 
+def _concrete(*args: Any) -> bool:
+    """True when no argument is traced (an eager call outside jit, grad and vmap): its values
+    are known, and frb's checks raise their ValueError or TypeError directly. Inside a
+    transformation the same checks run in the callback, where JAX reports them as a
+    JaxRuntimeError carrying frb's message."""
+    return not any(isinstance(a, jax.core.Tracer) for a in args)
+
+
 def _as_f64(x: Any, name: str) -> Any:
-    a = jnp.asarray(x)
+    try:
+        a = jnp.asarray(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be real numbers, got {type(x).__name__}") from None
     if not jnp.issubdtype(a.dtype, jnp.floating) and not jnp.issubdtype(a.dtype, jnp.integer):
         raise TypeError(f"{name} must be real numbers, got dtype {a.dtype}")
     return a.astype(jnp.float64)
@@ -274,6 +286,9 @@ def _step(form: str, m: Any, att: Any, h: Any, inertia: Any) -> tuple[Any, Any]:
     args = (_as_f64(m, "m"), _as_f64(att, "q" if form == "q" else "Q"), _as_f64(h, "h"),
             _as_f64(inertia, "inertia"))
     _shapes(*args, form)
+    if _concrete(*args):
+        m1, att1 = _step_host(form, ())(*args)
+        return jnp.asarray(m1), jnp.asarray(att1)
     out: tuple[Any, Any] = _step_function(form)(*args)
     return out
 
@@ -377,6 +392,16 @@ def _call_run(form: str, parts: tuple[str, ...], config: tuple[Any, ...], m: Any
                                    inertia, vmap_method="expand_dims"))
 
 
+def _check_differentiable(method: Any) -> None:
+    """ValueError, when JAX traces a derivative, for a method without sensitivities (frb's own
+    check runs only in the callback, where JAX would report it as a JaxRuntimeError)."""
+    info = METHODS.get(method.upper()) if isinstance(method, str) else None
+    if info is not None and not info.sensitivities:
+        raise ValueError(f"frb.jax.integrate differentiates EXACT, the exact-flow splittings "
+                         f"(STRANG, YOSHIDA4, RKN6_14, coefficients=) and RK4, not method "
+                         f"{info.name}")
+
+
 def _run_function(form: str, config: tuple[Any, ...]) -> Any:
     @jax.custom_jvp
     def run(m: Any, att: Any, h: Any, inertia: Any) -> tuple[Any, Any]:
@@ -390,6 +415,7 @@ def _run_function(form: str, config: tuple[Any, ...]) -> Any:
         if not parts:
             out = _call_run(form, (), config, m, att, h, inertia)
             return out, (jnp.zeros_like(out[0]), jnp.zeros_like(out[1]))
+        _check_differentiable(config[2]["method"])
         m1, att1, *derivs = _call_run(form, parts, config, m, att, h, inertia)
         # the input tangents against the kept axis K (the batch first)
         dtheta = None if _is_zero(datt) else _FORMS[form][1](att, datt)[..., None, :]
@@ -443,11 +469,15 @@ def integrate(m0: Any, attitude0: Any, inertia: Any, h: Any, nsteps: int, *,
     if unknown:
         raise TypeError(f"frb.jax.integrate got unexpected keyword(s) {', '.join(sorted(unknown))}"
                         f" (it takes {', '.join(_RUN_OPTIONS)}, method, torque, save_every)")
-    if isinstance(nsteps, bool) or not isinstance(nsteps, (int, np.integer)) or nsteps < 0:
+    if isinstance(nsteps, (bool, np.bool_)) or not isinstance(nsteps, (int, np.integer)):
+        raise TypeError(f"nsteps must be a non-negative integer, got {nsteps!r}")
+    if nsteps < 0:
         raise ValueError(f"nsteps must be a non-negative integer, got {nsteps!r}")
-    if save_every is not None and save_every != "final":
-        if (isinstance(save_every, bool) or not isinstance(save_every, (int, np.integer))
-                or save_every < 1):
+    if save_every is not None and not (isinstance(save_every, str) and save_every == "final"):
+        if isinstance(save_every, (bool, np.bool_)) or not isinstance(save_every, (int, np.integer)):
+            raise TypeError(f"save_every must be a positive integer, None or 'final', got "
+                            f"{save_every!r}")
+        if save_every < 1:
             raise ValueError(f"save_every must be a positive integer, None or 'final', got "
                              f"{save_every!r}")
     att = _as_f64(attitude0, "attitude0")
@@ -456,5 +486,8 @@ def integrate(m0: Any, attitude0: Any, inertia: Any, h: Any, nsteps: int, *,
     _shapes(*args, form)
     config = (int(nsteps), save_every,
               {"method": method, "torque": torque, **options})
+    if _concrete(*args):
+        m1, att1 = _run_host(form, (), config)(*args)
+        return jnp.asarray(m1), jnp.asarray(att1)
     out: tuple[Any, Any] = _run_function(form, config)(*args)
     return out

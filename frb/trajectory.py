@@ -137,9 +137,10 @@ class Trajectory:
             return self
         import dask
         att = self._q if self._q is not None else self._Q
-        m, att, inertia, h = dask.compute(self.m, att, self.inertia, self.wheel_momentum,
-                                          **kwargs)
-        wheels = dict(wheels=self.wheels, wheel_momentum=h)
+        m, att, inertia, h, sens = dask.compute(self.m, att, self.inertia, self.wheel_momentum,
+                                                self.sensitivities, **kwargs)
+        wheels = dict(wheels=self.wheels, wheel_momentum=h,
+                      sensitivities=None if sens is None else Sensitivities(*sens))
         if self._q is not None:
             return Trajectory(self.t, m, att, self.form, self.method, inertia, self.torque,
                               **wheels)

@@ -87,7 +87,8 @@ class Wheels:
     def __init__(self, axes: ArrayLike, h0: ArrayLike, inertia: ArrayLike | None = None) -> None:
         a = np.array(_validate.real_array(axes, "axes", finite=False), dtype=np.float64)
         if a.ndim not in (2, 3) or a.shape[-1] != 3 or a.shape[-2] < 1:
-            raise ValueError(f"axes must have shape (nw, 3) or (N, nw, 3), got {a.shape}")
+            raise ValueError(f"axes must have shape (nw, 3) or (N, nw, 3) with at least one wheel "
+                             f"(nw >= 1), got {a.shape}")
         nw = a.shape[-2]
         if nw > MAX_WHEELS:
             raise ValueError(f"axes: at most {MAX_WHEELS} wheels a body, got {nw}")

@@ -12,7 +12,7 @@ import dask.array as da  # noqa: E402
 
 import frb  # noqa: E402
 import frb.dask  # noqa: E402
-from frb.torques import gravity_gradient, heavy_top  # noqa: E402
+from frb.torques import attitude_control, gravity_gradient, heavy_top  # noqa: E402
 
 N, CHUNK = 1000, 250
 
@@ -72,6 +72,29 @@ def test_integrate_on_the_cluster_equals_in_process(client, batch):
                          torque=heavy_top(1.0, [0.0, 0.1, 0.9]), save_every=None)
     m1, q1 = dask.compute(final.m[-1], final.attitude[-1])
     assert np.array_equal(m1, want.m[-1]) and np.array_equal(q1, want.q[-1])
+
+
+def test_sensitivities_on_the_cluster_equal_in_process(client, batch):
+    """sensitivities= through the chunks: every part the whole batch's, bit for bit, for a
+    torque with per-body parameters too (sliced with the bodies)."""
+    m, q, _, inertia, _ = batch
+    dm, dq = da.from_array(m[:60], chunks=(25, 3)), da.from_array(q[:60], chunks=(25, 4))
+    per_body = attitude_control(q[60:120], 0.5, 0.3)     # a reference quaternion per body
+    for kw in (dict(method="EXACT", sensitivities=True, save_every=2),
+               dict(method="STRANG", torque=per_body, sensitivities=("state", "h", "inertia", "torque")),
+               dict(method="RK4", torque=heavy_top(1.0, [0.0, 0.1, 0.9]), sensitivities="h",
+                    save_every=None)):
+        lazy = frb.dask.integrate(dm, dq, inertia[:60], 0.05, 5, **kw)
+        want = frb.integrate(m[:60], q[:60], inertia[:60], 0.05, 5, **kw)
+        got = lazy.compute()
+        for part in ("state", "h", "inertia", "torque"):
+            a, b = getattr(got.sensitivities, part), getattr(want.sensitivities, part)
+            assert (a is None) == (b is None), part
+            if b is not None:
+                assert a.shape == b.shape and np.array_equal(a, b), part
+    empty = frb.dask.integrate(dm[:0], dq[:0], inertia[0], 0.05, 5, method="EXACT",
+                               sensitivities=True).compute()
+    assert empty.sensitivity.shape == (6, 0, 6, 6)
 
 
 def test_errors_name_the_body_in_the_whole_batch(client, batch):

@@ -479,3 +479,38 @@ def test_cli_quiet_when_the_reader_closes_the_pipe(entry, argv):
     child.stdout.close()            # the reader is gone before the first line
     _, err = child.communicate(timeout=60)
     assert child.returncode == 0 and b"Traceback" not in err and b"BrokenPipe" not in err, err
+
+
+# ----------------------------------------------------------- the derivative switches and flags
+
+@pytest.mark.parametrize("step, attitude", [(frb.quat_step, QUAT), (frb.frb_step, np.eye(3))])
+@pytest.mark.parametrize("value", ["yes", 1, 1.0, 1j, np.nan, [1], np.ones(2)])
+def test_jacobian_must_be_a_bool(step, attitude, value):
+    with pytest.raises(TypeError, match="jacobian"):
+        step(M, attitude, 0.1, I, jacobian=value)
+
+
+def test_jacobian_takes_numpy_bools():
+    """np.True_ asks for the derivatives, np.False_ does not: the results of the plain bools."""
+    with_jac = frb.quat_step(M, QUAT, 0.1, I, jacobian=np.True_)
+    plain = frb.quat_step(M, QUAT, 0.1, I, jacobian=np.False_)
+    assert len(with_jac) == 3 and len(plain) == 2
+    np.testing.assert_array_equal(with_jac[2].state, frb.quat_step(M, QUAT, 0.1, I, jacobian=True)[2].state)
+
+
+def test_sensitivities_take_numpy_bools_and_refuse_other_names():
+    run = frb.integrate(M, QUAT, I, 0.1, 3, method="EXACT", sensitivities=np.True_)
+    ref = frb.integrate(M, QUAT, I, 0.1, 3, method="EXACT", sensitivities=True)
+    np.testing.assert_array_equal(run.sensitivity, ref.sensitivity)
+    assert frb.integrate(M, QUAT, I, 0.1, 3, method="EXACT", sensitivities=np.False_).sensitivity is None
+    with pytest.raises(TypeError, match="sensitivities must name parts"):
+        frb.integrate(M, QUAT, I, 0.1, 3, method="EXACT", sensitivities=["state", 1])
+    with pytest.raises(ValueError, match="'spin' is not one of"):
+        frb.integrate(M, QUAT, I, 0.1, 3, method="EXACT", sensitivities=["spin"])
+
+
+@pytest.mark.parametrize("torque, words", [(None, r"\|h\| \|m\| / I_min is beyond the float64 range, above 1e\+18"),
+                                           (rotor([0.0, 0.0, 1e300]), r"\|h\| \(\|m\| \+ \|h_r\|\) / I_min is beyond the float64 range, above 1e\+18")])
+def test_phase_beyond_the_float64_range_said_in_words(torque, words):
+    with pytest.raises(ValueError, match=words):
+        frb.integrate(M * 1e300, QUAT, I * 1e-300, 0.1, 2, method="EXACT", torque=torque)

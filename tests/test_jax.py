@@ -237,3 +237,30 @@ def test_needs_x64_and_refuses_bad_input():
         fj.integrate(M, Q, INERTIA, 0.1, 3, wheels=None)
     with pytest.raises(ValueError, match="nsteps"):
         fj.integrate(M, Q, INERTIA, 0.1, -1)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: fj.quat_step(M, Q, np.nan, INERTIA), ValueError, "h contains non-finite"),
+    (lambda: fj.quat_step(M, Q, H, -INERTIA), ValueError, "inertia must contain strictly positive"),
+    (lambda: fj.quat_step(M, np.zeros(4), H, INERTIA), ValueError, "q must be a unit quaternion"),
+    (lambda: fj.frb_step(M, np.ones((3, 3)), H, INERTIA), ValueError, "Q must be a rotation"),
+    (lambda: fj.quat_step(M, Q, "x", INERTIA), TypeError, "h must be real numbers"),
+    (lambda: fj.quat_step(None, Q, H, INERTIA), TypeError, "m must be real numbers"),
+    (lambda: fj.integrate(M, Q, INERTIA, np.inf, 3, method="EXACT"), ValueError, "h"),
+    (lambda: fj.integrate(M, Q, INERTIA, 0.1, 3.5), TypeError, "nsteps"),
+    (lambda: fj.integrate(M, Q, INERTIA, 0.1, 3, save_every=True), TypeError, "save_every"),
+    (lambda: fj.integrate(M, Q, INERTIA, 0.1, 3, save_every=0), ValueError, "save_every"),
+])
+def test_eager_calls_raise_frb_errors(call, error, words):
+    """Outside jit the values are known: frb's own exception, not JAX's runtime error."""
+    with pytest.raises(error, match=words):
+        call()
+
+
+def test_grad_of_a_method_without_sensitivities_refused_when_traced():
+    with pytest.raises(ValueError, match="not method TERZE"):
+        jax.grad(lambda h: fj.integrate(M, Q, INERTIA, h, 3, method="TERZE")[0][0, 0])(0.1)
+    # its values alone are frb's
+    m1, q1 = fj.integrate(M, Q, INERTIA, 0.1, 3, method="TERZE")
+    tr = frb.integrate(M, Q, INERTIA, 0.1, 3, method="TERZE", save_every=None)
+    assert np.array_equal(m1, tr.m) and np.array_equal(q1, tr.q)
