@@ -128,7 +128,9 @@ module gyrostat_flow
    !> (period_angle), w = Y_u0(n Phi) W(s) with the rest W(s) by gyrostat_unit. The rounding of
    !> n Phi is at most (n + 1) times spread, the integral of |psi'| over a period in rounding
    !> errors: done = .false. (the caller takes the step in quadruple precision) when that exceeds
-   !> long_step_threshold (the budget of a double-precision step's phase), when the orbit leaves
+   !> long_step_threshold (the budget of a double-precision step's phase; spread taken times the
+   !> difference of the double-precision period from the exact one in rounding errors, when
+   !> more than one), when the orbit leaves
    !> the hemisphere of u0, when a period may lose more than refine_limit rounding errors near a
    !> separatrix, or when the rest asks for the roots of its exact inputs.
    pure subroutine periods_step(ms, rs, dd, ddq, tq, tau, m1, w, done)
@@ -136,7 +138,7 @@ module gyrostat_flow
       real(qp), intent(in) :: ddq(3), tq
       real(dp), intent(out) :: m1(3), w(4)
       logical, intent(out) :: done
-      real(dp) :: phi, axis(3), period, spread, n, rest, w1(4), c, s
+      real(dp) :: phi, axis(3), period, spread, n, rest, w1(4), c, s, drift
       real(qp) :: nq, restq, lossq
       logical :: refine
 
@@ -148,7 +150,10 @@ module gyrostat_flow
       if (.not. done) return
       call gyrostat_periods_qp(real(ms, qp), real(rs, qp), ddq, tq, nq, restq, lossq, done)
       if (.not. done) return
-      done = lossq <= refine_limit .and. (abs(nq) + 1) * spread <= long_step_threshold
+      ! the double-precision lattice's period against the exact one: Phi moves by spread times
+      ! their relative difference (near an equilibrium the lattice's rounding grows)
+      drift = max(1.0_dp, real(abs((tq - restq) / nq - period) / (epsilon(1.0_dp) * abs(period)), dp))
+      done = lossq <= refine_limit .and. (abs(nq) + 1) * spread * drift <= long_step_threshold
       if (.not. done) return
       n = real(nq, dp)
       rest = real(restq, dp)
