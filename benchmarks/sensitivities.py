@@ -2,12 +2,15 @@
 
     python benchmarks/sensitivities.py [--bodies 10000] [--steps 20] [--repeat 3] [--threads 1]
 
-For each supported method and torque: frb.integrate of the same bodies (random momenta, moments
-(1, 2, 3), random unit quaternions, h = 0.05, the last state kept) alone, with
-``sensitivities=True`` (the state transition matrix Phi, 6 columns) and with every part
-(Phi, h, the moments, the torque's parameters), one thread by default. Prints ns per body-step of
-processor time (time.process_time: on a shared machine wall time would count the waits), the
-minimum over the repetitions, the runs timed alternately, and the ratios to the run alone.
+For RK4, STRANG, YOSHIDA4 with a heavy top and with the gravity gradient, RK4 free and EXACT
+free and damped: frb.integrate of the same bodies (random momenta, moments (1, 2, 3), random
+unit quaternions, h = 0.05, the last state kept) alone, with ``sensitivities=True`` (the state
+transition matrix Phi, 6 columns) and with every part (Phi, h, the moments, the torque's
+parameters), one thread by default. Prints ns per body-step of processor time
+(time.process_time: on a shared machine wall time would count the waits), the minimum over the
+repetitions, the runs timed alternately, and the ratios to the run alone. With frb._testing (a
+build with -Dtesting=true) the RK4 rows add Phi with the lane steps turned off (the one-body
+tangent code, "+Phi 1b").
 """
 from __future__ import annotations
 
@@ -20,14 +23,23 @@ import numpy as np
 import frb
 from frb import torques
 
+try:
+    from frb import _testing
+except ImportError:                                   # a build without -Dtesting=true
+    _testing = None
+
+HEAVY_TOP = ("heavy top", lambda: torques.heavy_top(9.81, [0.0, 0.0, 1.0]))
+GRADIENT = ("gravity gradient", lambda: torques.gravity_gradient(0.8))
 CASES = [
-    ("EXACT", None),
-    ("EXACT", lambda: torques.linear_damping(0.2)),
-    ("STRANG", lambda: torques.gravity_gradient(0.8)),
-    ("RK4", lambda: torques.rotor([0.1, -0.2, 0.3])),
-    ("YOSHIDA4", lambda: torques.constant_field([0.2, -0.1, 0.4])),
-    ("RK4", None),
-    ("RK4", lambda: torques.constant_field([0.2, -0.1, 0.4])),
+    ("RK4", *HEAVY_TOP),
+    ("RK4", *GRADIENT),
+    ("STRANG", *HEAVY_TOP),
+    ("STRANG", *GRADIENT),
+    ("YOSHIDA4", *HEAVY_TOP),
+    ("YOSHIDA4", *GRADIENT),
+    ("RK4", "free", None),
+    ("EXACT", "free", None),
+    ("EXACT", "damping", lambda: torques.linear_damping(0.2)),
 ]
 
 
@@ -35,6 +47,11 @@ def timed(fn):
     t0 = time.process_time()
     fn()
     return time.process_time() - t0
+
+
+def lanes(on):
+    if _testing is not None:
+        _testing.lane_steps_use(1 if on else 0)
 
 
 def main():
@@ -52,21 +69,30 @@ def main():
     inertia = np.array([1.0, 2.0, 3.0])
     print(f"frb {frb.__version__}, SIMD target {frb.cpu_dispatch()}, {n} bodies x {k} steps, "
           f"{args.threads} thread(s), load average {os.getloadavg()[0]:.2f}")
-    print(f"{'method':>9} {'torque':>16} {'run ns':>8} {'+Phi ns':>9} {'ratio':>6} "
-          f"{'+all ns':>9} {'ratio':>6}")
-    for method, make in CASES:
+    print(f"{'method':>9} {'torque':>17} {'run ns':>8} {'+Phi ns':>9} {'ratio':>6} "
+          f"{'+all ns':>9} {'ratio':>6} {'+Phi 1b ns':>11} {'ratio':>6}")
+    for method, name, make in CASES:
         tq = make() if make else None
         every = ("state", "h", "inertia") + (("torque",) if tq is not None else ())
         base = dict(method=method, torque=tq, save_every=None, threads=args.threads)
-        best = [np.inf] * 3
+        runs = [(None, True), (True, True), (every, True)]
+        if method == "RK4" and _testing is not None:
+            runs.append((True, False))
+        best = [np.inf] * len(runs)
         for _ in range(args.repeat):
-            for i, sens in enumerate((None, True, every)):
-                best[i] = min(best[i], timed(lambda: frb.integrate(m, q, inertia, 0.05, k,
-                                                                   sensitivities=sens, **base)))
+            for i, (sens, on) in enumerate(runs):
+                lanes(on)
+                try:
+                    best[i] = min(best[i], timed(lambda: frb.integrate(
+                        m, q, inertia, 0.05, k, sensitivities=sens, **base)))
+                finally:
+                    lanes(True)
         ns = [b / (n * k) * 1e9 for b in best]
-        name = type(tq).__name__ if tq is not None else "free"
-        print(f"{method:>9} {name:>16} {ns[0]:8.1f} {ns[1]:9.1f} {ns[1] / ns[0]:6.2f} "
-              f"{ns[2]:9.1f} {ns[2] / ns[0]:6.2f}")
+        line = (f"{method:>9} {name:>17} {ns[0]:8.1f} {ns[1]:9.1f} {ns[1] / ns[0]:6.2f} "
+                f"{ns[2]:9.1f} {ns[2] / ns[0]:6.2f}")
+        if len(ns) > 3:
+            line += f" {ns[3]:11.1f} {ns[3] / ns[0]:6.2f}"
+        print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,8 @@ module engine
    use parallel, only: thread_count, save_slot, min_parallel_work
    use checks, only: all_finite
    use numbers_table, only: engine_chunk
-   use method_lanes, only: choose_lane_step
+   use method_lanes, only: choose_lane_step, choose_lane_variational_step, &
+                           lane_step_replaces_free_steps
    implicit none
    private
 
@@ -257,6 +258,7 @@ contains
       allocate (sc(variational_rows, lay%ncol, nc))
       variational_step => null()
       if (lay%ncol > 0) variational_step => family_variational_step(meth%family)
+      if (lay%ncol > 0 .and. natt == 4) call choose_lane_variational_step(meth, tq, wh, variational_step)
       if (seg%k_first == 0) then
          mc = m0(:, b0:b1)
          ac = att0(:, b0:b1)
@@ -276,6 +278,9 @@ contains
       if (natt == 4) call choose_lane_step(meth, tq, wh, step)
       free_steps => null()
       if (.not. torqued(tq) .and. .not. wheels_active(wh)) free_steps => family_free_steps(meth%family)
+      if (associated(free_steps) .and. natt == 4 .and. nh == 1) then
+         if (lane_step_replaces_free_steps(meth)) free_steps => null()
+      end if
       ! the torque and the wheels of this chunk: their per-body parameters from body b0
       tqc = tq
       tqc%body_offset = tq%body_offset + b0 - 1

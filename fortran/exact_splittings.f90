@@ -27,7 +27,8 @@ module exact_splittings
                       affine_parts, affine_flow_jacobian, phi_prime, torque_damping, torque_rotor, &
                       torque_attitude_control, torque_term_reals, term_parameters, has_derivatives, &
                       has_rotor, rotors_only, rotor_momentum, without_rotors
-   use numbers_table, only: control_kd
+   use numbers_table, only: control_kd, engine_chunk
+   use torques, only: torque_field, torque_gravity_gradient
    use variational, only: layout_t, apply_jacobian, apply_kick
    use exact_flow, only: free_flow, rotate_matrix_tr
    use gyrostat_flow, only: gyrostat_step
@@ -41,8 +42,12 @@ module exact_splittings
    public :: exact_splitting_step, exact_splitting_free_steps, exact_splitting_flows, exact_free_flows
    public :: exact_free_flow_jacobians, free_flow_jacobian_batch, exact_splitting_variational_step
 
+   !> Bodies of a block of the kicks' tangents (attitude_kick_tangents).
+   integer, parameter :: tangent_width = engine_chunk
 
 contains
+
+   include 'torque_jacobian_lanes_generic.inc'
 
    subroutine exact_splitting_step(meth, n, k, t, h, m, q, hw, inertia, ws, tq, wh, cb, info)
       type(method_t), intent(in) :: meth; type(torque_t), intent(in) :: tq; procedure(user_torque_cb) :: cb
@@ -384,9 +389,10 @@ contains
    !> One step of EXACT or of a splitting with the variational state (step_interface's
    !> method_variational_step): the flows of exact_splitting_flows (the same values), each with its
    !> derivatives: the free flows by exact_free_flow_jacobians (their derivatives in the moments
-   !> by flow_derivatives.free_flow_jacobian), the torque's flows by torque_jacobian and, for a
-   !> torque of m, affine_flow_jacobian; EXACT with linear damping alone as the time change of the
-   !> free flow. The exact flow only (quadrature = 0).
+   !> by flow_derivatives.free_flow_jacobian), the torque's flows by torque_jacobian (the kicks of
+   !> a torque of Q alone of the lanes' kinds by lane_torque_jacobians, attitude_kick_tangents)
+   !> and, for a torque of m, affine_flow_jacobian; EXACT with linear damping alone as the time
+   !> change of the free flow. The exact flow only (quadrature = 0).
    subroutine exact_splitting_variational_step(meth, n, k, t, nh, h, m, natt, att, inertia, tq, lay, s, info)
       type(method_t), intent(in) :: meth
       integer, intent(in) :: n, k, nh, natt
@@ -528,6 +534,10 @@ contains
 
       m0 = m
       call torque_flow(tq, n, ta, k, natt, att, m, inertia, tau, tb, no_torque)
+      if (natt == 4 .and. .not. tq%momentum .and. lay%torque == 0 .and. jacobian_in_lanes(tq)) then
+         call attitude_kick_tangents(tq, n, ta, att, m0, inertia, tau, frac, dtadh, tb, lay, s)
+         return
+      end if
       one = 0.0_dp
       do l = 1, 3
          one(l, l) = 1.0_dp
@@ -568,6 +578,64 @@ contains
             s(1:3, lay%torque:lay%torque + nd - l - 1, j) + dm1(:, l + 1:nd)
       end do
    end subroutine torque_flow_variational
+
+   !> torque_flow_variational's kick of a torque of Q alone (m1 = m + tau T: S <- [[1, tau
+   !> dT/dtheta], [0, 1]] S, d/dh + frac T + tau dT/dt dtadh, d/dI + tau dT/dI) for a torque of
+   !> jacobian_in_lanes at the quaternions att, the torque tb(:, j) of body j, without the
+   !> parameters' columns: the derivatives by lane_torque_jacobians, tangent_width bodies at a time.
+   subroutine attitude_kick_tangents(tq, n, ta, att, m0, inertia, tau, frac, dtadh, tb, lay, s)
+      type(torque_t), intent(in) :: tq
+      integer, intent(in) :: n
+      real(dp), intent(in) :: ta, att(4, n), m0(3, n), inertia(3, n), tau, frac, dtadh, tb(3, n)
+      type(layout_t), intent(in) :: lay
+      real(dp), intent(inout) :: s(6, lay%ncol, n)
+      real(dp) :: ql(tangent_width, 4), ml(tangent_width, 3), il(tangent_width, 3)
+      real(dp) :: jdth(tangent_width, 3, 3), jdm(tangent_width, 3, 3), jdt(tangent_width, 3)
+      real(dp) :: jdi(tangent_width, 3, 3), x1, x2, x3, th
+      integer :: b0, nl, i, j, b, c, l
+
+      th = tau * dtadh
+      do b0 = 1, n, tangent_width
+         nl = min(tangent_width, n - b0 + 1)
+         do i = 1, 4
+            do j = 1, nl
+               ql(j, i) = att(i, b0 + j - 1)
+            end do
+         end do
+         do i = 1, 3
+            do j = 1, nl
+               ml(j, i) = m0(i, b0 + j - 1)
+               il(j, i) = inertia(i, b0 + j - 1)
+            end do
+         end do
+         call lane_torque_jacobians(nl, tq, ta, ql, ml, il, jdth, jdm, jdt, jdi)
+         do c = 1, lay%ncol
+            do j = 1, nl
+               b = b0 + j - 1
+               x1 = s(4, c, b)
+               x2 = s(5, c, b)
+               x3 = s(6, c, b)
+               s(1, c, b) = s(1, c, b) + tau * (jdth(j, 1, 1) * x1 + jdth(j, 1, 2) * x2 + jdth(j, 1, 3) * x3)
+               s(2, c, b) = s(2, c, b) + tau * (jdth(j, 2, 1) * x1 + jdth(j, 2, 2) * x2 + jdth(j, 2, 3) * x3)
+               s(3, c, b) = s(3, c, b) + tau * (jdth(j, 3, 1) * x1 + jdth(j, 3, 2) * x2 + jdth(j, 3, 3) * x3)
+            end do
+         end do
+         if (lay%h > 0) then
+            do j = 1, nl
+               b = b0 + j - 1
+               s(1:3, lay%h, b) = s(1:3, lay%h, b) + (frac * tb(:, b) + th * jdt(j, :))
+            end do
+         end if
+         if (lay%inertia > 0) then
+            do l = 1, 3
+               do j = 1, nl
+                  b = b0 + j - 1
+                  s(1:3, lay%inertia + l - 1, b) = s(1:3, lay%inertia + l - 1, b) + tau * jdi(j, :, l)
+               end do
+            end do
+         end if
+      end do
+   end subroutine attitude_kick_tangents
 
    !> The changes of A and b (affine_parts) of a torque of m with each moment (when the moments'
    !> part is carried) and each parameter of each term (the torque's part), in the order of the

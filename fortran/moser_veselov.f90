@@ -61,6 +61,8 @@ module moser_veselov
    !> Stopping thresholds of Newton's method (see the header).
    real(dp), parameter :: r_asym = 1.0e-3_dp
    real(dp), parameter :: r_prec = 4.3e-9_dp         ! sqrt(eps / 12)
+   ! (the stopping rule's constants, for the lock-step DMV steps of lie_group_lanes)
+   public :: r_asym, r_prec
 
    !> Per-body constants: 1/I and the coefficients of the scalar functions of Table 1,
    !> as homogeneous polynomials in (H, C):

@@ -37,16 +37,22 @@ module runge_kutta
    use numbers_table, only: wheel_law_feedback
    use numbers_table, only: variant_rk4
    use torques, only: torque_t, user_torque_cb, torque_batch, torqued, torque_jacobian_t, torque_jacobian, &
-                      torque_term_reals, has_derivatives
-   use rotations, only: cross, hat, quat_normalize
+                      torque_term_reals, has_derivatives, torque_field, torque_gravity_gradient, torque_damping, &
+                      torque_rotor
+   use rotations, only: cross, quat_normalize
    use variational, only: layout_t
    implicit none
    private
 
    public :: runge_kutta_step, rk4_feedback_body, runge_kutta_variational_step
 
+   !> Bodies of the structure-of-arrays tangent code (rk4_tangent_columns): one.
+   integer, parameter :: tangent_width = 1
 
 contains
+
+   include 'rk4_tangent_generic.inc'
+   include 'torque_jacobian_lanes_generic.inc'
 
    !> The increments of one stage: kq = (h/2) qs (0, ws), kw = h I^-1 (tb + (I ws) x ws).
    pure subroutine rk4_rates(h, qs, ws, inertia, tb, kq, kw)
@@ -160,11 +166,8 @@ contains
 
    !> One RK4 step (runge_kutta_step's stages and values, bit for bit: with no torque the torque of
    !> torque_batch is 0, and the stages are those of rk4_free_body) with the variational state
-   !> (step_interface's method_variational_step): the tangent of every stage (forward mode), in the
-   !> state's coordinates (q, W = I^-1 m): a column (dm, dtheta) enters as dq = q (0, dtheta/2),
-   !> dW = I^-1 (dm - dI W), the torque at a stage by torque_jacobian at its normalised
-   !> quaternion qn (dtheta_n = 2 vec(conj(qn) dqn), dqn = (dqs - qn (qn . dqs)) / |qs|) and its
-   !> momentum I W, and the step leaves with dtheta1 = 2 vec(conj(q1) dq1) of the normalised q1.
+   !> (step_interface's method_variational_step): the tangent of every stage (forward mode, in the
+   !> state's coordinates (q, W = I^-1 m): rk4_tangent_columns), body by body.
    subroutine runge_kutta_variational_step(meth, n, k, t, nh, h, m, natt, att, inertia, tq, lay, s, info)
       type(method_t), intent(in) :: meth
       integer, intent(in) :: n, k, nh, natt
@@ -241,11 +244,10 @@ contains
 
    !> The tangents of runge_kutta_variational_step for one body (body j of the chunk): its stage
    !> points qs, qn (normalised), wst and torques tbs (stage 1: q, W), qsum = q + aq / 6 and
-   !> wsum = W + aw / 6, q1 the quaternion after the step; s updated in place. Every column at
-   !> once: each stage's tangent map is linear in the stage point's tangent (dqs, dws), its
-   !> matrices formed once a stage (quaternion products as 4 x 4 and 4 x 3 matrices, the
-   !> gyroscopic term's 3 x 3) and applied to the columns; the columns of h and of the moments
-   !> add their initial tangents (dhc, di). The columns in blocks of nb.
+   !> wsum = W + aw / 6, q1 the quaternion after the step; s updated in place (rk4_tangent_columns
+   !> with one body). The torque's derivatives at each stage point (at the normalised quaternion
+   !> qn and the momentum I W): lane_torque_jacobians' for a torque of jacobian_in_lanes (the lanes'
+   !> operations), torque_jacobian's for any other and for the parameters' columns.
    subroutine rk4_tangents(tq, k, t, h, inertia, qs, qn, wst, tbs, qsum, wsum, q1, j, lay, s)
       type(torque_t), intent(in) :: tq
       integer, intent(in) :: k, j
@@ -254,152 +256,52 @@ contains
       type(layout_t), intent(in) :: lay
       real(dp), intent(inout) :: s(6, lay%ncol)
       real(dp), parameter :: cs(4) = [0.0_dp, 0.5_dp, 0.5_dp, 1.0_dp]
-      real(dp), parameter :: weights(4) = [1.0_dp, 2.0_dp, 2.0_dp, 1.0_dp]
-      ! columns a block (fixed shapes: no allocation a call)
-      integer, parameter :: nb = 8
-      type(torque_jacobian_t) :: jac(4)
-      real(dp) :: dq(4, nb), dw(3, nb), dqs(4, nb), dws(3, nb)
-      real(dp) :: dkq(4, nb), dkw(3, nb), daq(4, nb), daw(3, nb)
-      real(dp) :: dlw(3, nb), di(3, nb), dhc(nb)
-      real(dp) :: rw(4, 4, 4), lq(4, 3, 4), cw(3, 3, 4), cdi(3, 3, 4), aq(3, 4, 4), aw(3, 3, 4), ai(3, 3, 4)
-      real(dp) :: kq0(4, 4), lw(3, 4), mth(3, 4), lq0(4, 3), ws(3), iw(3), nq, v(3)
-      integer :: c, cg, c0, cb, nc, st, i, l
-      logical :: torqued_body
+      type(torque_jacobian_t) :: jac
+      real(dp) :: il(1, 3), qs1(1, 4, 4), qn1(1, 4, 4), wst1(1, 3, 4), tbs1(1, 3, 4), qsum1(1, 4), q11(1, 4)
+      real(dp) :: wsum1(1, 3), ms1(1, 3), jdth(1, 3, 3, 4), jdm(1, 3, 3, 4), jdt(1, 3, 4), jdi(1, 3, 3, 4)
+      real(dp), allocatable :: jdp(:, :, :, :)
+      integer :: st, ntc, c, i, l
+      logical :: torque
 
-      torqued_body = torqued(tq)
-      ! the matrices of each stage's tangent map, once for all columns
-      lq0 = left_matrix(qs(:, 1))
-      do st = 1, 4
-         ws = wst(:, st)
-         iw = inertia * ws
-         lq(:, :, st) = left_matrix(qs(:, st))
-         rw(:, :, st) = right_matrix(ws)
-         kq0(:, st) = matmul(lq(:, :, st), ws)
-         lw(:, st) = tbs(:, st) + cross(iw, ws)
-         ! cross(I dws, ws) + cross(I ws, dws) and cross(di ws, ws)
-         cw(:, :, st) = hat(iw)
-         do i = 1, 3
-            cw(:, i, st) = cw(:, i, st) - inertia(i) * cross_unit(ws, i)
-            cdi(:, i, st) = -ws(i) * cross_unit(ws, i)
-         end do
-         if (torqued_body) then
-            ! the torque's tangent at the stage: at the normalised quaternion qn (dthn = mth dqs)
-            ! and the momentum I W (dms = di W + I dws)
-            call torque_jacobian(tq, t + cs(st) * h, j, 4, qn(:, st), iw, inertia, jac(st))
-            nq = sqrt(sum(qs(:, st)**2))
-            mth = (2 / nq) * conj_vec_matrix(qn(:, st))
-            v = matmul(mth, qn(:, st))
-            do i = 1, 4
-               mth(:, i) = mth(:, i) - v * qn(i, st)
-            end do
-            aq(:, :, st) = matmul(jac(st)%dth, mth)
-            do i = 1, 3
-               aw(:, i, st) = jac(st)%dm(:, i) * inertia(i)
-               ai(:, i, st) = jac(st)%dm(:, i) * ws(i) + jac(st)%di(:, i)
-            end do
-         end if
-      end do
-      nq = sqrt(sum(qsum**2))
-      mth = (2 / nq) * conj_vec_matrix(q1)
-      v = matmul(mth, q1)
-      do i = 1, 4
-         mth(:, i) = mth(:, i) - v * q1(i)
-      end do
-      do cb = 1, lay%ncol, nb
-         nc = min(nb, lay%ncol - cb + 1)
-         ! the initial tangents: (dm, dtheta) -> (dq, dW); the columns of h and of the moments
-         do c = 1, nc
-            cg = cb + c - 1
-            dhc(c) = merge(1.0_dp, 0.0_dp, cg == lay%h)
-            di(:, c) = 0.0_dp
-            if (lay%inertia > 0 .and. cg >= lay%inertia .and. cg < lay%inertia + 3) di(cg - lay%inertia + 1, c) = 1.0_dp
-            dq(:, c) = matmul(lq0, 0.5_dp * s(4:6, cg))
-            dw(:, c) = (s(1:3, cg) - wst(:, 1) * di(:, c)) / inertia
-            daq(:, c) = 0.0_dp
-            daw(:, c) = 0.0_dp
-            dkq(:, c) = 0.0_dp
-            dkw(:, c) = 0.0_dp
-         end do
+      il(1, :) = inertia
+      qs1(1, :, :) = qs
+      qn1(1, :, :) = qn
+      wst1(1, :, :) = wst
+      tbs1(1, :, :) = tbs
+      qsum1(1, :) = qsum
+      q11(1, :) = q1
+      wsum1(1, :) = wsum
+      torque = torqued(tq)
+      ntc = 1
+      if (lay%torque > 0) ntc = lay%ncol - lay%torque + 1
+      allocate (jdp(1, 3, ntc, 4))
+      if (torque) then
          do st = 1, 4
-            do c = 1, nc
-               ! the stage point's tangent: (q, W) + c_s (kq, kw) of the previous stage
-               dqs(:, c) = dq(:, c) + cs(st) * dkq(:, c)
-               dws(:, c) = dw(:, c) + cs(st) * dkw(:, c)
-               dlw(:, c) = matmul(cw(:, :, st), dws(:, c)) + matmul(cdi(:, :, st), di(:, c))
-            end do
-            if (torqued_body) then
-               do c = 1, nc
-                  cg = cb + c - 1
-                  dlw(:, c) = dlw(:, c) + matmul(aq(:, :, st), dqs(:, c)) + matmul(aw(:, :, st), dws(:, c)) &
-                              + matmul(ai(:, :, st), di(:, c)) + jac(st)%dt * ((k - 1 + cs(st)) * dhc(c))
-                  if (lay%torque > 0 .and. cg >= lay%torque) then
-                     c0 = cg - lay%torque
-                     i = c0 / torque_term_reals + 1
-                     l = mod(c0, torque_term_reals) + 1
-                     dlw(:, c) = dlw(:, c) + jac(st)%dp(:, l, i)
-                  end if
+            if (jacobian_in_lanes(tq)) then
+               ms1(1, :) = inertia * wst(:, st)
+               call lane_torque_jacobians(1, tq, t + cs(st) * h, qn1(:, :, st), ms1, il, jdth(:, :, :, st), &
+                                       jdm(:, :, :, st), jdt(:, :, st), jdi(:, :, :, st))
+               if (lay%torque == 0) cycle
+            end if
+            call torque_jacobian(tq, t + cs(st) * h, j, 4, qn(:, st), inertia * wst(:, st), inertia, jac)
+            if (.not. jacobian_in_lanes(tq)) then
+               jdth(1, :, :, st) = jac%dth
+               jdm(1, :, :, st) = jac%dm
+               jdt(1, :, st) = jac%dt
+               jdi(1, :, :, st) = jac%di
+            end if
+            if (lay%torque > 0) then
+               do c = 1, ntc
+                  i = (c - 1) / torque_term_reals + 1
+                  l = mod(c - 1, torque_term_reals) + 1
+                  jdp(1, :, c, st) = jac%dp(:, l, i)
                end do
             end if
-            ! kq = (h/2) qs (0, ws), kw = h (tb + (I ws) x ws) / I, and their tangents
-            do c = 1, nc
-               dkq(:, c) = (0.5_dp * h) * (matmul(rw(:, :, st), dqs(:, c)) + matmul(lq(:, :, st), dws(:, c))) &
-                           + (0.5_dp * dhc(c)) * kq0(:, st)
-               dkw(:, c) = dhc(c) * lw(:, st) / inertia + h * dlw(:, c) / inertia - h * lw(:, st) * di(:, c) / inertia**2
-               daq(:, c) = daq(:, c) + weights(st) * dkq(:, c)
-               daw(:, c) = daw(:, c) + weights(st) * dkw(:, c)
-            end do
          end do
-         ! the step: q1 = qsum / |qsum|, m1 = I wsum
-         do c = 1, nc
-            cg = cb + c - 1
-            s(4:6, cg) = matmul(mth, dq(:, c) + daq(:, c) / 6.0_dp)
-            s(1:3, cg) = di(:, c) * wsum + inertia * (dw(:, c) + daw(:, c) / 6.0_dp)
-         end do
-      end do
+      end if
+      call rk4_tangent_columns(1, k, h, lay, il, qs1, qn1, wst1, tbs1, qsum1, q11, wsum1, torque, jdth, jdm, &
+                               jdt, jdi, ntc, jdp, s)
    end subroutine rk4_tangents
-
-   !> The matrix of v -> q (0, v) (4 x 3).
-   pure function left_matrix(q) result(a)
-      real(dp), intent(in) :: q(4)
-      real(dp) :: a(4, 3)
-
-      a(1, :) = [-q(2), -q(3), -q(4)]
-      a(2, :) = [q(1), -q(4), q(3)]
-      a(3, :) = [q(4), q(1), -q(2)]
-      a(4, :) = [-q(3), q(2), q(1)]
-   end function left_matrix
-
-   !> The matrix of p -> p (0, w) (4 x 4).
-   pure function right_matrix(w) result(a)
-      real(dp), intent(in) :: w(3)
-      real(dp) :: a(4, 4)
-
-      a(1, :) = [0.0_dp, -w(1), -w(2), -w(3)]
-      a(2, :) = [w(1), 0.0_dp, w(3), -w(2)]
-      a(3, :) = [w(2), -w(3), 0.0_dp, w(1)]
-      a(4, :) = [w(3), w(2), -w(1), 0.0_dp]
-   end function right_matrix
-
-   !> The matrix of x -> vec(conj(p) x) (3 x 4).
-   pure function conj_vec_matrix(p) result(a)
-      real(dp), intent(in) :: p(4)
-      real(dp) :: a(3, 4)
-
-      a(1, :) = [-p(2), p(1), p(4), -p(3)]
-      a(2, :) = [-p(3), -p(4), p(1), p(2)]
-      a(3, :) = [-p(4), p(3), -p(2), p(1)]
-   end function conj_vec_matrix
-
-   !> v x e_i.
-   pure function cross_unit(v, i) result(c)
-      real(dp), intent(in) :: v(3)
-      integer, intent(in) :: i
-      real(dp) :: c(3), e(3)
-
-      e = 0.0_dp
-      e(i) = 1.0_dp
-      c = cross(v, e)
-   end function cross_unit
 
    !> The call-back of a run without a Python torque (never called: torques' user_torque_cb).
    subroutine no_torque(nu, t, step, qt, mu, tb)

@@ -27,11 +27,13 @@ module runge_kutta_lanes
    private
 
    public :: runge_kutta_lanes_step
+   ! (the stages' operations, for the tangent lanes of runge_kutta_tangent_lanes)
+   public :: rates, stage_point, normalise
 
 contains
 
    !> One RK4 step of the n bodies of a chunk (step_interface's method_step) without wheels, the
-   !> torque none or torque_lanes_capable, or torque-free with wheels and the law
+   !> torque none or torque_lanes_per_body, or torque-free with wheels and the law
    !> wheel_law_feedback (method_lanes chooses it so).
    subroutine runge_kutta_lanes_step(meth, n, k, t, h, m, q, hw, inertia, ws, tq, wh, cb, info)
       type(method_t), intent(in) :: meth; type(torque_t), intent(in) :: tq; procedure(user_torque_cb) :: cb
@@ -47,15 +49,15 @@ contains
                                     hw(:, b0:b0 + nl - 1), inertia(:, b0:b0 + nl - 1))
             cycle
          end if
-         call rk4_block(tq, nl, t, h, m(:, b0:b0 + nl - 1), q(:, b0:b0 + nl - 1), &
+         call rk4_block(tq, b0, nl, t, h, m(:, b0:b0 + nl - 1), q(:, b0:b0 + nl - 1), &
                         inertia(:, b0:b0 + nl - 1))
       end do
    end subroutine runge_kutta_lanes_step
 
-   !> One RK4 step of nl <= lane_block bodies in lock-step.
-   pure subroutine rk4_block(tq, nl, t, h, m, q, inertia)
+   !> One RK4 step of the bodies b0 .. b0+nl-1 of the chunk, nl <= lane_block, in lock-step.
+   pure subroutine rk4_block(tq, b0, nl, t, h, m, q, inertia)
       type(torque_t), intent(in) :: tq
-      integer, intent(in) :: nl
+      integer, intent(in) :: b0, nl
       real(dp), intent(in) :: t, h, inertia(3, nl)
       real(dp), intent(inout) :: m(3, nl), q(4, nl)
       real(dp), dimension(lane_block, 4) :: q0, qs, qn, kq, aq
@@ -79,7 +81,7 @@ contains
       end do
       tb = 0.0_dp
       ! stage 1 at (t, q, w): the torque at the state
-      if (torque) call torque_lanes_eval(tq, t, nl, q0, ms, il, tb)
+      if (torque) call torque_lanes_eval(tq, t, nl, q0, ms, il, tb, b0)
       call rates(nl, h, q0, w, il, tb, kq, kw)
       do j = 1, nl
          aq(j, :) = kq(j, :)
@@ -98,9 +100,9 @@ contains
          end do
          if (torque) then
             if (stage < 4) then
-               call torque_lanes_eval(tq, t + 0.5_dp * h, nl, qn, ms, il, tb)
+               call torque_lanes_eval(tq, t + 0.5_dp * h, nl, qn, ms, il, tb, b0)
             else
-               call torque_lanes_eval(tq, t + h, nl, qn, ms, il, tb)
+               call torque_lanes_eval(tq, t + h, nl, qn, ms, il, tb, b0)
             end if
          end if
          call rates(nl, h, qs, wst, il, tb, kq, kw)

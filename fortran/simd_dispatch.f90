@@ -2,8 +2,9 @@
 !
 ! The lock-step kernels (exact_flow_lanes and its chunk driver flow_batches, the derivatives of the
 ! exact step flow_tangent_lanes, the batched discrete Moser-Veselov steps of moser_veselov, and
-! the lane steps of frb.integrate: runge_kutta_lanes and splitting_lanes, with the torques of
-! torque_lanes) are compiled once per target: the baseline of the architecture and, on x86-64,
+! the lane steps of frb.integrate: runge_kutta_lanes, splitting_lanes and lie_group_lanes, with
+! the torques of torque_lanes, and RK4's steps with tangents, runge_kutta_tangent_lanes) are
+! compiled once per target: the baseline of the architecture and, on x86-64,
 ! x86-64-v3 (AVX2) and x86-64-v4 (AVX-512) (meson.build; the copies are the same source with the
 ! module renamed, tools/simd_target_source.py). This module holds the target in use (cpu_target)
 ! and forwards each call to that target's copy; it is set at import of the Python package
@@ -17,7 +18,7 @@
 ! round differently per target: they use lane_math's, the same operations as the one-body flows.)
 module simd_dispatch
    use iso_c_binding, only: c_int
-   use step_interface, only: method_step
+   use step_interface, only: method_step, method_variational_step
    use numbers_table, only: cpu_target_baseline, cpu_target_avx2, cpu_target_avx512
    use exact_flow_lanes, only: chunk_baseline => free_flow_chunk, flow_lanes_width
    use exact_flow_lanes_avx2, only: chunk_avx2 => free_flow_chunk, width_avx2 => flow_lanes_width
@@ -39,12 +40,19 @@ module simd_dispatch
    use splitting_lanes, only: splitting_baseline => splitting_lanes_step
    use splitting_lanes_avx2, only: splitting_avx2 => splitting_lanes_step
    use splitting_lanes_avx512, only: splitting_avx512 => splitting_lanes_step
+   use lie_group_lanes, only: lie_group_baseline => lie_group_lanes_step
+   use lie_group_lanes_avx2, only: lie_group_avx2 => lie_group_lanes_step
+   use lie_group_lanes_avx512, only: lie_group_avx512 => lie_group_lanes_step
+   use runge_kutta_tangent_lanes, only: rk4_tangents_baseline => runge_kutta_tangent_lanes_step
+   use runge_kutta_tangent_lanes_avx2, only: rk4_tangents_avx2 => runge_kutta_tangent_lanes_step
+   use runge_kutta_tangent_lanes_avx512, only: rk4_tangents_avx512 => runge_kutta_tangent_lanes_step
    implicit none
    private
 
    public :: flow_lanes_width, select_cpu_target, cpu_target, best_cpu_target
    public :: free_flow_chunk, flow_batch, dmv_integrate_many, dmv_blocks_steps, state_jacobian_chunk
-   public :: runge_kutta_lanes_step, splitting_lanes_step
+   public :: runge_kutta_lanes_step, splitting_lanes_step, lie_group_lanes_step, &
+             runge_kutta_tangent_lanes_step
 
    !> The target of the lane kernels in use (a cpu_target_* code); the baseline until
    !> select_cpu_target is called.
@@ -54,7 +62,9 @@ module simd_dispatch
    ! and results as the baseline's): exact_flow_lanes.free_flow_chunk, flow_batches.flow_batch,
    ! flow_tangent_lanes.state_jacobian_chunk,
    ! moser_veselov.dmv_integrate_many and dmv_blocks_steps, runge_kutta_lanes.runge_kutta_lanes_step
-   ! and splitting_lanes.splitting_lanes_step (step_interface's method_step).
+   ! splitting_lanes.splitting_lanes_step and lie_group_lanes.lie_group_lanes_step
+   ! (step_interface's method_step), and
+   ! runge_kutta_tangent_lanes.runge_kutta_tangent_lanes_step (method_variational_step).
    procedure(chunk_baseline), pointer, protected :: free_flow_chunk => chunk_baseline
    procedure(jacobian_baseline), pointer, protected :: state_jacobian_chunk => jacobian_baseline
    procedure(batch_baseline), pointer, protected :: flow_batch => batch_baseline
@@ -62,6 +72,9 @@ module simd_dispatch
    procedure(steps_baseline), pointer, protected :: dmv_blocks_steps => steps_baseline
    procedure(method_step), pointer, protected :: runge_kutta_lanes_step => rk4_baseline
    procedure(method_step), pointer, protected :: splitting_lanes_step => splitting_baseline
+   procedure(method_step), pointer, protected :: lie_group_lanes_step => lie_group_baseline
+   procedure(method_variational_step), pointer, protected :: runge_kutta_tangent_lanes_step &
+      => rk4_tangents_baseline
 
    interface
       !> The highest target the CPU supports (cpu_features.c).
@@ -99,6 +112,8 @@ contains
          dmv_blocks_steps => steps_avx512
          runge_kutta_lanes_step => rk4_avx512
          splitting_lanes_step => splitting_avx512
+         lie_group_lanes_step => lie_group_avx512
+         runge_kutta_tangent_lanes_step => rk4_tangents_avx512
       case (cpu_target_avx2)
          free_flow_chunk => chunk_avx2
          state_jacobian_chunk => jacobian_avx2
@@ -107,6 +122,8 @@ contains
          dmv_blocks_steps => steps_avx2
          runge_kutta_lanes_step => rk4_avx2
          splitting_lanes_step => splitting_avx2
+         lie_group_lanes_step => lie_group_avx2
+         runge_kutta_tangent_lanes_step => rk4_tangents_avx2
       case default
          free_flow_chunk => chunk_baseline
          state_jacobian_chunk => jacobian_baseline
@@ -115,6 +132,8 @@ contains
          dmv_blocks_steps => steps_baseline
          runge_kutta_lanes_step => rk4_baseline
          splitting_lanes_step => splitting_baseline
+         lie_group_lanes_step => lie_group_baseline
+         runge_kutta_tangent_lanes_step => rk4_tangents_baseline
       end select
    end function select_cpu_target
 

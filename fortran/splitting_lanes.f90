@@ -27,7 +27,7 @@ contains
    include 'quaternion_generic.inc'
 
    !> One step of a splitting (variant_splitting) of the n bodies of a chunk (step_interface's
-   !> method_step) without wheels, its torque of the attitude alone and torque_lanes_capable
+   !> method_step) without wheels, its torque of the attitude alone and torque_lanes_per_body
    !> (method_lanes chooses it so).
    subroutine splitting_lanes_step(meth, n, k, t, h, m, q, hw, inertia, ws, tq, wh, cb, info)
       type(method_t), intent(in) :: meth; type(torque_t), intent(in) :: tq; procedure(user_torque_cb) :: cb

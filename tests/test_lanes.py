@@ -1,8 +1,9 @@
-"""The lane steps of frb.integrate (RK4 and the exact-flow splittings, a chunk of bodies in
-lock-step, compiled per SIMD target): the same results bit for bit as the method families'
-one-body steps (the lanes turned off through frb._testing), under every SIMD target the CPU
-supports, for every batch size and for each body alone; and RK4's order against a reference
-integration of scipy, so that a lane step that is wrong in both forms fails too."""
+"""The lane steps of frb.integrate (RK4, the exact-flow splittings, TERZE, SYMROT and MIDPOINT, a chunk of
+bodies in lock-step, compiled per SIMD target): the same results bit for bit as the method
+families' one-body steps (the lanes turned off through frb._testing), under every SIMD target the
+CPU supports, for every batch size and for each body alone; and the orders of RK4, TERZE and
+SYMROT against a reference integration of scipy, so that a lane step that is wrong in both forms
+fails too."""
 import numpy as np
 import pytest
 
@@ -44,9 +45,17 @@ TORQUES = {
     "top and gradient": torques.gravity_gradient(0.7) + torques.heavy_top(2.0, [0.0, 0.0, 1.0]),
 }
 SPLITTINGS = ("STRANG", "YOSHIDA4", "RKN6_14")
+# (TERZE takes torques of the attitude alone; the kicks of the momentum of SYMROT and MIDPOINT
+# take the one-body step)
+LIE_GROUP = ("TERZE", "SYMROT", "MIDPOINT")
 CASES = ([("RK4", name) for name in TORQUES]
          + [(method, name) for method in SPLITTINGS
-            for name in ("heavy top", "field", "gravity gradient", "top and gradient", "sum")])
+            for name in ("heavy top", "field", "gravity gradient", "top and gradient", "sum")]
+         + [(method, name) for method in LIE_GROUP
+            for name in ("free", "heavy top", "field", "gravity gradient", "top and gradient")]
+         + [("SYMROT", "sum"), ("MIDPOINT", "sum")]
+         + [(method, name) for method in ("DMV2", "DMV6")
+            for name in ("heavy top", "gravity gradient", "top and gradient", "sum")])
 
 
 def _run(method, torque, m, q, inertia, n_steps=6, h=0.07, threads=1):
@@ -86,7 +95,7 @@ def test_lanes_are_taken():
     m, q, inertia = _bodies(20)
     per_body = torques.heavy_top(1.0, np.tile([0.0, 0.0, 1.0], (20, 1)))
     shared = torques.heavy_top(1.0, [0.0, 0.0, 1.0])
-    for method in ("RK4", "STRANG"):
+    for method in ("RK4", "STRANG", "TERZE", "SYMROT"):
         _same(_run(method, per_body, m, q, inertia), _run(method, shared, m, q, inertia))
 
 
@@ -122,6 +131,75 @@ def test_rk4_in_lanes_is_of_order_four():
         errors.append(np.max(np.abs(tr.m[-1] - reference)))
     assert errors[1] < 1e-5
     assert 2 ** 3.5 < errors[0] / errors[1] < 2 ** 4.5
+
+
+def _per_body_torques(n, momentum, body=None):
+    """A heavy top with a centre per body (e3 for every third body: field_torque's own form) and a
+    gravity gradient, and with momentum a rotor per body and linear damping too; with body, the
+    same torque of that body alone (its parameters shared)."""
+    rng = np.random.default_rng(8)
+    centers = rng.normal(size=(n, 3))
+    centers[::3] = [0.0, 0.0, 1.0]
+    rotors = rng.normal(size=(n, 3))
+    pick = slice(None) if body is None else body
+    tq = torques.heavy_top(2.0, centers[pick]) + torques.gravity_gradient(0.7)
+    if momentum:
+        tq = tq + torques.rotor(rotors[pick]) + torques.linear_damping(0.3)
+    return tq
+
+
+@pytest.mark.parametrize("method", ["RK4", "STRANG", "RKN6_14", *LIE_GROUP, "DMV4"])
+def test_lanes_with_torque_parameters_per_body_give_the_one_body_steps(method):
+    n = 70
+    m, q, inertia = _bodies(n)
+    momentum = method == "RK4"
+    tq = _per_body_torques(n, momentum)
+    _testing.lane_steps_use(0)
+    frb.set_cpu_target("baseline")
+    reference = _run(method, tq, m, q, inertia)
+    _testing.lane_steps_use(1)
+    for target in TARGETS:
+        frb.set_cpu_target(target)
+        _same(_run(method, tq, m, q, inertia), reference)
+        _same(_run(method, tq, m, q, inertia, threads=2), reference)
+    # bodies alone, their parameters shared
+    for b in (0, 1, 66, 69):
+        _same(_run(method, _per_body_torques(n, momentum, b), m[b], q[b], inertia[b]),
+              (reference[0][:, b], reference[1][:, b]))
+
+
+@pytest.mark.parametrize("method, torque", [("MIDPOINT", "free"), ("MIDPOINT", "heavy top"),
+                                            ("DMV4", "heavy top")])
+def test_implicit_steps_in_lanes_fail_where_the_one_body_steps_fail(method, torque):
+    """Steps so long that Newton's method of MIDPOINT fails, or DMV's equation (14) has no
+    solution, for some bodies (at different iterations and steps): the same failing step and body
+    with and without the lanes, on every target."""
+    m, q, inertia = _bodies(70, seed=3)
+    h = 10.0 if method == "MIDPOINT" else 1.5
+    messages = []
+    for lanes, target in [(0, "baseline")] + [(1, t) for t in TARGETS]:
+        _testing.lane_steps_use(lanes)
+        frb.set_cpu_target(target)
+        with pytest.raises(frb.IntegrationError) as err:
+            _run(method, TORQUES[torque], m, q, inertia, n_steps=3, h=h)
+        messages.append(str(err.value))
+    assert "did not converge" in messages[0] or "no solution" in messages[0]
+    assert all(text == messages[0] for text in messages)
+
+
+@pytest.mark.parametrize("method", LIE_GROUP)
+def test_lie_group_methods_in_lanes_are_of_order_two(method):
+    m, q, inertia = _bodies(9, seed=11)
+    top = torques.heavy_top(1.0, [0.0, 0.0, 1.0])
+    reference = np.array([_rk4_reference(m[b], q[b], inertia[b], 0.0, 1.0, 1.0)
+                          for b in range(len(m))])
+    errors = []
+    for nsteps in (40, 80):
+        tr = frb.integrate(m, q, inertia, 1.0 / nsteps, nsteps, method=method, torque=top,
+                           save_every=None)
+        errors.append(np.max(np.abs(tr.m[-1] - reference)))
+    assert errors[1] < 1e-2
+    assert 2 ** 1.6 < errors[0] / errors[1] < 2 ** 2.4
 
 
 _BETA = np.arctan(np.sqrt(2.0))

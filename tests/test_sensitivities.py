@@ -212,9 +212,10 @@ def test_torque_parameters(method, torque):
 
 def test_batch_is_each_body():
     """A batch carries each body's derivatives as its own run does, bit for bit (EXACT free,
-    STRANG with a torque)."""
+    STRANG with a torque of Q and m, YOSHIDA4 with torques of Q alone)."""
     m0, q0 = bodies(4, 4)
-    for method, tq in (("EXACT", None), ("STRANG", TORQUES["sum"]())):
+    for method, tq in (("EXACT", None), ("STRANG", TORQUES["sum"]()),
+                       ("YOSHIDA4", TORQUES["gravity gradient"]() + TORQUES["heavy top"]())):
         tr = frb.integrate(m0, q0, INERTIA, 0.09, 6, method=method, torque=tq,
                            sensitivities=("state", "h", "inertia"), save_every=3)
         for b in range(4):
@@ -350,3 +351,58 @@ def test_inertia_tensor():
         assert worst < TOL, method
     with pytest.raises(ValueError, match="tensors"):
         frb.integrate(m0, q0, J, 0.07, 3, method="EXACT", sensitivities=("state", "inertia"))
+
+
+LANE_TORQUES = {
+    "free": lambda: None,
+    "heavy top": lambda: torques.heavy_top(1.0, [0.0, 0.0, 1.0]),
+    "field": TORQUES["field"],
+    "gravity gradient": TORQUES["gravity gradient"],
+    "damping": TORQUES["damping"],
+    "sum with a rotor": lambda: (torques.heavy_top(0.8, [0.1, -0.05, 0.7])
+                                 + torques.gravity_gradient(0.7) + torques.linear_damping(0.2)
+                                 + torques.rotor([0.1, 0.2, -0.3])),
+}
+
+
+@pytest.mark.parametrize("torque", sorted(LANE_TORQUES))
+def test_rk4_tangents_in_lanes_are_the_one_body_tangents(torque):
+    """RK4 with sensitivities through the lanes (runge_kutta_tangent_lanes, compiled per SIMD
+    target): every part (Phi, h, the moments, the torque's parameters) and the states equal
+    those of the one-body code (the lane steps turned off through frb._testing) bit for bit,
+    under every SIMD target the CPU supports, for 70 bodies (a chunk of 64 and one of 6) with
+    moments per body and with one row of moments for all, two threads, and a body alone."""
+    _testing = pytest.importorskip("frb._testing")
+    rng = np.random.default_rng(11)
+    n = 70
+    m0, q0 = bodies(n, 9)
+    m0[3] = 0.0                                        # a body at rest
+    inertia = rng.uniform(0.8, 2.6, size=(n, 3))
+    inertia[4] = [1.0, 1.0, 2.0]                       # a symmetric body
+    tq = LANE_TORQUES[torque]()
+    parts = ("state", "h", "inertia") + (("torque",) if tq is not None else ())
+    fields = ("state", "h", "inertia") + (("torque",) if tq is not None else ())
+
+    def run(moments, threads=1, sl=slice(None)):
+        tr = frb.integrate(m0[sl], q0[sl], moments, 0.07, 6, method="RK4", torque=tq, t0=0.3,
+                           sensitivities=parts, save_every=3, threads=threads)
+        return [tr.m, tr.q] + [getattr(tr.sensitivities, f) for f in fields]
+
+    before = frb.cpu_dispatch()
+    try:
+        for moments in (inertia, INERTIA):
+            _testing.lane_steps_use(0)
+            frb.set_cpu_target("baseline")
+            reference = run(moments)
+            _testing.lane_steps_use(1)
+            for target in frb.simd.supported_cpu_targets():
+                frb.set_cpu_target(target)
+                for got in (run(moments), run(moments, threads=2)):
+                    for x, y in zip(got, reference):
+                        assert np.array_equal(x, y), target
+            alone = run(moments[65] if moments is inertia else moments, sl=65)
+            for x, y in zip(alone, reference):
+                assert np.array_equal(x, y[:, 65])
+    finally:
+        _testing.lane_steps_use(1)
+        frb.set_cpu_target(before)
