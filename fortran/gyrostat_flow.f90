@@ -23,10 +23,16 @@
 !   (short_nodes); longer steps in panels, each in the gauge of its start, composed; whole
 !   periods as one rotation about u0 (the holonomy of a period, by the panels of one period: the
 !   rest of the step and the period's remainder) taken n times (panel_step).
-! * Steps with a phase |h| (|m| + |r|) / I_min above long_step_threshold run in quadruple
-!   precision from the exact inputs (gyrostat_flow_qp, the same code for kind qp); so do the
-!   steps near a separatrix whose estimated loss of accuracy exceeds refine_limit rounding errors
-!   (double_step).
+! * Steps with a phase |h| (|m| + |r|) / I_min above long_step_threshold take their secular part
+!   from the exact inputs: the number n of whole periods and the rest in quadruple precision
+!   (gyrostat_periods of gyrostat_flow_qp), the angle Phi of one period in double precision as
+!   one integral in the gauge u0 (period_angle), and the rest in double precision
+!   (periods_step); the rounding of n Phi is bounded by n times the integral of |psi'| over a
+!   period, which has to stay within long_step_threshold (as for a fast rotor, |r| >> |m|, whose
+!   orbit is a small loop: many periods, a small angle). Other long steps run wholly in
+!   quadruple precision from the exact inputs (gyrostat_flow_qp, the same code for kind qp); so
+!   do the steps near a separatrix whose estimated loss of accuracy exceeds refine_limit
+!   rounding errors (double_step).
 ! * r = 0 is the free rigid body: exact_flow.free_flow.
 module gyrostat_flow
    use kinds, only: dp, qp, wp => dp
@@ -37,7 +43,7 @@ module gyrostat_flow
    use lane_math, only: lane_sin, lane_cos, lane_sincos, lane_atan2
    use exact_flow, only: free_flow
    use rotations, only: qmul
-   use gyrostat_flow_qp, only: gyrostat_unit_qp => gyrostat_unit
+   use gyrostat_flow_qp, only: gyrostat_unit_qp => gyrostat_unit, gyrostat_periods_qp => gyrostat_periods
    implicit none
    private
 
@@ -54,6 +60,7 @@ module gyrostat_flow
       real(dp) :: big, imin, dd(3), tau, ms(3), rs(3), m1(3), gs, f, fi
       real(qp) :: ddq(3), m1q(3), wq(4), tq
       integer :: e
+      logical :: done
 
       if (all(hr == 0)) then
          call free_flow(m, h, inertia, 0, m_out, w)
@@ -90,10 +97,18 @@ module gyrostat_flow
       dd = imin / inertia
       if (phase_over(h, gs, fi, long_step_threshold) .or. maxval(inertia) > ratio_threshold * imin &
           .or. .not. (abs(tau) >= tiny(1.0_dp) .and. abs(tau) <= huge(1.0_dp))) then
-         ! in quadruple precision from the exact inputs: the whole periods as one rotation, the
-         ! rest in panels (gyrostat_unit)
          ddq = real(imin, qp) / real(inertia, qp)
          tq = scale(real(h, qp), e) / real(imin, qp)
+         if (maxval(inertia) <= ratio_threshold * imin .and. abs(tau) >= tiny(1.0_dp) &
+             .and. abs(tau) <= huge(1.0_dp)) then
+            call periods_step(ms, rs, dd, ddq, tq, tau, m1, w, done)
+            if (done) then
+               m_out = scale(m1, e)
+               return
+            end if
+         end if
+         ! in quadruple precision from the exact inputs: the whole periods as one rotation, the
+         ! rest in panels (gyrostat_unit)
          call gyrostat_unit_qp(real(ms, qp), real(rs, qp), ddq, tq, m1q, wq)
          m_out = scale(real(m1q, dp), e)
          w = real(wq, dp)
@@ -106,6 +121,48 @@ module gyrostat_flow
          m_out = scale(m1, e)
       end if
    end subroutine gyrostat_step
+
+   !> A long scaled step in double precision with its secular part from the exact inputs: the
+   !> number n of whole periods and the rest s = tau - n T in quadruple precision
+   !> (gyrostat_periods), the angle Phi of a period in double precision in the single gauge u0
+   !> (period_angle), w = Y_u0(n Phi) W(s) with the rest W(s) by gyrostat_unit. The rounding of
+   !> n Phi is at most (n + 1) times spread, the integral of |psi'| over a period in rounding
+   !> errors: done = .false. (the caller takes the step in quadruple precision) when that exceeds
+   !> long_step_threshold (the budget of a double-precision step's phase; spread taken times the
+   !> difference of the double-precision period from the exact one in rounding errors, when
+   !> more than one), when the orbit leaves
+   !> the hemisphere of u0, when a period may lose more than refine_limit rounding errors near a
+   !> separatrix, or when the rest asks for the roots of its exact inputs.
+   pure subroutine periods_step(ms, rs, dd, ddq, tq, tau, m1, w, done)
+      real(dp), intent(in) :: ms(3), rs(3), dd(3), tau
+      real(qp), intent(in) :: ddq(3), tq
+      real(dp), intent(out) :: m1(3), w(4)
+      logical, intent(out) :: done
+      real(dp) :: phi, axis(3), period, spread, n, rest, w1(4), c, s, drift
+      real(qp) :: nq, restq, lossq
+      logical :: refine
+
+      m1 = 0
+      w = 0
+      call period_angle(ms, rs, dd, phi, axis, period, spread, done)
+      if (.not. done) return
+      done = (abs(tau) / period + 1) * spread <= long_step_threshold
+      if (.not. done) return
+      call gyrostat_periods_qp(real(ms, qp), real(rs, qp), ddq, tq, nq, restq, lossq, done)
+      if (.not. done) return
+      ! the double-precision lattice's period against the exact one: Phi moves by spread times
+      ! their relative difference (near an equilibrium the lattice's rounding grows)
+      drift = max(1.0_dp, real(abs((tq - restq) / nq - period) / (epsilon(1.0_dp) * abs(period)), dp))
+      done = lossq <= refine_limit .and. (abs(nq) + 1) * spread * drift <= long_step_threshold
+      if (.not. done) return
+      n = real(nq, dp)
+      rest = real(restq, dp)
+      call gyrostat_unit(ms, rs, dd, rest, m1, w1, refine=refine)
+      done = .not. refine
+      if (.not. done) return
+      call lane_sincos(n * phi / 2, s, c)
+      w = gq_mul([c, s * axis], w1)
+   end subroutine periods_step
 
    !> The scaled step in double precision (gyrostat_unit); a step that would lose more than
    !> gyrostat_unit's refine_limit rounding errors (near a separatrix: the discriminant of the
