@@ -81,6 +81,41 @@ contains
       end do
    end subroutine lie_group_lanes_step
 
+   !> Bodies 1 .. nl of a block in lane layout: ml(j, :) = m(:, j), ql(j, :) = q(:, j),
+   !> il(j, :) = inertia(:, j).
+   pure subroutine load_block(nl, m, q, inertia, ml, ql, il)
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: m(3, nl), q(4, nl), inertia(3, nl)
+      real(dp), intent(out) :: ml(lane_block, 3), ql(lane_block, 4), il(lane_block, 3)
+      integer :: i, j
+
+      do i = 1, 4
+         do j = 1, nl
+            ql(j, i) = q(i, j)
+         end do
+      end do
+      do i = 1, 3
+         do j = 1, nl
+            il(j, i) = inertia(i, j)
+            ml(j, i) = m(i, j)
+         end do
+      end do
+   end subroutine load_block
+
+   !> v = v + c u on the lanes 1 .. nl (a half kick of a torque).
+   pure subroutine add_scaled(nl, c, u, v)
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: c, u(lane_block, 3)
+      real(dp), intent(inout) :: v(lane_block, 3)
+      integer :: i, j
+
+      do i = 1, 3
+         do j = 1, nl
+            v(j, i) = v(j, i) + c * u(j, i)
+         end do
+      end do
+   end subroutine add_scaled
+
    !> One TERZE step (lie_stormer_verlet_step) of the bodies b0 .. b0+nl-1 of the chunk,
    !> nl <= lane_block, in lock-step.
    subroutine terze_block(tq, kept, b0, nl, t, h, m, q, inertia, ws)
@@ -97,17 +132,7 @@ contains
 
       torque = torqued(tq)
       hh = 0.5_dp * h
-      do i = 1, 4
-         do j = 1, nl
-            ql(j, i) = q(i, j)
-         end do
-      end do
-      do i = 1, 3
-         do j = 1, nl
-            il(j, i) = inertia(i, j)
-            ml(j, i) = m(i, j)
-         end do
-      end do
+      call load_block(nl, m, q, inertia, ml, ql, il)
       if (torque) then
          if (kept) then
             do i = 1, 3
@@ -145,11 +170,7 @@ contains
       if (torque) then
          ! T_{n+1} = T_b(t + h, R_{n+1}) (with the momentum entering the step, as torque_batch)
          call torque_lanes_eval(tq, t + h, nl, qn, ml, il, tb, b0)
-         do i = 1, 3
-            do j = 1, nl
-               y(j, i) = y(j, i) + hh * tb(j, i)
-            end do
-         end do
+         call add_scaled(nl, hh, tb, y)
          do j = 1, nl
             ws(1:3, j) = tb(j, :)
             ws(4, j) = 1.0_dp
@@ -173,29 +194,15 @@ contains
       real(dp), dimension(lane_block, 4) :: ql
       real(dp), dimension(lane_block, 3) :: il, ml, tb
       real(dp) :: hh
-      integer :: i, j
+      integer :: j
       logical :: torque
 
       torque = torqued(tq)
       hh = 0.5_dp * h
-      do i = 1, 4
-         do j = 1, nl
-            ql(j, i) = q(i, j)
-         end do
-      end do
-      do i = 1, 3
-         do j = 1, nl
-            il(j, i) = inertia(i, j)
-            ml(j, i) = m(i, j)
-         end do
-      end do
+      call load_block(nl, m, q, inertia, ml, ql, il)
       if (torque) then
          call torque_lanes_eval(tq, t, nl, ql, ml, il, tb, b0)
-         do i = 1, 3
-            do j = 1, nl
-               ml(j, i) = ml(j, i) + hh * tb(j, i)
-            end do
-         end do
+         call add_scaled(nl, hh, tb, ml)
       end if
       if (variant == variant_midpoint) then
          call midpoint_lanes(nl, h, ml, ql, il, info)
@@ -206,11 +213,7 @@ contains
       end if
       if (torque) then
          call torque_lanes_eval(tq, t + h, nl, ql, ml, il, tb, b0)
-         do i = 1, 3
-            do j = 1, nl
-               ml(j, i) = ml(j, i) + hh * tb(j, i)
-            end do
-         end do
+         call add_scaled(nl, hh, tb, ml)
       end if
       do j = 1, nl
          q(:, j) = ql(j, :)

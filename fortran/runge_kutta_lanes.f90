@@ -28,7 +28,7 @@ module runge_kutta_lanes
 
    public :: runge_kutta_lanes_step
    ! (the stages' operations, for the tangent lanes of runge_kutta_tangent_lanes)
-   public :: rates, stage_point, normalise
+   public :: rates, stage_point, normalise, add_twice
 
 contains
 
@@ -107,16 +107,7 @@ contains
          end if
          call rates(nl, h, qs, wst, il, tb, kq, kw)
          if (stage < 4) then
-            do i = 1, 4
-               do j = 1, nl
-                  aq(j, i) = aq(j, i) + 2.0_dp * kq(j, i)
-               end do
-            end do
-            do i = 1, 3
-               do j = 1, nl
-                  aw(j, i) = aw(j, i) + 2.0_dp * kw(j, i)
-               end do
-            end do
+            call add_twice(nl, kq, kw, aq, aw)
          end if
       end do
       ! q <- (q + (aq + kq4) / 6) normalised, m = I (w + (aw + kw4) / 6)
@@ -342,6 +333,25 @@ contains
       end do
       call normalise(nl, qs, qn)
    end subroutine stage_point
+
+   !> aq = aq + 2 kq, aw = aw + 2 kw on the lanes 1 .. nl (the weights 2 of the middle stages).
+   pure subroutine add_twice(nl, kq, kw, aq, aw)
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: kq(lane_block, 4), kw(lane_block, 3)
+      real(dp), intent(inout) :: aq(lane_block, 4), aw(lane_block, 3)
+      integer :: i, j
+
+      do i = 1, 4
+         do j = 1, nl
+            aq(j, i) = aq(j, i) + 2.0_dp * kq(j, i)
+         end do
+      end do
+      do i = 1, 3
+         do j = 1, nl
+            aw(j, i) = aw(j, i) + 2.0_dp * kw(j, i)
+         end do
+      end do
+   end subroutine add_twice
 
    !> qn = qs / |qs|, lane by lane.
    pure subroutine normalise(nl, qs, qn)

@@ -19,7 +19,7 @@ module runge_kutta_tangent_lanes
    use variational, only: layout_t
    use torque_lanes, only: lane_block, torque_lanes_eval
    use runge_kutta_lanes, only: rk4_lane_rates => rates, rk4_lane_stage_point => stage_point, &
-                                rk4_lane_normalise => normalise
+                                rk4_lane_normalise => normalise, rk4_lane_add_twice => add_twice
    implicit none
    private
 
@@ -119,16 +119,7 @@ contains
          end if
          call rk4_lane_rates(nl, h, qs(:, :, st), wst(:, :, st), il, tbs(:, :, st), kq, kw)
          if (st < 4) then
-            do i = 1, 4
-               do j = 1, nl
-                  aq(j, i) = aq(j, i) + 2.0_dp * kq(j, i)
-               end do
-            end do
-            do i = 1, 3
-               do j = 1, nl
-                  aw(j, i) = aw(j, i) + 2.0_dp * kw(j, i)
-               end do
-            end do
+            call rk4_lane_add_twice(nl, kq, kw, aq, aw)
          end if
       end do
       do i = 1, 4

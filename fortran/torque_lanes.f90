@@ -32,17 +32,8 @@ contains
    !> parameters, and there is no Python torque.
    pure logical function torque_lanes_capable(tq) result(capable)
       type(torque_t), intent(in) :: tq
-      integer :: i
 
-      capable = tq%user == 0
-      do i = 1, tq%nterms
-         if (tq%block(i) /= 0) capable = .false.
-         select case (tq%kinds(i))
-         case (torque_field, torque_gravity_gradient, torque_damping, torque_rotor)
-         case default
-            capable = .false.
-         end select
-      end do
+      capable = torque_lanes_per_body(tq) .and. all(tq%block(1:tq%nterms) == 0)
    end function torque_lanes_capable
 
    !> True when the torque is torque_lanes_capable but for parameters per body: every term has a
