@@ -59,15 +59,16 @@ def _quat_exp(v: _F64) -> _F64:
     return np.concatenate([np.cos(half), sinc * v], axis=-1)
 
 
-def measurements(dt: float, n: int, sigma: float, seed: int,
+def measurements(dt: float, n: int, sigma: float, draw: int,
                  truth: tuple[ArrayLike, ArrayLike, ArrayLike] = (INERTIA, M0, Q0)
                  ) -> tuple[_F64, _F64]:
     """The true attitudes (n + 1, 4) at ``k dt`` (the exact flow) and the measured ones, with
-    body-frame noise of ``sigma`` radians on each axis."""
+    body-frame noise of ``sigma`` radians on each axis (numpy's default generator started from
+    ``draw``)."""
     inertia, m0, q0 = truth
     tr = integrate(np.asarray(m0, float), np.asarray(q0, float), np.asarray(inertia, float), dt,
                    n, method="EXACT")
-    noise = sigma * np.random.default_rng(seed).standard_normal((n + 1, 3))
+    noise = sigma * np.random.default_rng(draw).standard_normal((n + 1, 3))
     return tr.q, quat_mul(tr.q, _quat_exp(noise))
 
 
@@ -210,7 +211,7 @@ def _attitude_error(q: ArrayLike, q_ref: ArrayLike) -> float:
     return float(2.0 * np.arctan2(np.linalg.norm(e[1:]), abs(e[0])))
 
 
-def run(dt: float = 0.1, n: int = 300, sigma: float = 0.01, seed: int = 903,
+def run(dt: float = 0.1, n: int = 300, sigma: float = 0.01, draw: int = 903,
         trials: int = 100) -> Result:
     """Inertia identification (frb's own problem): a free body with moments (1, 1.7, 2.6),
     m0 = (0.45, -0.9, 0.7), tumbling over n dt = 30; its attitude measured at n + 1 times with
@@ -222,7 +223,7 @@ def run(dt: float = 0.1, n: int = 300, sigma: float = 0.01, seed: int = 903,
     deviations (each fit continued over growing arcs of 20, 40, ... intervals, the residuals of
     a long arc having local minima away from the truth), then a Monte Carlo of ``trials`` noise draws (the spread of the fitted ratios
     against the formal one)."""
-    q_true, q_meas = measurements(dt, n, sigma, seed)
+    q_true, q_meas = measurements(dt, n, sigma, draw)
     truth = np.array(INERTIA)
     fits = {name: fit(dt, q_meas, GUESS, jacobian=name) for name in ("exact", "fd")}
     table = Table(f"the fit of {n + 1} attitudes (noise {sigma:g} rad), from moments 20 % off",
@@ -247,7 +248,7 @@ def run(dt: float = 0.1, n: int = 300, sigma: float = 0.01, seed: int = 903,
     # Monte Carlo over the noise: the exact fit from the same start
     ratios = np.empty((trials, 2))
     for t in range(trials):
-        _, qm = measurements(dt, n, sigma, seed + 1 + t)
+        _, qm = measurements(dt, n, sigma, draw + 1 + t)
         ratios[t] = fit(dt, qm, GUESS)["inertia"][1:]
     mc_sd = ratios.std(axis=0, ddof=1) if trials > 1 else np.full(2, np.nan)
     mc = Table(f"Monte Carlo of {trials} noise draws (exact fit)",
@@ -274,7 +275,7 @@ def run(dt: float = 0.1, n: int = 300, sigma: float = 0.01, seed: int = 903,
          ("m0 (truth)", M0, "frb"), ("q0 (truth)", tuple(round(float(x), 6) for x in Q0), "frb"),
          ("dt, n", (dt, n), "frb"), ("noise sigma (rad)", sigma, "frb"),
          ("starting moments", tuple(round(x, 6) for x in GUESS), "frb: 20 % off"),
-         ("noise seed, Monte Carlo trials", (seed, trials), "frb")],
+         ("noise draw, Monte Carlo trials", (draw, trials), "frb")],
         [table, formal, mc], numbers,
         data={"t": dt * np.arange(n + 1), "q_true": q_true, "q_meas": q_meas,
               "q_fit": fitted.q, "history": {k: f["history"] for k, f in fits.items()},
@@ -328,7 +329,7 @@ _OPTIONS = (Option("dt", float, 0.1, "time between measurements", low=0, strict=
             Option("n", int, 300, "measurements after the first", low=10, high=10**6),
             Option("sigma", float, 0.01, "noise of each body axis, rad", low=0, strict=True,
                    high=0.3),
-            Option("seed", int, 903, "seed of the noise", low=0),
+            Option("draw", int, 903, "start of the noise's random generator", low=0),
             Option("trials", int, 100, "noise draws of the Monte Carlo", low=0, high=10**5))
 
 EXPERIMENT: Experiment = Experiment.from_run(

@@ -1,5 +1,5 @@
-"""Vilmart, "Rigid body dynamics" (2013), Fig. 1: the nearly flat book (issue 39 of Journal de
-Crelle).
+"""Vilmart, "Rigid body dynamics" (2013), Fig. 1: the nearly flat book (Journal de
+Crelle, vol. 39).
 
 The body axes (columns of Q) of the book with ``I = (0.376, 0.627, 1.0)``,
 ``y(0) = (0, 0.6, -0.8)``, ``Q(0) = 1``, over ``0 <= t <= 40`` by the preprocessed DMV method at
