@@ -37,3 +37,13 @@ def test_flow_jacobian_of_an_empty_batch(attitude, natt):
     assert m1.shape == (0, 3) and a1.shape == attitude.shape
     assert jac.state.shape == (0, 6, 6) and jac.h.shape == (0, 6)
     assert jac.inertia.shape == (0, 6, 3)
+
+
+@pytest.mark.parametrize("method", ["STRANG", "YOSHIDA4", "RKN6_14"])
+def test_splitting_with_a_rotor_whose_state_overflows_stops(method):
+    # a heavy top's kick at h = 1e12 grows |m| until a flow of the step turns the body by more
+    # than the phase limit: that flow leaves the state non-finite, the gyrostat flows after it
+    # in the same step must pass it on (not step it), and the run stops naming the step
+    torque = frb.torques.rotor([0.3, 1.0, 0.0]) + frb.torques.heavy_top(1.0, [0.0, 0.0, 1.0])
+    with pytest.raises(frb.IntegrationError, match=r"non-finite at step 1, body 0"):
+        frb.integrate(M[:1], QUAT[:1], I, 1e12, 1, method=method, torque=torque)
