@@ -748,11 +748,13 @@ class Rotor(Torque):
     _form: CompiledTorque
 
     def __init__(self, h: ArrayLike) -> None:
-        a = np.array(_validate.real_array(h, "h", finite=False), dtype=np.float64)
+        # (named "rotor h": the routes' h is the time step)
+        a = np.array(_validate.real_array(h, "rotor h", finite=False), dtype=np.float64)
         if a.ndim not in (1, 2) or a.shape[-1] != 3:
-            raise ValueError(f"h must have shape (3,) or (N, 3), got {a.shape}")
+            raise ValueError(f"rotor h (the rotor's angular momentum) must have shape (3,) or "
+                             f"(N, 3), got {a.shape}")
         if not np.isfinite(a).all():
-            raise ValueError("h must be finite")
+            raise ValueError("rotor h must be finite")
         a.setflags(write=False)
         if a.ndim == 1:
             form = _compiled_form(KIND_ROTOR, a.tolist())

@@ -47,3 +47,12 @@ def test_splitting_with_a_rotor_whose_state_overflows_stops(method):
     torque = frb.torques.rotor([0.3, 1.0, 0.0]) + frb.torques.heavy_top(1.0, [0.0, 0.0, 1.0])
     with pytest.raises(frb.IntegrationError, match=r"non-finite at step 1, body 0"):
         frb.integrate(M[:1], QUAT[:1], I, 1e12, 1, method=method, torque=torque)
+
+
+@pytest.mark.parametrize("h, error, message", [
+    (-1.0, ValueError, r"^rotor h \(the rotor's angular momentum\) must have shape \(3,\) or \(N, 3\)"),
+    ([np.nan, 0, 0], ValueError, r"^rotor h must be finite"),
+    ("x", TypeError, r"^rotor h must be an array of real numbers")])
+def test_rotor_momentum_is_named_apart_from_the_step(h, error, message):
+    with pytest.raises(error, match=message):
+        frb.torques.rotor(h)
