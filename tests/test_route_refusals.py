@@ -56,3 +56,13 @@ def test_splitting_with_a_rotor_whose_state_overflows_stops(method):
 def test_rotor_momentum_is_named_apart_from_the_step(h, error, message):
     with pytest.raises(error, match=message):
         frb.torques.rotor(h)
+
+
+@pytest.mark.parametrize("method", ["YOSHIDA4", "RKN6_14"])
+def test_subnormal_step_of_a_splitting_raises_no_numpy_error(method):
+    # a step of 1e-320 leaves the state unchanged (to rounding), also when the caller turned
+    # numpy's floating-point warnings into errors
+    wheels = frb.wheels.Wheels(np.eye(3), np.zeros(3))
+    with np.errstate(all="raise"):
+        run = frb.integrate(M, QUAT, I, 1e-320, 2, method=method, wheels=wheels)
+    np.testing.assert_allclose(run.m[-1], M, rtol=1e-15, atol=0)
