@@ -66,3 +66,25 @@ def test_subnormal_step_of_a_splitting_raises_no_numpy_error(method):
     with np.errstate(all="raise"):
         run = frb.integrate(M, QUAT, I, 1e-320, 2, method=method, wheels=wheels)
     np.testing.assert_allclose(run.m[-1], M, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("part", [
+    frb.torques.rotor(np.ones((4, 3))),
+    frb.torques.heavy_top(1.0, np.ones((4, 3))),
+    frb.torques.rotor(np.ones((4, 3))) + frb.torques.heavy_top(1.0, [0.0, 0.0, 1.0]),
+    frb.torques.constant_field([0.0, 0.0, 1.0]),
+    frb.wheels.Wheels(np.eye(3), np.zeros((4, 3))),
+    frb.wheel_laws.quaternion_feedback(np.tile([1.0, 0, 0, 0], (4, 1)), 1.0, 1.0)])
+@pytest.mark.parametrize("start, stop, error, message", [
+    (0.5, 2, TypeError, r"^start must be an integer, got 0.5"),
+    (0, None, TypeError, r"^stop must be an integer, got None"),
+    (-1, 2, ValueError, r"^start must be an integer in 0\.\.2147483647, got -1"),
+    (3, 1, ValueError, r"^stop must be >= start, got start=3, stop=1")])
+def test_part_of_a_batch_is_named_by_checked_integers(part, start, stop, error, message):
+    with pytest.raises(error, match=message):
+        part.bodies(start, stop)
+
+
+def test_part_of_a_batch_takes_those_bodies_parameters():
+    h = np.arange(12.0).reshape(4, 3)
+    np.testing.assert_array_equal(frb.torques.rotor(h).bodies(np.int64(1), 3).h, h[1:3])
