@@ -16,19 +16,20 @@
 ! info_no_convergence) bit for bit.
 ! * The step constants and predictor (midpoint_trapezoid's setup) and the new state from the
 !   converged unknown (finish) are that module's routines, called lane by lane.
-! * TRAP, IMID and AKW (unknown Pi_n or Pb, residual x - c + (h/2) w(x) x x - torque term,
-!   w(x) = I^-1 x, Jacobian 1 + (h/2) (hat(w) - hat(x) I^-1)) iterate on the target's vectors:
-!   residual, Jacobian and Cramer's rule (rotations' solve3) written out in the operations and the
-!   order of midpoint_trapezoid's residual and newton_update, and the torque points
-!   qa exp[h/2 w(x)] (rotations' quat_exp, qmul) or qa cay[h w(x)] (quat_cayley) likewise, with
-!   the library's scalar sin and cos called lane by lane in a loop of their own (the one-body
-!   step calls them; no vector version of them is called, so every SIMD target gives the same
-!   bits).
-! * TRAPM, IMIDM, SWC1, BBTRAP and BBTRAPWD (residuals with exp[-psi] a and dexp_psi, eq. (9))
-!   take midpoint_trapezoid's torque_point and newton_update lane by lane (the same code), with
-!   the torques of the block in lanes (torque_lanes_eval) between the iterations.
-! A change to midpoint_trapezoid's residual, newton_update, rotations' quat_exp, quat_cayley, qmul
-! or solve3 must be made here too.
+! * The iterations run on the target's vectors: the residuals, Jacobians and Cramer's rule
+!   (rotations' solve3) written out lane by lane in the operations and the order of
+!   midpoint_trapezoid's residual and newton_update (3 x 3 products summed from zero over
+!   k = 1, 2, 3, as matmul), the torque points likewise (torque_point: rotations' quat_exp,
+!   quat_cayley, qmul), with the library's scalar sin and cos called lane by lane in loops of their
+!   own (the one-body step calls them; no vector version of them is called, so every SIMD target
+!   gives the same bits). TRAP, IMID and AKW (midpoint_newton_lanes): unknown Pi_n or Pb,
+!   residual x - c + (h/2) w(x) x x - torque term, w(x) = I^-1 x, Jacobian
+!   1 + (h/2) (hat(w) - hat(x) I^-1). TRAPM, IMIDM, SWC1, BBTRAP and BBTRAPWD (exp_newton_lanes):
+!   residuals with exp[-psi] a and the Jacobians with dexp_psi (Krysl 2008, eq. (9)) and, for
+!   BBTRAPWD, the derivative of (dexp_psi)^-1 (midpoint_trapezoid's header); the exponential the
+!   residual and the torque point share is computed once (the same bits as twice).
+! A change to midpoint_trapezoid's residual, torque_point, newton_update, dexp_mat, rotations'
+! quat_exp, quat_cayley, qmul, qrotate_tr, dexp_coefficients or solve3 must be made here too.
 !
 ! Compiled once per SIMD target (tools/simd_target_source.py, simd_dispatch.f90).
 module implicit_lanes
@@ -39,8 +40,7 @@ module implicit_lanes
    use torques, only: torque_t, user_torque_cb, torqued
    use wheels, only: wheels_t, wheels_active
    use torque_lanes, only: lane_block, torque_lanes_eval
-   use midpoint_trapezoid, only: body_t, setup, torque_point, torque_time, needs_t0, &
-                                 newton_update, finish, dexpinv_coef
+   use midpoint_trapezoid, only: body_t, setup, torque_time, needs_t0, finish, dexpinv_coef
    implicit none
    private
 
@@ -125,49 +125,9 @@ contains
       end do
    end subroutine implicit_block
 
-   !> The iteration of TRAPM, IMIDM, SWC1, BBTRAP and BBTRAPWD: midpoint_trapezoid's torque_point
-   !> and newton_update lane by lane, the torque of the block in lanes. On return st says how each
-   !> lane stopped (active: not converged), xs holds its iterate and tl the torque of its last
-   !> iteration (zero torque-free).
-   subroutine newton_lanes(v, tq, b0, nl, t, h, ml, ql, il, bds, xs, tl, st)
-      integer, intent(in) :: v, b0, nl
-      type(torque_t), intent(in) :: tq
-      real(dp), intent(in) :: t, h, ml(lane_block, 3), ql(lane_block, 4), il(lane_block, 3)
-      type(body_t), intent(in) :: bds(lane_block)
-      real(dp), intent(inout) :: xs(3, lane_block), tl(3, lane_block)
-      integer, intent(inout) :: st(lane_block)
-      real(dp) :: qt(lane_block, 4), tb(lane_block, 3), tt
-      integer :: j, it, bad
-      logical :: torque, conv
-
-      torque = torqued(tq)
-      tt = torque_time(v, t, h)
-      qt(1:nl, :) = ql(1:nl, :)
-      do it = 1, newton_max_iter
-         if (torque) then
-            do j = 1, nl
-               if (st(j) == active) qt(j, :) = torque_point(v, h, bds(j), xs(:, j))
-            end do
-            call torque_lanes_eval(tq, tt, nl, qt, ml, il, tb, b0)
-         end if
-         do j = 1, nl
-            if (st(j) /= active) cycle
-            if (torque) tl(:, j) = tb(j, :)
-            call newton_update(v, h, bds(j), xs(:, j), tl(:, j), conv, bad)
-            if (bad == 1) then
-               st(j) = failed_solve
-            else if (bad == 2) then
-               st(j) = failed_finite
-            else if (conv) then
-               st(j) = done
-            end if
-         end do
-         if (all(st(1:nl) /= active)) exit
-      end do
-   end subroutine newton_lanes
-
-   !> The iteration of TRAP, IMID and AKW on the target's vectors (see the header; arguments as
-   !> newton_lanes). Residual (midpoint_trapezoid's residual, tb the lane's torque):
+   !> The iteration of TRAP, IMID and AKW on the target's vectors (see the header). On return st
+   !> says how each lane stopped (active: not converged), xs holds its iterate and tl the torque of
+   !> its last iteration (zero torque-free). Residual (midpoint_trapezoid's residual, tb the lane's torque):
    !> TRAP, IMID: f = x - c + (h/2) (w x x - tb); AKW: f = x - c + (h/2) w x x - (h/4) tb.
    subroutine midpoint_newton_lanes(v, tq, b0, nl, t, h, ml, il, bds, xs, tl, st)
       integer, intent(in) :: v, b0, nl
@@ -305,7 +265,7 @@ contains
    end subroutine midpoint_newton_lanes
 
    !> The iteration of TRAPM, IMIDM, SWC1, BBTRAP and BBTRAPWD on the target's vectors (see the
-   !> header; arguments as newton_lanes, av the lanes' vector a of the step constants):
+   !> header; arguments as midpoint_newton_lanes):
    !> midpoint_trapezoid's residual written out lane by lane with e = exp[pe] (pe = h/2 w(x) for
    !> TRAPM, x/2 for IMIDM, x otherwise), d = exp[-pe] v - v (v = c for TRAPM, a otherwise),
    !> b = v + d, the Jacobian 1 - h/2 (hat(b) dexp_{-pe}) diag(iv) (TRAPM) or
