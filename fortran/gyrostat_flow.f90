@@ -38,7 +38,7 @@
 ! * r = 0 is the free rigid body: exact_flow.free_flow.
 module gyrostat_flow
    use kinds, only: dp, qp, wp => dp
-   use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
+   use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan, ieee_is_finite
    use checks, only: phase_limit, phase_over
    use numbers_table, only: ratio_threshold, long_step_threshold
    use elliptic_functions, only: agm_t, agm_setup, jacobi_reduced, half_pi
@@ -66,6 +66,12 @@ module gyrostat_flow
       integer :: e
       logical :: done
 
+      if (.not. (all(ieee_is_finite(m)) .and. all(ieee_is_finite(hr)) .and. ieee_is_finite(h))) then
+         ! (a state that a previous flow of a splitting left non-finite: no step)
+         m_out = ieee_value(1.0_dp, ieee_quiet_nan)
+         w = m_out(1)
+         return
+      end if
       if (all(hr == 0)) then
          call free_flow(m, h, inertia, 0, m_out, w)
          return
