@@ -45,7 +45,8 @@ from frb import _testing  # noqa: E402
 from frb.torques import heavy_top  # noqa: E402
 
 H = 0.05
-METHODS = ("RK4", "STRANG", "YOSHIDA4", "RKN6_14", "TERZE", "SYMROT", "MIDPOINT", "DMV6")
+METHODS = ("RK4", "STRANG", "YOSHIDA4", "RKN6_14", "TERZE", "SYMROT", "MIDPOINT", "DMV6",
+           "TRAP", "IMID", "TRAPM", "IMIDM", "SWC1", "AKW", "BBTRAP", "BBTRAPWD")
 
 # the timing of one repetition, run by this interpreter or another frb's (--main-python)
 WORKER = r"""

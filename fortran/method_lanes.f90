@@ -11,6 +11,8 @@
 !   step in place of its family's free steps: lane_step_replaces_free_steps), and DMV2 ... DMV8
 !   with such a torque (torque-free, their family's free steps run the DMV lanes of
 !   moser_veselov);
+! * the implicit methods of Krysl (implicit_lanes: TRAP, IMID, TRAPM, IMIDM, SWC1, AKW, BBTRAP,
+!   BBTRAPWD), torque-free or with a torque of torque_lanes (parameters shared or per body);
 ! * RK4's steps with tangents (frb.integrate(..., sensitivities=...): runge_kutta_tangent_lanes),
 !   torque-free or with a torque of torque_lanes with shared parameters.
 ! Every other run keeps its family's step, and so does every run while the lane steps are turned
@@ -24,6 +26,7 @@ module method_lanes
    use torque_lanes, only: torque_lanes_capable, torque_lanes_per_body
    use simd_dispatch, only: runge_kutta_lanes_step, splitting_lanes_step, lie_group_lanes_step, &
                             runge_kutta_tangent_lanes_step
+   use simd_dispatch, only: implicit_lanes_step
    implicit none
    private
 
@@ -58,6 +61,8 @@ contains
       else if (((meth%family == family_lie_stormer_verlet .and. meth%variant == variant_terze) &
                 .or. lie_group_strang(meth)) .and. .not. tq%momentum) then
          step => lie_group_lanes_step
+      else if (meth%family == family_midpoint_trapezoid) then
+         step => implicit_lanes_step
       end if
    end subroutine choose_lane_step
 

@@ -61,6 +61,8 @@ module midpoint_trapezoid
    private
 
    public :: midpoint_trapezoid_step
+   ! the operations of one body's step, shared with the lanes of implicit_lanes
+   public :: body_t, setup, torque_time, needs_t0, finish, dexpinv_coef
 
    ! Per-body constants of a step: c (constant of the residual), a (vector the rotation acts
    ! on), m0 = Pi_{n-1}, w0 = omega_{n-1}, t0 = T_{n-1}, qa (quaternion the torque point and

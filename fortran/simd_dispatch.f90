@@ -3,7 +3,8 @@
 ! The lock-step kernels (exact_flow_lanes and its chunk driver flow_batches, the derivatives of the
 ! exact step flow_tangent_lanes, the batched discrete Moser-Veselov steps of moser_veselov, and
 ! the lane steps of frb.integrate: runge_kutta_lanes, splitting_lanes and lie_group_lanes, with
-! the torques of torque_lanes, and RK4's steps with tangents, runge_kutta_tangent_lanes) are
+! the torques of torque_lanes, RK4's steps with tangents, runge_kutta_tangent_lanes, and the
+! implicit methods of Krysl, implicit_lanes) are
 ! compiled once per target: the baseline of the architecture and, on x86-64,
 ! x86-64-v3 (AVX2) and x86-64-v4 (AVX-512) (meson.build; the copies are the same source with the
 ! module renamed, tools/simd_target_source.py). This module holds the target in use (cpu_target)
@@ -46,13 +47,16 @@ module simd_dispatch
    use runge_kutta_tangent_lanes, only: rk4_tangents_baseline => runge_kutta_tangent_lanes_step
    use runge_kutta_tangent_lanes_avx2, only: rk4_tangents_avx2 => runge_kutta_tangent_lanes_step
    use runge_kutta_tangent_lanes_avx512, only: rk4_tangents_avx512 => runge_kutta_tangent_lanes_step
+   use implicit_lanes, only: implicit_baseline => implicit_lanes_step
+   use implicit_lanes_avx2, only: implicit_avx2 => implicit_lanes_step
+   use implicit_lanes_avx512, only: implicit_avx512 => implicit_lanes_step
    implicit none
    private
 
    public :: flow_lanes_width, select_cpu_target, cpu_target, best_cpu_target
    public :: free_flow_chunk, flow_batch, dmv_integrate_many, dmv_blocks_steps, state_jacobian_chunk
    public :: runge_kutta_lanes_step, splitting_lanes_step, lie_group_lanes_step, &
-             runge_kutta_tangent_lanes_step
+             runge_kutta_tangent_lanes_step, implicit_lanes_step
 
    !> The target of the lane kernels in use (a cpu_target_* code); the baseline until
    !> select_cpu_target is called.
@@ -64,7 +68,8 @@ module simd_dispatch
    ! moser_veselov.dmv_integrate_many and dmv_blocks_steps, runge_kutta_lanes.runge_kutta_lanes_step
    ! splitting_lanes.splitting_lanes_step and lie_group_lanes.lie_group_lanes_step
    ! (step_interface's method_step), and
-   ! runge_kutta_tangent_lanes.runge_kutta_tangent_lanes_step (method_variational_step).
+   ! runge_kutta_tangent_lanes.runge_kutta_tangent_lanes_step (method_variational_step), and
+   ! implicit_lanes.implicit_lanes_step (method_step).
    procedure(chunk_baseline), pointer, protected :: free_flow_chunk => chunk_baseline
    procedure(jacobian_baseline), pointer, protected :: state_jacobian_chunk => jacobian_baseline
    procedure(batch_baseline), pointer, protected :: flow_batch => batch_baseline
@@ -75,6 +80,7 @@ module simd_dispatch
    procedure(method_step), pointer, protected :: lie_group_lanes_step => lie_group_baseline
    procedure(method_variational_step), pointer, protected :: runge_kutta_tangent_lanes_step &
       => rk4_tangents_baseline
+   procedure(method_step), pointer, protected :: implicit_lanes_step => implicit_baseline
 
    interface
       !> The highest target the CPU supports (cpu_features.c).
@@ -114,6 +120,7 @@ contains
          splitting_lanes_step => splitting_avx512
          lie_group_lanes_step => lie_group_avx512
          runge_kutta_tangent_lanes_step => rk4_tangents_avx512
+         implicit_lanes_step => implicit_avx512
       case (cpu_target_avx2)
          free_flow_chunk => chunk_avx2
          state_jacobian_chunk => jacobian_avx2
@@ -124,6 +131,7 @@ contains
          splitting_lanes_step => splitting_avx2
          lie_group_lanes_step => lie_group_avx2
          runge_kutta_tangent_lanes_step => rk4_tangents_avx2
+         implicit_lanes_step => implicit_avx2
       case default
          free_flow_chunk => chunk_baseline
          state_jacobian_chunk => jacobian_baseline
@@ -134,6 +142,7 @@ contains
          splitting_lanes_step => splitting_baseline
          lie_group_lanes_step => lie_group_baseline
          runge_kutta_tangent_lanes_step => rk4_tangents_baseline
+         implicit_lanes_step => implicit_baseline
       end select
    end function select_cpu_target
 

@@ -282,7 +282,7 @@ class Torque:
         return frame_torque(self, R)
 
     def bodies(self, start: int, stop: int) -> Torque:
-        """The torque of the bodies ``start .. stop - 1`` of the batch alone (their per-body
+        """The torque of the bodies ``start`` to ``stop - 1`` of the batch alone (their per-body
         parameters; the torque itself when it has none), for a part of a batch run on its own
         (:mod:`frb.dask`); ``0 <= start <= stop`` integers."""
         return self._bodies(*_validate.body_range(start, stop))
