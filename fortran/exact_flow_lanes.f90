@@ -68,7 +68,8 @@ contains
       real(dp) :: hl(nb), il(3, nb), fast(nb), s, imax, symmetric_limit, asymmetric_limit
       real(dp) :: a1, a2, a3, u1, u2, u3
       real(dp) :: p1, p2, p3, t, swap, x(3), y(3), pl(nb, 3), sgl(nb), x1, x2, x3, y1, y2, y3
-      logical :: ok(nb), lane(nb)
+      real(dp) :: cs(3), h_scaled, al(nb)
+      logical :: ok(nb), lane(nb), shared
       integer :: k
 
       do k = 1, nc
@@ -80,6 +81,20 @@ contains
             call free_flow(m(:, k), hl(k), il(:, k), quadrature, m_out(:, k), w(:, k))
          end do
          return
+      end if
+      ! one step and one body's moments for the whole batch (the usual call): the quotients of
+      ! the moments and the step by the largest moment are the same in every lane, formed once
+      ! (the same operations on the same operands as in each lane)
+      shared = nh == 1 .and. ni == 1
+      if (shared) then
+         ! (the moments sorted by the lanes' swaps below)
+         cs = inertia(:, 1)
+         if (cs(2) < cs(1)) cs(1:2) = cs([2, 1])
+         if (cs(3) < cs(2)) cs(2:3) = cs([3, 2])
+         if (cs(2) < cs(1)) cs(1:2) = cs([2, 1])
+         imax = cs(3)
+         h_scaled = h(1) / imax
+         cs(1) = cs(1) / imax; cs(2) = cs(2) / imax
       end if
       ! The usual case in lock-step: |m| and the unit momentum (split_norm), the moments put in
       ! order by flow_prepare's insertion sort (its swaps of (1, 2), (2, 3), (1, 2), each flipping
@@ -102,16 +117,25 @@ contains
          call exchange(swap, a1, a2, u1, u2, p1, p2, t)
          ml(k, 1) = u1; ml(k, 2) = u2; ml(k, 3) = t * u3
          pl(k, 1) = p1; pl(k, 2) = p2; pl(k, 3) = p3; sgl(k) = t
-         imax = a3
-         tl(k) = gl(k) * (hl(k) / imax)
-         ! (a3 / imax = 1 exactly)
-         cl(k, 1) = a1 / imax; cl(k, 2) = a2 / imax; cl(k, 3) = 1
+         ! (the quotients by imax = a3 below; a3 / imax = 1 exactly)
+         cl(k, 1) = a1; cl(k, 2) = a2; cl(k, 3) = 1; al(k) = a3
          fast(k) = merge(1.0_dp, 0.0_dp, s >= norm_sq_min .and. s <= norm_sq_max .and. hl(k) /= 0 &
                          .and. abs(hl(k)) * gl(k) <= merge(symmetric_limit, asymmetric_limit, &
                                                            a1 == a2 .or. a2 == a3) * a1 &
                          .and. abs(hl(k)) * gl(k) <= huge(1.0_dp) &
                          .and. a3 <= ratio_threshold * a1)
       end do
+      if (shared) then
+         do k = 1, nc
+            tl(k) = gl(k) * h_scaled
+            cl(k, 1) = cs(1); cl(k, 2) = cs(2)
+         end do
+      else
+         do k = 1, nc
+            tl(k) = gl(k) * (hl(k) / al(k))
+            cl(k, 1) = cl(k, 1) / al(k); cl(k, 2) = cl(k, 2) / al(k)
+         end do
+      end if
       ! the other bodies: sorted by flow_prepare into a lane (a unit-norm step), or done here
       do k = 1, nc
          lane(k) = fast(k) > 0
@@ -292,7 +316,7 @@ contains
       real(dp), dimension(flow_lanes_width), intent(in) :: k2, kp2n, kp2d, v
       real(dp), dimension(flow_lanes_width), intent(out) :: s, c, d
       real(dp), dimension(flow_lanes_width) :: kn, kpn, a, levels, w
-      real(dp) :: kl(agm_max, flow_lanes_width), oml(agm_max, flow_lanes_width), t, act, kk
+      real(dp) :: kl(flow_lanes_width, agm_max), oml(flow_lanes_width, agm_max), t, act, kk
       real(dp) :: den, s_new, c_new, d_new, corr
       integer :: k, n, top
 
@@ -311,11 +335,11 @@ contains
          do k = 1, nl
             act = merge(1.0_dp, 0.0_dp, use(k) > 0 .and. kn(k) > agm_stop)
             t = 1 / (1 + kpn(k))
-            oml(n, k) = 2 * kpn(k) * t
+            oml(k, n) = 2 * kpn(k) * t
             a(k) = merge(a(k) * (1 + kpn(k)) / 2, a(k), act > 0)
             kpn(k) = merge(2 * sqrt(kpn(k)) * t, kpn(k), act > 0)
             kn(k) = merge((kn(k) * t)**2, kn(k), act > 0)
-            kl(n, k) = kn(k)
+            kl(k, n) = kn(k)
             levels(k) = levels(k) + act
          end do
       end do
@@ -339,11 +363,11 @@ contains
       end do
       do n = top, 1, -1
          do k = 1, nl
-            kk = kl(n, k)
+            kk = kl(k, n)
             den = 1 / (1 + kk * s(k) * s(k))
             s_new = (1 + kk) * s(k) * den
             c_new = c(k) * d(k) * den
-            d_new = (oml(n, k) + kk * c(k) * c(k)) * den
+            d_new = (oml(k, n) + kk * c(k) * c(k)) * den
             s(k) = merge(s_new, s(k), n <= levels(k))
             c(k) = merge(c_new, c(k), n <= levels(k))
             d(k) = merge(d_new, d(k), n <= levels(k))
@@ -548,14 +572,6 @@ contains
          kp2d(k) = db * ia2
       end do
 
-      if (quadrature == 0) then
-         ! 2T (the exact angle only)
-         do k = 1, nl
-            x1 = m0(k, 1) * m0(k, 1); x2 = m0(k, 2) * m0(k, 2); x3 = m0(k, 3) * m0(k, 3)
-            twot(k) = x1 / ci(k, 1) + x2 / ci(k, 2) + x3
-         end do
-      end if
-
       ! fewer than half the lanes on this path (e.g. steps too long for the series): the lock-step
       ! pass would cost more than it saves, leave them all to free_flow_unit (the same results)
       if (2 * count(okf(1:nl) > 0) < nl) then
@@ -587,8 +603,9 @@ contains
          end do
          tv(k) = v(k) * v(k)
       end do
+      ! (the lanes served by the AGM discard their series: they do not count)
       do k = 1, nl
-         ntmax = max(ntmax, merge(nt(k), 1.0_dp, okf(k) > 0))
+         ntmax = max(ntmax, merge(nt(k), 1.0_dp, okf(k) > 0 .and. agm(k) == 0))
       end do
       call sn_series_sum_lanes(nl, nint(ntmax), nt, tv, k2, tsum)
 
@@ -622,6 +639,14 @@ contains
             big(k) = merge(1.0_dp, 0.0_dp, bab(k) * bab(k) >= 0.25_dp)
             use_rj(k) = max(big(k), merge(1.0_dp, 0.0_dp, k2(k) > 0))
          end do
+         ! 2T, for the form B^2 < 1/4 only
+         twot(1:nl) = 0
+         if (any(big(1:nl) == 0)) then
+            do k = 1, nl
+               x1 = m0(k, 1) * m0(k, 1); x2 = m0(k, 2) * m0(k, 2); x3 = m0(k, 3) * m0(k, 3)
+               twot(k) = x1 / ci(k, 1) + x2 / ci(k, 2) + x3
+            end do
+         end if
          do k = 1, nl
             b2 = bab(k) * bab(k)
             wq(k) = sqrt(c0(k) * (c0(k) + c1(k)))
