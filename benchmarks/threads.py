@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -51,26 +52,36 @@ def blas_call(a):
     return a @ a
 
 
+def minor_faults():
+    """The process's page faults served without I/O so far (first touches of fresh memory)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def best_times(call, repeats, before=None):
     """Best time of call(1) and of call(2), interleaved so that a drift of the machine's load
-    reaches both; before() runs right before each call when given."""
+    reaches both, and the page faults of a call (mean over all); before() runs right before
+    each call when given."""
     best = {1: np.inf, 2: np.inf}
+    faults = 0
     for _ in range(repeats):
         for t in (1, 2):
             if before is not None:
                 before()
+            first = minor_faults()
             start = time.perf_counter()
             call(t)
             best[t] = min(best[t], time.perf_counter() - start)
-    return best[1], best[2]
+            faults += minor_faults() - first
+    return best[1], best[2], faults / (2 * repeats)
 
 
 def report(scenario, results, ratios):
     """Prints the times of a scenario; appends each route's ratio to ratios[(scenario, route)]."""
     print(f"\n{scenario}")
-    print(f"  {'route':46s} {'1 thread':>10s} {'2 threads':>10s} {'1/2 ratio':>10s}")
-    for name, (t1, t2) in results:
-        print(f"  {name:46s} {t1 * 1e3:8.3f}ms {t2 * 1e3:8.3f}ms {t1 / t2:10.2f}")
+    print(f"  {'route':46s} {'1 thread':>10s} {'2 threads':>10s} {'1/2 ratio':>10s} "
+          f"{'faults/call':>12s}")
+    for name, (t1, t2, faults) in results:
+        print(f"  {name:46s} {t1 * 1e3:8.3f}ms {t2 * 1e3:8.3f}ms {t1 / t2:10.2f} {faults:12.0f}")
         ratios.setdefault((scenario, name), []).append(t1 / t2)
 
 

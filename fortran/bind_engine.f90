@@ -32,28 +32,22 @@ subroutine engine_segment(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, bod
                           wr, nwh, na, wheels, lr, nl, law, nh0, h0, nhw, hw, nho, nhk, h_out, status, &
                           fail_step, fail_body, cb, lcb)
    use kinds, only: dp
-   use engine, only: engine_run, segment_t
-   use step_interface, only: method_t, nws, info_bad_call
-   use torques, only: torque_t, torque_none
-   use wheels, only: wheels_t, user_law_cb, max_wheels, wheel_reals, wheel_law_none, wheel_law_feedback, &
-                     wheel_law_user
-   use numbers_table, only: run_slots, plan_rows, max_flows, max_torque_terms, torque_term_reals, &
-                            torque_term_header, momentum_torque_kinds, run_family, run_variant, &
-                            run_quadrature, run_user_torque, run_wheel_law, run_wheel_kick, run_nsteps, &
-                            run_save_every, run_chunk, run_threads, run_first_body, run_last_body, &
-                            run_first_step, run_last_step, law_reals, run_variational
-   use variational, only: layout_t, layout_of, variational_rows
+   use engine, only: engine_run, segment_t, carried_t
+   use run_configuration, only: configure_run
+   use step_interface, only: method_t, info_bad_call
+   use torques, only: torque_t
+   use wheels, only: wheels_t, user_law_cb, wheel_law_user
    implicit none
    integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, ni, nw, nk, wr, nwh, na, lr, nl
    integer, intent(in) :: nh0, nhw, nho, nhk, nv, nvk
    integer, intent(in) :: config(nc)
    real(dp), intent(in) :: plan(np, nf), terms(ntr, nt), body(nbr, nb), times(nh1)
    real(dp), intent(in) :: m0(3, n), att0(natt, n), inertia(3, ni)
-   real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nw, n), m_out(3, n, nk), att_out(natt, n, nk)
-   real(dp), intent(inout) :: vs(nv), vs_out(nvk)
+   real(dp), intent(inout), target :: m(3, n), att(natt, n), ws(nw, n), vs(nv), hw(nwh, nhw)
+   real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk), vs_out(nvk)
    real(dp), intent(in) :: wheels(wr, nwh, na), law(lr, nl)
    real(dp), intent(in) :: h0(nwh, nh0)
-   real(dp), intent(inout) :: hw(nwh, nhw), h_out(nwh, nho, nhk)
+   real(dp), intent(inout) :: h_out(nwh, nho, nhk)
    integer, intent(out) :: status, fail_step, fail_body
    external :: cb
    procedure(user_law_cb) :: lcb
@@ -61,73 +55,28 @@ subroutine engine_segment(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, bod
    type(torque_t) :: tq
    type(wheels_t) :: wh
    type(segment_t) :: seg
-   type(layout_t) :: lay
+   type(carried_t) :: carry
+   logical :: ok
+   integer :: rows
 
    fail_step = 0
    fail_body = 0
    status = info_bad_call
-   if (nc /= run_slots .or. np /= plan_rows .or. nf > max_flows .or. nt > max_torque_terms &
-       .or. ntr /= torque_term_header + torque_term_reals .or. mod(nbr, torque_term_reals) /= 0 &
-       .or. nbr < torque_term_reals .or. nw /= nws .or. (nh1 /= 2 .and. nh1 /= n + 1) .or. nf < 1 &
-       .or. (ni /= 1 .and. ni /= n) &
-       .or. nt < 1 .or. (natt /= 4 .and. natt /= 9) .or. wr /= wheel_reals .or. nwh > max_wheels &
-       .or. (na /= 1 .and. na /= n) .or. lr /= law_reals .or. (nl /= 1 .and. nl /= n)) return
-   if (.not. configure()) return
-   lay = layout_of(seg%variational, tq%nterms)
-   if (nv /= variational_rows * lay%ncol * n .or. nvk /= nv * nk) return
-   call engine_run(meth, tq, wh, seg, n, nh1 - 1, times(2:nh1), times(1), natt, m0, att0, h0, m, att, &
-                   hw, ws, ni, inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, cb, &
-                   variational_rows * lay%ncol, vs, vs_out, body, wheels, law)
-
-contains
-
-   !> The method, the torque, the wheels and the segment of the run from the arguments (false
-   !> for a configuration that does not match the arrays).
-   logical function configure() result(ok)
-      integer :: i
-
-      meth%family = config(run_family)
-      meth%variant = config(run_variant)
-      meth%quadrature = config(run_quadrature)
-      meth%nf = nf
-      meth%kinds(1:nf) = nint(plan(1, :))
-      meth%frac(1:nf) = plan(2, :)
-      ! the torque: the built-in terms (none when the first kind is torque_none), a Python torque
-      ! (0 none, 1 T(t, Q), 2 T(t, Q, m)), the per-body parameters of one term
-      ok = .false.
-      tq%nterms = nt
-      if (nint(terms(1, 1)) == torque_none) tq%nterms = 0
-      tq%kinds(1:tq%nterms) = nint(terms(1, 1:tq%nterms))
-      tq%block(1:tq%nterms) = nint(terms(2, 1:tq%nterms))
-      tq%par(:, 1:tq%nterms) = terms(torque_term_header + 1:, 1:tq%nterms)
-      tq%user = config(run_user_torque)
-      tq%momentum = tq%user == 2
-      do i = 1, tq%nterms
-         if (any(momentum_torque_kinds == tq%kinds(i))) tq%momentum = .true.
-      end do
-      ! a per-body block must be in body, for every body
-      if (any(tq%block < 0 .or. tq%block > nbr / torque_term_reals) .or. &
-          (any(tq%block > 0) .and. nb < n)) return
-      ! the wheels: their law, the kick of the splittings, the arrays
-      wh%law = config(run_wheel_law)
-      if (wh%law /= wheel_law_none .and. wh%law /= wheel_law_feedback .and. wh%law /= wheel_law_user) return
-      if (wh%law /= wheel_law_none) then
-         if (nwh < 1 .or. nh0 /= n .or. nhw /= n .or. nho /= n .or. nhk /= nk) return
-         wh%nw = nwh
-      end if
-      wh%kick_order = config(run_wheel_kick)
-      if (wh%law == wheel_law_user) wh%cb => lcb
-      seg%nsteps = config(run_nsteps)
-      seg%save_every = config(run_save_every)
-      seg%chunk = config(run_chunk)
-      seg%threads = config(run_threads)
-      seg%b_first = max(1, config(run_first_body))
-      seg%b_last = min(n, config(run_last_body))
-      seg%k_first = config(run_first_step)
-      seg%k_last = min(config(run_last_step), seg%nsteps)
-      seg%variational = config(run_variational)
-      ok = .true.
-   end function configure
+   call configure_run(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, nh1, n, natt, ni, nw, nk, nv, &
+                      nvk, wr, nwh, na, lr, nl, nh0, nhw, nho, nhk, meth, tq, wh, seg, ok)
+   if (.not. ok) return
+   if (wh%law == wheel_law_user) wh%cb => lcb
+   ! the state carried between segments: the arrays given
+   carry%m => m
+   carry%att => att
+   carry%ws => ws
+   if (wh%nw > 0) carry%hw => hw
+   rows = 0
+   if (n > 0) rows = nv / n
+   carry%vs(1:rows, 1:n) => vs
+   call engine_run(meth, tq, wh, seg, n, nh1 - 1, times(2:nh1), times(1), natt, m0, att0, h0, carry, &
+                   ni, inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, cb, rows, vs_out, &
+                   body, wheels, law)
 end subroutine engine_segment
 
 !> engine_segment for a whole run in one call (bodies 1..n, steps 1..nsteps; config's slots of
@@ -144,12 +93,15 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
                         att0, ni, inertia, nk, m_out, att_out, nvk, vs_out, wr, nwh, na, wheels, lr, nl, &
                         law, nh0, h0, nho, nhk, h_out, status, fail_step, fail_body)
    use kinds, only: dp
-   use step_interface, only: nws
+   use engine, only: engine_run, segment_t, carried_t
+   use run_configuration, only: configure_run
+   use step_interface, only: method_t, nws, info_bad_call
+   use torques, only: torque_t
+   use wheels, only: wheels_t
    use checks, only: check_batch, outside_scale, input_ok
-   use wheels, only: no_user_law
-   use numbers_table, only: run_first_body, run_last_body, run_first_step, run_last_step, run_nsteps, &
-                            run_checks, run_threads, run_scale_exponent, run_slots, plan_rows, &
-                            check_extremes, info_bad_input, info_rescale, info_long_run, &
+   use numbers_table, only: run_slots, plan_rows, run_nsteps, run_checks, run_threads, &
+                            run_scale_exponent, run_first_body, run_last_body, run_first_step, &
+                            run_last_step, check_extremes, info_bad_input, info_rescale, info_long_run, &
                             long_step_threshold, long_run_work
    implicit none
    integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, ni, nk, wr, nwh, na, lr, nl, nh0, nho, nhk
@@ -161,9 +113,14 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
    real(dp), intent(in) :: wheels(wr, nwh, na), law(lr, nl), h0(nwh, nh0)
    real(dp), intent(inout) :: h_out(nwh, nho, nhk)
    integer, intent(out) :: status, fail_step, fail_body
-   real(dp), allocatable :: m(:, :), att(:, :), ws(:, :), hw(:, :), vs(:)
    real(dp) :: extremes(check_extremes), longest
    integer :: whole(nc), code, bad, j
+   type(method_t) :: meth
+   type(torque_t) :: tq
+   type(wheels_t) :: wh
+   type(segment_t) :: seg
+   type(carried_t) :: no_carry
+   logical :: ok
 
    if (nc == run_slots .and. np == plan_rows .and. nh1 >= 2) then
       if (config(run_checks) == 1) then
@@ -195,7 +152,9 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
          end if
       end if
    end if
-   allocate (m(3, n), att(natt, n), ws(nws, n), hw(nwh, nh0), vs(nvk / max(nk, 1)))
+   fail_step = 0
+   fail_body = 0
+   status = info_bad_call
    whole = config
    if (nc >= max(run_first_body, run_last_body, run_first_step, run_last_step)) then
       whole(run_first_body) = 1
@@ -203,10 +162,13 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
       whole(run_first_step) = 0
       whole(run_last_step) = config(run_nsteps)
    end if
-   call engine_segment(nc, whole, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, m0, att0, &
-                       ni, inertia, nws, m, att, ws, nk, m_out, att_out, size(vs), vs, nvk, vs_out, wr, nwh, &
-                       na, wheels, lr, nl, law, nh0, h0, nh0, hw, nho, nhk, h_out, status, fail_step, &
-                       fail_body, no_user_torque, no_user_law)
+   ! a run in one segment carries no state (no_carry)
+   call configure_run(nc, whole, np, nf, plan, ntr, nt, terms, nbr, nb, nh1, n, natt, ni, nws, nk, &
+                      nvk / max(nk, 1), nvk, wr, nwh, na, lr, nl, nh0, nh0, nho, nhk, meth, tq, wh, seg, ok)
+   if (.not. ok) return
+   call engine_run(meth, tq, wh, seg, n, nh1 - 1, times(2:nh1), times(1), natt, m0, att0, h0, no_carry, &
+                   ni, inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, no_user_torque, &
+                   nvk / max(nk, 1) / max(n, 1), vs_out, body, wheels, law)
 
 contains
 

@@ -8,8 +8,8 @@
 ! once per stage for the whole batch, on the calling thread (it needs the GIL). No body's
 ! arithmetic depends on the chunk it is in or on the other bodies, so results do not depend on
 ! the chunk size or the thread count (bit for bit). The run is entered in segments of steps (and
-! of bodies) from Python: the state (m, the attitude, the wheel momenta and the workspace ws) is
-! carried between segments. A run with reaction wheels (module wheels) carries their momenta as
+! of bodies) from Python: the state (m, the attitude, the wheel momenta and the workspace ws:
+! carried_t) is carried between segments. A run with reaction wheels (module wheels) carries their momenta as
 ! part of the state (kept with m and the attitude); its steps are never torque-free.
 !
 ! A torque-free run takes the family's free steps from one kept state to the next (several steps
@@ -39,7 +39,7 @@ module engine
    implicit none
    private
 
-   public :: family_step, family_free_steps, family_variational_step, engine_run, segment_t
+   public :: family_step, family_free_steps, family_variational_step, engine_run, segment_t, carried_t
 
    !> The part of a run one call takes, and how: steps k_first+1 .. k_last of a run of nsteps
    !> steps (the kept states: save_every, see parallel's save_slot), for the bodies b_first ..
@@ -50,6 +50,15 @@ module engine
       integer :: b_first = 1, b_last = 0, k_first = 0, k_last = 0
       integer :: variational = 0
    end type segment_t
+
+   !> The state carried between the segments of a run: m(3, n), att(natt, n), the wheel momenta
+   !> hw(nw, n), the workspace ws(nws, n) and the variational state vs(nv, n), pointing at the
+   !> caller's arrays. A run in one segment never reads or writes them: it leaves them
+   !> unassociated (and allocates nothing for them).
+   type :: carried_t
+      real(dp), pointer, contiguous :: m(:, :) => null(), att(:, :) => null(), hw(:, :) => null(), &
+                                       ws(:, :) => null(), vs(:, :) => null()
+   end type carried_t
 
 contains
 
@@ -110,9 +119,9 @@ contains
    !> The segment seg of a run of the n bodies from time t0, body j with the step length
    !> h(min(j, nh)) (nh = n only for a torque-free run of a family with free steps) and the
    !> moments inertia(:, min(j, ni)) (ni = 1: one for all), from the initial state m0, att0, h0
-   !> when seg%k_first = 0, else from the state m, att, hw, ws left by the previous segment; the
-   !> state is written back to m, att, hw, ws only when seg%k_last < seg%nsteps (so that a run in
-   !> one segment never touches those arrays). The state after step k (k = 0: the initial state,
+   !> when seg%k_first = 0, else from the state carry left by the previous segment; the state is
+   !> written back to carry only when seg%k_last < seg%nsteps (so that a run in one segment needs
+   !> none). The state after step k (k = 0: the initial state,
    !> written by the segment with k_first = 0) goes to m_out(:, b, j), att_out(:, b, j),
    !> h_out(:, b, j) with j = save_slot(k, nsteps, save_every) (parallel), when j > 0. The
    !> wheels wh (wh%nw momenta a body, none for nw = 0). On failure (a body whose step sets info,
@@ -120,11 +129,11 @@ contains
    !> the step and fail_body the body (1-based) of the earliest failure (the smallest step, then
    !> the smallest body: the same for every thread count and every split of the run into
    !> segments); status = info_ok otherwise. With seg%variational, the variational state of body b
-   !> (module variational: nv = 6 ncol reals) is carried in vs(:, b) and kept in vs_out(:, b, j)
+   !> (module variational: nv = 6 ncol reals) is carried in carry%vs(:, b) and kept in vs_out(:, b, j)
    !> like the state (its layout: layout_of).
-   subroutine engine_run(meth, tq, wh, seg, n, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, ni, &
-                         inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, cb, nv, vs, &
-                         vs_out, tbody, wheel_axes, wheel_law)
+   subroutine engine_run(meth, tq, wh, seg, n, nh, h, t0, natt, m0, att0, h0, carry, ni, inertia, nk, &
+                         m_out, att_out, h_out, status, fail_step, fail_body, cb, nv, vs_out, tbody, &
+                         wheel_axes, wheel_law)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
       type(wheels_t), intent(in) :: wh
@@ -136,12 +145,12 @@ contains
       real(dp), intent(in), target, optional :: wheel_axes(:, :, :), wheel_law(:, :)
       integer, intent(in) :: n, nh, natt, nk, ni
       real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), h0(wh%nw, n), inertia(3, ni)
-      real(dp), intent(inout) :: m(3, n), att(natt, n), hw(wh%nw, n), ws(nws, n)
+      type(carried_t), intent(in) :: carry
       real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk), h_out(wh%nw, n, nk)
       integer, intent(out) :: status, fail_step, fail_body
       procedure(user_torque_cb) :: cb
       integer, intent(in) :: nv
-      real(dp), intent(inout) :: vs(nv, n), vs_out(nv, n, nk)
+      real(dp), intent(inout) :: vs_out(nv, n, nk)
       integer :: b0, nc, ic, code, kfail, jfail, chunk
       type(torque_t) :: tqb
       type(wheels_t) :: whb
@@ -159,13 +168,13 @@ contains
       !$omp if(real(seg%b_last - seg%b_first + 1, dp) * max(seg%k_last - seg%k_first, 1) &
       !$omp    >= min_parallel_work .and. seg%b_last - seg%b_first >= chunk) &
       !$omp default(none) private(b0, nc, code, kfail, jfail) &
-      !$omp shared(meth, tqb, whb, seg, chunk, n, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, ni, &
-      !$omp        inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, nv, vs, vs_out)
+      !$omp shared(meth, tqb, whb, seg, chunk, n, nh, h, t0, natt, m0, att0, h0, carry, ni, &
+      !$omp        inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, nv, vs_out)
       do ic = 1, (seg%b_last - seg%b_first + chunk) / chunk
          b0 = seg%b_first + (ic - 1) * chunk
          nc = min(chunk, seg%b_last - b0 + 1)
-         call run_chunk(meth, tqb, whb, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
-                        ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, nv, vs, vs_out)
+         call run_chunk(meth, tqb, whb, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, carry, ni, &
+                        inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, nv, vs_out)
          if (code /= info_ok) then
             !$omp critical (frb_engine_failure)
             if (status == info_ok .or. kfail < fail_step .or. &
@@ -185,20 +194,20 @@ contains
    !> the first failing step, and the chunk stops there. The chunk's state lives in local arrays
    !> of engine_chunk bodies (no allocation a chunk), or allocated ones for a larger chunk (a
    !> user torque's or wheel law's whole batch).
-   subroutine run_chunk(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
-                        ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, nv, vs, vs_out)
+   subroutine run_chunk(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, carry, ni, inertia, &
+                        nk, m_out, att_out, h_out, code, kfail, jfail, cb, nv, vs_out)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
       type(wheels_t), intent(in) :: wh
       type(segment_t), intent(in) :: seg
       integer, intent(in) :: n, b0, nc, nh, nk, natt, ni
       real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), h0(wh%nw, n), inertia(3, ni)
-      real(dp), intent(inout) :: m(3, n), att(natt, n), hw(wh%nw, n), ws(nws, n)
+      type(carried_t), intent(in) :: carry
       real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk), h_out(wh%nw, n, nk)
       integer, intent(out) :: code, kfail, jfail
       procedure(user_torque_cb) :: cb
       integer, intent(in) :: nv
-      real(dp), intent(inout) :: vs(nv, n), vs_out(nv, n, nk)
+      real(dp), intent(inout) :: vs_out(nv, n, nk)
       real(dp) :: mc(3, engine_chunk), ac(9 * engine_chunk), wc(nws, engine_chunk)
       real(dp) :: hc(max_wheels * engine_chunk)
       integer :: info(engine_chunk)
@@ -206,36 +215,36 @@ contains
       integer, allocatable :: ib(:)
 
       if (nc <= engine_chunk) then
-         call chunk_steps(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
-                          ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, mc, ac, hc, &
-                          wc, info, nv, vs, vs_out)
+         call chunk_steps(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, carry, ni, &
+                          inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, mc, ac, hc, wc, &
+                          info, nv, vs_out)
       else
          allocate (mb(3, nc), ab(natt * nc), wb(nws, nc), hb(wh%nw * nc), ib(nc))
-         call chunk_steps(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, ws, &
-                          ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, mb, ab, hb, &
-                          wb, ib, nv, vs, vs_out)
+         call chunk_steps(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, carry, ni, &
+                          inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, mb, ab, hb, wb, &
+                          ib, nv, vs_out)
       end if
    end subroutine run_chunk
 
    !> run_chunk with the chunk's state in the arrays mc(3, nc), ac(natt, nc), hc(wh%nw, nc),
    !> wc(nws, nc), info(nc) (and its variational state, allocated when the run carries one).
-   subroutine chunk_steps(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, m, att, hw, &
-                          ws, ni, inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, mc, ac, &
-                          hc, wc, info, nv, vs, vs_out)
+   subroutine chunk_steps(meth, tq, wh, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, carry, ni, &
+                          inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, mc, ac, hc, wc, &
+                          info, nv, vs_out)
       type(method_t), intent(in) :: meth
       type(torque_t), intent(in) :: tq
       type(wheels_t), intent(in) :: wh
       type(segment_t), intent(in) :: seg
       integer, intent(in) :: n, b0, nc, nh, nk, natt, ni
       real(dp), intent(in) :: h(nh), t0, m0(3, n), att0(natt, n), h0(wh%nw, n), inertia(3, ni)
-      real(dp), intent(inout) :: m(3, n), att(natt, n), hw(wh%nw, n), ws(nws, n)
+      type(carried_t), intent(in) :: carry
       real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk), h_out(wh%nw, n, nk)
       integer, intent(out) :: code, kfail, jfail
       procedure(user_torque_cb) :: cb
       real(dp), intent(inout) :: mc(3, nc), ac(natt, nc), hc(wh%nw, nc), wc(nws, nc)
       integer, intent(inout) :: info(nc)
       integer, intent(in) :: nv
-      real(dp), intent(inout) :: vs(nv, n), vs_out(nv, n, nk)
+      real(dp), intent(inout) :: vs_out(nv, n, nk)
       real(dp), allocatable :: m_keep(:, :), a_keep(:, :), w_keep(:, :), ic(:, :), sc(:, :, :)
       procedure(method_variational_step), pointer :: variational_step
       type(layout_t) :: lay
@@ -267,11 +276,11 @@ contains
          call initial_state(lay, nc, sc)
          call keep(0)
       else
-         mc = m(:, b0:b1)
-         ac = att(:, b0:b1)
-         hc = hw(:, b0:b1)
-         wc = ws(:, b0:b1)
-         if (lay%ncol > 0) sc = reshape(vs(:, b0:b1), shape(sc))
+         mc = carry%m(:, b0:b1)
+         ac = carry%att(:, b0:b1)
+         if (wh%nw > 0) hc = carry%hw(:, b0:b1)
+         wc = carry%ws(:, b0:b1)
+         if (lay%ncol > 0) sc = reshape(carry%vs(:, b0:b1), shape(sc))
       end if
       info = info_ok
       step => family_step(meth%family)
@@ -365,11 +374,11 @@ contains
          call keep(k)
       end do
       if (seg%k_last < seg%nsteps) then
-         m(:, b0:b1) = mc
-         att(:, b0:b1) = ac
-         hw(:, b0:b1) = hc
-         ws(:, b0:b1) = wc
-         if (lay%ncol > 0) vs(:, b0:b1) = reshape(sc, [nv, nc])
+         carry%m(:, b0:b1) = mc
+         carry%att(:, b0:b1) = ac
+         if (wh%nw > 0) carry%hw(:, b0:b1) = hc
+         carry%ws(:, b0:b1) = wc
+         if (lay%ncol > 0) carry%vs(:, b0:b1) = reshape(sc, [nv, nc])
       end if
 
    contains

@@ -26,17 +26,19 @@
 ! * Steps with a phase |h| (|m| + |r|) / I_min above long_step_threshold take their secular part
 !   from the exact inputs: the number n of whole periods and the rest in quadruple precision
 !   (gyrostat_periods of gyrostat_flow_qp), the angle Phi of one period in double precision as
-!   one integral in the gauge u0 (period_angle), and the rest in double precision
+!   one integral in the gauge u0 or, when the orbit leaves its hemisphere, a centre of the orbit
+!   (period_angle), and the rest in double precision
 !   (periods_step); the rounding of n Phi is bounded by n times the integral of |psi'| over a
 !   period, which has to stay within long_step_threshold (as for a fast rotor, |r| >> |m|, whose
 !   orbit is a small loop: many periods, a small angle). Other long steps run wholly in
-!   quadruple precision from the exact inputs (gyrostat_flow_qp, the same code for kind qp); so
-!   do the steps near a separatrix whose estimated loss of accuracy exceeds refine_limit
-!   rounding errors (double_step).
+!   quadruple precision from the exact inputs (gyrostat_flow_qp, the same code for kind qp). The
+!   steps near a separatrix (k'^2 < refine_modulus) whose estimated loss of accuracy exceeds
+!   refine_limit rounding errors run in quadruple-precision arithmetic with the rules of
+!   double-precision results (gyrostat_flow_qp_dp, double_step).
 ! * r = 0 is the free rigid body: exact_flow.free_flow.
 module gyrostat_flow
    use kinds, only: dp, qp, wp => dp
-   use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
+   use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan, ieee_is_finite
    use checks, only: phase_limit, phase_over
    use numbers_table, only: ratio_threshold, long_step_threshold
    use elliptic_functions, only: agm_t, agm_setup, jacobi_reduced, half_pi
@@ -44,11 +46,13 @@ module gyrostat_flow
    use exact_flow, only: free_flow
    use rotations, only: qmul
    use gyrostat_flow_qp, only: gyrostat_unit_qp => gyrostat_unit, gyrostat_periods_qp => gyrostat_periods
+   use gyrostat_flow_qp_dp, only: gyrostat_unit_qp_dp => gyrostat_unit
    implicit none
    private
 
    public :: gyrostat_step
 
+   integer, parameter :: result_digits = digits(1.0_wp)
    include 'gyrostat_flow_generic.inc'
 
    !> The gyrostat step for any momenta and positive moments (any order) over h of any sign:
@@ -62,6 +66,12 @@ module gyrostat_flow
       integer :: e
       logical :: done
 
+      if (.not. (all(ieee_is_finite(m)) .and. all(ieee_is_finite(hr)) .and. ieee_is_finite(h))) then
+         ! (a state that a previous flow of a splitting left non-finite: no step)
+         m_out = ieee_value(1.0_dp, ieee_quiet_nan)
+         w = m_out(1)
+         return
+      end if
       if (all(hr == 0)) then
          call free_flow(m, h, inertia, 0, m_out, w)
          return
@@ -124,15 +134,15 @@ module gyrostat_flow
 
    !> A long scaled step in double precision with its secular part from the exact inputs: the
    !> number n of whole periods and the rest s = tau - n T in quadruple precision
-   !> (gyrostat_periods), the angle Phi of a period in double precision in the single gauge u0
+   !> (gyrostat_periods), the angle Phi of a period in double precision in a single gauge
    !> (period_angle), w = Y_u0(n Phi) W(s) with the rest W(s) by gyrostat_unit. The rounding of
    !> n Phi is at most (n + 1) times spread, the integral of |psi'| over a period in rounding
    !> errors: done = .false. (the caller takes the step in quadruple precision) when that exceeds
    !> long_step_threshold (the budget of a double-precision step's phase; spread taken times the
    !> difference of the double-precision period from the exact one in rounding errors, when
-   !> more than one), when the orbit leaves
-   !> the hemisphere of u0, when a period may lose more than refine_limit rounding errors near a
-   !> separatrix, or when the rest asks for the roots of its exact inputs.
+   !> more than one), when no gauge holds for the whole orbit, when a period may lose more than
+   !> refine_limit rounding errors near a separatrix, or when the rest asks for the roots of its
+   !> exact inputs.
    pure subroutine periods_step(ms, rs, dd, ddq, tq, tau, m1, w, done)
       real(dp), intent(in) :: ms(3), rs(3), dd(3), tau
       real(qp), intent(in) :: ddq(3), tq
@@ -167,7 +177,8 @@ module gyrostat_flow
    !> The scaled step in double precision (gyrostat_unit); a step that would lose more than
    !> gyrostat_unit's refine_limit rounding errors (near a separatrix: the discriminant of the
    !> lattice's roots cancels and the motion's sensitivity grows like 1 / k'^2) is taken in
-   !> quadruple precision from the exact inputs (the moments' ratios I_min / I rounded in it).
+   !> quadruple-precision arithmetic from the exact inputs (the moments' ratios I_min / I rounded
+   !> in it) with the series and quadrature rules of double-precision results (gyrostat_flow_qp_dp).
    pure subroutine double_step(ms, rs, dd, imin, inertia, tau, m1, w)
       real(dp), intent(in) :: ms(3), rs(3), dd(3), imin, inertia(3), tau
       real(dp), intent(out) :: m1(3), w(4)
@@ -177,7 +188,7 @@ module gyrostat_flow
       call gyrostat_unit(ms, rs, dd, tau, m1, w, refine=refine)
       if (.not. refine) return
       ddq = real(imin, qp) / real(inertia, qp)
-      call gyrostat_unit_qp(real(ms, qp), real(rs, qp), ddq, real(tau, qp), m1q, wq)
+      call gyrostat_unit_qp_dp(real(ms, qp), real(rs, qp), ddq, real(tau, qp), m1q, wq)
       m1 = real(m1q, dp)
       w = real(wq, dp)
    end subroutine double_step

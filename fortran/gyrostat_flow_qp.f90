@@ -6,5 +6,6 @@ module gyrostat_flow_qp
    use lane_math, only: lane_sin, lane_cos, lane_sincos, lane_atan2
    implicit none
    private
+   integer, parameter :: result_digits = digits(1.0_wp)
    include 'gyrostat_flow_generic.inc'
 end module gyrostat_flow_qp

@@ -84,6 +84,12 @@ def phase_message(name_h: str, phase: float, body: str = "") -> str:
             "the units of h, m and inertia")
 
 
+def per_body_torque_message(shown_torque: str, given: int, n: int) -> str:
+    """The message of a torque whose per-body parameters do not match the run's bodies."""
+    return (f"torque {shown_torque}: its per-body parameters are given for {given} bodies, the "
+            f"run has {n}")
+
+
 def gyrostat_phase_message(name_h: str, phase: float) -> str:
     """The message of a gyrostat step beyond :data:`PHASE_LIMIT` (its phase counts the rotor's
     momentum ``h_r``, frb.torques.rotor)."""

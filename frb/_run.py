@@ -32,7 +32,8 @@ from . import _core
 from . import _numbers_table as _sn
 from . import _validate
 from ._kept import check_kept_states, kept_count, kept_steps
-from ._messages import IntegrationError, check_message, failure, gyrostat_phase_message
+from ._messages import IntegrationError, check_message, failure, gyrostat_phase_message, \
+    per_body_torque_message
 from ._progress import Progress
 from ._scaling import Scaling, scaling_of
 from .methods import MethodInfo, check_dmv_inertia
@@ -419,8 +420,7 @@ def _torque_form(torque: Optional[Torque], n: int
     if form.body is None:
         return terms, _NO_BODY, None
     if form.body.shape[0] != n:
-        raise ValueError(f"torque {shown(torque)}: its per-body parameters are given for "
-                         f"{form.body.shape[0]} bodies, the run has {n}")
+        raise ValueError(per_body_torque_message(shown(torque), form.body.shape[0], n))
     return terms, form.body, None
 
 
@@ -578,7 +578,9 @@ def prepare(req: Request) -> Run:
     rotor_phase = 0.0
     if info.family == _sn.FAMILY_EXACT_SPLITTINGS and n:
         # a gyrostat (rotors in the torque): its steps' phase counts the rotor's momentum
-        rotor_phase = gyrostat_phase(tq, m2, h * longest if longest != 1.0 else h, I2)
+        with np.errstate(under="ignore"):   # (a subnormal step: its phase is what matters)
+            longest_h = h * longest if longest != 1.0 else h
+        rotor_phase = gyrostat_phase(tq, m2, longest_h, I2)
         if rotor_phase > _sn.PHASE_LIMIT:
             raise ValueError(gyrostat_phase_message(route.names["h"], rotor_phase))
     user_law = wheel_run.user

@@ -229,6 +229,15 @@ def count(value: Any, name: str, low: int = 0, high: int = INT32_MAX) -> int:
     return integer(value, name, low, high)
 
 
+def body_range(start: Any, stop: Any) -> tuple[int, int]:
+    """``start, stop`` of the part ``start .. stop - 1`` of a batch: integers, 0 <= start <= stop."""
+    first = count(start, "start")
+    last = count(stop, "stop")
+    if last < first:
+        raise ValueError(f"stop must be >= start, got start={first}, stop={last}")
+    return first, last
+
+
 def flag(value: Any, name: str) -> bool:
     """``value`` as a bool: True or False (numpy's bool too), else TypeError naming ``name``."""
     if value is True or value is False or isinstance(value, np.bool_):

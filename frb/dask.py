@@ -46,7 +46,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from . import _validate
 from ._kept import check_kept_states, kept_count
-from ._messages import IntegrationError
+from ._messages import IntegrationError, per_body_torque_message
 from .engine import OPTIONS, integrate as _integrate
 from .flows import frb_step as _frb_step, quat_step as _quat_step
 from .inertia import inertia_layout, shared_tensor
@@ -350,6 +350,9 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
     nw = wheels.count if isinstance(wheels, Wheels) else 0
     if isinstance(wheels, Wheels) and wheels.bodies_count not in (None, n):
         raise ValueError(f"wheels: given per body for {wheels.bodies_count} bodies, the run has {n}")
+    compiled = tq.compiled if tq is not None else None
+    if compiled is not None and compiled.body is not None and compiled.body.shape[0] != n:
+        raise ValueError(per_body_torque_message(shown(tq), compiled.body.shape[0], n))
     check_kept_states(kept, max(chunks, default=0), 7 + nw, " in one dask chunk")
     # the scalar arguments, the shared inertia and the torque are checked now, and the kept
     # times found, on one body at rest (zero length of step where that is needed)

@@ -146,6 +146,13 @@ def _concrete(*args: Any) -> bool:
 def _as_f64(x: Any, name: str) -> Any:
     try:
         a = jnp.asarray(x)
+    except OverflowError:
+        # (a Python int beyond int64: as a float64, if it is one)
+        try:
+            a = jnp.asarray(np.asarray(x, dtype=np.float64))
+        except OverflowError:
+            raise ValueError(f"{name} must be finite, got an integer beyond the float64 "
+                             "range") from None
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be real numbers, got {type(x).__name__}") from None
     if not jnp.issubdtype(a.dtype, jnp.floating) and not jnp.issubdtype(a.dtype, jnp.integer):
@@ -392,14 +399,21 @@ def _call_run(form: str, parts: tuple[str, ...], config: tuple[Any, ...], m: Any
                                    inertia, vmap_method="expand_dims"))
 
 
-def _check_differentiable(method: Any) -> None:
-    """ValueError, when JAX traces a derivative, for a method without sensitivities (frb's own
-    check runs only in the callback, where JAX would report it as a JaxRuntimeError)."""
-    info = METHODS.get(method.upper()) if isinstance(method, str) else None
-    if info is not None and not info.sensitivities:
-        raise ValueError(f"frb.jax.integrate differentiates EXACT, the exact-flow splittings "
-                         f"(STRANG, YOSHIDA4, RKN6_14, coefficients=) and RK4, not method "
-                         f"{info.name}")
+def _check_differentiable(form: str, config: tuple[Any, ...]) -> None:
+    """frb's ValueError, when JAX traces a derivative, for a run whose sensitivities frb does
+    not compute (the method, a rotor in an exact-flow method, wheels, a torque called from
+    Python, ...): frb.integrate's own refusal, from a run of one body and no step with the same
+    method, torque and options (the bodies' parts of those given per body). frb's check would
+    otherwise run only in the callback, where JAX reports it as a JaxRuntimeError."""
+    one = {key: value.bodies(0, 1) if key in _PER_BODY_OPTIONS and hasattr(value, "bodies")
+           else value for key, value in config[2].items()}
+    attitude = np.eye(3)[None] if form == "Q" else np.array([[1.0, 0.0, 0.0, 0.0]])
+    _frb_integrate(np.array([[1.0, 0.0, 0.0]]), attitude, np.array([1.0, 2.0, 3.0]), 0.1, 0,
+                   sensitivities=True, save_every=None, **one)
+
+
+#: the options of frb.integrate that may hold parameters per body (their .bodies(start, stop))
+_PER_BODY_OPTIONS = ("torque", "wheels", "wheel_law")
 
 
 def _run_function(form: str, config: tuple[Any, ...]) -> Any:
@@ -415,7 +429,7 @@ def _run_function(form: str, config: tuple[Any, ...]) -> Any:
         if not parts:
             out = _call_run(form, (), config, m, att, h, inertia)
             return out, (jnp.zeros_like(out[0]), jnp.zeros_like(out[1]))
-        _check_differentiable(config[2]["method"])
+        _check_differentiable(form, config)
         m1, att1, *derivs = _call_run(form, parts, config, m, att, h, inertia)
         # the input tangents against the kept axis K (the batch first)
         dtheta = None if _is_zero(datt) else _FORMS[form][1](att, datt)[..., None, :]

@@ -284,7 +284,12 @@ class Torque:
     def bodies(self, start: int, stop: int) -> Torque:
         """The torque of the bodies ``start .. stop - 1`` of the batch alone (their per-body
         parameters; the torque itself when it has none), for a part of a batch run on its own
-        (:mod:`frb.dask`)."""
+        (:mod:`frb.dask`); ``0 <= start <= stop`` integers."""
+        return self._bodies(*_validate.body_range(start, stop))
+
+    def _bodies(self, start: int, stop: int) -> Torque:
+        """:meth:`bodies` of checked ``start``, ``stop`` (a torque with per-body parameters
+        overrides it)."""
         return self
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -553,7 +558,7 @@ class ConstantField(Torque):
             return ConstantField(self.u0, _turned_back(Rm, self.center))
         return super().in_frame(Rm)
 
-    def bodies(self, start: int, stop: int) -> Torque:
+    def _bodies(self, start: int, stop: int) -> Torque:
         """As :meth:`Torque.bodies`: the body points of those bodies when given per body."""
         if self.center.ndim == 1 or type(self) is not ConstantField:
             return self
@@ -594,7 +599,7 @@ class HeavyTop(ConstantField):
             return HeavyTop(self.weight, _turned_back(Rm, self.center))
         return Torque.in_frame(self, Rm)
 
-    def bodies(self, start: int, stop: int) -> Torque:
+    def _bodies(self, start: int, stop: int) -> Torque:
         """As :meth:`Torque.bodies`: the centres of those bodies when given per body."""
         if self.center.ndim == 1 or type(self) is not HeavyTop:
             return self
@@ -748,11 +753,13 @@ class Rotor(Torque):
     _form: CompiledTorque
 
     def __init__(self, h: ArrayLike) -> None:
-        a = np.array(_validate.real_array(h, "h", finite=False), dtype=np.float64)
+        # (named "rotor h": the routes' h is the time step)
+        a = np.array(_validate.real_array(h, "rotor h", finite=False), dtype=np.float64)
         if a.ndim not in (1, 2) or a.shape[-1] != 3:
-            raise ValueError(f"h must have shape (3,) or (N, 3), got {a.shape}")
+            raise ValueError(f"rotor h (the rotor's angular momentum) must have shape (3,) or "
+                             f"(N, 3), got {a.shape}")
         if not np.isfinite(a).all():
-            raise ValueError("h must be finite")
+            raise ValueError("rotor h must be finite")
         a.setflags(write=False)
         if a.ndim == 1:
             form = _compiled_form(KIND_ROTOR, a.tolist())
@@ -789,7 +796,7 @@ class Rotor(Torque):
             return super().in_frame(Rm)
         return Rotor(np.einsum("...ji,...j->...i", Rm, self.h))
 
-    def bodies(self, start: int, stop: int) -> Torque:
+    def _bodies(self, start: int, stop: int) -> Torque:
         """As :meth:`Torque.bodies`: the momenta of those bodies when given per body."""
         if self.h.ndim == 1 or type(self) is not Rotor:
             return self
@@ -923,7 +930,7 @@ class AttitudeControl(Torque):
             ref = TurnedReference(self.q_ref, r)
         return AttitudeControl(ref, turned_gain(self.kp, Rm), turned_gain(self.kd, Rm))
 
-    def bodies(self, start: int, stop: int) -> Torque:
+    def _bodies(self, start: int, stop: int) -> Torque:
         """As :meth:`Torque.bodies`: the references and gains of those bodies when given per
         body."""
         if type(self) is not AttitudeControl or self._form is None or self._form.body is None:
@@ -1046,7 +1053,7 @@ class TorqueSum(Torque):
     def couples_bodies(self) -> bool:  # type: ignore[override]
         return any(tq.couples_bodies for tq in self.terms)
 
-    def bodies(self, start: int, stop: int) -> Torque:
+    def _bodies(self, start: int, stop: int) -> Torque:
         """As :meth:`Torque.bodies`: the sum of the terms of those bodies."""
         return TorqueSum([tq.bodies(start, stop) for tq in self.terms])
 
@@ -1092,7 +1099,7 @@ class UserTorque(Torque):
             return np.asarray(self.function(t, Q, m))
         return np.asarray(self.function(t, Q))
 
-    def bodies(self, start: int, stop: int) -> Torque:
+    def _bodies(self, start: int, stop: int) -> Torque:
         """As :meth:`Torque.bodies`: a torque seen in rotated frames given per body takes
         those bodies' rotations; any other user torque is itself (it is called with the
         attitudes of the bodies it acts on)."""
@@ -1130,6 +1137,7 @@ class FrameTorque:
 
     def bodies(self, start: int, stop: int) -> FrameTorque:
         """This torque for the bodies start .. stop - 1 alone (their rotations when per body)."""
+        start, stop = _validate.body_range(start, stop)
         R = self.R if self.R.ndim == 2 else self.R[start:stop]
         return type(self)(self.torque.bodies(start, stop), R)
 

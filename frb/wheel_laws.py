@@ -65,7 +65,13 @@ class WheelLaw:
         raise NotImplementedError
 
     def bodies(self, start: int, stop: int) -> WheelLaw:
-        """The law of the bodies ``start`` to ``stop - 1`` alone."""
+        """The law of the bodies ``start`` to ``stop - 1`` alone (``0 <= start <= stop``
+        integers)."""
+        return self._bodies(*_validate.body_range(start, stop))
+
+    def _bodies(self, start: int, stop: int) -> WheelLaw:
+        """:meth:`bodies` of checked ``start``, ``stop`` (a law with per-body parameters
+        overrides it)."""
         return self
 
 
@@ -206,7 +212,7 @@ class QuaternionFeedback(WheelLaw):
         return QuaternionFeedback(ref, turned_gain(self.kp, Rm), turned_gain(self.kd, Rm),
                                   self.u_max, self.h_max, self.gyroscopic)
 
-    def bodies(self, start: int, stop: int) -> QuaternionFeedback:
+    def _bodies(self, start: int, stop: int) -> QuaternionFeedback:
         """As :meth:`WheelLaw.bodies`: the parameters given per body sliced."""
         if self.bodies_count is None:
             return self
@@ -254,7 +260,7 @@ class UserLaw(WheelLaw):
         Rm = rotation_argument(R)
         return UserLaw(_FrameLaw(self.function, Rm))
 
-    def bodies(self, start: int, stop: int) -> UserLaw:
+    def _bodies(self, start: int, stop: int) -> UserLaw:
         select = getattr(self.function, "bodies", None)
         if isinstance(self.function, _FrameLaw) and callable(select):
             return UserLaw(select(start, stop))

@@ -181,7 +181,9 @@ class Wheels:
         return Wheels(axes, self.h0, self.inertia)
 
     def bodies(self, start: int, stop: int) -> Wheels:
-        """The wheels of the bodies ``start`` to ``stop - 1`` (those given per body sliced)."""
+        """The wheels of the bodies ``start`` to ``stop - 1`` (those given per body sliced;
+        ``0 <= start <= stop`` integers)."""
+        start, stop = _validate.body_range(start, stop)
         if self.bodies_count is None:
             return self
         return Wheels(self.axes[start:stop] if self.axes.ndim == 3 else self.axes,

@@ -18,6 +18,9 @@ References, all independent of frb's elliptic functions:
   lam = m3 / C - (m3 + h) / A (A the equal moments, C the axis'), so m_perp turns at the rate -lam and
   Q(t) = exp(t hat(M_s) / A) Q0 exp(t lam hat(e3)) (M_s = Q0 M0 the spatial momentum);
 * the free body, for a rotor far below the rounding of m (frb's free flow, another code);
+* in tests/data/reference_gyrostat_paths.npz (make_gyrostat_paths_reference.py, the same Taylor
+  solution): steps that span tens of periods of a fast rotor's small loop, steps near a
+  separatrix, and long steps with |h| = |m| whose orbit leaves the hemisphere of its start;
 * the invariants |M|, the energy m . I^-1 m / 2 and the spatial momentum Q M.
 """
 from __future__ import annotations
@@ -32,6 +35,7 @@ from frb.torques import constant_field, linear_damping, rotor
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "reference_gyrostat.npz")
 SAMPLE = os.path.join(os.path.dirname(__file__), "data", "reference_gyrostat_sample.npz")
+PATHS = os.path.join(os.path.dirname(__file__), "data", "reference_gyrostat_paths.npz")
 
 
 def quat_matrix(q):
@@ -334,3 +338,30 @@ def test_a_gyrostat_step_beyond_the_phase_limit_is_refused():
     tr = frb.integrate([1e-3, 0.0, 0.0], [1.0, 0, 0, 0], [1.0, 2.0, 3.0], 1e3, 1,
                        method="EXACT", torque=rotor([0.0, 0.0, 1e13]))
     assert np.isfinite(tr.m[-1]).all()
+
+
+def test_exact_gyrostat_against_the_paths_reference():
+    """The steps of the paths reference (many periods of a fast rotor's small loop within the
+    long-step threshold, steps near a separatrix, long steps with |h| = |m| whose period's angle
+    needs a gauge other than the start): m / |m| and the attitude within 1e-13 of the Taylor
+    solution, both attitude forms; the step back by -h returns to the start within 1e-13."""
+    if not os.path.exists(PATHS):
+        pytest.skip("tests/data/reference_gyrostat_paths.npz missing (tests/reference/"
+                    "make_gyrostat_paths_reference.py)")
+    with np.load(PATHS) as z:
+        ref = {k: z[k] for k in z.files}
+    rows = np.arange(len(ref["h"]))
+    m, q = _exact(ref, rows)
+    em, eq = _errors(m, q, ref)
+    worst = int(np.argmax(np.maximum(em, eq)))
+    assert em.max() <= 1e-13 and eq.max() <= 1e-13, (str(ref["kind"][worst]), em[worst], eq[worst])
+    m9, q9 = _exact(ref, rows, form="matrix")
+    em9, eq9 = _errors(m9, q9, ref)
+    assert em9.max() <= 1e-13 and eq9.max() <= 1e-13
+    for i in rows:
+        back = frb.integrate(m[i], q[i], ref["inertia"][i], -float(ref["h"][i]), 1,
+                             method="EXACT", torque=rotor(ref["hr"][i]), save_every="final")
+        scale = np.linalg.norm(ref["m0"][i] + ref["hr"][i])
+        assert np.linalg.norm(back.m[-1] - ref["m0"][i]) <= 1e-13 * scale, i
+        assert min(np.linalg.norm(back.q[-1] - ref["q0"][i]),
+                   np.linalg.norm(back.q[-1] + ref["q0"][i])) <= 1e-13, i

@@ -100,6 +100,16 @@ def test_dask_per_body_torque_and_empty_batch(dask_array):
     assert tr.compute().m.shape == (4, 0, 3)
 
 
+@pytest.mark.parametrize("rows", [5, 7])
+def test_dask_per_body_torque_of_another_batch_refused_before_compute(dask_array, rows):
+    import frb.dask
+    m = dask_array.from_array(np.tile(M, (6, 1)), chunks=(2, 3))
+    with pytest.raises(ValueError, match=rf"its per-body parameters are given for {rows} bodies, "
+                                         r"the run has 6$"):
+        frb.dask.integrate(m, np.tile(QUAT, (6, 1)), I, 0.1, 2, method="RK4",
+                           torque=rotor(np.ones((rows, 3))))
+
+
 def _field_of_all(t, Q):
     """Each body's third axis in the field of the sum of all third axes (couples the bodies)."""
     axes = Q[:, :, 2]

@@ -258,9 +258,28 @@ def test_eager_calls_raise_frb_errors(call, error, words):
 
 
 def test_grad_of_a_method_without_sensitivities_refused_when_traced():
-    with pytest.raises(ValueError, match="not method TERZE"):
+    with pytest.raises(ValueError, match="not for method TERZE"):
         jax.grad(lambda h: fj.integrate(M, Q, INERTIA, h, 3, method="TERZE")[0][0, 0])(0.1)
     # its values alone are frb's
     m1, q1 = fj.integrate(M, Q, INERTIA, 0.1, 3, method="TERZE")
     tr = frb.integrate(M, Q, INERTIA, 0.1, 3, method="TERZE", save_every=None)
     assert np.array_equal(m1, tr.m) and np.array_equal(q1, tr.q)
+
+
+@pytest.mark.parametrize("method, torque, words", [
+    ("STRANG", frb.torques.rotor([1.0, 0.0, 0.0]), "not available with a rotor"),
+    ("EXACT", frb.torques.rotor([0.0, 0.0, 2.0]), "not available with a rotor"),
+    ("RK4", lambda t, Q: np.zeros((len(Q), 3)), "not for a torque called from Python")])
+def test_grad_of_a_run_without_sensitivities_refused_when_traced(method, torque, words):
+    # frb's refusal of the run's sensitivities, raised while JAX traces (not a JaxRuntimeError)
+    with pytest.raises(ValueError, match=words):
+        jax.grad(lambda h: fj.integrate(M, Q, INERTIA, h, 3, method=method,
+                                        torque=torque)[0][0, 0])(0.1)
+
+
+@pytest.mark.parametrize("h, error, words", [
+    (2 ** 63, ValueError, "h is too long"),                 # a Python int beyond int64
+    (10 ** 400, ValueError, "h must be finite, got an integer beyond the float64 range")])
+def test_python_integers_beyond_int64_are_read_as_floats(h, error, words):
+    with pytest.raises(error, match=words):
+        fj.quat_step(M, Q, h, INERTIA)

@@ -37,3 +37,54 @@ def test_flow_jacobian_of_an_empty_batch(attitude, natt):
     assert m1.shape == (0, 3) and a1.shape == attitude.shape
     assert jac.state.shape == (0, 6, 6) and jac.h.shape == (0, 6)
     assert jac.inertia.shape == (0, 6, 3)
+
+
+@pytest.mark.parametrize("method", ["STRANG", "YOSHIDA4", "RKN6_14"])
+def test_splitting_with_a_rotor_whose_state_overflows_stops(method):
+    # a heavy top's kick at h = 1e12 grows |m| until a flow of the step turns the body by more
+    # than the phase limit: that flow leaves the state non-finite, the gyrostat flows after it
+    # in the same step must pass it on (not step it), and the run stops naming the step
+    torque = frb.torques.rotor([0.3, 1.0, 0.0]) + frb.torques.heavy_top(1.0, [0.0, 0.0, 1.0])
+    with pytest.raises(frb.IntegrationError, match=r"non-finite at step 1, body 0"):
+        frb.integrate(M[:1], QUAT[:1], I, 1e12, 1, method=method, torque=torque)
+
+
+@pytest.mark.parametrize("h, error, message", [
+    (-1.0, ValueError, r"^rotor h \(the rotor's angular momentum\) must have shape \(3,\) or \(N, 3\)"),
+    ([np.nan, 0, 0], ValueError, r"^rotor h must be finite"),
+    ("x", TypeError, r"^rotor h must be an array of real numbers")])
+def test_rotor_momentum_is_named_apart_from_the_step(h, error, message):
+    with pytest.raises(error, match=message):
+        frb.torques.rotor(h)
+
+
+@pytest.mark.parametrize("method", ["YOSHIDA4", "RKN6_14"])
+def test_subnormal_step_of_a_splitting_raises_no_numpy_error(method):
+    # a step of 1e-320 leaves the state unchanged (to rounding), also when the caller turned
+    # numpy's floating-point warnings into errors
+    wheels = frb.wheels.Wheels(np.eye(3), np.zeros(3))
+    with np.errstate(all="raise"):
+        run = frb.integrate(M, QUAT, I, 1e-320, 2, method=method, wheels=wheels)
+    np.testing.assert_allclose(run.m[-1], M, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("part", [
+    frb.torques.rotor(np.ones((4, 3))),
+    frb.torques.heavy_top(1.0, np.ones((4, 3))),
+    frb.torques.rotor(np.ones((4, 3))) + frb.torques.heavy_top(1.0, [0.0, 0.0, 1.0]),
+    frb.torques.constant_field([0.0, 0.0, 1.0]),
+    frb.wheels.Wheels(np.eye(3), np.zeros((4, 3))),
+    frb.wheel_laws.quaternion_feedback(np.tile([1.0, 0, 0, 0], (4, 1)), 1.0, 1.0)])
+@pytest.mark.parametrize("start, stop, error, message", [
+    (0.5, 2, TypeError, r"^start must be an integer, got 0.5"),
+    (0, None, TypeError, r"^stop must be an integer, got None"),
+    (-1, 2, ValueError, r"^start must be an integer in 0\.\.2147483647, got -1"),
+    (3, 1, ValueError, r"^stop must be >= start, got start=3, stop=1")])
+def test_part_of_a_batch_is_named_by_checked_integers(part, start, stop, error, message):
+    with pytest.raises(error, match=message):
+        part.bodies(start, stop)
+
+
+def test_part_of_a_batch_takes_those_bodies_parameters():
+    h = np.arange(12.0).reshape(4, 3)
+    np.testing.assert_array_equal(frb.torques.rotor(h).bodies(np.int64(1), 3).h, h[1:3])
