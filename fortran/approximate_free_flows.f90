@@ -30,7 +30,9 @@
 !   R over t: y <- exp(-alpha t hat e1) y, q <- q (cos(alpha t/2), sin(alpha t/2) e1);
 !   S over t: y <- exp(-beta t hat e3) y, q <- q a(t y / I2) (cos(beta t/2), sin(beta t/2) e3),
 !   a(omega) = quat_exp(omega) and y the momentum entering the S flow; q is renormalised
-!   after each step (as RK4's), so that |q| = 1 stays at the rounding level.
+!   after each step (as RK4's), so that |q| = 1 stays at the rounding level. Its sines and
+!   cosines (and those of SPLIT3's rotations) are lane_math's lane_sincos (within 1 ulp), which
+!   the lanes of lie_group_lanes vectorise with the same bits.
 !   Choice: the axes are used as given (axis 3 plays the role of the symmetry axis; no
 !   permutation). The method is exact for I1 = I2 (R = 0) and for I2 = I3 (beta = 0, S = C/I2
 !   commutes with R), NOT for I1 = I3 (Remark 3 claims it there too, but then
@@ -76,7 +78,8 @@ module approximate_free_flows
                             variant_symrot, variant_midpoint, variant_nystrom4
    use checks, only: all_finite
    use torques, only: torque_t, user_torque_cb, torque_batch, torque_flow, torqued, field_v_torque
-   use rotations, only: cross, qmul, quat_exp, quat_cayley, solve3, quat_normalize
+   use rotations, only: cross, qmul, quat_cayley, solve3, quat_normalize
+   use lane_math, only: lane_sincos
    use moser_veselov, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_step_inv
    use simd_dispatch, only: dmv_blocks_steps
    use exact_splittings, only: exact_free_flows
@@ -223,8 +226,7 @@ contains
       real(dp) :: ch, sh, c, s, yb, yc, r(4)
       integer :: b, d
 
-      ch = cos(0.5_dp * theta)
-      sh = sin(0.5_dp * theta)
+      call lane_sincos(0.5_dp * theta, sh, ch)
       c = (ch - sh) * (ch + sh)          ! cos theta
       s = 2.0_dp * sh * ch               ! sin theta
       b = mod(a, 3) + 1                  ! (a, b, d) cyclic
@@ -268,13 +270,32 @@ contains
       hh = 0.5_dp * h
       call axis_rotation(1, hh * cr * y(1), y, q)
       ! S over h: q <- q a(h y / I2) v(-beta h), y <- exp(-beta h hat e3) y
-      q = qmul(q, quat_exp((h * i2inv) * y))
+      q = qmul(q, quat_exp_sincos((h * i2inv) * y))
       call axis_rotation(3, h * cs * y(3), y, q)
       call axis_rotation(1, hh * cr * y(1), y, q)
       ! renormalised: quat_exp and the three products would otherwise let |q| drift by a
       ! rounding a step (1.1e-13 in 1000 steps)
       q = quat_normalize(q)
    end subroutine symrot_one
+
+   !> rotations' quat_exp(psi), (cos(a/2), sin(a/2) psi / a), a = |psi|, with the same series for
+   !> small a, its sine and cosine lane_math's lane_sincos (which the lanes of lie_group_lanes
+   !> vectorise with the same bits).
+   pure function quat_exp_sincos(psi) result(r)
+      real(dp), intent(in) :: psi(3)
+      real(dp) :: r(4), a2, a, s, sh
+      a2 = psi(1)**2 + psi(2)**2 + psi(3)**2
+      if (a2 < 1.0e-4_dp) then
+         ! sin(a/2)/a = 1/2 - a^2/48 + a^4/3840 - a^6/645120 (error < 1e-21 for a^2 < 1e-4)
+         s = 0.5_dp - a2 * (1.0_dp / 48 - a2 * (1.0_dp / 3840 - a2 / 645120))
+         r(1) = 1.0_dp - a2 * (0.125_dp - a2 * (1.0_dp / 384 - a2 / 46080))
+      else
+         a = sqrt(a2)
+         call lane_sincos(0.5_dp * a, sh, r(1))
+         s = sh / a
+      end if
+      r(2:4) = s * psi
+   end function quat_exp_sincos
 
    !> MIDPOINT (Remark 4): Newton's method on Y = y + (h/2) Y x (w Y).
    pure subroutine midpoint_one(y, q, h, w, info)

@@ -26,10 +26,12 @@
 ! (lie_stormer_verlet_step, approximate_flow_step: rotations' quat_exp, qrotate_tr, qmul,
 ! quat_normalize; axis_rotation; torques' torque_batch and torque_flow through torque_lanes) in
 ! the same order, so that the results are those of the one-body step bit for bit: a change to
-! those routines must be made here too. The sines and cosines are the library's scalar sin and
-! cos, called lane by lane in loops of their own (the one-body steps call them; no vector
-! version of them is called, so every SIMD target gives the same bits); the other loops run on
-! the target's vectors.
+! those routines must be made here too. The sines and cosines of TERZE and MIDPOINT are the
+! library's scalar sin and cos, called lane by lane in loops of their own (the one-body steps
+! call them; no vector version of them is called, so every SIMD target gives the same bits);
+! SYMROT's are lane_math's lane_sincos (its body included here, so that it inlines into the
+! loops and vectorises), as its one-body step's are; the other loops run on the target's
+! vectors.
 !
 ! Compiled once per SIMD target (tools/simd_target_source.py, simd_dispatch.f90).
 module lie_group_lanes
@@ -50,7 +52,12 @@ module lie_group_lanes
    !> Below this |psi|^2, quat_exp takes its series (rotations.quat_exp).
    real(dp), parameter :: series_bound = 1.0e-4_dp
 
+   ! the constants of lane_math's functions (whose bodies are included below)
+   include 'lane_math_table.inc'
+
 contains
+
+   include 'lane_math_generic.inc'
 
    !> One step of TERZE, SYMROT or MIDPOINT (step_interface's method_step) of the n bodies of a chunk,
    !> without wheels, torque-free or with a torque of the attitude alone that is
@@ -249,7 +256,7 @@ contains
             psi(j, i) = (h * i2inv(j)) * ml(j, i)
          end do
       end do
-      call quat_exp_lanes(nl, psi, e)
+      call quat_exp_sincos_lanes(nl, psi, e)
       call qmul_lanes(nl, ql, e, qn)
       do j = 1, nl
          theta(j) = h * cs(j) * ml(j, 3)
@@ -502,16 +509,16 @@ contains
       q(1:nl, :) = qr(1:nl, :)
    end subroutine axis_rotation_lanes
 
-   !> sh = sin(theta / 2), ch = cos(theta / 2), lane by lane with the library's scalar functions.
-   subroutine half_angle_sincos(nl, theta, sh, ch)
+   !> sh = sin(theta / 2), ch = cos(theta / 2) on the lanes (lane_math's lane_sincos, the
+   !> functions of approximate_free_flows' axis_rotation).
+   pure subroutine half_angle_sincos(nl, theta, sh, ch)
       integer, intent(in) :: nl
       real(dp), intent(in) :: theta(lane_block)
       real(dp), intent(out) :: sh(lane_block), ch(lane_block)
       integer :: j
 
       do j = 1, nl
-         ch(j) = cos(0.5_dp * theta(j))
-         sh(j) = sin(0.5_dp * theta(j))
+         call lane_sincos(0.5_dp * theta(j), sh(j), ch(j))
       end do
    end subroutine half_angle_sincos
 
@@ -543,6 +550,29 @@ contains
          r(j, 4) = s(j) * psi(j, 3)
       end do
    end subroutine quat_exp_lanes
+
+   !> r = approximate_free_flows' quat_exp_sincos(psi) on the lanes: rotations' quat_exp with
+   !> lane_math's lane_sincos, both branches computed and the one of each lane kept (a merge).
+   pure subroutine quat_exp_sincos_lanes(nl, psi, r)
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: psi(lane_block, 3)
+      real(dp), intent(out) :: r(lane_block, 4)
+      real(dp) :: a2, a, s, c, sh, ch
+      integer :: j
+
+      do j = 1, nl
+         a2 = psi(j, 1)**2 + psi(j, 2)**2 + psi(j, 3)**2
+         s = 0.5_dp - a2 * (1.0_dp / 48 - a2 * (1.0_dp / 3840 - a2 / 645120))
+         c = 1.0_dp - a2 * (0.125_dp - a2 * (1.0_dp / 384 - a2 / 46080))
+         a = sqrt(a2)
+         call lane_sincos(0.5_dp * a, sh, ch)
+         s = merge(s, sh / a, a2 < series_bound)
+         r(j, 1) = merge(c, ch, a2 < series_bound)
+         r(j, 2) = s * psi(j, 1)
+         r(j, 3) = s * psi(j, 2)
+         r(j, 4) = s * psi(j, 3)
+      end do
+   end subroutine quat_exp_sincos_lanes
 
    !> r = qmul(p, q) lane by lane (quaternion_generic's qmul).
    pure subroutine qmul_lanes(nl, p, q, r)

@@ -21,7 +21,7 @@ module torque_lanes
    private
 
    public :: lane_block, torque_lanes_capable, torque_lanes_per_body, torque_lanes_eval, &
-             torque_lanes_kick
+             torque_lanes_steady
 
    !> Bodies of one block of the lanes (the engine's chunk: a chunk is one block).
    integer, parameter :: lane_block = engine_chunk
@@ -51,6 +51,14 @@ contains
          end select
       end do
    end function torque_lanes_per_body
+
+   !> True when torque_lanes_eval's torque does not depend on the time: no term with a direction
+   !> of term_times that turns (the gravity gradient).
+   pure logical function torque_lanes_steady(tq) result(steady)
+      type(torque_t), intent(in) :: tq
+
+      steady = .not. any(tq%kinds(1:tq%nterms) == torque_gravity_gradient)
+   end function torque_lanes_steady
 
    !> tb(j, :) = T_b(t, Q_j, m(j, :)) for the lanes j = 1..nl, q(j, :) unit quaternions (scalar
    !> first), inertia(j, :) the moments (torque_batch's torque with natt = 4, bit for bit). The
@@ -215,39 +223,5 @@ contains
          lh(1:nl, :) = lh(1:nl, :) + p(1:nl, 1:3)
       end select
    end subroutine per_body_term
-
-   !> The kick m <- m + tau T_b(t, Q) of a torque of the attitude alone (not tq%momentum,
-   !> torque_lanes_per_body) for the n bodies of a chunk, q(:, j) unit quaternions:
-   !> torques.torque_flow's kick, bit for bit.
-   pure subroutine torque_lanes_kick(tq, t, tau, n, q, m, inertia)
-      type(torque_t), intent(in) :: tq
-      real(dp), intent(in) :: t, tau
-      integer, intent(in) :: n
-      real(dp), intent(in) :: q(4, n), inertia(3, n)
-      real(dp), intent(inout) :: m(3, n)
-      real(dp) :: ql(lane_block, 4), ml(lane_block, 3), il(lane_block, 3), tb(lane_block, 3)
-      integer :: b0, nl, j, i
-
-      do b0 = 1, n, lane_block
-         nl = min(lane_block, n - b0 + 1)
-         do i = 1, 4
-            do j = 1, nl
-               ql(j, i) = q(i, b0 + j - 1)
-            end do
-         end do
-         do i = 1, 3
-            do j = 1, nl
-               ml(j, i) = m(i, b0 + j - 1)
-               il(j, i) = inertia(i, b0 + j - 1)
-            end do
-         end do
-         call torque_lanes_eval(tq, t, nl, ql, ml, il, tb, b0)
-         do i = 1, 3
-            do j = 1, nl
-               m(i, b0 + j - 1) = ml(j, i) + tau * tb(j, i)
-            end do
-         end do
-      end do
-   end subroutine torque_lanes_kick
 
 end module torque_lanes
