@@ -40,6 +40,7 @@ module implicit_lanes
    use torques, only: torque_t, user_torque_cb, torqued
    use wheels, only: wheels_t, wheels_active
    use torque_lanes, only: lane_block, torque_lanes_eval
+   use lie_group_lanes, only: qmul_lanes
    use midpoint_trapezoid, only: body_t, setup, torque_time, needs_t0, finish, dexpinv_coef
    implicit none
    private
@@ -684,20 +685,5 @@ contains
          r(j, 4) = (0.5_dp * a(j, 3)) / s
       end do
    end subroutine quat_cayley_lanes
-
-   !> r = qmul(p, q) lane by lane (quaternion_generic's qmul).
-   pure subroutine qmul_lanes(nl, p, q, r)
-      integer, intent(in) :: nl
-      real(dp), intent(in) :: p(lane_block, 4), q(lane_block, 4)
-      real(dp), intent(out) :: r(lane_block, 4)
-      integer :: j
-
-      do j = 1, nl
-         r(j, 1) = p(j, 1) * q(j, 1) - p(j, 2) * q(j, 2) - p(j, 3) * q(j, 3) - p(j, 4) * q(j, 4)
-         r(j, 2) = p(j, 1) * q(j, 2) + q(j, 1) * p(j, 2) + p(j, 3) * q(j, 4) - p(j, 4) * q(j, 3)
-         r(j, 3) = p(j, 1) * q(j, 3) + q(j, 1) * p(j, 3) + p(j, 4) * q(j, 2) - p(j, 2) * q(j, 4)
-         r(j, 4) = p(j, 1) * q(j, 4) + q(j, 1) * p(j, 4) + p(j, 2) * q(j, 3) - p(j, 3) * q(j, 2)
-      end do
-   end subroutine qmul_lanes
 
 end module implicit_lanes

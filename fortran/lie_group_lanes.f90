@@ -47,7 +47,7 @@ module lie_group_lanes
    implicit none
    private
 
-   public :: lie_group_lanes_step
+   public :: lie_group_lanes_step, qmul_lanes
 
    !> Below this |psi|^2, quat_exp takes its series (rotations.quat_exp).
    real(dp), parameter :: series_bound = 1.0e-4_dp
