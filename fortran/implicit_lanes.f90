@@ -40,7 +40,7 @@ module implicit_lanes
    use torques, only: torque_t, user_torque_cb, torqued
    use wheels, only: wheels_t, wheels_active
    use torque_lanes, only: lane_block, torque_lanes_eval
-   use lie_group_lanes, only: qmul_lanes
+   use lie_group_lanes, only: qmul_lanes, quat_exp_lanes
    use midpoint_trapezoid, only: body_t, setup, torque_time, needs_t0, finish, dexpinv_coef
    implicit none
    private
@@ -639,35 +639,6 @@ contains
       end do
    end subroutine qrotate_tr_lanes
 
-   !> r = rotations' quat_exp(psi) on the lanes where run is true (the others: unspecified), with
-   !> the series of its header for |psi|^2 < series_bound.
-   subroutine quat_exp_lanes(nl, run, psi, r)
-      integer, intent(in) :: nl
-      logical, intent(in) :: run(lane_block)
-      real(dp), intent(in) :: psi(lane_block, 3)
-      real(dp), intent(out) :: r(lane_block, 4)
-      real(dp), dimension(lane_block) :: a2, s
-      real(dp) :: a
-      integer :: j
-
-      do j = 1, nl
-         a2(j) = psi(j, 1)**2 + psi(j, 2)**2 + psi(j, 3)**2
-         s(j) = 0.5_dp - a2(j) * (1.0_dp / 48 - a2(j) * (1.0_dp / 3840 - a2(j) / 645120))
-         r(j, 1) = 1.0_dp - a2(j) * (0.125_dp - a2(j) * (1.0_dp / 384 - a2(j) / 46080))
-      end do
-      do j = 1, nl
-         if (run(j) .and. .not. a2(j) < series_bound) then
-            a = sqrt(a2(j))
-            s(j) = sin(0.5_dp * a) / a
-            r(j, 1) = cos(0.5_dp * a)
-         end if
-      end do
-      do j = 1, nl
-         r(j, 2) = s(j) * psi(j, 1)
-         r(j, 3) = s(j) * psi(j, 2)
-         r(j, 4) = s(j) * psi(j, 3)
-      end do
-   end subroutine quat_exp_lanes
 
    !> r = rotations' quat_cayley(a) lane by lane: (1, a/2) / sqrt(1 + |a|^2 / 4).
    pure subroutine quat_cayley_lanes(nl, a, r)

@@ -47,10 +47,12 @@ module lie_group_lanes
    implicit none
    private
 
-   public :: lie_group_lanes_step, qmul_lanes
+   public :: lie_group_lanes_step, qmul_lanes, quat_exp_lanes
 
    !> Below this |psi|^2, quat_exp takes its series (rotations.quat_exp).
    real(dp), parameter :: series_bound = 1.0e-4_dp
+   !> every lane of a block (quat_exp_lanes' mask where all lanes run)
+   logical, parameter :: every_lane(lane_block) = .true.
 
    ! the constants of lane_math's functions (whose bodies are included below)
    include 'lane_math_table.inc'
@@ -164,14 +166,14 @@ contains
             psi(j, i) = hh * (ml(j, i) / il(j, i))
          end do
       end do
-      call quat_exp_lanes(nl, psi, e)
+      call quat_exp_lanes(nl, every_lane, psi, e)
       call rotate_tr_lanes(nl, e, a, y)
       do i = 1, 3
          do j = 1, nl
             psi(j, i) = h * (y(j, i) / il(j, i))
          end do
       end do
-      call quat_exp_lanes(nl, psi, p)
+      call quat_exp_lanes(nl, every_lane, psi, p)
       call qmul_lanes(nl, ql, p, qn)
       call rotate_tr_lanes(nl, p, a, y)
       if (torque) then
@@ -522,10 +524,11 @@ contains
       end do
    end subroutine half_angle_sincos
 
-   !> r = rotations' quat_exp(psi) lane by lane: (cos(a/2), sin(a/2) psi / a), a = |psi|, with
+   !> r = rotations' quat_exp(psi) on the lanes where run is true (the others: unspecified), with
    !> the series of its header for |psi|^2 < series_bound.
-   subroutine quat_exp_lanes(nl, psi, r)
+   subroutine quat_exp_lanes(nl, run, psi, r)
       integer, intent(in) :: nl
+      logical, intent(in) :: run(lane_block)
       real(dp), intent(in) :: psi(lane_block, 3)
       real(dp), intent(out) :: r(lane_block, 4)
       real(dp), dimension(lane_block) :: a2, s
@@ -538,7 +541,7 @@ contains
          r(j, 1) = 1.0_dp - a2(j) * (0.125_dp - a2(j) * (1.0_dp / 384 - a2(j) / 46080))
       end do
       do j = 1, nl
-         if (a2(j) >= series_bound .or. .not. a2(j) < series_bound) then
+         if (run(j) .and. .not. a2(j) < series_bound) then
             a = sqrt(a2(j))
             s(j) = sin(0.5_dp * a) / a
             r(j, 1) = cos(0.5_dp * a)
