@@ -529,7 +529,10 @@ def inertia_layout(inertia: Any, n: int, single: bool = False) -> str:
 def shared_tensor(inertia: ArrayLike) -> NDArray[np.float64]:
     """One tensor for all bodies, (3, 3) or (1, 3, 3), as a float64 array of shape (1, 3, 3)
     (unambiguous for a batch of any size); the input rule of :mod:`frb._validate`."""
-    return _validate.real_array(inertia, "inertia", finite=False).reshape(1, 3, 3)
+    J = _validate.real_array(inertia, "inertia")
+    if J.shape not in ((3, 3), (1, 3, 3)):
+        raise ValueError(f"inertia must have shape (3, 3) or (1, 3, 3), got {J.shape}")
+    return J.reshape(1, 3, 3)
 
 
 #: The types of the rows of a nested list that may hold tensors (tensor_frame's quick exit).
@@ -576,6 +579,13 @@ def tensor_kinetic_energy(m: ArrayLike, J: ArrayLike) -> NDArray[np.float64]:
     """Kinetic energy ``m . J^-1 m / 2`` of momenta ``m`` (K, 3) with one tensor J (3, 3), or
     (K, n, 3) with tensors (n, 3, 3): through the principal frame (an exactly diagonal tensor
     gives ``sum m_j^2 / (2 I_j)`` bit for bit)."""
-    J = np.asarray(J, dtype=np.float64)
+    J = _validate.real_array(J, "J")
+    if J.shape != (3, 3) and not (J.ndim == 3 and J.shape[1:] == (3, 3)):
+        raise ValueError(f"J must have shape (3, 3) or (n, 3, 3), got {J.shape}")
+    mm = _validate.real_array(m, "m")
+    if mm.ndim < 1 or mm.shape[-1] != 3 or (J.ndim == 3 and (mm.ndim < 2 or
+                                                              mm.shape[-2] != J.shape[0])):
+        want = "(..., 3)" if J.ndim == 2 else f"(..., {J.shape[0]}, 3)"
+        raise ValueError(f"m must have shape {want} for J of shape {J.shape}, got {mm.shape}")
     frame = PrincipalFrame.of(J, J.ndim == 2, J.ndim == 2)
-    return frame.kinetic_energy(np.asarray(m, dtype=np.float64))
+    return frame.kinetic_energy(mm)

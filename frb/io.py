@@ -389,7 +389,9 @@ def matrix_to_columns(Q: ArrayLike) -> NDArray[np.float64]:
     >>> matrix_to_columns([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
     array([1., 4., 7., 2., 5., 8., 3., 6., 9.])
     """
-    Q = np.asarray(Q)
+    Q = _validate.real_array(Q, "Q", item_ndim=2)
+    if Q.ndim < 2 or Q.shape[-2:] != (3, 3):
+        raise ValueError(f"Q must have shape (..., 3, 3), got {Q.shape}")
     return np.swapaxes(Q, -1, -2).reshape(Q.shape[:-2] + (9,))
 
 
@@ -403,4 +405,7 @@ def matrix_from_columns(v: ArrayLike) -> NDArray[np.float64]:
     >>> matrix_from_columns([1.0, 4.0, 7.0, 2.0, 5.0, 8.0, 3.0, 6.0, 9.0])[0]
     array([1., 2., 3.])
     """
-    return np.asarray(v, dtype=np.float64).reshape(3, 3).T.copy()
+    a = _validate.real_array(v, "v")
+    if a.shape != (9,):
+        raise ValueError(f"v must hold nine values, shape (9,), got {a.shape}")
+    return a.reshape(3, 3).T.copy()

@@ -73,6 +73,7 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
     raise ImportError("frb.jax needs JAX: pip install 'frb[jax]' (or pip install jax jaxlib)"
                       ) from _exc
 
+from . import _validate
 from .derivatives import flow_jacobian
 from .engine import integrate as _frb_integrate
 from .flows import frb_step as _frb_step
@@ -144,17 +145,11 @@ def _concrete(*args: Any) -> bool:
 
 
 def _as_f64(x: Any, name: str) -> Any:
-    try:
-        a = jnp.asarray(x)
-    except OverflowError:
-        # (a Python int beyond int64: as a float64, if it is one)
-        try:
-            a = jnp.asarray(np.asarray(x, dtype=np.float64))
-        except OverflowError:
-            raise ValueError(f"{name} must be finite, got an integer beyond the float64 "
-                             "range") from None
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be real numbers, got {type(x).__name__}") from None
+    if not isinstance(x, jax.Array):
+        # a concrete input (numbers, lists, numpy arrays of any real dtype, fractions): the
+        # input rule of frb (finiteness is checked with the values)
+        x = _validate.real_array(x, name, finite=False)
+    a = jnp.asarray(x)
     if not jnp.issubdtype(a.dtype, jnp.floating) and not jnp.issubdtype(a.dtype, jnp.integer):
         raise TypeError(f"{name} must be real numbers, got dtype {a.dtype}")
     return a.astype(jnp.float64)

@@ -38,6 +38,8 @@ from typing import Any, Callable, Sequence, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import _validate
+
 __all__ = ["Experiment", "Option", "Table", "Result", "pyplot", "save_figure", "fit_order",
            "attitude_error", "format_value", "batch_error", "method_list", "steps_of",
            "figure_path", "method_styles", "reference_accuracy", "tidy_3d"]
@@ -184,7 +186,6 @@ class Option:
     def value(self, x: Any, label: str | None = None) -> Any:
         """``x`` checked and converted; TypeError or ValueError naming ``label`` (default the
         option's name) otherwise."""
-        from . import _validate
         from .methods import METHODS
 
         label = label or self.name
@@ -235,7 +236,10 @@ class Option:
 def steps_of(t_final: float, h: float, names: str = "t_final / h") -> int:
     """``round(t_final / h)``, the steps of a run, checked: 1 .. 2**31 - 1 (ValueError naming
     ``names`` otherwise)."""
-    ratio = t_final / h
+    t_final = _validate.real_scalar(t_final, "t_final")
+    h = _validate.real_scalar(h, "h")
+    with np.errstate(all="ignore"):
+        ratio = t_final / h if h != 0 else math.inf
     if not 0.5 <= ratio < 2**31 - 1:
         raise ValueError(f"{names} must give 1 to 2147483646 steps, got {ratio:.6g}")
     return int(round(ratio))
@@ -434,10 +438,17 @@ def fit_order(hs: ArrayLike, errors: ArrayLike, floor: float = 0.0) -> float:
     >>> round(fit_order([0.1, 0.05, 0.025], [1e-4, 2.5e-5, 6.25e-6]), 6)
     2.0
     """
-    hs = np.asarray(hs, dtype=float)
-    e = np.asarray(errors, dtype=float)
-    keep = np.isfinite(e) & (e > floor)
-    if keep.sum() < 2:
+    hs = _validate.real_array(hs, "hs")
+    e = _validate.real_array(errors, "errors", finite=False)
+    floor = _validate.real_scalar(floor, "floor")
+    if hs.ndim != 1 or e.shape != hs.shape:
+        raise ValueError(f"hs and errors must be two sequences of the same length, got shapes "
+                         f"{hs.shape} and {e.shape}")
+    if not (hs > 0).all():
+        raise ValueError("hs must be positive steps")
+    with np.errstate(invalid="ignore"):
+        keep = np.isfinite(e) & (e > floor) & (e > 0)
+    if keep.sum() < 2 or np.unique(hs[keep]).size < 2:
         return math.nan
     return float(np.polyfit(np.log(hs[keep]), np.log(e[keep]), 1)[0])
 
@@ -451,7 +462,12 @@ def attitude_error(Q: ArrayLike, Q_ref: ArrayLike) -> NDArray[np.float64]:
     >>> float(attitude_error(np.eye(3), np.diag([1.0, 1.0, -1.0])))
     2.0
     """
-    return np.linalg.norm(np.asarray(Q) - np.asarray(Q_ref), ord=2, axis=(-2, -1))
+    a = _validate.real_array(Q, "Q", item_ndim=2)
+    b = _validate.real_array(Q_ref, "Q_ref", item_ndim=2)
+    if a.ndim < 2 or a.shape[-2:] != (3, 3) or a.shape != b.shape:
+        raise ValueError(f"Q and Q_ref must be matrices (..., 3, 3) of the same shape, got "
+                         f"{a.shape} and {b.shape}")
+    return np.linalg.norm(a - b, ord=2, axis=(-2, -1))
 
 
 def batch_error(m: NDArray[np.float64], Q: ArrayLike, m_ref: NDArray[np.float64], Q_ref: ArrayLike
@@ -465,7 +481,15 @@ def batch_error(m: NDArray[np.float64], Q: ArrayLike, m_ref: NDArray[np.float64]
     ...             np.eye(3)[None])
     (0.0, 0.0)
     """
-    em = np.linalg.norm(m - m_ref, axis=-1) / np.linalg.norm(m_ref, axis=-1)
+    a = _validate.real_array(m, "m")
+    b = _validate.real_array(m_ref, "m_ref")
+    if a.ndim < 1 or a.shape[-1] != 3 or a.shape != b.shape:
+        raise ValueError(f"m and m_ref must be momenta (..., 3) of the same shape, got {a.shape} "
+                         f"and {b.shape}")
+    size = np.linalg.norm(b, axis=-1)
+    if not (size > 0).all():
+        raise ValueError("m_ref: a body at rest has no relative error")
+    em = np.linalg.norm(a - b, axis=-1) / size
     return float(em.max()), float(attitude_error(Q, Q_ref).max())
 
 
@@ -483,4 +507,7 @@ def method_list(methods: str | Sequence[str] | None, default: Sequence[str]) -> 
     if methods is None:
         return tuple(default)
     items = methods.split(",") if isinstance(methods, str) else methods
+    if not isinstance(items, (list, tuple)) or not all(isinstance(s, str) for s in items):
+        raise TypeError(f"methods must be a comma-separated string or a sequence of method "
+                        f"names, got {methods!r}")
     return tuple(s.strip().upper() for s in items)

@@ -45,12 +45,7 @@ __all__ = [
     "momentum_period",
     "to_rotation",
     "from_rotation",
-    "quat_to_matrix_unchecked",
-    "matrix_to_quat_unchecked",
-    "quaternion_product",
     "rotation_argument",
-    "rotate",
-    "rotate_back",
 ]
 
 
@@ -414,14 +409,17 @@ def rotation_exp(v: ArrayLike) -> NDArray[np.float64]:
            [ 0.,  0.,  1.]])
     """
     v = _as_float_array(v, "v", (3,))
-    a = np.linalg.norm(v, axis=-1)[..., None, None]
+    # the unit axis u = v / |v| and the angle |v| (the norm of v / max_i |v_i|: no overflow);
+    # exp(hat(v)) = 1 + sin|v| hat(u) + 2 sin^2(|v|/2) hat(u)^2
+    big = np.max(np.abs(v), axis=-1, keepdims=True)
+    w = v / np.where(big > 0, big, 1.0)
+    nw = np.linalg.norm(w, axis=-1, keepdims=True)
+    a = (big * nw)[..., None]
+    u = w / np.where(nw > 0, nw, 1.0)
     K = np.zeros(v.shape[:-1] + (3, 3))
-    K[..., 0, 1], K[..., 0, 2], K[..., 1, 2] = -v[..., 2], v[..., 1], -v[..., 0]
-    K[..., 1, 0], K[..., 2, 0], K[..., 2, 1] = v[..., 2], -v[..., 1], v[..., 0]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s = np.where(a > 0, np.sin(a) / a, 1.0)
-        c = np.where(a > 0, (1 - np.cos(a)) / a**2, 0.5)
-    return np.eye(3) + s * K + c * (K @ K)
+    K[..., 0, 1], K[..., 0, 2], K[..., 1, 2] = -u[..., 2], u[..., 1], -u[..., 0]
+    K[..., 1, 0], K[..., 2, 0], K[..., 2, 1] = u[..., 2], -u[..., 1], u[..., 0]
+    return np.eye(3) + np.sin(a) * K + 2 * np.sin(0.5 * a) ** 2 * (K @ K)
 
 
 def is_rotation(Q: NDArray[np.float64]) -> bool:
@@ -435,6 +433,13 @@ def is_rotation(Q: NDArray[np.float64]) -> bool:
     >>> is_rotation(np.eye(3)[None]), is_rotation(-np.eye(3)[None])
     (True, False)
     """
+    Q = _validate.real_array(Q, "Q", finite=False, item_ndim=2)
+    if Q.shape == (3, 3):
+        Q = Q[None]
+    if Q.ndim != 3 or Q.shape[1:] != (3, 3):
+        raise ValueError(f"Q must have shape (n, 3, 3) or (3, 3), got {Q.shape}")
+    if not np.isfinite(Q).all():
+        return False
     with np.errstate(over="ignore", invalid="ignore"):    # (entries far beyond 1: not one)
         deviation = np.abs(np.swapaxes(Q, 1, 2) @ Q - np.eye(3))
     if deviation.size and not deviation.max() <= _validate.ORTHOGONALITY_TOLERANCE:

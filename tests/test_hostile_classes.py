@@ -662,3 +662,51 @@ def test_dask_scaling_beyond_the_range_refused_in_words(dask_array):
                          method="RK4")
     with pytest.raises(ValueError, match="too long"):
         tr.m.compute()
+
+
+def test_public_helpers_follow_the_input_rule():
+    from frb import inertia as fi, io as fio, reporting as rp, rotations as ro
+    J = np.array([[2, 0.1, 0], [0.1, 3, 0.2], [0, 0.2, 4.0]])
+    with pytest.raises(TypeError, match="^m "):
+        fi.tensor_kinetic_energy(None, J)
+    with pytest.raises(ValueError, match="^m "):
+        fi.tensor_kinetic_energy([[np.nan, 1, 1]], J)
+    # m . J^-1 m / 2 by a linear solve
+    m = np.array([[0.3, -1.2, 2.0]])
+    assert fi.tensor_kinetic_energy(m, J)[0] == pytest.approx(0.5 * m[0] @ np.linalg.solve(J, m[0]),
+                                                              rel=1e-14)
+    with pytest.raises(ValueError, match="^inertia "):
+        fi.shared_tensor([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="^inertia "):
+        fi.shared_tensor(J * np.nan)
+    with pytest.raises(TypeError, match="^Q "):
+        ro.is_rotation(True)
+    assert ro.is_rotation(np.eye(3)) and not ro.is_rotation(np.full((3, 3), np.nan))
+    with pytest.raises(ValueError, match="^v "):
+        fio.matrix_from_columns([1.0, 2.0])
+    with pytest.raises(ValueError, match="^Q "):
+        fio.matrix_to_columns(np.full((3, 3), np.nan))
+    with pytest.raises(TypeError, match="^hs "):
+        rp.fit_order(None, [1e-2, 1e-3, 1e-4])
+    with pytest.raises(ValueError, match="^hs "):
+        rp.fit_order([0.0, 0.0, 0.0], [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="^t_final "):
+        rp.steps_of(10**400, 0.1)
+    with pytest.raises(TypeError, match="^methods "):
+        rp.method_list(b"RK4", ("EXACT",))
+    with pytest.raises(ValueError, match="^m_ref: "):
+        rp.batch_error(np.ones((1, 3)), np.eye(3)[None], np.zeros((1, 3)), np.eye(3)[None])
+
+
+@pytest.mark.parametrize("v", [[1e300, 0.0, 0.0], [3e-300, -2e-300, 1e-300], [0.3, -0.2, 0.5]])
+def test_rotation_exp_at_every_scale(v):
+    """exp(hat(v)) against the quaternion (cos(|v|/2), sin(|v|/2) v/|v|) in 50 digits."""
+    import mpmath as mp
+    R = frb.rotations.rotation_exp(v)
+    with mp.workdps(50):
+        w = [mp.mpf(x) for x in v]
+        a = mp.sqrt(sum(x * x for x in w))
+        s = mp.sin(a / 2)
+        q = [mp.cos(a / 2)] + [s * x / a for x in w]
+    expected = frb.quat_to_matrix(np.array([float(x) for x in q]))
+    np.testing.assert_allclose(R, expected, rtol=0, atol=4e-16)
