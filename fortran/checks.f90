@@ -1,4 +1,5 @@
-! Input checks of the batched bindings, done in the compiled loop (no numpy temporaries).
+! Input checks of the bindings, done in the compiled loop (no numpy temporaries); a batch is
+! checked by check_lanes.check_batch (one pass a chunk, compiled per SIMD target) with these.
 ! Each function returns 0 for valid input or the code of the first problem found.
 module checks
    use, intrinsic :: ieee_arithmetic, only: ieee_is_finite, ieee_is_nan
