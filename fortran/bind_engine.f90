@@ -84,7 +84,7 @@ end subroutine engine_segment
 !> step): no
 !> call-back and no state between segments to pass (it is allocated here and never touched by a
 !> run in one segment), so a short run costs less. With config(run_checks) = 1 every body is
-!> checked first (checks.check_batch, the phase of the longest free flow of a step): status
+!> checked first (check_lanes.check_batch, the phase of the longest free flow of a step): status
 !> info_bad_input for an invalid body (fail_step its check code, fail_body the body, 1-based),
 !> info_rescale for a batch outside the scale range 2^+-config(run_scale_exponent), info_long_run
 !> for more than long_run_work body-steps of which some may be long (quadruple precision: the
@@ -98,7 +98,8 @@ subroutine engine_whole(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body,
    use step_interface, only: method_t, nws, info_bad_call
    use torques, only: torque_t
    use wheels, only: wheels_t
-   use checks, only: check_batch, outside_scale, input_ok
+   use checks, only: outside_scale, input_ok
+   use simd_dispatch, only: check_batch
    use numbers_table, only: run_slots, plan_rows, run_nsteps, run_checks, run_threads, &
                             run_scale_exponent, run_first_body, run_last_body, run_first_step, &
                             run_last_step, check_extremes, info_bad_input, info_rescale, info_long_run, &
@@ -238,13 +239,14 @@ subroutine free_steps_one(family, variant, quadrature, nsteps, natt, m, att, h, 
       status = info_non_finite
 end subroutine free_steps_one
 
-!> The input checks of n bodies (checks.check_batch): code is input_ok, or the check code of the
+!> The input checks of n bodies (check_lanes.check_batch): code is input_ok, or the check code of the
 !> first invalid body, whose index (from 0) is body (-1 when all are valid); extremes the scales
 !> of the batch (check_extremes reals: the rescaling policy of frb._scaling, the first call of a
 !> long run).
 subroutine check_bodies(n, natt, m, att, nh, h, ni, inertia, threads, code, body, ne, extremes)
    use kinds, only: dp
-   use checks, only: check_batch, bad_m
+   use checks, only: bad_m
+   use simd_dispatch, only: check_batch
    use numbers_table, only: check_extremes
    implicit none
    integer, intent(in) :: n, natt, nh, ni, threads, ne

@@ -22,7 +22,8 @@ module flow_batches
    use kinds, only: wp => dp
    use exact_flow, only: rotate_matrix_tr
    use exact_flow_lanes, only: free_flow_chunk, flow_lanes_width
-   use checks, only: check_body_matrix, check_body_quat, input_ok, all_valid
+   use checks, only: check_body_matrix, check_body_quat, input_ok
+   use check_lanes, only: chunk_checks, chunk_scales
    use parallel, only: thread_count, min_parallel_work, note_invalid, first_invalid
    implicit none
    private
@@ -129,11 +130,14 @@ contains
       real(c_double), intent(inout) :: m_out(3, nc), att_out(na * nc)
       integer, intent(inout) :: first_bad
       logical, intent(out) :: bad
-      real(c_double) :: w(4, nb), mt(3, nb), at(9 * nb)
+      real(c_double) :: w(4, nb), mt(3, nb), at(9 * nb), scales(chunk_scales)
       integer :: i, s, codes(nb)
+      logical :: valid
 
       bad = .false.
-      if (checked .and. .not. all_valid(na, nc, b0, ni, nh, m, att, h, inertia, tol)) then
+      valid = .true.
+      if (checked) call chunk_checks(na, nc, b0, ni, nh, m, att, h, inertia, tol, valid, scales)
+      if (.not. valid) then
          do i = 1, nc
             codes(i) = body_code(na, m(:, i), h(min(b0 + i - 1, nh)), inertia(:, min(b0 + i - 1, ni)), &
                                  att(na * (i - 1) + 1:na * i), tol)

@@ -4,7 +4,7 @@
 ! exact step flow_tangent_lanes, the batched discrete Moser-Veselov steps of moser_veselov, and
 ! the lane steps of frb.integrate: runge_kutta_lanes, splitting_lanes and lie_group_lanes, with
 ! the torques of torque_lanes, RK4's steps with tangents, runge_kutta_tangent_lanes, and the
-! implicit methods of Krysl, implicit_lanes) are
+! implicit methods of Krysl, implicit_lanes, and the input checks of a batch, check_lanes) are
 ! compiled once per target: the baseline of the architecture and, on x86-64,
 ! x86-64-v3 (AVX2) and x86-64-v4 (AVX-512) (meson.build; the copies are the same source with the
 ! module renamed, tools/simd_target_source.py). This module holds the target in use (cpu_target)
@@ -50,13 +50,16 @@ module simd_dispatch
    use implicit_lanes, only: implicit_baseline => implicit_lanes_step
    use implicit_lanes_avx2, only: implicit_avx2 => implicit_lanes_step
    use implicit_lanes_avx512, only: implicit_avx512 => implicit_lanes_step
+   use check_lanes, only: checks_baseline => check_batch
+   use check_lanes_avx2, only: checks_avx2 => check_batch
+   use check_lanes_avx512, only: checks_avx512 => check_batch
    implicit none
    private
 
    public :: flow_lanes_width, select_cpu_target, cpu_target, best_cpu_target
    public :: free_flow_chunk, flow_batch, dmv_integrate_many, dmv_blocks_steps, state_jacobian_chunk
    public :: runge_kutta_lanes_step, splitting_lanes_step, lie_group_lanes_step, &
-             runge_kutta_tangent_lanes_step, implicit_lanes_step
+             runge_kutta_tangent_lanes_step, implicit_lanes_step, check_batch
 
    !> The target of the lane kernels in use (a cpu_target_* code); the baseline until
    !> select_cpu_target is called.
@@ -69,7 +72,8 @@ module simd_dispatch
    ! splitting_lanes.splitting_lanes_step and lie_group_lanes.lie_group_lanes_step
    ! (step_interface's method_step), and
    ! runge_kutta_tangent_lanes.runge_kutta_tangent_lanes_step (method_variational_step), and
-   ! implicit_lanes.implicit_lanes_step (method_step).
+   ! implicit_lanes.implicit_lanes_step (method_step), and the input checks of a batch,
+   ! check_lanes.check_batch.
    procedure(chunk_baseline), pointer, protected :: free_flow_chunk => chunk_baseline
    procedure(jacobian_baseline), pointer, protected :: state_jacobian_chunk => jacobian_baseline
    procedure(batch_baseline), pointer, protected :: flow_batch => batch_baseline
@@ -81,6 +85,7 @@ module simd_dispatch
    procedure(method_variational_step), pointer, protected :: runge_kutta_tangent_lanes_step &
       => rk4_tangents_baseline
    procedure(method_step), pointer, protected :: implicit_lanes_step => implicit_baseline
+   procedure(checks_baseline), pointer, protected :: check_batch => checks_baseline
 
    interface
       !> The highest target the CPU supports (cpu_features.c).
@@ -121,6 +126,7 @@ contains
          lie_group_lanes_step => lie_group_avx512
          runge_kutta_tangent_lanes_step => rk4_tangents_avx512
          implicit_lanes_step => implicit_avx512
+         check_batch => checks_avx512
       case (cpu_target_avx2)
          free_flow_chunk => chunk_avx2
          state_jacobian_chunk => jacobian_avx2
@@ -132,6 +138,7 @@ contains
          lie_group_lanes_step => lie_group_avx2
          runge_kutta_tangent_lanes_step => rk4_tangents_avx2
          implicit_lanes_step => implicit_avx2
+         check_batch => checks_avx2
       case default
          free_flow_chunk => chunk_baseline
          state_jacobian_chunk => jacobian_baseline
@@ -143,6 +150,7 @@ contains
          lie_group_lanes_step => lie_group_baseline
          runge_kutta_tangent_lanes_step => rk4_tangents_baseline
          implicit_lanes_step => implicit_baseline
+         check_batch => checks_baseline
       end select
    end function select_cpu_target
 

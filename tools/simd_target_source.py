@@ -16,7 +16,7 @@ import sys
 # the modules compiled once per target
 LANE_MODULES = ("exact_flow_lanes", "moser_veselov", "flow_batches", "flow_tangent_lanes",
                 "torque_lanes", "runge_kutta_lanes", "splitting_lanes", "lie_group_lanes",
-                "runge_kutta_tangent_lanes", "implicit_lanes")
+                "runge_kutta_tangent_lanes", "implicit_lanes", "check_lanes")
 
 
 def target_source(text: str, suffix: str) -> str:
