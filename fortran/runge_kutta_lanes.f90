@@ -30,6 +30,10 @@ module runge_kutta_lanes
    ! (the stages' operations, for the tangent lanes of runge_kutta_tangent_lanes)
    public :: rates, stage_point, normalise, add_twice
 
+   ! the stages of rates_then_point
+   integer, parameter :: first_stage = 1, middle_stage_half = 2, middle_stage_full = 3, &
+                         last_stage = 4
+
 contains
 
    !> One RK4 step of the n bodies of a chunk (step_interface's method_step) without wheels, the
@@ -55,15 +59,17 @@ contains
    end subroutine runge_kutta_lanes_step
 
    !> One RK4 step of the bodies b0 .. b0+nl-1 of the chunk, nl <= lane_block, in lock-step.
+   !> Between two evaluations of the torque one pass over the lanes (rates_then_point) takes the
+   !> rates of a stage, adds them to the sums of the increments and forms the next stage point,
+   !> so that a lane's divisions and square root overlap with its other operations.
    pure subroutine rk4_block(tq, b0, nl, t, h, m, q, inertia)
       type(torque_t), intent(in) :: tq
       integer, intent(in) :: b0, nl
       real(dp), intent(in) :: t, h, inertia(3, nl)
       real(dp), intent(inout) :: m(3, nl), q(4, nl)
-      real(dp), dimension(lane_block, 4) :: q0, qs, qn, kq, aq
-      real(dp), dimension(lane_block, 3) :: il, w, wst, ms, kw, aw, tb
-      real(dp) :: c
-      integer :: i, j, stage
+      real(dp), dimension(lane_block, 4) :: q0, qa, qb, qn, aq
+      real(dp), dimension(lane_block, 3) :: il, w, wa, wb, ms, aw, tb
+      integer :: i, j
       logical :: torque
 
       torque = torqued(tq)
@@ -80,54 +86,118 @@ contains
          end do
       end do
       tb = 0.0_dp
-      ! stage 1 at (t, q, w): the torque at the state
+      ! stage 1 at (t, q, w): the torque at the state; its rates start the sums aq, aw and give
+      ! the stage point q + k_q / 2, w + k_w / 2
       if (torque) call torque_lanes_eval(tq, t, nl, q0, ms, il, tb, b0)
-      call rates(nl, h, q0, w, il, tb, kq, kw)
-      do j = 1, nl
-         aq(j, :) = kq(j, :)
-         aw(j, :) = kw(j, :)
-      end do
-      do stage = 2, 4
-         ! the stage point q + c k_q, w + c k_w of the previous stage's increments, and its
-         ! normalised quaternion (where the torque is evaluated)
-         c = 0.5_dp
-         if (stage == 4) c = 1.0_dp
-         call stage_point(nl, c, q0, kq, w, kw, qs, wst, qn)
-         do j = 1, nl
-            ms(j, 1) = il(j, 1) * wst(j, 1)
-            ms(j, 2) = il(j, 2) * wst(j, 2)
-            ms(j, 3) = il(j, 3) * wst(j, 3)
-         end do
-         if (torque) then
-            if (stage < 4) then
-               call torque_lanes_eval(tq, t + 0.5_dp * h, nl, qn, ms, il, tb, b0)
-            else
-               call torque_lanes_eval(tq, t + h, nl, qn, ms, il, tb, b0)
-            end if
-         end if
-         call rates(nl, h, qs, wst, il, tb, kq, kw)
-         if (stage < 4) then
-            call add_twice(nl, kq, kw, aq, aw)
-         end if
-      end do
-      ! q <- (q + (aq + kq4) / 6) normalised, m = I (w + (aw + kw4) / 6)
-      do j = 1, nl
-         qs(j, 1) = q0(j, 1) + (aq(j, 1) + kq(j, 1)) / 6.0_dp
-         qs(j, 2) = q0(j, 2) + (aq(j, 2) + kq(j, 2)) / 6.0_dp
-         qs(j, 3) = q0(j, 3) + (aq(j, 3) + kq(j, 3)) / 6.0_dp
-         qs(j, 4) = q0(j, 4) + (aq(j, 4) + kq(j, 4)) / 6.0_dp
-      end do
-      call normalise(nl, qs, qn)
-      do j = 1, nl
-         wst(j, 1) = il(j, 1) * (w(j, 1) + (aw(j, 1) + kw(j, 1)) / 6.0_dp)
-         wst(j, 2) = il(j, 2) * (w(j, 2) + (aw(j, 2) + kw(j, 2)) / 6.0_dp)
-         wst(j, 3) = il(j, 3) * (w(j, 3) + (aw(j, 3) + kw(j, 3)) / 6.0_dp)
-      end do
+      call rates_then_point(nl, h, first_stage, q0, w, q0, w, il, tb, aq, aw, qa, wa, qn, ms)
+      ! stages 2 and 3 at t + h/2 (weights 2, the next stage points at c = 1/2 and c = 1)
+      if (torque) call torque_lanes_eval(tq, t + 0.5_dp * h, nl, qn, ms, il, tb, b0)
+      call rates_then_point(nl, h, middle_stage_half, q0, w, qa, wa, il, tb, aq, aw, qb, wb, &
+                            qn, ms)
+      if (torque) call torque_lanes_eval(tq, t + 0.5_dp * h, nl, qn, ms, il, tb, b0)
+      call rates_then_point(nl, h, middle_stage_full, q0, w, qb, wb, il, tb, aq, aw, qa, wa, &
+                            qn, ms)
+      ! stage 4 at t + h; then q <- (q + (aq + kq4) / 6) normalised, m = I (w + (aw + kw4) / 6)
+      if (torque) call torque_lanes_eval(tq, t + h, nl, qn, ms, il, tb, b0)
+      call rates_then_point(nl, h, last_stage, q0, w, qa, wa, il, tb, aq, aw, qb, wb, qn, ms)
       do j = 1, nl
          q(:, j) = qn(j, :)
-         m(:, j) = wst(j, :)
+         m(:, j) = ms(j, :)
       end do
    end subroutine rk4_block
+
+   !> One pass over the lanes 1 .. nl of an RK4 stage (runge_kutta's rk4_rates and the stage
+   !> combination, the same operations in the same order): the rates kq, kw at (qs, ws) and the
+   !> torque tb (rates), then by the stage
+   !> * first_stage: aq = kq, aw = kw, the stage point at c = 1/2;
+   !> * middle_stage_half, middle_stage_full: aq = aq + 2 kq, aw = aw + 2 kw, the stage point at
+   !>   c = 1/2 or c = 1;
+   !> * last_stage: the step's end, qn = (q0 + (aq + kq) / 6) normalised,
+   !>   ms = I (w + (aw + kw) / 6).
+   !> The stage point (stage_point): qs_next = q0 + c kq, ws_next = w + c kw, qn = qs_next
+   !> normalised and ms = I ws_next (where the torque of the next stage is evaluated).
+   pure subroutine rates_then_point(nl, h, stage, q0, w, qs, ws, il, tb, aq, aw, qs_next, &
+                                    ws_next, qn, ms)
+      integer, intent(in) :: nl, stage
+      real(dp), intent(in) :: h, q0(lane_block, 4), w(lane_block, 3), il(lane_block, 3), &
+                              tb(lane_block, 3)
+      real(dp), intent(in) :: qs(lane_block, 4), ws(lane_block, 3)
+      real(dp), intent(inout) :: aq(lane_block, 4), aw(lane_block, 3)
+      real(dp), intent(out) :: qs_next(lane_block, 4), ws_next(lane_block, 3)
+      real(dp), intent(inout) :: qn(lane_block, 4), ms(lane_block, 3)
+      real(dp) :: hh, c, a1, a2, a3, k1, k2, k3, k4, l1, l2, l3, p1, p2, p3, p4, v1, v2, v3, s
+      integer :: j
+
+      hh = 0.5_dp * h
+      c = 0.5_dp
+      if (stage == middle_stage_full) c = 1.0_dp
+      do j = 1, nl
+         k1 = -hh * (qs(j, 2) * ws(j, 1) + qs(j, 3) * ws(j, 2) + qs(j, 4) * ws(j, 3))
+         k2 = hh * (qs(j, 1) * ws(j, 1) + (qs(j, 3) * ws(j, 3) - qs(j, 4) * ws(j, 2)))
+         k3 = hh * (qs(j, 1) * ws(j, 2) + (qs(j, 4) * ws(j, 1) - qs(j, 2) * ws(j, 3)))
+         k4 = hh * (qs(j, 1) * ws(j, 3) + (qs(j, 2) * ws(j, 2) - qs(j, 3) * ws(j, 1)))
+         a1 = il(j, 1) * ws(j, 1)
+         a2 = il(j, 2) * ws(j, 2)
+         a3 = il(j, 3) * ws(j, 3)
+         l1 = h * ((tb(j, 1) + (a2 * ws(j, 3) - a3 * ws(j, 2))) / il(j, 1))
+         l2 = h * ((tb(j, 2) + (a3 * ws(j, 1) - a1 * ws(j, 3))) / il(j, 2))
+         l3 = h * ((tb(j, 3) + (a1 * ws(j, 2) - a2 * ws(j, 1))) / il(j, 3))
+         if (stage == last_stage) then
+            p1 = q0(j, 1) + (aq(j, 1) + k1) / 6.0_dp
+            p2 = q0(j, 2) + (aq(j, 2) + k2) / 6.0_dp
+            p3 = q0(j, 3) + (aq(j, 3) + k3) / 6.0_dp
+            p4 = q0(j, 4) + (aq(j, 4) + k4) / 6.0_dp
+            s = sqrt(p1 * p1 + p2 * p2 + p3 * p3 + p4 * p4)
+            qn(j, 1) = p1 / s
+            qn(j, 2) = p2 / s
+            qn(j, 3) = p3 / s
+            qn(j, 4) = p4 / s
+            ms(j, 1) = il(j, 1) * (w(j, 1) + (aw(j, 1) + l1) / 6.0_dp)
+            ms(j, 2) = il(j, 2) * (w(j, 2) + (aw(j, 2) + l2) / 6.0_dp)
+            ms(j, 3) = il(j, 3) * (w(j, 3) + (aw(j, 3) + l3) / 6.0_dp)
+            cycle
+         end if
+         if (stage == first_stage) then
+            aq(j, 1) = k1
+            aq(j, 2) = k2
+            aq(j, 3) = k3
+            aq(j, 4) = k4
+            aw(j, 1) = l1
+            aw(j, 2) = l2
+            aw(j, 3) = l3
+         else
+            aq(j, 1) = aq(j, 1) + 2.0_dp * k1
+            aq(j, 2) = aq(j, 2) + 2.0_dp * k2
+            aq(j, 3) = aq(j, 3) + 2.0_dp * k3
+            aq(j, 4) = aq(j, 4) + 2.0_dp * k4
+            aw(j, 1) = aw(j, 1) + 2.0_dp * l1
+            aw(j, 2) = aw(j, 2) + 2.0_dp * l2
+            aw(j, 3) = aw(j, 3) + 2.0_dp * l3
+         end if
+         p1 = q0(j, 1) + c * k1
+         p2 = q0(j, 2) + c * k2
+         p3 = q0(j, 3) + c * k3
+         p4 = q0(j, 4) + c * k4
+         v1 = w(j, 1) + c * l1
+         v2 = w(j, 2) + c * l2
+         v3 = w(j, 3) + c * l3
+         qs_next(j, 1) = p1
+         qs_next(j, 2) = p2
+         qs_next(j, 3) = p3
+         qs_next(j, 4) = p4
+         ws_next(j, 1) = v1
+         ws_next(j, 2) = v2
+         ws_next(j, 3) = v3
+         s = sqrt(p1 * p1 + p2 * p2 + p3 * p3 + p4 * p4)
+         qn(j, 1) = p1 / s
+         qn(j, 2) = p2 / s
+         qn(j, 3) = p3 / s
+         qn(j, 4) = p4 / s
+         ms(j, 1) = il(j, 1) * v1
+         ms(j, 2) = il(j, 2) * v2
+         ms(j, 3) = il(j, 3) * v3
+      end do
+   end subroutine rates_then_point
 
    !> One RK4 step with wheels and the law wheel_law_feedback (runge_kutta's rk4_feedback_body) of
    !> the bodies b0 .. b0+nl-1 of the chunk, nl <= lane_block, in lock-step.
