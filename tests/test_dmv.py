@@ -336,7 +336,7 @@ def test_one_body_kernel_equals_the_lane_kernel_bit_for_bit(order):
 
 def test_short_chunks_equal_padded_full_chunks_bit_for_bit():
     """A chunk of 2..15 bodies runs only its lanes; the results are those of the full-width
-    chunk padded with bodies at rest (the lanes' former layout), bit for bit."""
+    chunk padded with bodies at rest, bit for bit."""
     rng = np.random.default_rng(9)
     m, q, h = _kernel_population(rng, 15)
     for nb in range(1, 16):
