@@ -8,7 +8,8 @@
 ! Spacecraft Attitude Determination and Control, Springer 2014, eq. (7.10), distributed by the
 ! pseudo-inverse of section 7.2.2). Each lane performs the SAME floating-point operations, in the
 ! same order, as runge_kutta_step does for that body (rk4_rates, rotations.quat_normalize,
-! torque_batch through torque_lanes; with wheels rk4_feedback_body and the law's
+! torque_batch through torque_lanes, a torque of one field term with torque_lanes_eval's
+! operations in the stage's own pass; with wheels rk4_feedback_body and the law's
 ! feedback_attitude, feedback_rate_torques, body_axes_times and feedback_limits), so that the
 ! results are those of the one-body step bit for bit: a change to those routines must be made
 ! here too. (A block with a body whose reference rotates, whose law needs sin and cos, takes

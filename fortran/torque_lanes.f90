@@ -8,7 +8,9 @@
 ! same order, as torques.torque_batch does for that body with a quaternion attitude
 ! (builtin_parts, torque_of_parts, field_torque, gravity_gradient_torque, rotations.qrotate_tr,
 ! rotations.cross), so that the results are torque_batch's bit for bit: a change to those routines
-! must be made here too. The time-dependent directions r(t) come from torques.term_times itself.
+! must be made here too, and in runge_kutta_lanes' stage pass, which repeats the field term's
+! operations for a torque of that one term (torque_lanes_one_field). The time-dependent
+! directions r(t) come from torques.term_times itself.
 !
 ! Compiled once per SIMD target (tools/simd_target_source.py, simd_dispatch.f90), with
 ! -fno-trapping-math and no contraction (meson.build): every target gives the same bits.
