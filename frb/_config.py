@@ -14,7 +14,7 @@ import sys
 from importlib import metadata
 from typing import Any
 
-from . import _build_info
+from . import _build_info, _validate
 
 __all__ = ["show_config", "EXTRAS"]
 
@@ -126,8 +126,7 @@ def show_config(mode: str = "stdout") -> dict[str, Any] | None:
     >>> sorted(cfg["compilers"])
     ['c', 'fortran']
     """
-    if mode not in ("stdout", "dicts"):
-        raise ValueError(f"mode must be 'stdout' or 'dicts', got {mode!r}")
+    _validate.choice(mode, "mode", ("stdout", "dicts"), "'stdout' or 'dicts'")
     cfg = _config()
     if mode == "dicts":
         return cfg

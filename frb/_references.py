@@ -40,7 +40,10 @@ def unit_quaternions(q: ArrayLike, name: str) -> NDArray[np.float64]:
 
 def exp_quaternion(v: NDArray[np.float64]) -> NDArray[np.float64]:
     """The unit quaternions of the rotation vectors v (..., 3)."""
-    angle = np.linalg.norm(v, axis=-1, keepdims=True)
+    big = np.max(np.abs(v), axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # (the norm of v / max_i |v_i|: no overflow of the squares)
+        angle = big * np.linalg.norm(v / np.where(big > 0, big, 1.0), axis=-1, keepdims=True)
     half = 0.5 * angle
     with np.errstate(invalid="ignore", divide="ignore"):
         s = np.where(angle > 0, np.sin(half) / np.where(angle > 0, angle, 1.0), 0.5)
@@ -77,7 +80,14 @@ class RotatingReference:
         raise AttributeError("a reference is immutable")
 
     def __call__(self, t: float) -> NDArray[np.float64]:
-        return quaternion_product(self.q0, exp_quaternion((t - self.t_ref) * self.rate))
+        """The reference at the time ``t`` (a finite real number)."""
+        t = _validate.real_scalar(t, "t")
+        with np.errstate(over="ignore", invalid="ignore"):
+            turn = (t - self.t_ref) * self.rate
+        if not np.isfinite(turn).all():
+            raise ValueError(f"t: the reference's turn (t - t_ref) rate at t = {t!r} is beyond "
+                             "the float64 range")
+        return quaternion_product(self.q0, exp_quaternion(turn))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (RotatingReference, (self.q0, self.rate, self.t_ref))

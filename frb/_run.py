@@ -35,7 +35,7 @@ from ._kept import check_kept_states, kept_count, kept_steps
 from ._messages import IntegrationError, check_message, failure, gyrostat_phase_message, \
     per_body_torque_message
 from ._progress import Progress
-from ._scaling import Scaling, scaling_of
+from ._scaling import Scaling, scaling_of, torque_exponents
 from .methods import MethodInfo, check_dmv_inertia
 from .schedules import FREE_PLAN, plan as splitting_plan
 from .threads import get_num_threads, resolve as resolve_threads
@@ -584,8 +584,6 @@ def prepare(req: Request) -> Run:
         if rotor_phase > _sn.PHASE_LIMIT:
             raise ValueError(gyrostat_phase_message(route.names["h"], rotor_phase))
     user_law = wheel_run.user
-    if n * nsteps > 1 << 16:
-        check_kept_states(kept_count(nsteps, save_every), n, 3 + att.shape[1] + wheel_run.wheel_count)
     # a short run without Python in its loop is one compiled call, which checks the bodies
     # first; any other run is checked now (its scales size its calls and rescale it), and so are
     # matrices that the run holds as quaternions (checked before they are turned)
@@ -605,6 +603,10 @@ def prepare(req: Request) -> Run:
     parts = _variational_parts(req.sensitivities, info, user, quadrature, req.name,
                                _without_derivatives(req, tq, info))
     ncol = variational_columns(parts, 0 if terms[0, 0] == _sn.TORQUE_NONE else terms.shape[0])
+    if n * nsteps > 1 << 16:
+        # a kept state: m, the attitude, the wheels' momenta and the sensitivities (6 a column)
+        check_kept_states(kept_count(nsteps, save_every), n,
+                          3 + att.shape[1] + wheel_run.wheel_count + 6 * ncol)
     user_code = 0
     if user is not None:
         user_code = 2 if user.uses_momentum or user.needs_inertia else 1
@@ -658,10 +660,13 @@ def _checked(run: Run, extremes: NDArray[np.float64]) -> Run:
     if run.method.family == _sn.FAMILY_EXACT_SPLITTINGS and extremes[4] > LONG_STEP_PHASE:
         first_work = LONG_FIRST_WORK
     wheels_active = run.wheel_run.kind != _sn.WHEEL_LAW_NONE
-    scaling = scaling_of(run.method, run.m, run.inertia, run.h,
-                         run.torque is not None or wheels_active, extremes)
     m, inertia, h, t0, terms, body = run.m, run.inertia, run.h, run.t0, run.torque_terms, \
         run.torque_body
+    form = run.torque.compiled if run.torque is not None else None
+    scaling = scaling_of(run.method, run.m, run.inertia, run.h,
+                         run.torque is not None or wheels_active, extremes,
+                         torque_exponents(form, terms, body if form.body is not None else None)
+                         if form is not None else None)
     if scaling is not None and wheels_active:
         raise ValueError("a run with reaction wheels must be within the scales the methods "
                          f"hold: |m| and the moments of inertia within 2^-{run.method.scale_exponent}"
@@ -669,7 +674,6 @@ def _checked(run: Run, extremes: NDArray[np.float64]) -> Run:
     if scaling is not None:
         m, inertia, h = scaling.momenta(m), scaling.moments(inertia), scaling.time(h)
         t0 = float(scaling.time(np.array([t0]))[0]) if t0 != 0.0 else 0.0
-        form = run.torque.compiled if run.torque is not None else None
         if form is not None:
             terms, scaled_body = scaling.torque_terms(form, terms,
                                                       body if form.body is not None else None)

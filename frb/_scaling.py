@@ -32,7 +32,7 @@ from ._numbers_table import TORQUE_TERM_HEADER, TORQUE_TERM_REALS
 from .methods import MethodInfo
 from .torques import PARAMETER_SCALES, CompiledTorque
 
-__all__ = ["Scaling", "scaling_of"]
+__all__ = ["Scaling", "scaling_of", "torque_exponents"]
 
 
 @dataclass(frozen=True)
@@ -107,14 +107,55 @@ def _representable(given: NDArray[np.float64], scaled: NDArray[np.float64]) -> N
                          "m and inertia in units of closer scales")
 
 
+def torque_exponents(form: CompiledTorque, terms: NDArray[np.float64],
+                     body: NDArray[np.float64] | None) -> list[tuple[int, int, int, int]]:
+    """(smallest, largest binary exponent, a, b) of every nonzero parameter of a compiled torque
+    whose units involve the momentum (``a != 0``; its terms ``terms`` and per-body parameters
+    ``body`` as in :meth:`Scaling.torque_terms`): what a common scaling must keep in range."""
+    out = []
+    for i, kind in enumerate(form.kinds):
+        block = form.blocks[i] if form.blocks else 0
+        for j, (a, b) in enumerate(PARAMETER_SCALES[kind]):
+            if a == 0:
+                continue
+            values = [terms[i, TORQUE_TERM_HEADER + j]]
+            if block and body is not None:
+                values.extend(body[:, (block - 1) * TORQUE_TERM_REALS + j].tolist())
+            exps = [math.frexp(float(v))[1] for v in values if v != 0 and math.isfinite(v)]
+            if exps:
+                out.append((min(exps), max(exps), a, b))
+    return out
+
+
+def _torque_bounds(params: list[tuple[int, int, int, int]], kb: int, e: int
+                   ) -> tuple[float, float]:
+    """The momentum exponents ka of a common scaling (the moments' kb given) that keep every
+    parameter of ``params`` (:func:`torque_exponents`) within ``2^-e .. 2^e``."""
+    lo, hi = -math.inf, math.inf
+    for emin, emax, a, b in params:
+        # -e <= exponent + a ka + b kb <= e for the smallest and the largest exponent
+        first, last = (-e - emin - b * kb) / a, (e - emax - b * kb) / a
+        if a < 0:
+            first, last = last, first
+        lo, hi = max(lo, math.ceil(first)), min(hi, math.floor(last))
+    return lo, hi
+
+
 def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float64],
-               h: NDArray[np.float64], torqued: bool, extremes: NDArray[np.float64]
-               ) -> Scaling | None:
+               h: NDArray[np.float64], torqued: bool, extremes: NDArray[np.float64],
+               torque_params: list[tuple[int, int, int, int]] | None = None) -> Scaling | None:
     """The scaling of a run (see the module), or None when it needs none: the momenta m2 (n, 3),
     the moments I2 (n, 3), the steps h (1,) or (n,), all finite, the moments positive;
     ``extremes`` the scales of the batch found by the compiled checks (the largest and the
-    smallest nonzero max_i |m_i| of a body, the smallest and the largest moment). Raises
-    ValueError for a batch that spans too many scales for one common scaling."""
+    smallest nonzero max_i |m_i| of a body, the smallest and the largest moment);
+    ``torque_params`` the exponents of a compiled torque's parameters
+    (:func:`torque_exponents`). Raises ValueError for a batch that spans too many scales for one
+    common scaling.
+
+    A common scaling brings the largest ``|m_i|`` to about 1 unless that would take a parameter
+    of the torque out of ``2^-e .. 2^e``: then the momenta are scaled as near to it as the
+    torque allows (a body far from rest against the torque's scale, or nearly at rest: the
+    torque sets the scale of the motion, as it does for a body at rest)."""
     e = method.scale_exponent
     if e is None or m2.shape[0] == 0:
         return None
@@ -137,12 +178,23 @@ def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float
     g = float(big_m.max())
     ka0 = -math.frexp(g)[1] if g > 0 else 0
     kb0 = -math.frexp(float(i_max.max()))[1]
+    torque_bound = False
+    if torque_params:
+        lo_ka, hi_ka = _torque_bounds(torque_params, kb0, e)
+        # (and the largest |m_i| no larger than 2^e in the run's units)
+        hi_ka = min(hi_ka, e + ka0)
+        if lo_ka <= hi_ka and not lo_ka <= ka0 <= hi_ka:
+            ka0 = int(min(max(ka0, lo_ka), hi_ka))
+            torque_bound = True
     h0 = float(np.abs(h).max())
-    h_run = math.ldexp(h0, kb0 - ka0)
+    try:
+        h_run = math.ldexp(h0, kb0 - ka0)
+    except OverflowError:
+        h_run = math.inf
     if not math.isfinite(h_run) or (h0 != 0 and h_run == 0):
         return None
     small_m = np.ldexp(big_m, ka0)
-    bad_m = (big_m > 0) & (small_m < lo)
+    bad_m = (big_m > 0) & (small_m < lo) & (not torque_bound)
     bad_i = np.ldexp(i_min, kb0) < lo
     if bad_m.any() or bad_i.any():
         b = int(np.argmax(bad_m | bad_i))

@@ -238,6 +238,34 @@ def body_range(start: Any, stop: Any) -> tuple[int, int]:
     return first, last
 
 
+def choice(value: Any, name: str, choices: Any, shown: str) -> Any:
+    """``value`` when it is one of the strings ``choices``; TypeError naming ``name`` for what is
+    not a string, ValueError for another string (``shown``: the choices as the message says
+    them; None is one when ``choices`` holds it)."""
+    if value is None and None in choices:
+        return value
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be {shown}, got {_short(value)}")
+    if value not in choices:
+        raise ValueError(f"{name} must be {shown}, got {value!r}")
+    return value
+
+
+def takes_positional(function: Any, count: int) -> bool:
+    """False when the signature of the callable ``function`` cannot take ``count`` positional
+    arguments (True when it can, or when its signature cannot be read)."""
+    import inspect
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return True
+    try:
+        signature.bind(*range(count))
+    except TypeError:
+        return False
+    return True
+
+
 def flag(value: Any, name: str) -> bool:
     """``value`` as a bool: True or False (numpy's bool too), else TypeError naming ``name``."""
     if value is True or value is False or isinstance(value, np.bool_):

@@ -29,6 +29,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import _validate
 from ._run import Request, Route, StepJacobian, inertia_jacobian, jacobian, prepare
 from ._step_routes import ROUTES as STEP_ROUTES
 from .inertia import PrincipalFrame, tensor_frame
@@ -160,8 +161,7 @@ def flow_jacobian(m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: Arra
     >>> bool(abs(np.linalg.det(jac.state) - 1) < 1e-12)
     True
     """
-    if form not in ROUTES:
-        raise ValueError(f"form must be 'Q' (rotation matrices) or 'q' (quaternions), got {form!r}")
+    _validate.choice(form, "form", ROUTES, "'Q' (rotation matrices) or 'q' (quaternions)")
     frame = tensor_frame(inertia, m)
     if frame is not None:
         return _tensor_jacobian(frame, m, attitude, h, quadrature, threads, form)

@@ -384,6 +384,9 @@ def run_example(n: int | str, input_path: str | os.PathLike[str] | None = None,
 
 def format_summary(summary: dict[str, Any]) -> str:
     """Human-readable multi-line rendering of a :func:`run_example` summary."""
+    if not isinstance(summary, dict) or "example" not in summary:
+        raise TypeError(f"summary must be the dict run_example returns, got "
+                        f"{type(summary).__name__}")
     s = summary
     lines = [
         f"example {s['example']}",

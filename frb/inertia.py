@@ -47,7 +47,8 @@ from numpy.typing import ArrayLike, NDArray
 from . import _validate
 from .rotations import (kinetic_energy_unchecked, matrix_to_quat_unchecked, quaternion_product,
                         rotate, rotate_back)
-from .torques import as_torque, given_as
+from ._messages import per_body_torque_message
+from .torques import as_torque, given_as, shown
 
 __all__ = ["SYMMETRY_TOLERANCE", "CONDITION_LIMIT", "principal_axes", "PrincipalFrame",
            "tensor_frame",
@@ -339,7 +340,16 @@ class PrincipalFrame:
             tq = as_torque(torque)
         except TypeError:
             return torque
-        return given_as(tq.in_frame(self.R), tq) if tq is not None else None
+        if tq is None:
+            return None
+        # (turning per-body parameters by per-body frames needs their counts to agree)
+        for term in getattr(tq, "terms", (tq,)) if self.R.ndim == 3 else ():
+            form = term.compiled
+            if form is not None and form.body is not None and \
+                    form.body.shape[0] != self.R.shape[0]:
+                raise ValueError(per_body_torque_message(shown(tq), form.body.shape[0],
+                                                         self.R.shape[0]))
+        return given_as(tq.in_frame(self.R), tq)
 
     # --- the inputs of the routes, as given ---
 
@@ -405,7 +415,10 @@ class PrincipalFrame:
         D S D^T, D = diag(R, R)."""
         sens = kwargs.get("sensitivities")
         if self.R is not None and sens is not None and sens is not True and sens is not False:
-            names = (sens,) if isinstance(sens, str) else tuple(sens)
+            try:
+                names = (sens,) if isinstance(sens, str) else tuple(sens)
+            except TypeError:
+                names = ()          # (refused by the route, which names it)
             if "inertia" in names or "torque" in names:
                 raise ValueError("sensitivities: the derivatives with respect to the inertia "
                                  "and the torque's parameters are computed for principal "
@@ -461,6 +474,10 @@ class PrincipalFrame:
         except TypeError:
             return out
         if isinstance(law_in, WheelLaw) and self.R is not None:
+            count = getattr(law_in, "bodies_count", None)
+            if self.R.ndim == 3 and count is not None and count != self.R.shape[0]:
+                raise ValueError(f"wheel_law: given per body for {count} bodies, the run has "
+                                 f"{self.R.shape[0]}")
             out["wheel_law"] = law_in.in_frame(self.R)
         return out
 

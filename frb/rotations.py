@@ -474,24 +474,35 @@ def momentum_period(m: ArrayLike, inertia: ArrayLike) -> float:
         raise ValueError("inertia must contain strictly positive moments of inertia")
     order = np.argsort(I)
     m, I = m[order], I[order]
+    if not np.any(m):
+        return math.inf
+    # in units where the largest |m_i| and moment are in [1/2, 1) (exact powers of two): the
+    # period scales as (moment) / (momentum)
+    ka, kb = -math.frexp(float(np.abs(m).max()))[1], -math.frexp(float(I[2]))[1]
+    m, I = np.ldexp(m, ka), np.ldexp(I, kb)
     G = float(m @ m)
     T2 = float(np.sum(m * m / I))
-    I1, I2, I3 = I
+    I1, I2, I3 = (float(v) for v in I)
     if G > T2 * I2:
         lam2 = (G - T2 * I1) * (I3 - I2) / (I1 * I2 * I3)
-        k2 = (I2 - I1) * (T2 * I3 - G) / ((I3 - I2) * (G - T2 * I1))
+        num, den = (I2 - I1) * (T2 * I3 - G), (I3 - I2) * (G - T2 * I1)
     else:
         lam2 = (T2 * I3 - G) * (I2 - I1) / (I1 * I2 * I3)
-        k2 = (I3 - I2) * (G - T2 * I1) / ((I2 - I1) * (T2 * I3 - G))
-    if lam2 <= 0 or k2 >= 1:
-        return math.inf
+        num, den = (I3 - I2) * (G - T2 * I1), (I2 - I1) * (T2 * I3 - G)
+    if not (lam2 > 0 and den > 0 and num < den):
+        return math.inf         # a separatrix, a symmetric body, a steady rotation
+    k2 = num / den
     a, b = 1.0, math.sqrt(1.0 - k2)
     for _ in range(64):                     # quadratic convergence: a few iterations suffice
         if a - b <= 4e-16 * a:
             break
         a, b = 0.5 * (a + b), math.sqrt(a * b)
     K = math.pi / (2.0 * 0.5 * (a + b))
-    return 4.0 * K / math.sqrt(lam2)
+    period = 4.0 * K / math.sqrt(lam2)
+    try:
+        return math.ldexp(period, ka - kb)
+    except OverflowError:
+        return math.inf
 
 
 def _scipy_rotation() -> Any:

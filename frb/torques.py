@@ -836,6 +836,9 @@ class AttitudeControl(Torque):
         if isinstance(q_ref, RotatingReference):
             q, rate, ref = q_ref.q0, q_ref.rate, q_ref
         elif callable(q_ref) and not isinstance(q_ref, (np.ndarray, list, tuple)):
+            if not _validate.takes_positional(q_ref, 1):
+                raise TypeError(f"q_ref {getattr(q_ref, '__name__', None) or q_ref!r} must take "
+                                "the time alone: q_ref(t) -> unit quaternions")
             q, ref = None, q_ref
         else:
             q = ref = unit_quaternions(q_ref, "q_ref")
@@ -987,6 +990,8 @@ class TorqueSum(Torque):
     _form: Optional[CompiledTorque]
 
     def __init__(self, terms: Sequence[Any]) -> None:
+        if isinstance(terms, (str, bytes)) or not hasattr(terms, "__iter__"):
+            raise TypeError(f"terms must be a sequence of torques, got {type(terms).__name__}")
         flat: list[Torque] = []
         for term in terms:
             tq = as_torque(term)
@@ -1090,6 +1095,11 @@ class UserTorque(Torque):
             raise TypeError(f"torque {getattr(function, '__name__', None) or function!r} must "
                             "take the time and the attitudes, torque(t, Q) or torque(t, Q, m), "
                             f"but it takes {code.co_argcount} positional argument(s)")
+        required = _required_positional(function)
+        if required is not None and required > 3:
+            raise TypeError(f"torque {getattr(function, '__name__', None) or function!r} must "
+                            "take the time and the attitudes, torque(t, Q) or torque(t, Q, m), "
+                            f"but it requires {required} positional arguments")
         self._init(function=function, uses_momentum=_positional_count(function) >= 3,
                    couples_bodies=couples_bodies)
 
@@ -1197,6 +1207,17 @@ def _positional_count(function: Callable[..., Any]) -> int:
         params = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
         return 2
+    return sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+               and p.default is p.empty)
+
+
+def _required_positional(function: Callable[..., Any]) -> Optional[int]:
+    """The positional parameters a callable requires (inspect.signature; bound methods without
+    their instance), or None when its signature cannot be read."""
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
     return sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                and p.default is p.empty)
 

@@ -103,6 +103,9 @@ class QuaternionFeedback(WheelLaw):
         if isinstance(q_ref, RotatingReference):
             ref: Reference = q_ref
         elif callable(q_ref):
+            if not _validate.takes_positional(q_ref, 1):
+                raise TypeError(f"q_ref {getattr(q_ref, '__name__', None) or q_ref!r} must take "
+                                "the time alone: q_ref(t) -> unit quaternions")
             ref = q_ref
         else:
             ref = unit_quaternions(q_ref, "q_ref")
@@ -246,6 +249,9 @@ class UserLaw(WheelLaw):
     def __init__(self, function: Callable[..., ArrayLike]) -> None:
         if not callable(function):
             raise TypeError(f"wheel_law must be callable, got {type(function).__name__}")
+        if not _validate.takes_positional(function, 4):
+            raise TypeError(f"wheel_law {getattr(function, '__name__', None) or function!r} must "
+                            "take law(t, Q, m, h) (four positional arguments)")
         object.__setattr__(self, "function", function)
 
     def __call__(self, t: float, Q: NDArray[np.float64], m: NDArray[np.float64],

@@ -72,6 +72,15 @@ def random_bodies(n: int, rng: int | None = 0
     >>> m0.shape, q0.shape, inertia.shape
     ((3, 3), (3, 4), (3, 3))
     """
+    n = _validate.count(n, "n")
+    if 8.0 * n * 14 > 0.9 * available_memory():     # (the three arrays and a temporary)
+        raise ValueError(f"n: {n} random bodies would not fit in the memory available")
+    if not (rng is None or isinstance(rng, (np.random.Generator, np.random.SeedSequence))
+            or (isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)))):
+        raise TypeError(f"rng must be None, an integer or a numpy.random.Generator, got "
+                        f"{type(rng).__name__}")
+    if isinstance(rng, (int, np.integer)) and rng < 0:
+        raise ValueError(f"rng must be a non-negative integer, got {rng}")
     generator = np.random.default_rng(rng)
     m = generator.normal(size=(n, 3))
     m /= np.linalg.norm(m, axis=1)[:, None]
@@ -374,10 +383,8 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
     True
     """
     if torque is None:
-        if problem not in PROBLEMS:
-            raise ValueError(f"problem must be one of {', '.join(PROBLEMS)}, got {problem!r}")
-        torque = PROBLEMS[problem]
-        label = problem
+        label = _validate.choice(problem, "problem", PROBLEMS, f"one of {', '.join(PROBLEMS)}")
+        torque = PROBLEMS[label]
     else:
         label = repr(torque)
     given = [k for k, v in (("m0", m0), ("attitude0", attitude0), ("inertia", inertia))

@@ -524,3 +524,141 @@ def test_sensitivities_take_numpy_bools_and_refuse_other_names():
 def test_phase_beyond_the_float64_range_said_in_words(torque, words):
     with pytest.raises(ValueError, match=words):
         frb.integrate(M * 1e300, QUAT, I * 1e-300, 0.1, 2, method="EXACT", torque=torque)
+
+
+# --- a body near rest under an ordinary torque, and other classes of the second trial ---
+
+@pytest.mark.parametrize("method", ["RK4", "IMID", "STRANG", "RKN6_14"])
+@pytest.mark.parametrize("torque", [gravity_gradient(1.0), frb.torques.heavy_top(1.0, [1.0, 0, 0])])
+@pytest.mark.parametrize("scale", [1e-160, 1e-250])
+def test_body_near_rest_under_a_torque_moves_as_from_rest(method, torque, scale):
+    """|m| far below the torque's scale: the torque sets the units of the run; the result is
+    that of the body released from rest, to within |m| (the motion is continuous in m0)."""
+    m = np.array([1.0, 2.0, 3.0])
+    q, inertia = [1.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0]
+    near = frb.integrate(scale * m, q, inertia, 0.1, 5, method=method, torque=torque)
+    rest = frb.integrate(0.0 * m, q, inertia, 0.1, 5, method=method, torque=torque)
+    assert np.abs(rest.m[-1]).max() > 1e-3
+    assert np.abs(near.m[-1] - rest.m[-1]).max() <= 1e-15 + 10 * scale
+
+
+@pytest.mark.parametrize("scale", [1e-155, 1e-300])
+def test_sensitivity_to_h_near_rest_is_the_difference_quotient(scale):
+    m = scale * np.array([1.0, 2.0, 3.0])
+    q, inertia = [1.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0]
+    damping = frb.torques.linear_damping(0.5)
+    tr = frb.integrate(m, q, inertia, 0.1, 3, method="RK4", torque=damping, sensitivities=["h"])
+    d = 1e-6
+    up = frb.integrate(m, q, inertia, 0.1 + d, 3, method="RK4", torque=damping).m[-1]
+    down = frb.integrate(m, q, inertia, 0.1 - d, 3, method="RK4", torque=damping).m[-1]
+    quotient = (up - down) / (2 * d)
+    got = tr.sensitivities.h[-1][:3]
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, quotient, rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("s", [1e-300, 1e-200, 1e-160, 1e160, 1e300])
+def test_momentum_period_at_every_scale(s):
+    from frb.rotations import momentum_period
+    m, inertia = [0.0, 0.6, -0.8], [0.376, 0.627, 1.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        base = momentum_period(m, inertia)
+        assert momentum_period(np.multiply(m, s), inertia) * s == pytest.approx(base, rel=1e-15)
+        assert momentum_period(m, np.multiply(inertia, s)) / s == pytest.approx(base, rel=1e-15)
+        assert momentum_period([0.0, 0.0, 0.0], inertia) == np.inf
+        assert momentum_period(m, [1.0, 1.0, 1.0]) == np.inf
+
+
+def test_per_body_parameters_with_per_body_tensors_counted_first():
+    J = np.array([[2, 0.1, 0], [0.1, 3, 0.2], [0, 0.2, 4.0]])
+    tensors = np.stack([J, J + np.eye(3)])
+    m2, q2 = np.ones((2, 3)), np.tile([1.0, 0, 0, 0], (2, 1))
+    wheels = frb.Wheels(np.eye(3), np.zeros(3))
+    for kw in (dict(torque=rotor(np.ones((3, 3)))),
+               dict(torque=attitude_control(np.tile([1.0, 0, 0, 0], (3, 1)), 1.0, 1.0)),
+               dict(torque=rotor(np.ones((3, 3))) + frb.torques.linear_damping(0.1)),
+               dict(wheels=wheels, wheel_law=frb.wheel_laws.quaternion_feedback(
+                   np.tile([1.0, 0, 0, 0], (3, 1)), 1.0, 1.0))):
+        with pytest.raises(ValueError, match="for 3 bodies, the run has 2"):
+            frb.integrate(m2, q2, tensors, 0.1, 3, method="RK4", **kw)
+
+
+def test_rotating_reference_time_follows_the_input_rule():
+    ref = frb.wheel_laws.rotating_reference([1.0, 0, 0, 0], [0, 0, 0.1])
+    with pytest.raises(TypeError, match="^t "):
+        ref(None)
+    with pytest.raises(ValueError, match="^t "):
+        ref(float("nan"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        q = ref(1e308)          # an angle of 1e307 rad: representable, a unit quaternion
+    assert abs(np.linalg.norm(q) - 1) < 1e-15
+    # the half angle of the turn (the double 1e308 * 0.1) reduced by mpmath
+    import mpmath as mp
+    with mp.workdps(400):
+        half = mp.mpf(1e308 * 0.1) / 2
+        assert q[0] == pytest.approx(float(mp.cos(half)), abs=1e-15)
+
+
+def test_choices_and_signatures_are_type_checked():
+    m, q, inertia = np.array([1.0, 2, 3]), np.array([1.0, 0, 0, 0]), np.array([1.0, 2, 3])
+    J = np.array([[2, 0.1, 0], [0.1, 3, 0.2], [0, 0.2, 4.0]])
+    with pytest.raises(TypeError, match="^form "):
+        frb.derivatives.flow_jacobian(m, q, 0.1, inertia, form=["q"])
+    with pytest.raises(TypeError, match="^problem "):
+        frb.workprecision.compare(["RK4"], bodies=2, steps=(4,), problem=["free"])
+    with pytest.raises(TypeError, match="^mode "):
+        frb.show_config(mode=np.array([]))
+    with pytest.raises(TypeError, match="^sensitivities "):
+        frb.integrate(m, q, J, 0.1, 3, method="EXACT", sensitivities=1)
+    with pytest.raises(TypeError, match="^terms "):
+        frb.torques.TorqueSum(-1)
+    with pytest.raises(TypeError, match="^summary "):
+        frb.examples.format_summary(None)
+    wheels = frb.Wheels(np.eye(3), np.zeros(3))
+    with pytest.raises(TypeError, match="requires 4 positional"):
+        frb.integrate(m, q, inertia, 0.1, 3, method="RK4", torque=lambda t, Q, m, extra: m)
+    with pytest.raises(TypeError, match="^wheel_law "):
+        frb.integrate(m, q, inertia, 0.1, 3, method="RK4", wheels=wheels,
+                      wheel_law=lambda t, Q: 0)
+    with pytest.raises(TypeError, match="^wheel_law "):
+        frb.integrate(m, q, inertia, 0.1, 3, method="RK4", wheels=wheels,
+                      wheel_law=rotor([0, 0, 1.0]))
+    with pytest.raises(TypeError, match="^q_ref "):
+        attitude_control(lambda t, Q: 0, 1.0, 1.0)
+    with pytest.raises(TypeError, match="^q_ref "):
+        frb.wheel_laws.quaternion_feedback(lambda: 0, 1.0, 1.0)
+
+
+def test_random_bodies_arguments():
+    from frb.workprecision import random_bodies
+    with pytest.raises(ValueError, match="^n "):
+        random_bodies(2**31)
+    with pytest.raises(TypeError, match="^n "):
+        random_bodies(True)
+    with pytest.raises(TypeError, match="^rng "):
+        random_bodies(3, rng="abc")
+    m, q, inertia = random_bodies(5, rng=np.random.default_rng(2))
+    np.testing.assert_allclose(np.linalg.norm(m, axis=1), 1.0, rtol=1e-15)
+
+
+def test_kept_sensitivities_counted_in_the_memory_guard():
+    from frb._kept import available_memory
+    free = available_memory()
+    # states alone (7 values a state) fit in the memory; with their 36 sensitivities not
+    nsteps = int(0.9 * free / 8 / 20)
+    if nsteps >= 2**31 - 1:
+        pytest.skip("more memory than a run's step count can address")
+    with pytest.raises(ValueError, match="kept states would take"):
+        frb.integrate([1.0, 2, 3], [1.0, 0, 0, 0], [1.0, 2, 3], 1e-9, nsteps, method="RK4",
+                      sensitivities=True)
+
+
+def test_dask_scaling_beyond_the_range_refused_in_words(dask_array):
+    import frb.dask as fdask
+    m2, q2 = np.ones((2, 3)), np.tile([1.0, 0, 0, 0], (2, 1))
+    tr = fdask.integrate(dask_array.from_array(m2), dask_array.from_array(q2), np.array([1.0, 2, 3]) * 1e-320, 0.1, 3,
+                         method="RK4")
+    with pytest.raises(ValueError, match="too long"):
+        tr.m.compute()
