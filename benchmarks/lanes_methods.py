@@ -3,6 +3,7 @@ target, measured side by side in one run.
 
     python benchmarks/lanes_methods.py [--n 10000] [--steps 20] [--reps 7]
                                        [--main-python /tmp/venv-main/bin/python] [--callgrind]
+                                       [--cache-sim]
 
 A batch of n random bodies (momenta of norm 1, random attitudes, moments in [0.8, 2.6]), a heavy
 top (``heavy_top(1, (0, 0, 1))``), h = 0.05, ``steps`` steps with only the final state kept, one
@@ -20,7 +21,9 @@ repetition (the machine is shared and noisy):
 Printed: ns per body-step (the best repetition) and the median over the repetitions of each
 form's ratio to ``avx2 one-body`` (and to ``main``). With ``--callgrind`` also the instructions
 per body-step of the compiled loop (valgrind's callgrind, 2,000 bodies, steady on a noisy
-machine). The results of every form are checked to be the same bit for bit.
+machine), and with ``--cache-sim`` its simulated misses of the first-level data cache and of the
+last-level cache per body-step. The results of every form are checked to be the same bit for
+bit.
 """
 from __future__ import annotations
 
@@ -96,16 +99,23 @@ def bodies(n):
     return m, q, rng.uniform(0.8, 2.6, size=(n, 3))
 
 
-def instructions(name, form, steps, tmp, python=sys.executable):
-    """Instructions per body-step of the compiled loop (callgrind), 2,000 bodies."""
+def instructions(name, form, steps, tmp, python=sys.executable, cache_sim=False):
+    """Instructions per body-step of the compiled loop (callgrind), 2,000 bodies; with cache_sim
+    (instructions, first-level data misses, last-level data misses) per body-step."""
     driver = tmp / "driver.py"
     driver.write_text(CALLGRIND)
     # (a short run is one call of the binding engine_whole)
     out = subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=engine_whole_",
+                          f"--cache-sim={'yes' if cache_sim else 'no'}",
                           f"--callgrind-out-file={tmp / 'cg.out'}", python, str(driver),
                           str(steps), repr(H), name, form], capture_output=True, text=True,
                          check=True, cwd=tmp)
-    return int(re.search(r"Collected : (\d+)", out.stderr).group(1)) / (2000 * steps)
+    counts = [int(c) / (2000 * steps)
+              for c in re.search(r"Collected :([\d ]+)", out.stderr).group(1).split()]
+    if not cache_sim:
+        return counts[0]
+    # (events Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw)
+    return counts[0], counts[4] + counts[5], counts[7] + counts[8]
 
 
 def main(argv=None):
@@ -117,6 +127,8 @@ def main(argv=None):
     ap.add_argument("--main-python", default=None)
     ap.add_argument("--callgrind", action="store_true")
     ap.add_argument("--callgrind-only", action="store_true", help="no timings")
+    ap.add_argument("--cache-sim", action="store_true",
+                    help="with --callgrind: the simulated cache misses too")
     args = ap.parse_args(argv)
     methods = [name for name in args.methods.split(",") if name in frb.METHODS]
     m, q, inertia = bodies(args.n)
@@ -185,26 +197,37 @@ def main(argv=None):
     if args.callgrind and shutil.which("valgrind"):
         # (valgrind runs no AVX-512: the forms of the baseline and AVX2)
         cg_forms = [form for form in forms if form.split()[0] in ("baseline", "avx2")]
-        cols = cg_forms + (["main baseline", "main avx2"] if args.main_python else [])
-        lines += ["", "Instructions per body-step of the compiled loop (callgrind, 2,000 bodies, "
-                  "5 steps); in brackets the ratio to avx2 one-body" +
-                  (" / to main avx2" if args.main_python else ""), "",
-                  "| method | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+        main_forms = ["avx2 one-body", "avx2"] if args.main_python else []
+        cols = cg_forms + ["main " + form for form in main_forms]
+        events = (("Instructions", 0),) + ((("First-level data cache misses", 1),
+                                            ("Last-level data cache misses", 2))
+                                           if args.cache_sim else ())
+        counts = {}
         with tempfile.TemporaryDirectory() as tmp:
             for name in methods:
-                counts = {form: instructions(name, form, 5, Path(tmp)) for form in cg_forms}
-                if args.main_python:
-                    for target in ("baseline", "avx2"):
-                        counts["main " + target] = instructions(name, target + " one-body", 5,
-                                                                Path(tmp), args.main_python)
-                ref = counts["avx2 one-body"]
+                for form in cg_forms:
+                    counts[(name, form)] = instructions(name, form, 5, Path(tmp),
+                                                        cache_sim=args.cache_sim)
+                for form in main_forms:
+                    counts[(name, "main " + form)] = instructions(
+                        name, form, 5, Path(tmp), args.main_python, cache_sim=args.cache_sim)
+        for title, e in events:
+            lines += ["", f"{title} per body-step of the compiled loop (callgrind, 2,000 bodies, "
+                      "5 steps); in brackets the ratio to avx2 one-body" +
+                      (" / to the same form of main" if args.main_python else ""), "",
+                      "| method | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+            for name in methods:
+                def value(form):
+                    c = counts[(name, form)]
+                    return c[e] if args.cache_sim else c
+                ref = value("avx2 one-body")
                 cells = []
                 for form in cols:
-                    cell = f"{counts[form]:.0f}"
-                    if form != "avx2 one-body":
-                        cell += f" ({counts[form] / ref:.2f}"
-                        if args.main_python and not form.startswith("main"):
-                            cell += f" / {counts[form] / counts['main avx2']:.2f}"
+                    cell = f"{value(form):.{0 if e == 0 else 2}f}"
+                    if form != "avx2 one-body" and ref > 0:
+                        cell += f" ({value(form) / ref:.2f}"
+                        if form in main_forms and value("main " + form) > 0:
+                            cell += f" / {value(form) / value('main ' + form):.2f}"
                         cell += ")"
                     cells.append(cell)
                 lines.append(f"| {name} | " + " | ".join(cells) + " |")

@@ -51,8 +51,6 @@ module lie_group_lanes
 
    !> Below this |psi|^2, quat_exp takes its series (rotations.quat_exp).
    real(dp), parameter :: series_bound = 1.0e-4_dp
-   !> every lane of a block (quat_exp_lanes' mask where all lanes run)
-   logical, parameter :: every_lane(lane_block) = .true.
 
    ! the constants of lane_math's functions (whose bodies are included below)
    include 'lane_math_table.inc'
@@ -126,16 +124,19 @@ contains
    end subroutine add_scaled
 
    !> One TERZE step (lie_stormer_verlet_step) of the bodies b0 .. b0+nl-1 of the chunk,
-   !> nl <= lane_block, in lock-step.
+   !> nl <= lane_block, in lock-step: the two quat_exp of the step (quat_exp_lanes' operations)
+   !> with their sines and cosines in loops of their own (half_angle_sincos_lanes), every other
+   !> operation in the passes between them.
    subroutine terze_block(tq, kept, b0, nl, t, h, m, q, inertia, ws)
       type(torque_t), intent(in) :: tq
       logical, intent(in) :: kept
       integer, intent(in) :: b0, nl
       real(dp), intent(in) :: t, h, inertia(3, nl)
       real(dp), intent(inout) :: m(3, nl), q(4, nl), ws(nws, nl)
-      real(dp), dimension(lane_block, 4) :: ql, qn, e, p
+      real(dp), dimension(lane_block, 4) :: ql, qn
       real(dp), dimension(lane_block, 3) :: il, ml, a, tb, psi, y
-      real(dp) :: hh
+      real(dp), dimension(lane_block) :: a2, s, c
+      real(dp) :: hh, e1, e2, e3, e4, t1, t2, t3, y1, y2, y3, p1, p2, p3, p4, x
       integer :: i, j
       logical :: torque
 
@@ -160,36 +161,92 @@ contains
       else
          a(1:nl, :) = ml(1:nl, :)
       end if
-      ! Y = E(quat_exp((h/2) omega_n))^T a, p = quat_exp(h I^-1 Y), q <- q p
-      do i = 1, 3
-         do j = 1, nl
-            psi(j, i) = hh * (ml(j, i) / il(j, i))
-         end do
+      ! psi = (h/2) omega_n and quat_exp's series of psi
+      do j = 1, nl
+         psi(j, 1) = hh * (ml(j, 1) / il(j, 1))
+         psi(j, 2) = hh * (ml(j, 2) / il(j, 2))
+         psi(j, 3) = hh * (ml(j, 3) / il(j, 3))
+         x = psi(j, 1)**2 + psi(j, 2)**2 + psi(j, 3)**2
+         a2(j) = x
+         s(j) = 0.5_dp - x * (1.0_dp / 48 - x * (1.0_dp / 3840 - x / 645120))
+         c(j) = 1.0_dp - x * (0.125_dp - x * (1.0_dp / 384 - x / 46080))
       end do
-      call quat_exp_lanes(nl, every_lane, psi, e)
-      call rotate_tr_lanes(nl, e, a, y)
-      do i = 1, 3
-         do j = 1, nl
-            psi(j, i) = h * (y(j, i) / il(j, i))
-         end do
+      call half_angle_sincos_lanes(nl, a2, s, c)
+      ! e = quat_exp(psi), Y = E(e)^T a, psi = h I^-1 Y and quat_exp's series of psi
+      do j = 1, nl
+         e1 = c(j)
+         e2 = s(j) * psi(j, 1)
+         e3 = s(j) * psi(j, 2)
+         e4 = s(j) * psi(j, 3)
+         t1 = e3 * a(j, 3) - e4 * a(j, 2)
+         t2 = e4 * a(j, 1) - e2 * a(j, 3)
+         t3 = e2 * a(j, 2) - e3 * a(j, 1)
+         y1 = a(j, 1) + 2.0_dp * (-e1 * t1 + (e3 * t3 - e4 * t2))
+         y2 = a(j, 2) + 2.0_dp * (-e1 * t2 + (e4 * t1 - e2 * t3))
+         y3 = a(j, 3) + 2.0_dp * (-e1 * t3 + (e2 * t2 - e3 * t1))
+         psi(j, 1) = h * (y1 / il(j, 1))
+         psi(j, 2) = h * (y2 / il(j, 2))
+         psi(j, 3) = h * (y3 / il(j, 3))
+         x = psi(j, 1)**2 + psi(j, 2)**2 + psi(j, 3)**2
+         a2(j) = x
+         s(j) = 0.5_dp - x * (1.0_dp / 48 - x * (1.0_dp / 3840 - x / 645120))
+         c(j) = 1.0_dp - x * (0.125_dp - x * (1.0_dp / 384 - x / 46080))
       end do
-      call quat_exp_lanes(nl, every_lane, psi, p)
-      call qmul_lanes(nl, ql, p, qn)
-      call rotate_tr_lanes(nl, p, a, y)
+      call half_angle_sincos_lanes(nl, a2, s, c)
+      ! p = quat_exp(psi), q <- qmul(q, p), m <- E(p)^T a
+      do j = 1, nl
+         p1 = c(j)
+         p2 = s(j) * psi(j, 1)
+         p3 = s(j) * psi(j, 2)
+         p4 = s(j) * psi(j, 3)
+         qn(j, 1) = ql(j, 1) * p1 - ql(j, 2) * p2 - ql(j, 3) * p3 - ql(j, 4) * p4
+         qn(j, 2) = ql(j, 1) * p2 + p1 * ql(j, 2) + ql(j, 3) * p4 - ql(j, 4) * p3
+         qn(j, 3) = ql(j, 1) * p3 + p1 * ql(j, 3) + ql(j, 4) * p2 - ql(j, 2) * p4
+         qn(j, 4) = ql(j, 1) * p4 + p1 * ql(j, 4) + ql(j, 2) * p3 - ql(j, 3) * p2
+         t1 = p3 * a(j, 3) - p4 * a(j, 2)
+         t2 = p4 * a(j, 1) - p2 * a(j, 3)
+         t3 = p2 * a(j, 2) - p3 * a(j, 1)
+         y(j, 1) = a(j, 1) + 2.0_dp * (-p1 * t1 + (p3 * t3 - p4 * t2))
+         y(j, 2) = a(j, 2) + 2.0_dp * (-p1 * t2 + (p4 * t1 - p2 * t3))
+         y(j, 3) = a(j, 3) + 2.0_dp * (-p1 * t3 + (p2 * t2 - p3 * t1))
+      end do
       if (torque) then
          ! T_{n+1} = T_b(t + h, R_{n+1}) (with the momentum entering the step, as torque_batch)
          call torque_lanes_eval(tq, t + h, nl, qn, ml, il, tb, b0)
-         call add_scaled(nl, hh, tb, y)
          do j = 1, nl
+            q(:, j) = qn(j, :)
+            m(1, j) = y(j, 1) + hh * tb(j, 1)
+            m(2, j) = y(j, 2) + hh * tb(j, 2)
+            m(3, j) = y(j, 3) + hh * tb(j, 3)
             ws(1:3, j) = tb(j, :)
             ws(4, j) = 1.0_dp
          end do
+      else
+         do j = 1, nl
+            q(:, j) = qn(j, :)
+            m(:, j) = y(j, :)
+         end do
       end if
-      do j = 1, nl
-         q(:, j) = qn(j, :)
-         m(:, j) = y(j, :)
-      end do
    end subroutine terze_block
+
+   !> quat_exp_lanes' sines and cosines of every lane: for a2 = |psi|^2 not below series_bound,
+   !> s = sin(|psi|/2) / |psi| and c = cos(|psi|/2) in place of the series in s, c (rotations'
+   !> quat_exp).
+   subroutine half_angle_sincos_lanes(nl, a2, s, c)
+      integer, intent(in) :: nl
+      real(dp), intent(in) :: a2(lane_block)
+      real(dp), intent(inout) :: s(lane_block), c(lane_block)
+      real(dp) :: a
+      integer :: j
+
+      do j = 1, nl
+         if (.not. a2(j) < series_bound) then
+            a = sqrt(a2(j))
+            s(j) = sin(0.5_dp * a) / a
+            c(j) = cos(0.5_dp * a)
+         end if
+      end do
+   end subroutine half_angle_sincos_lanes
 
    !> One SYMROT, MIDPOINT or DMVn step (approximate_flow_step: the Strang kicks around the free
    !> step of free_step) of the bodies b0 .. b0+nl-1 of the chunk, nl <= lane_block, in lock-step.
@@ -591,24 +648,5 @@ contains
          r(j, 4) = p(j, 1) * q(j, 4) + q(j, 1) * p(j, 4) + p(j, 2) * q(j, 3) - p(j, 3) * q(j, 2)
       end do
    end subroutine qmul_lanes
-
-   !> r = rotations' qrotate_tr(q, v) = E(q)^T v lane by lane: v + 2 (-q0 t + u x t),
-   !> t = u x v, u = q(2:4).
-   pure subroutine rotate_tr_lanes(nl, q, v, r)
-      integer, intent(in) :: nl
-      real(dp), intent(in) :: q(lane_block, 4), v(lane_block, 3)
-      real(dp), intent(out) :: r(lane_block, 3)
-      real(dp) :: t1, t2, t3
-      integer :: j
-
-      do j = 1, nl
-         t1 = q(j, 3) * v(j, 3) - q(j, 4) * v(j, 2)
-         t2 = q(j, 4) * v(j, 1) - q(j, 2) * v(j, 3)
-         t3 = q(j, 2) * v(j, 2) - q(j, 3) * v(j, 1)
-         r(j, 1) = v(j, 1) + 2.0_dp * (-q(j, 1) * t1 + (q(j, 3) * t3 - q(j, 4) * t2))
-         r(j, 2) = v(j, 2) + 2.0_dp * (-q(j, 1) * t2 + (q(j, 4) * t1 - q(j, 2) * t3))
-         r(j, 3) = v(j, 3) + 2.0_dp * (-q(j, 1) * t3 + (q(j, 2) * t2 - q(j, 3) * t1))
-      end do
-   end subroutine rotate_tr_lanes
 
 end module lie_group_lanes

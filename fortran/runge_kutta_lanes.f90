@@ -8,7 +8,8 @@
 ! Spacecraft Attitude Determination and Control, Springer 2014, eq. (7.10), distributed by the
 ! pseudo-inverse of section 7.2.2). Each lane performs the SAME floating-point operations, in the
 ! same order, as runge_kutta_step does for that body (rk4_rates, rotations.quat_normalize,
-! torque_batch through torque_lanes; with wheels rk4_feedback_body and the law's
+! torque_batch through torque_lanes, a torque of one field term with torque_lanes_eval's
+! operations in the stage's own pass; with wheels rk4_feedback_body and the law's
 ! feedback_attitude, feedback_rate_torques, body_axes_times and feedback_limits), so that the
 ! results are those of the one-body step bit for bit: a change to those routines must be made
 ! here too. (A block with a body whose reference rotates, whose law needs sin and cos, takes
@@ -22,13 +23,35 @@ module runge_kutta_lanes
    use wheels, only: wheels_t, wheels_active, feedback_body_t, feedback_body, max_wheels
    use runge_kutta, only: rk4_feedback_body
    use numbers_table, only: law_q_ref, law_kp, law_kd, law_u_max, law_h_max
-   use torque_lanes, only: lane_block, torque_lanes_eval
+   use torque_lanes, only: lane_block, torque_lanes_eval, torque_lanes_one_field
    implicit none
    private
 
    public :: runge_kutta_lanes_step
    ! (the stages' operations, for the tangent lanes of runge_kutta_tangent_lanes)
    public :: rates, stage_point, normalise, add_twice
+
+   ! the stages of rates_then_point
+   integer, parameter :: first_stage = 1, middle_stage_half = 2, middle_stage_full = 3, &
+                         last_stage = 4
+   ! the torques of rates_then_point: lanes%tb, or one field term with c = e3 or any c
+   integer, parameter :: torque_given = 0, field_e3 = 1, field_any = 2
+
+   !> The lanes of a block through an RK4 step: the state q0, w = I^-1 m, the moments il, the
+   !> sums aq, aw of the weighted increments, the torque tb of the stage, and the vectors v, c of
+   !> a torque of one field term (torque_lanes_one_field).
+   type :: rk4_lanes_t
+      real(dp), dimension(lane_block, 4) :: q0, aq
+      real(dp), dimension(lane_block, 3) :: w, il, aw, tb
+      real(dp) :: field_v(3) = 0.0_dp, field_c(3) = 0.0_dp
+   end type rk4_lanes_t
+
+   !> A stage point of the lanes: qs = q0 + c k_q, ws = w + c k_w, qn = qs normalised and
+   !> ms = I ws (the attitude and momentum where the stage's torque is evaluated).
+   type :: rk4_point_t
+      real(dp), dimension(lane_block, 4) :: qs, qn
+      real(dp), dimension(lane_block, 3) :: ws, ms
+   end type rk4_point_t
 
 contains
 
@@ -55,79 +78,234 @@ contains
    end subroutine runge_kutta_lanes_step
 
    !> One RK4 step of the bodies b0 .. b0+nl-1 of the chunk, nl <= lane_block, in lock-step.
+   !> Between two evaluations of the torque one pass over the lanes (rates_then_point) takes the
+   !> rates of a stage, adds them to the sums of the increments and forms the next stage point,
+   !> so that a lane's divisions and square root overlap with its other operations; a torque of
+   !> one field term (torque_lanes_one_field) is evaluated in that pass too.
    pure subroutine rk4_block(tq, b0, nl, t, h, m, q, inertia)
       type(torque_t), intent(in) :: tq
       integer, intent(in) :: b0, nl
       real(dp), intent(in) :: t, h, inertia(3, nl)
       real(dp), intent(inout) :: m(3, nl), q(4, nl)
-      real(dp), dimension(lane_block, 4) :: q0, qs, qn, kq, aq
-      real(dp), dimension(lane_block, 3) :: il, w, wst, ms, kw, aw, tb
-      real(dp) :: c
-      integer :: i, j, stage
+      type(rk4_lanes_t) :: lanes
+      type(rk4_point_t) :: pa, pb
+      integer :: i, j, kind_of_torque
       logical :: torque
 
       torque = torqued(tq)
+      kind_of_torque = torque_given
+      if (torque_lanes_one_field(tq)) then
+         lanes%field_v = tq%par(1:3, 1)
+         lanes%field_c = tq%par(4:6, 1)
+         kind_of_torque = field_any
+         if (lanes%field_c(1) == 0.0_dp .and. lanes%field_c(2) == 0.0_dp .and. &
+             lanes%field_c(3) == 1.0_dp) kind_of_torque = field_e3
+         torque = .false.
+      end if
       do i = 1, 4
          do j = 1, nl
-            q0(j, i) = q(i, j)
+            lanes%q0(j, i) = q(i, j)
          end do
       end do
       do i = 1, 3
          do j = 1, nl
-            il(j, i) = inertia(i, j)
-            ms(j, i) = m(i, j)
-            w(j, i) = m(i, j) / inertia(i, j)
+            lanes%il(j, i) = inertia(i, j)
+            pb%ms(j, i) = m(i, j)
+            lanes%w(j, i) = m(i, j) / inertia(i, j)
          end do
       end do
-      tb = 0.0_dp
-      ! stage 1 at (t, q, w): the torque at the state
-      if (torque) call torque_lanes_eval(tq, t, nl, q0, ms, il, tb, b0)
-      call rates(nl, h, q0, w, il, tb, kq, kw)
+      lanes%tb = 0.0_dp
+      ! stage 1 at (t, q, w): the torque at the state; its rates start the sums aq, aw and give
+      ! the stage point q + k_q / 2, w + k_w / 2 (in pa)
+      if (torque) call torque_lanes_eval(tq, t, nl, lanes%q0, pb%ms, lanes%il, lanes%tb, b0)
+      call stage_pass(nl, h, first_stage, kind_of_torque, lanes, pb, pa)
+      ! stages 2 and 3 at t + h/2 (weights 2, the next stage points at c = 1/2 and c = 1)
+      if (torque) call torque_lanes_eval(tq, t + 0.5_dp * h, nl, pa%qn, pa%ms, lanes%il, &
+                                         lanes%tb, b0)
+      call stage_pass(nl, h, middle_stage_half, kind_of_torque, lanes, pa, pb)
+      if (torque) call torque_lanes_eval(tq, t + 0.5_dp * h, nl, pb%qn, pb%ms, lanes%il, &
+                                         lanes%tb, b0)
+      call stage_pass(nl, h, middle_stage_full, kind_of_torque, lanes, pb, pa)
+      ! stage 4 at t + h; then q <- (q + (aq + kq4) / 6) normalised, m = I (w + (aw + kw4) / 6)
+      ! (in pb%qn, pb%ms)
+      if (torque) call torque_lanes_eval(tq, t + h, nl, pa%qn, pa%ms, lanes%il, lanes%tb, b0)
+      call stage_pass(nl, h, last_stage, kind_of_torque, lanes, pa, pb)
       do j = 1, nl
-         aq(j, :) = kq(j, :)
-         aw(j, :) = kw(j, :)
-      end do
-      do stage = 2, 4
-         ! the stage point q + c k_q, w + c k_w of the previous stage's increments, and its
-         ! normalised quaternion (where the torque is evaluated)
-         c = 0.5_dp
-         if (stage == 4) c = 1.0_dp
-         call stage_point(nl, c, q0, kq, w, kw, qs, wst, qn)
-         do j = 1, nl
-            ms(j, 1) = il(j, 1) * wst(j, 1)
-            ms(j, 2) = il(j, 2) * wst(j, 2)
-            ms(j, 3) = il(j, 3) * wst(j, 3)
-         end do
-         if (torque) then
-            if (stage < 4) then
-               call torque_lanes_eval(tq, t + 0.5_dp * h, nl, qn, ms, il, tb, b0)
-            else
-               call torque_lanes_eval(tq, t + h, nl, qn, ms, il, tb, b0)
-            end if
-         end if
-         call rates(nl, h, qs, wst, il, tb, kq, kw)
-         if (stage < 4) then
-            call add_twice(nl, kq, kw, aq, aw)
-         end if
-      end do
-      ! q <- (q + (aq + kq4) / 6) normalised, m = I (w + (aw + kw4) / 6)
-      do j = 1, nl
-         qs(j, 1) = q0(j, 1) + (aq(j, 1) + kq(j, 1)) / 6.0_dp
-         qs(j, 2) = q0(j, 2) + (aq(j, 2) + kq(j, 2)) / 6.0_dp
-         qs(j, 3) = q0(j, 3) + (aq(j, 3) + kq(j, 3)) / 6.0_dp
-         qs(j, 4) = q0(j, 4) + (aq(j, 4) + kq(j, 4)) / 6.0_dp
-      end do
-      call normalise(nl, qs, qn)
-      do j = 1, nl
-         wst(j, 1) = il(j, 1) * (w(j, 1) + (aw(j, 1) + kw(j, 1)) / 6.0_dp)
-         wst(j, 2) = il(j, 2) * (w(j, 2) + (aw(j, 2) + kw(j, 2)) / 6.0_dp)
-         wst(j, 3) = il(j, 3) * (w(j, 3) + (aw(j, 3) + kw(j, 3)) / 6.0_dp)
-      end do
-      do j = 1, nl
-         q(:, j) = qn(j, :)
-         m(:, j) = wst(j, :)
+         q(:, j) = pb%qn(j, :)
+         m(:, j) = pb%ms(j, :)
       end do
    end subroutine rk4_block
+
+   !> rates_then_point of the stage for the kind of torque, one code each (a choice per lane
+   !> between the two field torques would keep the compiler from vectorising the pass).
+   pure subroutine stage_pass(nl, h, stage, kind_of_torque, lanes, at, next)
+      integer, intent(in) :: nl, stage, kind_of_torque
+      real(dp), intent(in) :: h
+      type(rk4_lanes_t), intent(inout) :: lanes
+      type(rk4_point_t), intent(in) :: at
+      type(rk4_point_t), intent(inout) :: next
+
+      select case (kind_of_torque)
+      case (field_e3)
+         call rates_then_point(nl, h, stage, field_e3, lanes, at, next)
+      case (field_any)
+         call rates_then_point(nl, h, stage, field_any, lanes, at, next)
+      case default
+         call rates_then_point(nl, h, stage, torque_given, lanes, at, next)
+      end select
+   end subroutine stage_pass
+
+   !> One pass over the lanes 1 .. nl of an RK4 stage (runge_kutta's rk4_rates and the stage
+   !> combination, the same operations in the same order): the rates kq, kw at the stage point
+   !> (at) and the torque, then by the stage
+   !> * first_stage (the stage point is the state lanes%q0, lanes%w): aq = kq, aw = kw, the next
+   !>   stage point at c = 1/2;
+   !> * middle_stage_half, middle_stage_full: aq = aq + 2 kq, aw = aw + 2 kw, the next stage point
+   !>   at c = 1/2 or c = 1;
+   !> * last_stage: the step's end in next%qn = (q0 + (aq + kq) / 6) normalised,
+   !>   next%ms = I (w + (aw + kw) / 6).
+   !> The next stage point (stage_point): qs = q0 + c kq, ws = w + c kw, qn = qs normalised and
+   !> ms = I ws (where the torque of the next stage is evaluated). The torque is lanes%tb
+   !> (torque_given), or the field term of lanes%field_v, field_c (field_e3: c = e3, field_any)
+   !> at the stage's attitude (at%qn, the state's q0 at the first stage), torque_lanes_eval's
+   !> operations.
+   pure subroutine rates_then_point(nl, h, stage, kind_of_torque, lanes, at, next)
+      integer, intent(in) :: nl, stage, kind_of_torque
+      real(dp), intent(in) :: h
+      type(rk4_lanes_t), intent(inout) :: lanes
+      type(rk4_point_t), intent(in) :: at
+      type(rk4_point_t), intent(inout) :: next
+      real(dp) :: hh, c, a1, a2, a3, k1, k2, k3, k4, l1, l2, l3, p1, p2, p3, p4, v1, v2, v3, s
+      real(dp) :: x1, x2, x3, y1, y2, y3, u1, u2, u3, b1, b2, b3, r1, r2, r3, r4, f1, f2, f3, c1, c2, c3
+      integer :: j
+
+      hh = 0.5_dp * h
+      c = 0.5_dp
+      if (stage == middle_stage_full) c = 1.0_dp
+      f1 = lanes%field_v(1)
+      f2 = lanes%field_v(2)
+      f3 = lanes%field_v(3)
+      c1 = lanes%field_c(1)
+      c2 = lanes%field_c(2)
+      c3 = lanes%field_c(3)
+      do j = 1, nl
+         if (stage == first_stage) then
+            r1 = lanes%q0(j, 1)
+            r2 = lanes%q0(j, 2)
+            r3 = lanes%q0(j, 3)
+            r4 = lanes%q0(j, 4)
+            x1 = lanes%w(j, 1)
+            x2 = lanes%w(j, 2)
+            x3 = lanes%w(j, 3)
+         else
+            r1 = at%qs(j, 1)
+            r2 = at%qs(j, 2)
+            r3 = at%qs(j, 3)
+            r4 = at%qs(j, 4)
+            x1 = at%ws(j, 1)
+            x2 = at%ws(j, 2)
+            x3 = at%ws(j, 3)
+         end if
+         if (kind_of_torque /= torque_given) then
+            ! torque_lanes_eval's field term: u = qrotate_tr(q, v), then (u2, -u1, 0) for c = e3,
+            ! else u x c
+            if (stage == first_stage) then
+               p1 = r1
+               p2 = r2
+               p3 = r3
+               p4 = r4
+            else
+               p1 = at%qn(j, 1)
+               p2 = at%qn(j, 2)
+               p3 = at%qn(j, 3)
+               p4 = at%qn(j, 4)
+            end if
+            y1 = p3 * f3 - p4 * f2
+            y2 = p4 * f1 - p2 * f3
+            y3 = p2 * f2 - p3 * f1
+            u1 = f1 + 2.0_dp * (-p1 * y1 + (p3 * y3 - p4 * y2))
+            u2 = f2 + 2.0_dp * (-p1 * y2 + (p4 * y1 - p2 * y3))
+            u3 = f3 + 2.0_dp * (-p1 * y3 + (p2 * y2 - p3 * y1))
+            if (kind_of_torque == field_e3) then
+               b1 = u2
+               b2 = -u1
+               b3 = 0.0_dp
+            else
+               b1 = u2 * c3 - u3 * c2
+               b2 = u3 * c1 - u1 * c3
+               b3 = u1 * c2 - u2 * c1
+            end if
+         else
+            b1 = lanes%tb(j, 1)
+            b2 = lanes%tb(j, 2)
+            b3 = lanes%tb(j, 3)
+         end if
+         k1 = -hh * (r2 * x1 + r3 * x2 + r4 * x3)
+         k2 = hh * (r1 * x1 + (r3 * x3 - r4 * x2))
+         k3 = hh * (r1 * x2 + (r4 * x1 - r2 * x3))
+         k4 = hh * (r1 * x3 + (r2 * x2 - r3 * x1))
+         a1 = lanes%il(j, 1) * x1
+         a2 = lanes%il(j, 2) * x2
+         a3 = lanes%il(j, 3) * x3
+         l1 = h * ((b1 + (a2 * x3 - a3 * x2)) / lanes%il(j, 1))
+         l2 = h * ((b2 + (a3 * x1 - a1 * x3)) / lanes%il(j, 2))
+         l3 = h * ((b3 + (a1 * x2 - a2 * x1)) / lanes%il(j, 3))
+         if (stage == last_stage) then
+            p1 = lanes%q0(j, 1) + (lanes%aq(j, 1) + k1) / 6.0_dp
+            p2 = lanes%q0(j, 2) + (lanes%aq(j, 2) + k2) / 6.0_dp
+            p3 = lanes%q0(j, 3) + (lanes%aq(j, 3) + k3) / 6.0_dp
+            p4 = lanes%q0(j, 4) + (lanes%aq(j, 4) + k4) / 6.0_dp
+            s = sqrt(p1 * p1 + p2 * p2 + p3 * p3 + p4 * p4)
+            next%qn(j, 1) = p1 / s
+            next%qn(j, 2) = p2 / s
+            next%qn(j, 3) = p3 / s
+            next%qn(j, 4) = p4 / s
+            next%ms(j, 1) = lanes%il(j, 1) * (lanes%w(j, 1) + (lanes%aw(j, 1) + l1) / 6.0_dp)
+            next%ms(j, 2) = lanes%il(j, 2) * (lanes%w(j, 2) + (lanes%aw(j, 2) + l2) / 6.0_dp)
+            next%ms(j, 3) = lanes%il(j, 3) * (lanes%w(j, 3) + (lanes%aw(j, 3) + l3) / 6.0_dp)
+            cycle
+         end if
+         if (stage == first_stage) then
+            lanes%aq(j, 1) = k1
+            lanes%aq(j, 2) = k2
+            lanes%aq(j, 3) = k3
+            lanes%aq(j, 4) = k4
+            lanes%aw(j, 1) = l1
+            lanes%aw(j, 2) = l2
+            lanes%aw(j, 3) = l3
+         else
+            lanes%aq(j, 1) = lanes%aq(j, 1) + 2.0_dp * k1
+            lanes%aq(j, 2) = lanes%aq(j, 2) + 2.0_dp * k2
+            lanes%aq(j, 3) = lanes%aq(j, 3) + 2.0_dp * k3
+            lanes%aq(j, 4) = lanes%aq(j, 4) + 2.0_dp * k4
+            lanes%aw(j, 1) = lanes%aw(j, 1) + 2.0_dp * l1
+            lanes%aw(j, 2) = lanes%aw(j, 2) + 2.0_dp * l2
+            lanes%aw(j, 3) = lanes%aw(j, 3) + 2.0_dp * l3
+         end if
+         p1 = lanes%q0(j, 1) + c * k1
+         p2 = lanes%q0(j, 2) + c * k2
+         p3 = lanes%q0(j, 3) + c * k3
+         p4 = lanes%q0(j, 4) + c * k4
+         v1 = lanes%w(j, 1) + c * l1
+         v2 = lanes%w(j, 2) + c * l2
+         v3 = lanes%w(j, 3) + c * l3
+         next%qs(j, 1) = p1
+         next%qs(j, 2) = p2
+         next%qs(j, 3) = p3
+         next%qs(j, 4) = p4
+         next%ws(j, 1) = v1
+         next%ws(j, 2) = v2
+         next%ws(j, 3) = v3
+         s = sqrt(p1 * p1 + p2 * p2 + p3 * p3 + p4 * p4)
+         next%qn(j, 1) = p1 / s
+         next%qn(j, 2) = p2 / s
+         next%qn(j, 3) = p3 / s
+         next%qn(j, 4) = p4 / s
+         next%ms(j, 1) = lanes%il(j, 1) * v1
+         next%ms(j, 2) = lanes%il(j, 2) * v2
+         next%ms(j, 3) = lanes%il(j, 3) * v3
+      end do
+   end subroutine rates_then_point
 
    !> One RK4 step with wheels and the law wheel_law_feedback (runge_kutta's rk4_feedback_body) of
    !> the bodies b0 .. b0+nl-1 of the chunk, nl <= lane_block, in lock-step.

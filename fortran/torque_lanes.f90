@@ -8,7 +8,9 @@
 ! same order, as torques.torque_batch does for that body with a quaternion attitude
 ! (builtin_parts, torque_of_parts, field_torque, gravity_gradient_torque, rotations.qrotate_tr,
 ! rotations.cross), so that the results are torque_batch's bit for bit: a change to those routines
-! must be made here too. The time-dependent directions r(t) come from torques.term_times itself.
+! must be made here too, and in runge_kutta_lanes' stage pass, which repeats the field term's
+! operations for a torque of that one term (torque_lanes_one_field). The time-dependent
+! directions r(t) come from torques.term_times itself.
 !
 ! Compiled once per SIMD target (tools/simd_target_source.py, simd_dispatch.f90), with
 ! -fno-trapping-math and no contraction (meson.build): every target gives the same bits.
@@ -21,7 +23,7 @@ module torque_lanes
    private
 
    public :: lane_block, torque_lanes_capable, torque_lanes_per_body, torque_lanes_eval, &
-             torque_lanes_steady
+             torque_lanes_steady, torque_lanes_one_field
 
    !> Bodies of one block of the lanes (the engine's chunk: a chunk is one block).
    integer, parameter :: lane_block = engine_chunk
@@ -59,6 +61,17 @@ contains
 
       steady = .not. any(tq%kinds(1:tq%nterms) == torque_gravity_gradient)
    end function torque_lanes_steady
+
+   !> True when the torque is one field term with its parameters shared by every body (the heavy
+   !> top, a constant field): torque_lanes_eval gives T_b = (Q^T v) x c, v = par(1:3), c =
+   !> par(4:6), which a caller may evaluate lane by lane in its own loop with the operations of
+   !> torque_lanes_eval's field term.
+   pure logical function torque_lanes_one_field(tq) result(one)
+      type(torque_t), intent(in) :: tq
+
+      one = tq%user == 0 .and. tq%nterms == 1 .and. .not. tq%momentum
+      if (one) one = tq%kinds(1) == torque_field .and. tq%block(1) == 0
+   end function torque_lanes_one_field
 
    !> tb(j, :) = T_b(t, Q_j, m(j, :)) for the lanes j = 1..nl, q(j, :) unit quaternions (scalar
    !> first), inertia(j, :) the moments (torque_batch's torque with natt = 4, bit for bit). The
