@@ -136,7 +136,7 @@ contains
       real(dp), dimension(lane_block, 4) :: ql, qn
       real(dp), dimension(lane_block, 3) :: il, ml, a, tb, psi, y
       real(dp), dimension(lane_block) :: a2, s, c
-      real(dp) :: hh, e1, e2, e3, e4, t1, t2, t3, y1, y2, y3, p1, p2, p3, p4, x
+      real(dp) :: hh, e1, e2, e3, e4, t1, t2, t3, y1, y2, y3, p1, p2, p3, p4
       integer :: i, j
       logical :: torque
 
@@ -166,10 +166,7 @@ contains
          psi(j, 1) = hh * (ml(j, 1) / il(j, 1))
          psi(j, 2) = hh * (ml(j, 2) / il(j, 2))
          psi(j, 3) = hh * (ml(j, 3) / il(j, 3))
-         x = psi(j, 1)**2 + psi(j, 2)**2 + psi(j, 3)**2
-         a2(j) = x
-         s(j) = 0.5_dp - x * (1.0_dp / 48 - x * (1.0_dp / 3840 - x / 645120))
-         c(j) = 1.0_dp - x * (0.125_dp - x * (1.0_dp / 384 - x / 46080))
+         call half_angle_series(psi(j, 1), psi(j, 2), psi(j, 3), a2(j), s(j), c(j))
       end do
       call half_angle_sincos_lanes(nl, a2, s, c)
       ! e = quat_exp(psi), Y = E(e)^T a, psi = h I^-1 Y and quat_exp's series of psi
@@ -187,10 +184,7 @@ contains
          psi(j, 1) = h * (y1 / il(j, 1))
          psi(j, 2) = h * (y2 / il(j, 2))
          psi(j, 3) = h * (y3 / il(j, 3))
-         x = psi(j, 1)**2 + psi(j, 2)**2 + psi(j, 3)**2
-         a2(j) = x
-         s(j) = 0.5_dp - x * (1.0_dp / 48 - x * (1.0_dp / 3840 - x / 645120))
-         c(j) = 1.0_dp - x * (0.125_dp - x * (1.0_dp / 384 - x / 46080))
+         call half_angle_series(psi(j, 1), psi(j, 2), psi(j, 3), a2(j), s(j), c(j))
       end do
       call half_angle_sincos_lanes(nl, a2, s, c)
       ! p = quat_exp(psi), q <- qmul(q, p), m <- E(p)^T a
@@ -228,6 +222,17 @@ contains
          end do
       end if
    end subroutine terze_block
+
+   !> a2 = |psi|^2 and the series of rotations' quat_exp in it: s ~ sin(|psi|/2) / |psi|,
+   !> c ~ cos(|psi|/2) (half_angle_sincos_lanes replaces them where a2 is not small).
+   pure elemental subroutine half_angle_series(p1, p2, p3, a2, s, c)
+      real(dp), intent(in) :: p1, p2, p3
+      real(dp), intent(out) :: a2, s, c
+
+      a2 = p1**2 + p2**2 + p3**2
+      s = 0.5_dp - a2 * (1.0_dp / 48 - a2 * (1.0_dp / 3840 - a2 / 645120))
+      c = 1.0_dp - a2 * (0.125_dp - a2 * (1.0_dp / 384 - a2 / 46080))
+   end subroutine half_angle_series
 
    !> quat_exp_lanes' sines and cosines of every lane: for a2 = |psi|^2 not below series_bound,
    !> s = sin(|psi|/2) / |psi| and c = cos(|psi|/2) in place of the series in s, c (rotations'

@@ -58,3 +58,20 @@ def each_cpu_target(request):
     frb.set_cpu_target(request.param)
     yield request.param
     frb.set_cpu_target(before)
+
+
+@pytest.fixture
+def restore_dispatch():
+    """Restores the SIMD target and the engine's lane steps after a test that changes them
+    (``pytestmark = pytest.mark.usefixtures("restore_dispatch")``)."""
+    import frb
+
+    before = frb.cpu_dispatch()
+    yield
+    try:
+        from frb import _testing
+    except ImportError:
+        pass
+    else:
+        _testing.lane_steps_use(1)
+    frb.set_cpu_target(before)

@@ -19,11 +19,7 @@ TARGETS = frb.simd.supported_cpu_targets()
 N = 2 * 4096 + 37
 
 
-@pytest.fixture(autouse=True)
-def _restore_target():
-    before = frb.cpu_dispatch()
-    yield
-    frb.set_cpu_target(before)
+pytestmark = pytest.mark.usefixtures("restore_dispatch")
 
 
 def _batch(n, natt, per_body, seed=5):

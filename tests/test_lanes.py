@@ -15,12 +15,7 @@ _testing = pytest.importorskip("frb._testing")
 TARGETS = frb.simd.supported_cpu_targets()
 
 
-@pytest.fixture(autouse=True)
-def _restore():
-    before = frb.cpu_dispatch()
-    yield
-    _testing.lane_steps_use(1)
-    frb.set_cpu_target(before)
+pytestmark = pytest.mark.usefixtures("restore_dispatch")
 
 
 def _bodies(n, seed=5):

@@ -13,11 +13,7 @@ import frb
 TARGETS = frb.simd.supported_cpu_targets()
 
 
-@pytest.fixture(autouse=True)
-def _restore_target():
-    before = frb.cpu_dispatch()
-    yield
-    frb.set_cpu_target(before)
+pytestmark = pytest.mark.usefixtures("restore_dispatch")
 
 
 def _bodies(n, seed=3):
