@@ -639,13 +639,15 @@ contains
       integer, intent(in) :: j, natt
       real(dp), intent(in) :: t, att(natt), inertia(3)
       real(dp), intent(out) :: a(3, 3), b(3)
-      real(dp) :: r(3, max_torque_terms)
+      real(dp) :: r(3, max_torque_terms), hh(3, 3), dd(3, 3)
       type(momentum_part) :: lin
       integer :: i
 
       call term_times(tq, t, r)
       call builtin_parts(tq, r, j, natt, att, inertia, b, lin)
-      a = matmul(hat(lin%h), diag3(1 / inertia))
+      hh = hat(lin%h)
+      dd = diag3(1 / inertia)
+      a = matmul(hh, dd)
       do i = 1, 3
          a(i, i) = a(i, i) - (lin%c + lin%kd / inertia(i))
       end do
