@@ -120,6 +120,8 @@ contains
             call finish(v, h, bds(j), xs(:, j), tl(:, j), m(:, j), q(:, j))
          case (failed_solve)
             info(j) = info_no_solution
+         case (failed_finite)
+            info(j) = info_non_finite
          case default
             info(j) = info_no_convergence
          end select

@@ -38,7 +38,8 @@
 ! by torque_batch at the current iterate at the start of every iteration, i.e. simplified
 ! Newton for the torque). A body stops when its update is at most newton_rtol = 4 eps times
 ! |x| (or x = 0); then it is left alone. After newton_max_iter = 50 iterations without
-! stopping, info = info_no_convergence; a singular Newton matrix gives info_no_solution.
+! stopping, info = info_no_convergence; a singular Newton matrix gives info_no_solution, an
+! iterate beyond the float64 range info_non_finite.
 ! Predictors are explicit (forward Euler / momentum forward Euler with the known torque).
 ! Residuals are written as x - (constant of the step) - (small iterate-dependent term), with
 ! rotations entering as increments exp[-psi] v - v, so that the rounding noise of the residual
@@ -361,6 +362,8 @@ contains
             end do
             if (bad == 1) then
                info(j) = info_no_solution
+            else if (bad == 2) then
+               info(j) = info_non_finite
             else if (.not. conv) then
                info(j) = info_no_convergence
             else
@@ -407,6 +410,8 @@ contains
             call finish(v, h, bds(j), xs(:, j), tl(:, j), m(:, j), q(:, j))
          case (failed_solve)
             info(j) = info_no_solution
+         case (failed_finite)
+            info(j) = info_non_finite
          case default
             info(j) = info_no_convergence
          end select

@@ -1030,6 +1030,7 @@ class TorqueSum(Torque):
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
                  inertia: ArrayLike | None = None) -> NDArray[np.float64]:
         total: Any = 0.0
+        want = np.shape(Q)[:-2] + (3,)
         for tq in self.terms:
             if tq.needs_inertia:
                 res = tq(t, Q, m, inertia=inertia)
@@ -1037,7 +1038,16 @@ class TorqueSum(Torque):
                 res = tq(t, Q, m)
             else:
                 res = tq(t, Q)
-            total = total + np.asarray(res, dtype=np.float64)
+            # each term's result as a torque alone is checked (no broadcast of one term over
+            # the bodies, no conversion of strings)
+            arr = np.asarray(res) if res is not None else np.empty(0, dtype=object)
+            if arr.dtype.kind not in "iuf" or arr.dtype == bool:
+                raise ValueError(f"torque {shown(tq)} in a sum must return real numbers, got "
+                                 f"{'None' if res is None else f'dtype {arr.dtype}'}")
+            if arr.shape != want:
+                raise ValueError(f"torque {shown(tq)} in a sum must return an array of shape "
+                                 f"{want}, got {arr.shape}")
+            total = total + arr.astype(np.float64)
         return np.asarray(total)
 
     def potential(self, Q: ArrayLike) -> Any:

@@ -169,7 +169,7 @@ class QuaternionFeedback(WheelLaw):
         """The reference quaternions at the time t, (4,) or (N, 4)."""
         if isinstance(self.q_ref, np.ndarray):
             return self.q_ref
-        return np.asarray(self.q_ref(t), dtype=np.float64)
+        return unit_quaternions(self.q_ref(t), "q_ref(t)")
 
     def torques(self, t: float, Q: ArrayLike, m: ArrayLike, h: ArrayLike, inertia: ArrayLike,
                 axes: ArrayLike, pseudo_inverse: ArrayLike) -> NDArray[np.float64]:

@@ -710,3 +710,42 @@ def test_rotation_exp_at_every_scale(v):
         q = [mp.cos(a / 2)] + [s * x / a for x in w]
     expected = frb.quat_to_matrix(np.array([float(x) for x in q]))
     np.testing.assert_allclose(R, expected, rtol=0, atol=4e-16)
+
+
+def test_user_torque_in_a_sum_checked_as_alone():
+    m, q = np.array([[1.0, 2, 3], [0.5, -1, 2]]), np.tile([1.0, 0, 0, 0], (2, 1))
+    top = frb.torques.heavy_top(1.0, [0, 0, 0.3])
+    for bad, words in ((lambda t, Q: np.zeros((2, 2)), "shape"), (lambda t, Q: "abc", "real numbers"),
+                       (lambda t, Q: [0.0, 0, 1.0], "shape")):
+        with pytest.raises(ValueError, match=words):
+            frb.integrate(m, q, [1.0, 2, 3], 0.1, 3, method="RK4", torque=top + bad)
+    # a zero user term changes nothing: the sum equals the built-in torque alone
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both = frb.integrate(m, q, [1.0, 2, 3], 0.1, 3, method="RK4",
+                             torque=top + (lambda t, Q: np.zeros((len(Q), 3))))
+    alone = frb.integrate(m, q, [1.0, 2, 3], 0.1, 3, method="RK4", torque=top)
+    np.testing.assert_allclose(both.m, alone.m, rtol=0, atol=1e-15)
+
+
+def test_wheel_law_reference_function_checked():
+    m, q = np.array([[1.0, 2, 3], [0.5, -1, 2]]), np.tile([1.0, 0, 0, 0], (2, 1))
+    wheels = frb.Wheels(np.eye(3), np.zeros(3), [0.1] * 3)
+    for bad, error in ((lambda t: [1.0, 0.0], ValueError), (lambda t: "abc", TypeError),
+                       (lambda t: [2.0, 0, 0, 0], ValueError)):
+        law = frb.wheel_laws.quaternion_feedback(bad, 1.0, 1.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(error, match=r"^q_ref\(t\)"):
+                frb.integrate(m, q, [1.0, 2, 3], 0.1, 3, method="YOSHIDA4", wheels=wheels,
+                              wheel_law=law)
+
+
+def test_experiment_options_bounded_and_diverged_runs_left_out():
+    from frb.experiments import run_experiment
+    with pytest.raises(ValueError, match="^bodies "):
+        run_experiment("satellite", bodies=10**9, coast=2.0, detumble=2.0, slew=2.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        r = run_experiment("krysl-fast-top", n0=4, levels=2, methods="RK4", h_ref=0.1)
+    assert not np.isinf(r.data["err_m"]["RK4"]).any()

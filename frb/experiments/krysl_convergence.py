@@ -105,7 +105,11 @@ def _run(name: str, n0: int | None = None, levels: int | None = None,
                 tr = integrate(m0, R0, I, T / n, n, method=meth, torque=torque, save_every=n)
             except IntegrationError:
                 continue                    # no solution at this step: left out (shown as --)
-            err_m[meth][k] = np.linalg.norm(tr.m[-1] - m_ref)
+            with np.errstate(over="ignore", invalid="ignore"):
+                em = np.linalg.norm(tr.m[-1] - m_ref)
+            if not (np.isfinite(em) and np.isfinite(tr.Q[-1]).all()):
+                continue                    # diverged beyond the float64 range: left out too
+            err_m[meth][k] = em
             err_R[meth][k] = attitude_error(tr.Q[-1], R_ref)
     floor = 10.0 * max(acc)
     orders = {meth: (fit_order(hs[-3:], err_m[meth][-3:], floor),

@@ -332,7 +332,8 @@ _OPTIONS = (Option("h", float, 0.5, "step in seconds (frb's choice: 0.5; at most
             Option("damping", float, 0.01, "damping rate c, 1/s", low=0),
             Option("kp", float, 1.0, "proportional gain, N m", low=0),
             Option("kd", float, 25.0, "derivative gain, N m s", low=0),
-            Option("bodies", int, 1000, "bodies of the Monte Carlo of wheel slews", low=1),
+            Option("bodies", int, 1000, "bodies of the Monte Carlo of wheel slews", low=1,
+                   high=10**6),
             Option("u_max", float, 0.05, "motor torque limit of a wheel, N m", low=0, strict=True),
             Option("h_max", float, 1.0, "momentum limit of a wheel, N m s", low=0, strict=True))
 
