@@ -62,9 +62,10 @@ UNTRAPPED["engine_segment_gil"] = (
 ENGINE = ("engine_whole", "engine_segment", "engine_segment_gil")
 # the loops whose steps may overflow on purpose: an explicit method given a step far beyond its
 # stability (h = 1e18) ends the step non-finite, and the loop stops there (status
-# INFO_NON_FINITE, frb.IntegrationError). Their flags are read after the call instead of
-# trapped: raised by a call that ends with that status they are the stop; raised by any other
-# call they fail the test (FloatingPointError)
+# INFO_NON_FINITE, frb.IntegrationError), and an implicit method's Newton iteration given such a
+# step diverges on its way to failing (INFO_NO_CONVERGENCE, INFO_NO_SOLUTION). Their flags are
+# read after the call instead of trapped: raised by a call that ends with one of these failures
+# they are the stop; raised by a call that succeeds they fail the test (FloatingPointError)
 FLAGGED = ("engine_whole", "engine_segment", "free_steps_one")
 # the routines that check every body first (fortran/checks.f90, without a floating-point
 # exception for any value) and refuse an invalid one before any step: trapped also when given
@@ -114,10 +115,11 @@ def _status(name, result) -> int:
     return int(result[-1] if name == "free_steps_one" else result[0])
 
 
-def _non_finite() -> int:
+def _failures() -> tuple[int, ...]:
+    """The statuses of a run stopped by a step that left the float64 range or diverged."""
     from frb import _numbers_table as nt
 
-    return nt.INFO_NON_FINITE
+    return (nt.INFO_NON_FINITE, nt.INFO_NO_CONVERGENCE, nt.INFO_NO_SOLUTION)
 
 
 def _trapped(routine, name):
@@ -130,7 +132,7 @@ def _trapped(routine, name):
             result = routine(*args, **kwargs)
             flags = _libm.fetestexcept(TRAPS)
             _libm.feclearexcept(FE_ALL_EXCEPT)
-            if flags and _status(name, result) != _non_finite():
+            if flags and _status(name, result) not in _failures():
                 what = ", ".join(v for k, v in _NAMES.items() if flags & k)
                 raise FloatingPointError(f"{name} raised {what} and ended with status "
                                          f"{_status(name, result)}")
@@ -139,7 +141,7 @@ def _trapped(routine, name):
             result = routine(*args, **kwargs)
             flags = _libm.fetestexcept(TRAPS)
             _libm.feclearexcept(FE_ALL_EXCEPT)
-            if flags and not (name in FLAGGED and _status(name, result) == _non_finite()):
+            if flags and not (name in FLAGGED and _status(name, result) in _failures()):
                 what = ", ".join(v for k, v in _NAMES.items() if flags & k)
                 raised.append(f"{name} in {_current_test[0]}: {what}")
             return result
