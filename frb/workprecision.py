@@ -75,7 +75,7 @@ def random_bodies(n: int, rng: int | None = 0
     n = _validate.count(n, "n")
     if 8.0 * n * 14 > 0.9 * available_memory():     # (the three arrays and a temporary)
         raise ValueError(f"n: {n} random bodies would not fit in the memory available")
-    if not (rng is None or isinstance(rng, (np.random.Generator, np.random.SeedSequence))
+    if not (rng is None or isinstance(rng, np.random.Generator)
             or (isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)))):
         raise TypeError(f"rng must be None, an integer or a numpy.random.Generator, got "
                         f"{type(rng).__name__}")

@@ -50,8 +50,8 @@ def _norm(v):
 
 @settings(max_examples=_examples(400))
 @given(bodies(), st.integers(0, 3))
-# found by a 20,000-example run: within 1e-141 of the axis of a symmetric body the frame angle's
-# coefficient sqrt(c0 (c0 + c1)) underflows to 0 (it gave NaN before atan2_ratio)
+# within 1e-141 of the axis of a symmetric body the frame angle's coefficient sqrt(c0 (c0 + c1))
+# underflows to 0 (atan2_ratio takes that quotient without a NaN)
 @example((np.array([0.0, 9.65001741e-142, 1.0]), np.array([1.0, 1.0, 0.5]), np.array([1.0, 0, 0, 0]), 1e-300), 0)
 @example((np.array([0.0, 9.65001741e-142, 1.0]), np.array([1.0, 1.0, 0.5]), np.array([1.0, 0, 0, 0]), 0.1), 0)
 # found by a 30,000-example run: on the separatrix, cosh(u0) overflows and the quadrature's first
