@@ -35,7 +35,7 @@ from ._kept import check_kept_states, kept_count, kept_steps
 from ._messages import IntegrationError, check_message, failure, gyrostat_phase_message, \
     per_body_torque_message
 from ._progress import Progress
-from ._scaling import Scaling, scaling_of, torque_exponents
+from ._scaling import Scaling, scaling_of
 from .methods import MethodInfo, check_dmv_inertia
 from .schedules import FREE_PLAN, plan as splitting_plan
 from .threads import get_num_threads, resolve as resolve_threads
@@ -665,7 +665,7 @@ def _checked(run: Run, extremes: NDArray[np.float64]) -> Run:
     form = run.torque.compiled if run.torque is not None else None
     scaling = scaling_of(run.method, run.m, run.inertia, run.h,
                          run.torque is not None or wheels_active, extremes,
-                         torque_exponents(form, terms, body if form.body is not None else None)
+                         (form, terms, body if form.body is not None else None)
                          if form is not None else None)
     if scaling is not None and wheels_active:
         raise ValueError("a run with reaction wheels must be within the scales the methods "

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,7 +33,10 @@ from ._numbers_table import TORQUE_TERM_HEADER, TORQUE_TERM_REALS
 from .methods import MethodInfo
 from .torques import PARAMETER_SCALES, CompiledTorque
 
-__all__ = ["Scaling", "scaling_of", "torque_exponents"]
+__all__ = ["Scaling", "scaling_of"]
+
+#: A compiled torque as a run holds it: its form, its terms and its per-body parameters (or None).
+TorqueTerms = tuple[CompiledTorque, NDArray[np.float64], Optional[NDArray[np.float64]]]
 
 
 @dataclass(frozen=True)
@@ -107,30 +111,30 @@ def _representable(given: NDArray[np.float64], scaled: NDArray[np.float64]) -> N
                          "m and inertia in units of closer scales")
 
 
-def torque_exponents(form: CompiledTorque, terms: NDArray[np.float64],
-                     body: NDArray[np.float64] | None) -> list[tuple[int, int, int, int]]:
+def _torque_exponents(torque: TorqueTerms) -> list[tuple[int, int, int, int]]:
     """(smallest, largest binary exponent, a, b) of every nonzero parameter of a compiled torque
-    whose units involve the momentum (``a != 0``; its terms ``terms`` and per-body parameters
-    ``body`` as in :meth:`Scaling.torque_terms`): what a common scaling must keep in range."""
+    whose units involve the momentum (``a != 0``; its terms and per-body parameters as in
+    :meth:`Scaling.torque_terms`): what a common scaling must keep in range."""
+    form, terms, body = torque
     out = []
     for i, kind in enumerate(form.kinds):
         block = form.blocks[i] if form.blocks else 0
         for j, (a, b) in enumerate(PARAMETER_SCALES[kind]):
             if a == 0:
                 continue
-            values = [terms[i, TORQUE_TERM_HEADER + j]]
+            values = np.array([terms[i, TORQUE_TERM_HEADER + j]])
             if block and body is not None:
-                values.extend(body[:, (block - 1) * TORQUE_TERM_REALS + j].tolist())
-            exps = [math.frexp(float(v))[1] for v in values if v != 0 and math.isfinite(v)]
-            if exps:
-                out.append((min(exps), max(exps), a, b))
+                values = np.append(values, body[:, (block - 1) * TORQUE_TERM_REALS + j])
+            exps = np.frexp(values[(values != 0) & np.isfinite(values)])[1]
+            if exps.size:
+                out.append((int(exps.min()), int(exps.max()), a, b))
     return out
 
 
 def _torque_bounds(params: list[tuple[int, int, int, int]], kb: int, e: int
                    ) -> tuple[float, float]:
     """The momentum exponents ka of a common scaling (the moments' kb given) that keep every
-    parameter of ``params`` (:func:`torque_exponents`) within ``2^-e .. 2^e``."""
+    parameter of ``params`` (:func:`_torque_exponents`) within ``2^-e .. 2^e``."""
     lo, hi = -math.inf, math.inf
     for emin, emax, a, b in params:
         # -e <= exponent + a ka + b kb <= e for the smallest and the largest exponent
@@ -143,13 +147,12 @@ def _torque_bounds(params: list[tuple[int, int, int, int]], kb: int, e: int
 
 def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float64],
                h: NDArray[np.float64], torqued: bool, extremes: NDArray[np.float64],
-               torque_params: list[tuple[int, int, int, int]] | None = None) -> Scaling | None:
+               torque: TorqueTerms | None = None) -> Scaling | None:
     """The scaling of a run (see the module), or None when it needs none: the momenta m2 (n, 3),
     the moments I2 (n, 3), the steps h (1,) or (n,), all finite, the moments positive;
     ``extremes`` the scales of the batch found by the compiled checks (the largest and the
     smallest nonzero max_i |m_i| of a body, the smallest and the largest moment);
-    ``torque_params`` the exponents of a compiled torque's parameters
-    (:func:`torque_exponents`). Raises ValueError for a batch that spans too many scales for one
+    ``torque`` the run's compiled torque, if any. Raises ValueError for a batch that spans too many scales for one
     common scaling.
 
     A common scaling brings the largest ``|m_i|`` to about 1 unless that would take a parameter
@@ -179,6 +182,7 @@ def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float
     ka0 = -math.frexp(g)[1] if g > 0 else 0
     kb0 = -math.frexp(float(i_max.max()))[1]
     torque_bound = False
+    torque_params = _torque_exponents(torque) if torque is not None else None
     if torque_params:
         lo_ka, hi_ka = _torque_bounds(torque_params, kb0, e)
         # (and the largest |m_i| no larger than 2^e in the run's units)

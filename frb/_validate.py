@@ -22,6 +22,7 @@ and not floats (``100.0`` is refused: ``TypeError``).
 from __future__ import annotations
 
 import decimal
+import inspect
 import math
 import numbers
 from itertools import chain
@@ -254,7 +255,6 @@ def choice(value: Any, name: str, choices: Any, shown: str) -> Any:
 def takes_positional(function: Any, count: int) -> bool:
     """False when the signature of the callable ``function`` cannot take ``count`` positional
     arguments (True when it can, or when its signature cannot be read)."""
-    import inspect
     try:
         signature = inspect.signature(function)
     except (TypeError, ValueError):
