@@ -695,9 +695,11 @@ def gyrostat_phase(tq: Optional[Torque], m: NDArray[np.float64], h: NDArray[np.f
     |m| / I_min, for a rotor larger than m), the scale of the gyrostat flow's long steps. An
     upper bound of it when that is below LONG_STEP_PHASE (all its callers need to know)."""
     hr = getattr(tq, "internal_momentum", None) if tq is not None else None
-    smallest = float(inertia.min()) if inertia.size else 0.0
-    if hr is None or m.shape[0] == 0 or not smallest > 0.0:
-        return 0.0      # (no rotor, or moments that the checks refuse)
+    if hr is None or m.shape[0] == 0 or not inertia.size:
+        return 0.0      # (no rotor)
+    smallest = float(inertia.min())
+    if not smallest > 0.0:
+        return 0.0      # (moments that the checks refuse)
     hmax = float(np.max(np.abs(h)))
     # an upper bound first (|m| + |h_r| <= 2 sqrt(3) times the largest component; no temporary
     # arrays): the phase itself only when it matters
