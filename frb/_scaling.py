@@ -14,7 +14,9 @@ moment are in ``[1/2, 1)``: the same results, bit for bit, as the run at moderat
   flows, the approximate free flows: ``MethodInfo.free_steps``) is scaled body by body (a batch
   may span any scales).
 * Any other run is scaled as a whole (the torque's parameters and the time are shared): a batch
-  whose bodies span more than ``2^e`` in ``|m|`` or in the moments is refused (split it).
+  whose bodies span more than ``2^e`` in the moments, or more than ``2^200`` (every method's
+  range) in ``|m|``, is refused (split it): a body far below the batch's ``|m|`` only has
+  corrections of relative size ``(|h| |m| / I)^2`` and beyond underflow.
 
 The exact free flows take every scale themselves (``flow_prepare`` of
 ``fortran/exact_flow.f90``), to a few ulps; rescaled, their results are those of the moderate
@@ -29,7 +31,7 @@ from typing import Optional
 import numpy as np
 from numpy.typing import NDArray
 
-from ._numbers_table import TORQUE_TERM_HEADER, TORQUE_TERM_REALS
+from ._numbers_table import SCALE_EXPONENT, TORQUE_TERM_HEADER, TORQUE_TERM_REALS
 from .methods import MethodInfo
 from .torques import PARAMETER_SCALES, CompiledTorque
 
@@ -163,8 +165,11 @@ def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float
     if e is None or m2.shape[0] == 0:
         return None
     lo, hi = 2.0**-e, 2.0**e
+    # a small |m| is held to the range of every method: below it only corrections of relative
+    # size (|h| |m| / I)^2 and beyond underflow (DMV's narrower range is for powers of 1 / I)
+    lo_m = min(lo, 2.0**-SCALE_EXPONENT)
     big, small, smallest_moment, largest_moment = extremes[:4].tolist()
-    if big <= hi and small >= lo and smallest_moment >= lo and largest_moment <= hi:
+    if big <= hi and small >= lo_m and smallest_moment >= lo and largest_moment <= hi:
         return None
     big_m = np.abs(m2).max(axis=1)
     i_max, i_min = I2.max(axis=1), I2.min(axis=1)
@@ -198,12 +203,13 @@ def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float
     if not math.isfinite(h_run) or (h0 != 0 and h_run == 0):
         return None
     small_m = np.ldexp(big_m, ka0)
-    bad_m = (big_m > 0) & (small_m < lo) & (not torque_bound)
+    bad_m = (big_m > 0) & (small_m < lo_m) & (not torque_bound)
     bad_i = np.ldexp(i_min, kb0) < lo
     if bad_m.any() or bad_i.any():
         b = int(np.argmax(bad_m | bad_i))
         what = "|m|" if bad_m[b] else "the moments of inertia"
-        raise ValueError(f"the batch spans too many scales: body {b} has {what} below 2^-{e} of "
+        raise ValueError(f"the batch spans too many scales: body {b} has {what} below "
+                         f"2^-{SCALE_EXPONENT if bad_m[b] else e} of "
                          f"the largest in the batch, so no common rescaling keeps every body "
                          f"exact for method {method.name} (bodies of extreme scale are rescaled "
                          "by powers of two); integrate bodies of very different scales in "

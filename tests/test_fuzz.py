@@ -235,7 +235,12 @@ def test_splitting_integrate(data, method):
             "nsteps": data.draw(st.integers(0, 4)), "method": method,
             "torque": _torque(data.draw(st.sampled_from([None, "heavy_top"])))}
     bad = _maybe_corrupt(data.draw, args)
-    out = _call_or_refuse(frb.splitting.integrate, args, bad, {})
+    try:
+        out = _call_or_refuse(frb.splitting.integrate, args, bad, {})
+    except frb.IntegrationError:
+        # (a valid but extreme value, h = 1e308 say, whose state overflows: the run's failure)
+        assert bad is not None, "a moderate step of a moderate body failed"
+        return
     if out is None:
         return
     arrays = [np.asarray(x) for x in (out if isinstance(out, tuple) else (out.m, out.Q))

@@ -745,3 +745,23 @@ def test_experiment_options_bounded():
     from frb.experiments import run_experiment
     with pytest.raises(ValueError, match="^bodies "):
         run_experiment("satellite", bodies=10**9, coast=2.0, detumble=2.0, slew=2.0)
+
+
+@pytest.mark.parametrize("method", ["DMV4", "DMV6", "DMV8", "RK4", "STRANG"])
+def test_a_body_nearly_at_rest_in_a_torqued_batch(method):
+    """A batch spanning 2^130 in |m| (within every method's range for momenta) runs: the small
+    body's |m| decays as e^{-c t} under linear damping (to rounding), and each body's trajectory
+    is the one it has alone."""
+    from frb.torques import linear_damping
+    m = np.array([[0.0, 0.0, 1.0], [1e-40, 2e-40, -1e-40]])
+    q = np.array([[1.0, 0, 0, 0], [0.6, 0.8, 0, 0]])
+    inertia = np.array([[1.0, 2, 3], [1.5, 2, 2.5]])
+    tq = linear_damping(0.3)
+    tr = frb.integrate(m, q, inertia, 0.01, 20, method=method, torque=tq, save_every=None)
+    ratio = np.linalg.norm(tr.m[-1], axis=1) / np.linalg.norm(m, axis=1)
+    # (RK4's error for m' = -c m: 20 (c h)^5 / 120 = 4e-14; the others take the damping exactly)
+    np.testing.assert_allclose(ratio, np.exp(-0.3 * 0.2), rtol=1e-13 if method == "RK4" else 4e-15)
+    alone = frb.integrate(m[1], q[1], inertia[1], 0.01, 20, method=method, torque=tq,
+                          save_every=None)
+    np.testing.assert_allclose(tr.m[-1, 1], alone.m[-1], rtol=1e-14, atol=0)
+    np.testing.assert_allclose(tr.q[-1, 1], alone.q[-1], rtol=0, atol=1e-14)
