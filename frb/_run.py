@@ -625,7 +625,8 @@ def prepare(req: Request) -> Run:
     times = np.array((t0, float(h[0]))) if h.shape[0] == 1 else np.concatenate(([t0], h))
     run = Run(route=route, method=info, config=config, plan=plan, torque_terms=terms,
               torque_body=tbody, torque=tq, user=user, m=m2, attitude=att, inertia=I_run, h=h,
-              t0=t0, h_given=float(h[0]), t0_given=t0, nsteps=nsteps, save_every=save_every,
+              t0=t0, h_given=float(h[0]) if h.size else 0.0, t0_given=t0, nsteps=nsteps,
+              save_every=save_every,
               threads=run_threads, progress=progress, single=single, form=form, scaling=None,
               inertia_given=I_given, original=req.attitude,
               label=f"{route.label} {req.name or info.name}", first_work=0,

@@ -354,7 +354,8 @@ def _run_host(form: str, parts: tuple[str, ...], config: tuple[Any, ...]
         ib = np.broadcast_to(inertia, batch + (3,)).reshape(n, 3)
         sens: dict[str, Any] = {"sensitivities": parts} if parts else {}
         results: list[np.ndarray] | None = None
-        for hv in np.unique(hb):
+        # (an empty batch is one empty frb run: the shapes of its results)
+        for hv in np.unique(hb) if n else [1.0]:
             rows = np.nonzero(hb == hv)[0]
             if batch == ():
                 tr = _frb_integrate(mb[0], ab[0], ib[0], float(hv), nsteps,

@@ -765,3 +765,11 @@ def test_a_body_nearly_at_rest_in_a_torqued_batch(method):
                           save_every=None)
     np.testing.assert_allclose(tr.m[-1, 1], alone.m[-1], rtol=1e-14, atol=0)
     np.testing.assert_allclose(tr.q[-1, 1], alone.q[-1], rtol=0, atol=1e-14)
+
+
+def test_empty_batch_with_per_body_steps():
+    """Steps given one a body for an empty batch: empty results (as for one shared step)."""
+    m, q = frb.quat_step(np.zeros((0, 3)), np.zeros((0, 4)), np.zeros(0), [1.0, 2, 3])
+    assert m.shape == (0, 3) and q.shape == (0, 4)
+    m, Q = frb.frb_step(np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), np.zeros((0, 3)))
+    assert m.shape == (0, 3) and Q.shape == (0, 3, 3)

@@ -283,3 +283,21 @@ def test_grad_of_a_run_without_sensitivities_refused_when_traced(method, torque,
 def test_python_integers_beyond_int64_are_read_as_floats(h, error, words):
     with pytest.raises(error, match=words):
         fj.quat_step(M, Q, h, INERTIA)
+
+
+def test_empty_batches_give_empty_results_like_frb():
+    """An empty batch (of states or of steps) is empty results of the shapes frb gives."""
+    q0, I = jnp.array([1.0, 0, 0, 0]), jnp.array([1.0, 2, 3])
+    m1, q1 = fj.quat_step(jnp.zeros((0, 3)), jnp.zeros((0, 4)), 0.1, I)
+    ref = frb.quat_step(np.zeros((0, 3)), np.zeros((0, 4)), 0.1, np.asarray(I))
+    assert (m1.shape, q1.shape) == (ref[0].shape, ref[1].shape) == ((0, 3), (0, 4))
+    m1, q1 = fj.quat_step(jnp.zeros(3), q0, jnp.zeros(0), I)
+    assert (m1.shape, q1.shape) == ((0, 3), (0, 4))
+    m1, Q1 = fj.frb_step(jnp.zeros((0, 3)), jnp.zeros((0, 3, 3)), 0.1, I)
+    assert (m1.shape, Q1.shape) == ((0, 3), (0, 3, 3))
+    m, q = fj.integrate(jnp.zeros((0, 3)), jnp.zeros((0, 4)), I, 0.1, 3, method="EXACT",
+                        save_every=1)
+    assert (m.shape, q.shape) == ((0, 4, 3), (0, 4, 4))
+    jac = jax.jacfwd(lambda x: fj.integrate(x, jnp.zeros((0, 4)), I, 0.1, 3, method="EXACT")[0])(
+        jnp.zeros((0, 3)))
+    assert jac.shape == (0, 1, 3, 0, 3)
