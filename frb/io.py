@@ -27,6 +27,7 @@ digits), which reads back bit for bit identical both here and with a Fortran
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import re
@@ -230,6 +231,8 @@ def _open_for_reading(name: str) -> BinaryIO:
     fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
         mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
         if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
             kind = "FIFO (named pipe)" if stat.S_ISFIFO(mode) else "socket"
             raise ValueError(f"{name} is a {kind}: read_dat reads files (write the data to a "

@@ -88,18 +88,7 @@ def coefficients(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] |
             "coefficients must be a pair (a, b) of sequences of real numbers "
             "(a_1..a_{s+1}, b_1..b_s)"
         ) from exc
-    a = _validate.real_array(a, "coefficients a", finite=False)
-    b = _validate.real_array(b, "coefficients b", finite=False)
-    if a.ndim != 1 or b.ndim != 1:
-        raise ValueError("coefficients must be a pair (a, b) of sequences of real numbers "
-                         f"(a_1..a_{{s+1}}, b_1..b_s), got shapes {a.shape} and {b.shape}")
-    a, b = tuple(a.tolist()), tuple(b.tolist())
-    if len(a) != len(b) + 1:
-        raise ValueError(
-            f"coefficients: need len(a) == len(b) + 1, got len(a)={len(a)}, len(b)={len(b)}"
-        )
-    if not all(math.isfinite(x) for x in a + b):
-        raise ValueError("coefficients must be finite")
+    a, b = _pair(a, b, "coefficients a", "coefficients b")
     sa = 2.0 * math.fsum(a[:-1]) + a[-1]
     sb = 2.0 * math.fsum(b)
     if abs(sa - 1.0) > _CONSISTENCY_TOL or abs(sb - 1.0) > _CONSISTENCY_TOL:
@@ -109,6 +98,24 @@ def coefficients(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] |
         )
     _check_flow_count(len(schedule(a, b)))
     return a, b
+
+
+def _pair(a: ArrayLike, b: ArrayLike, name_a: str, name_b: str
+          ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The coefficients a_1..a_{s+1}, b_1..b_s as tuples of floats: one-dimensional, finite,
+    ``len(a) == len(b) + 1``; TypeError or ValueError naming them otherwise."""
+    a_arr = _validate.real_array(a, name_a, finite=False)
+    b_arr = _validate.real_array(b, name_b, finite=False)
+    if a_arr.ndim != 1 or b_arr.ndim != 1:
+        raise ValueError(f"{name_a} and {name_b} must be sequences of real numbers "
+                         f"(a_1..a_{{s+1}}, b_1..b_s), got shapes {a_arr.shape} and {b_arr.shape}")
+    at, bt = tuple(a_arr.tolist()), tuple(b_arr.tolist())
+    if len(at) != len(bt) + 1:
+        raise ValueError(f"{name_a} must have one more coefficient than {name_b} "
+                         f"(a_1..a_{{s+1}}, b_1..b_s), got {len(at)} and {len(bt)}")
+    if not all(math.isfinite(x) for x in at + bt):
+        raise ValueError(f"{name_a} and {name_b} must be finite")
+    return at, bt
 
 
 def _check_flow_count(flows: int) -> None:
@@ -139,7 +146,30 @@ FREE_PLAN[0].flags.writeable = False
 
 
 def schedule(a: Sequence[float], b: Sequence[float]) -> list[tuple[str, float]]:
-    """Flat list of (kind, fraction of h) for one symmetric step, zeros removed."""
+    """The flows of one symmetric step, zeros removed and neighbours of one kind merged.
+
+    Parameters
+    ----------
+    a, b : sequences of real numbers
+        The coefficients ``a_1..a_{s+1}`` of the free flow and ``b_1..b_s`` of the torque.
+
+    Returns
+    -------
+    list of (str, float)
+        ``("A", fraction of h)`` for a free flow, ``("B", fraction of h)`` for a torque flow.
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``a`` or ``b`` not a sequence of finite real numbers, or ``len(a) != len(b) + 1``.
+
+    Examples
+    --------
+    >>> from frb.schedules import schedule, STRANG
+    >>> schedule(*STRANG)
+    [('A', 0.5), ('B', 1.0), ('A', 0.5)]
+    """
+    a, b = _pair(a, b, "a", "b")
     half = []
     for i, bi in enumerate(b):
         half.append(("A", a[i]))

@@ -2,7 +2,9 @@
 other arguments): the right answer, checked against an independent reference (exact rational
 arithmetic, the construction of the input, another route), or a clear exception of the type the
 input rule says, naming the argument."""
+import math
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -773,3 +775,39 @@ def test_empty_batch_with_per_body_steps():
     assert m.shape == (0, 3) and q.shape == (0, 4)
     m, Q = frb.frb_step(np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros(0), np.zeros((0, 3)))
     assert m.shape == (0, 3) and Q.shape == (0, 3, 3)
+
+
+@pytest.mark.parametrize("a, b, error, words", [
+    ([], (1.0,), ValueError, "one more coefficient"),
+    (np.array(1.0), (1.0,), ValueError, "shapes ()"),
+    ("abc", (1.0,), TypeError, "a must be"),
+    ([1, "a", 3], [1, 2], TypeError, "a must be"),
+    ([0.5, 0.0], [math.nan], ValueError, "finite"),
+])
+def test_schedule_checks_its_coefficients(a, b, error, words):
+    from frb.schedules import schedule
+    with pytest.raises(error, match=re.escape(words)):
+        schedule(a, b)
+
+
+def test_schedule_of_yoshida_merges_neighbours():
+    """Yoshida's fourth-order step as its flows: the free flows x1/2, (x0 + x1)/2, ... with
+    x1 = 1 / (2 - 2^(1/3)), x0 = 1 - 2 x1 (Yoshida 1990), the kicks x1, x0, x1."""
+    from frb.schedules import YOSHIDA4, schedule
+    x1 = 1.0 / (2.0 - 2.0 ** (1.0 / 3.0))
+    x0 = 1.0 - 2.0 * x1
+    got = schedule(*YOSHIDA4)
+    assert [k for k, _ in got] == list("ABABABA")
+    np.testing.assert_allclose([c for _, c in got],
+                               [x1 / 2, x1, (x0 + x1) / 2, x0, (x0 + x1) / 2, x1, x1 / 2],
+                               rtol=1e-14)
+
+
+def test_small_refusals_name_their_argument(tmp_path):
+    from frb.experiments import get_experiment
+    with pytest.raises(IsADirectoryError, match=re.escape(str(tmp_path))):
+        frb.read_dat(tmp_path)
+    with pytest.raises(TypeError, match="name must be an experiment's name"):
+        get_experiment(None)
+    with pytest.raises(TypeError, match="steps must be a sequence"):
+        frb.compare(steps=np.array(5))

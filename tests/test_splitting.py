@@ -299,7 +299,7 @@ def _bad_torque(m, Q, t):
         (dict(quadrature=1.5), TypeError, "quadrature"),
         (dict(torque=3.0), TypeError, "torque"),
         (dict(torque=_bad_torque), ValueError, "torque"),
-        (dict(coefficients=((0.5,), (0.5,))), ValueError, "len"),
+        (dict(coefficients=((0.5,), (0.5,))), ValueError, "one more coefficient"),
         (dict(coefficients=((0.3, 0.3), (0.5,))), ValueError, "consistent"),
         (dict(coefficients=((0.5, 0.0), (0.4,))), ValueError, "consistent"),
         (dict(coefficients=((0.5, "x"), (0.5,))), TypeError, "coefficients"),

@@ -52,8 +52,12 @@ EXPERIMENTS: dict[str, Experiment] = {
 
 
 def get_experiment(name: str) -> Experiment:
-    """The experiment called ``name`` (ValueError listing the names otherwise)."""
-    if not isinstance(name, str) or name not in EXPERIMENTS:
+    """The experiment called ``name`` (TypeError for a name that is not a string, ValueError
+    listing the names for an unknown one)."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be an experiment's name (a string, one of: "
+                        f"{', '.join(EXPERIMENTS)}), got {name!r}")
+    if name not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {name!r}; one of: {', '.join(EXPERIMENTS)}")
     return EXPERIMENTS[name]
 
