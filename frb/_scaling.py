@@ -31,7 +31,9 @@ from typing import Optional
 import numpy as np
 from numpy.typing import NDArray
 
-from ._numbers_table import SCALE_EXPONENT, TORQUE_TERM_HEADER, TORQUE_TERM_REALS
+from ._numbers_table import FAMILY_EXACT_SPLITTINGS, SCALE_EXPONENT, TORQUE_TERM_HEADER, \
+    TORQUE_TERM_REALS
+from ._validate import fmt
 from .methods import MethodInfo
 from .torques import PARAMETER_SCALES, CompiledTorque
 
@@ -173,6 +175,17 @@ def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float
         return None
     big_m = np.abs(m2).max(axis=1)
     i_max, i_min = I2.max(axis=1), I2.min(axis=1)
+    if method.family != FAMILY_EXACT_SPLITTINGS:
+        # (the exact flows take any moments; the other methods' arithmetic holds a body whose
+        # moments span at most 2^SCALE_EXPONENT)
+        wide = np.ldexp(i_min, SCALE_EXPONENT) < i_max
+        if wide.any():
+            b = int(np.argmax(wide))
+            raise ValueError(f"inertia: the principal moments of body {b} span more than "
+                             f"2^{SCALE_EXPONENT} ({fmt(float(i_min[b]))} to "
+                             f"{fmt(float(i_max[b]))}), beyond what method {method.name} holds; "
+                             "the exact flow (method EXACT, and the exact splittings) takes any "
+                             "moments")
     if not torqued and method.free_steps:
         ka = np.where(big_m > 0, -np.frexp(big_m)[1], 0).astype(np.int64)
         kb = np.broadcast_to(-np.frexp(i_max)[1], ka.shape).astype(np.int64)

@@ -572,7 +572,15 @@ def tensor_frame(inertia: Any, m: Any) -> PrincipalFrame | None:
             want = "(3, 3) or (1, 3, 3)" if single else f"(3, 3), (1, 3, 3) or ({n}, 3, 3)"
             raise ValueError(f"inertia tensors must have shape {want}, got {shape}")
         return None
-    return PrincipalFrame.of(inertia, layout == "shared tensor", single)
+    try:
+        return PrincipalFrame.of(inertia, layout == "shared tensor", single)
+    except ValueError as exc:
+        if shape == (3, 3) and not single:
+            # (moments of 3 bodies given for a batch of another size read as one tensor)
+            raise ValueError(f"{exc} (an inertia of shape (3, 3) for a batch of {n} bodies is one "
+                             f"inertia tensor shared by all; principal moments one a body need "
+                             f"shape ({n}, 3))") from None
+        raise
 
 
 def tensor_kinetic_energy(m: ArrayLike, J: ArrayLike) -> NDArray[np.float64]:

@@ -811,3 +811,27 @@ def test_small_refusals_name_their_argument(tmp_path):
         get_experiment(None)
     with pytest.raises(TypeError, match="steps must be a sequence"):
         frb.compare(steps=np.array(5))
+
+
+@pytest.mark.parametrize("method", ["DMV2", "SYMROT", "MIDPOINT", "NYSTROM4", "RK4"])
+def test_moments_of_one_body_beyond_the_methods_range_refused(method):
+    """A body whose moments span more than 2^200 is refused by name by the methods whose
+    arithmetic holds 2^200; the exact flow takes it (its value there: the limit I3 -> inf, a
+    body spinning about axis 3 at a rate m3 / I3 -> 0, is the planar free body in the
+    (1, 2) plane, which the exact flow of I = (1, 2, 2^199) matches)."""
+    with pytest.raises(ValueError, match=r"inertia: the principal moments of body 0 span more"):
+        frb.integrate([0.1, 0.2, 0.3], [1.0, 0, 0, 0], [1, 2, 1e308], 0.1, 3, method=method)
+    wide = frb.integrate([0.1, 0.2, 0.3], [1.0, 0, 0, 0], [1, 2, 1e308], 0.1, 3, method="EXACT")
+    within = frb.integrate([0.1, 0.2, 0.3], [1.0, 0, 0, 0], [1, 2, 2.0**199], 0.1, 3,
+                           method=method)
+    # (the methods' own errors at h = 0.1: orders 2, 4 and the exact free part of NYSTROM4)
+    atol = {"DMV2": 1e-4, "SYMROT": 1e-4, "MIDPOINT": 1e-4, "RK4": 1e-9}.get(method, 1e-12)
+    np.testing.assert_allclose(wide.m[-1], within.m[-1], rtol=0, atol=atol)
+
+
+def test_per_body_moments_given_as_one_tensor_say_so():
+    q = np.tile([1.0, 0, 0, 0], (3, 1))
+    inertia = np.array([[1.0, 2, 4], [1.5, 2, 2.5], [1, 1.7, 3]])
+    with pytest.raises(ValueError, match=r"shape \(3, 3\) for a batch of 4 bodies is one inertia "
+                                         r"tensor.*need shape \(4, 3\)"):
+        frb.integrate(np.ones((4, 3)), q, inertia, 0.1, 2, method="RK4")
