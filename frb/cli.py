@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 import textwrap
 from os import PathLike
@@ -49,10 +50,39 @@ def _version_text(prog: str) -> str:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with its usage errors on one line (``prog: error: message``, exit status 2)."""
+    """argparse with its usage errors on one line (``prog: error: message``, exit status 2), and
+    option values that start with a minus sign (``--m0 -1,2,3``) taken as values."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._valued: set[str] = set()
+
+    def add_argument(self, *names: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*names, **kwargs)
+        if action.option_strings and action.nargs is None and kwargs.get("action") in (None, "store"):
+            self._valued.update(action.option_strings)
+        return action
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        joined = []
+        i = 0
+        while i < len(argv):
+            # (argparse reads "-1,2,3" as an option: given as "--m0=-1,2,3" it is the value)
+            if argv[i] in self._valued and i + 1 < len(argv) and _NEGATIVE.match(argv[i + 1]):
+                joined.append(f"{argv[i]}={argv[i + 1]}")
+                i += 2
+                continue
+            joined.append(argv[i])
+            i += 1
+        return super().parse_args(joined, namespace)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+
+#: A value that starts with a minus sign: a negative number or a list starting with one.
+_NEGATIVE = re.compile(r"-(?:\d|\.\d|inf|nan)", re.IGNORECASE)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -138,7 +168,7 @@ def _experiment_parser(exp: Experiment) -> argparse.ArgumentParser:
         # (the text is converted and checked by the option: its messages name --NAME)
         p.add_argument("--" + o.name.replace("_", "-"), dest=o.name, type=str,
                        default=None, metavar=o.type.__name__.upper(),
-                       help=f"{o.help} (default: {o.default})")
+                       help=o.help if "default" in o.help else f"{o.help} (default: {o.default})")
     return p
 
 

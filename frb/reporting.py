@@ -318,7 +318,23 @@ def figure_path(path: str | PathLike[str], name: str) -> str:
     folder = os.path.dirname(text)
     if folder and not os.path.isdir(folder):
         raise ValueError(f"the folder {folder!r} of the figure {text!r} does not exist")
-    return text if os.path.splitext(text)[1] else text + ".png"
+    suffix = os.path.splitext(text)[1]
+    if suffix:
+        formats = _figure_formats()
+        if formats and suffix[1:].lower() not in formats:
+            raise ValueError(f"the figure {text!r} has the suffix {suffix!r}, not a format "
+                             f"matplotlib writes (one of: {', '.join(sorted(formats))})")
+    return text if suffix else text + ".png"
+
+
+def _figure_formats() -> set[str]:
+    """The file formats matplotlib writes (empty without matplotlib: its import fails later,
+    saying what to install)."""
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError:
+        return set()
+    return set(FigureCanvasBase.get_supported_filetypes())
 
 
 def save_figure(fig: Any, path: str | PathLike[str], layout: bool = True) -> None:

@@ -122,3 +122,32 @@ def test_installed_commands_outside_the_repository(tmp_path):
     res = subprocess.run([exe, "--names"], cwd=tmp_path, capture_output=True, text=True,
                          timeout=60)
     assert res.stdout.split() == list(EXPERIMENTS)
+
+
+def test_negative_values_after_an_option(capsys):
+    """``--m0 -1,2,3`` is the value -1,2,3 (argparse alone reads it as an option): the run is
+    the body's, whose energy drift the exact reference leaves at rounding."""
+    code = compare_main(["--m0", "-1,2,3", "--inertia", "1,2,3", "--steps", "10",
+                         "--methods", "EXACT", "--t-final", "1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.startswith("EXACT"))
+    assert float(row.split()[3]) < 1e-13          # error of m against the exact reference
+    assert compare_main(["--m0", "-1,2,3", "--inertia", "-1,2,3"]) == 2
+    assert "inertia must contain strictly positive" in capsys.readouterr().err
+
+
+def test_unknown_figure_format_refused_before_the_run(capsys):
+    pytest.importorskip("matplotlib")
+    assert compare_main(["--bodies", "2", "--plot", "figure.xyz"]) == 2
+    err = capsys.readouterr()
+    assert "'.xyz', not a format matplotlib writes" in err.err and "EXACT" not in err.out
+    assert main(["torus", "--plot", "figure.xyz"]) == 2
+    assert "not a format matplotlib writes" in capsys.readouterr().err
+
+
+def test_experiment_option_help_states_its_default_once(capsys):
+    with pytest.raises(SystemExit):
+        main(["torus", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: the input file's 0.5)" in text and "(default: None)" not in text
