@@ -178,7 +178,8 @@ def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float
     if method.family != FAMILY_EXACT_SPLITTINGS:
         # (the exact flows take any moments; the other methods' arithmetic holds a body whose
         # moments span at most 2^SCALE_EXPONENT)
-        wide = np.ldexp(i_min, SCALE_EXPONENT) < i_max
+        with np.errstate(over="ignore"):        # (inf for a large moment: not wide)
+            wide = np.ldexp(i_min, SCALE_EXPONENT) < i_max
         if wide.any():
             b = int(np.argmax(wide))
             raise ValueError(f"inertia: the principal moments of body {b} span more than "
