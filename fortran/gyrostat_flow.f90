@@ -20,12 +20,14 @@
 ! * The attitude: Q(t) = Q0 P(0)^T Y_d(psi) P(t), P the minimal rotation taking u = M / G to a
 !   fixed body unit vector d, psi' = w . (u + d) / (1 + u . d). psi by Gauss-Legendre quadrature:
 !   short steps in the gauge d = u0 with an error bound from the disk of analyticity of zeta
-!   (short_nodes); longer steps in panels, each in the gauge of its start, composed; whole
+!   (short_nodes); longer steps in panels, each in the gauge of its start, composed (the Jacobi
+!   functions at the second half of a panel's nodes by the addition theorem, jacobi_add); whole
 !   periods as one rotation about u0 (the holonomy of a period, by the panels of one period: the
 !   rest of the step and the period's remainder) taken n times (panel_step).
 ! * Steps with a phase |h| (|m| + |r|) / I_min above long_step_threshold take their secular part
-!   from the exact inputs: the number n of whole periods and the rest in quadruple precision
-!   (gyrostat_periods of gyrostat_flow_qp), the angle Phi of one period in double precision as
+!   from the exact inputs: the number n of whole periods and the rest in double-double arithmetic
+!   (gyrostat_flow_dd; in quadruple precision, gyrostat_periods of gyrostat_flow_qp, beyond 2^42
+!   periods), the angle Phi of one period in double precision as
 !   one integral in the gauge u0 or, when the orbit leaves its hemisphere, a centre of the orbit
 !   (period_angle), and the rest in double precision
 !   (periods_step); the rounding of n Phi is bounded by n times the integral of |psi'| over a
@@ -34,7 +36,8 @@
 !   quadruple precision from the exact inputs (gyrostat_flow_qp, the same code for kind qp). The
 !   steps near a separatrix (k'^2 < refine_modulus) whose estimated loss of accuracy exceeds
 !   refine_limit rounding errors run in quadruple-precision arithmetic with the rules of
-!   double-precision results (gyrostat_flow_qp_dp, double_step).
+!   double-precision results (gyrostat_flow_qp_dp, double_step): the states carried from panel
+!   to panel in it, the nodes inside a panel in double precision (panel_angle_double).
 ! * r = 0 is the free rigid body: exact_flow.free_flow.
 module gyrostat_flow
    use kinds, only: dp, qp, wp => dp
