@@ -20,12 +20,14 @@
 ! * The attitude: Q(t) = Q0 P(0)^T Y_d(psi) P(t), P the minimal rotation taking u = M / G to a
 !   fixed body unit vector d, psi' = w . (u + d) / (1 + u . d). psi by Gauss-Legendre quadrature:
 !   short steps in the gauge d = u0 with an error bound from the disk of analyticity of zeta
-!   (short_nodes); longer steps in panels, each in the gauge of its start, composed; whole
+!   (short_nodes); longer steps in panels, each in the gauge of its start, composed (the Jacobi
+!   functions at the second half of a panel's nodes by the addition theorem, jacobi_add); whole
 !   periods as one rotation about u0 (the holonomy of a period, by the panels of one period: the
 !   rest of the step and the period's remainder) taken n times (panel_step).
 ! * Steps with a phase |h| (|m| + |r|) / I_min above long_step_threshold take their secular part
-!   from the exact inputs: the number n of whole periods and the rest in quadruple precision
-!   (gyrostat_periods of gyrostat_flow_qp), the angle Phi of one period in double precision as
+!   from the exact inputs: the number n of whole periods and the rest in double-double arithmetic
+!   (gyrostat_flow_dd; in quadruple precision, gyrostat_periods of gyrostat_flow_qp, beyond 2^42
+!   periods), the angle Phi of one period in double precision as
 !   one integral in the gauge u0 or, when the orbit leaves its hemisphere, a centre of the orbit
 !   (period_angle), and the rest in double precision
 !   (periods_step); the rounding of n Phi is bounded by n times the integral of |psi'| over a
@@ -34,7 +36,8 @@
 !   quadruple precision from the exact inputs (gyrostat_flow_qp, the same code for kind qp). The
 !   steps near a separatrix (k'^2 < refine_modulus) whose estimated loss of accuracy exceeds
 !   refine_limit rounding errors run in quadruple-precision arithmetic with the rules of
-!   double-precision results (gyrostat_flow_qp_dp, double_step).
+!   double-precision results (gyrostat_flow_qp_dp, double_step): the states carried from panel
+!   to panel in it, the nodes inside a panel in double precision (panel_angle_double).
 ! * r = 0 is the free rigid body: exact_flow.free_flow.
 module gyrostat_flow
    use kinds, only: dp, qp, wp => dp
@@ -47,6 +50,7 @@ module gyrostat_flow
    use rotations, only: qmul
    use gyrostat_flow_qp, only: gyrostat_unit_qp => gyrostat_unit, gyrostat_periods_qp => gyrostat_periods
    use gyrostat_flow_qp_dp, only: gyrostat_unit_qp_dp => gyrostat_unit
+   use gyrostat_flow_dd, only: gyrostat_periods_dd
    implicit none
    private
 
@@ -107,11 +111,9 @@ module gyrostat_flow
       dd = imin / inertia
       if (phase_over(h, gs, fi, long_step_threshold) .or. maxval(inertia) > ratio_threshold * imin &
           .or. .not. (abs(tau) >= tiny(1.0_dp) .and. abs(tau) <= huge(1.0_dp))) then
-         ddq = real(imin, qp) / real(inertia, qp)
-         tq = scale(real(h, qp), e) / real(imin, qp)
          if (maxval(inertia) <= ratio_threshold * imin .and. abs(tau) >= tiny(1.0_dp) &
              .and. abs(tau) <= huge(1.0_dp)) then
-            call periods_step(ms, rs, dd, ddq, tq, tau, m1, w, done)
+            call periods_step(ms, rs, dd, inertia, imin, h, e, tau, m1, w, done)
             if (done) then
                m_out = scale(m1, e)
                return
@@ -119,6 +121,8 @@ module gyrostat_flow
          end if
          ! in quadruple precision from the exact inputs: the whole periods as one rotation, the
          ! rest in panels (gyrostat_unit)
+         ddq = real(imin, qp) / real(inertia, qp)
+         tq = scale(real(h, qp), e) / real(imin, qp)
          call gyrostat_unit_qp(real(ms, qp), real(rs, qp), ddq, tq, m1q, wq)
          m_out = scale(real(m1q, dp), e)
          w = real(wq, dp)
@@ -133,24 +137,26 @@ module gyrostat_flow
    end subroutine gyrostat_step
 
    !> A long scaled step in double precision with its secular part from the exact inputs: the
-   !> number n of whole periods and the rest s = tau - n T in quadruple precision
-   !> (gyrostat_periods), the angle Phi of a period in double precision in a single gauge
-   !> (period_angle), w = Y_u0(n Phi) W(s) with the rest W(s) by gyrostat_unit. The rounding of
-   !> n Phi is at most (n + 1) times spread, the integral of |psi'| over a period in rounding
-   !> errors: done = .false. (the caller takes the step in quadruple precision) when that exceeds
+   !> number n of whole periods and the rest s = tau - n T in double-double arithmetic
+   !> (gyrostat_flow_dd; in quadruple precision, gyrostat_periods, for more than 2^42 periods),
+   !> the angle Phi of a period in double precision in a single gauge (period_angle),
+   !> w = Y_u0(n Phi) W(s) with the rest W(s) by gyrostat_unit. The rounding of n Phi is at most
+   !> (n + 1) times spread, the integral of |psi'| over a period in rounding errors: done =
+   !> .false. (the caller takes the step in quadruple precision) when that exceeds
    !> long_step_threshold (the budget of a double-precision step's phase; spread taken times the
    !> difference of the double-precision period from the exact one in rounding errors, when
    !> more than one), when no gauge holds for the whole orbit, when a period may lose more than
    !> refine_limit rounding errors near a separatrix, or when the rest asks for the roots of its
-   !> exact inputs.
-   pure subroutine periods_step(ms, rs, dd, ddq, tq, tau, m1, w, done)
-      real(dp), intent(in) :: ms(3), rs(3), dd(3), tau
-      real(qp), intent(in) :: ddq(3), tq
+   !> exact inputs. (ms, rs, dd, tau: the scaled step; inertia, imin, h, e: its exact inputs,
+   !> tau = h 2^e / I_min.)
+   pure subroutine periods_step(ms, rs, dd, inertia, imin, h, e, tau, m1, w, done)
+      real(dp), intent(in) :: ms(3), rs(3), dd(3), inertia(3), imin, h, tau
+      integer, intent(in) :: e
       real(dp), intent(out) :: m1(3), w(4)
       logical, intent(out) :: done
-      real(dp) :: phi, axis(3), period, spread, n, rest, w1(4), c, s, drift
-      real(qp) :: nq, restq, lossq
-      logical :: refine
+      real(dp) :: phi, axis(3), period, spread, n, rest, w1(4), c, s, drift, tper, tper_lo, loss, dev
+      real(qp) :: nq, restq, lossq, ddq(3), tq
+      logical :: refine, wider
 
       m1 = 0
       w = 0
@@ -158,15 +164,26 @@ module gyrostat_flow
       if (.not. done) return
       done = (abs(tau) / period + 1) * spread <= long_step_threshold
       if (.not. done) return
-      call gyrostat_periods_qp(real(ms, qp), real(rs, qp), ddq, tq, nq, restq, lossq, done)
-      if (.not. done) return
+      call gyrostat_periods_dd(ms, rs, inertia, imin, h, e, refine_limit, n, rest, tper, tper_lo, &
+                               loss, done, wider)
+      if (wider) then
+         ddq = real(imin, qp) / real(inertia, qp)
+         tq = scale(real(h, qp), e) / real(imin, qp)
+         call gyrostat_periods_qp(real(ms, qp), real(rs, qp), ddq, tq, nq, restq, lossq, done)
+         if (.not. done) return
+         n = real(nq, dp)
+         rest = real(restq, dp)
+         loss = real(lossq, dp)
+         dev = real(abs((tq - restq) / nq - period), dp)
+      else
+         if (.not. done) return
+         dev = abs((tper - period) + tper_lo)
+      end if
       ! the double-precision lattice's period against the exact one: Phi moves by spread times
       ! their relative difference (near an equilibrium the lattice's rounding grows)
-      drift = max(1.0_dp, real(abs((tq - restq) / nq - period) / (epsilon(1.0_dp) * abs(period)), dp))
-      done = lossq <= refine_limit .and. (abs(nq) + 1) * spread * drift <= long_step_threshold
+      drift = max(1.0_dp, dev / (epsilon(1.0_dp) * abs(period)))
+      done = loss <= refine_limit .and. (abs(n) + 1) * spread * drift <= long_step_threshold
       if (.not. done) return
-      n = real(nq, dp)
-      rest = real(restq, dp)
       call gyrostat_unit(ms, rs, dd, rest, m1, w1, refine=refine)
       done = .not. refine
       if (.not. done) return
