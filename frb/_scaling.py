@@ -167,11 +167,13 @@ def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float
     if e is None or m2.shape[0] == 0:
         return None
     lo, hi = 2.0**-e, 2.0**e
-    # a small |m| is held to the range of every method: below it only corrections of relative
-    # size (|h| |m| / I)^2 and beyond underflow (DMV's narrower range is for powers of 1 / I)
+    # in a common scaling, a body whose |m| is far below the batch's is held to the range of
+    # every method: its step is small against its own scale (the batch's fastest body bounds h),
+    # so only its corrections of relative size (|h| |m| / I)^2 and beyond underflow (DMV's
+    # narrower range is for the powers of h m / I of a body at its own scale)
     lo_m = min(lo, 2.0**-SCALE_EXPONENT)
     big, small, smallest_moment, largest_moment = extremes[:4].tolist()
-    if big <= hi and small >= lo_m and smallest_moment >= lo and largest_moment <= hi:
+    if big <= hi and small >= lo and smallest_moment >= lo and largest_moment <= hi:
         return None
     big_m = np.abs(m2).max(axis=1)
     i_max, i_min = I2.max(axis=1), I2.min(axis=1)
