@@ -33,7 +33,7 @@ module exact_flow_lanes
                              precise_long, precise_step_threshold, &
                              invariants_min_det, &
                              long_step_threshold, ratio_threshold, norm_sq_min, norm_sq_max, &
-                             invariant_floor, addition_min_den
+                             invariant_floor, addition_min_den, secular_semi_exact
    use numbers_table, only: flow_lanes_width
    implicit none
    private
@@ -623,6 +623,8 @@ contains
          cc1(k) = (cn0(k) * cv(k) - sn0(k) * dn0(k) * sv(k) * dv(k)) * r
          dd1(k) = (dn0(k) * dv(k) - k2(k) * sn0(k) * cn0(k) * sv(k) * cv(k)) * r
          okf(k) = merge(okf(k), 0.0_dp, den >= addition_min_den)
+         ! (a semi-exact angle with its secular part taken exactly: free_flow_unit's)
+         okf(k) = merge(okf(k), 0.0_dp, quadrature == 0 .or. bab(k) * bab(k) >= secular_semi_exact)
          ! m1 in the (a, 2, b) order: a = 1 (b = 3) or a = 3 (b = 1)
          ma = sigma(k) * bab(k) * dd1(k)
          mb = bba(k) * cc1(k)

@@ -57,6 +57,10 @@ def _norm(v):
 # found by a 30,000-example run: on the separatrix, cosh(u0) overflows and the quadrature's first
 # amplitude is exactly pi/2, where the integrand is infinite (NaN = Inf * 0 before the guard)
 @example((np.array([2.5e-300, 1e-160, 1.0]), np.array([2.0, 0.5, 1.0]), np.array([1.0, 0, 0, 0]), 1.0), 1)
+# found by a 1e5-example run: a semi-exact step of a symmetric body about its distinct axis with
+# a tiny component along it (the angle's sum of order 1 / B), non-finite
+@example((np.array([4.8, 2.10925258e-63, 456.5625]), np.array([1.0, 3.0, 1.0]),
+          np.array([1.0, 0, 0, 0]), 0.125), 1)
 def test_flows_are_finite_and_keep_the_invariants(body, quadrature):
     m, inertia, q, h = body
     Q = frb.quat_to_matrix(q)

@@ -129,3 +129,22 @@ def test_chained_exact_steps_do_not_drift():
     assert np.max(np.abs(g / g0 - 1)) < 1e-13
     assert np.max(np.abs(e / e0 - 1)) < 1e-13
     assert np.max(np.linalg.norm(M - M0, axis=1) / g0) < 2e-13
+
+
+@pytest.mark.parametrize("tiny", [6.8e-43, 1e-20, 1e-10, 1e-5, 1e-2])
+@pytest.mark.parametrize("nodes", [1, 3, 10])
+def test_semi_exact_step_of_a_symmetric_body_is_its_exact_step(tiny, nodes):
+    """For I1 = I2 the modulus is 0 and the angle's integrand constant in the amplitude, so every
+    Gauss-Legendre rule integrates it exactly: the semi-exact step is the exact one to rounding,
+    also when the momentum's component along the distinct axis is tiny (where the sum of the
+    angle's integral is of order 1 / B)."""
+    q = np.array([0.5, 0.5, -0.5, 0.5])
+    m = np.array([tiny, 1.625, 4.125])
+    inertia = np.array([3.75, 0.96875, 0.96875])
+    h = 0.21850500134340786
+    m0, q0 = frb.quat_step(m, q, h, inertia, 0)
+    m1, q1 = frb.quat_step(m, q, h, inertia, nodes)
+    np.testing.assert_allclose(m1, m0, rtol=0, atol=1e-15 * np.linalg.norm(m))
+    np.testing.assert_allclose(q1, q0, rtol=0, atol=1e-15)
+    batch = frb.quat_step(np.tile(m, (9, 1)), np.tile(q, (9, 1)), h, inertia, nodes)
+    assert np.array_equal(batch[1], np.tile(q1, (9, 1)))
