@@ -47,6 +47,7 @@ module exact_flow
                            gl_node, gl_weight
    use exact_flow_qp, only: free_flow_unit_qp => free_flow_unit
    use rotations, only: qmul, quat_matrix
+   use double_double, only: two_sum, fast_two_sum, two_prod
    use lane_math, only: lane_sincos, lane_atan, lane_atanc, lane_atan2
    implicit none
    private
@@ -246,46 +247,8 @@ module exact_flow
    end subroutine symmetric_step
 
    ! Double-double arithmetic (T. J. Dekker, "A floating-point technique for extending the available
-   ! precision", Numer. Math. 18, 1971: exact sum and product of two doubles, the product by
-   ! Veltkamp's splitting, no fused multiply-add; and the operations on pairs hi + lo built on them).
-
-   !> s + e = a + b exactly (Knuth, The Art of Computer Programming vol. 2, 4.2.2, Theorem B).
-   pure subroutine two_sum(a, b, s, e)
-      real(dp), intent(in) :: a, b
-      real(dp), intent(out) :: s, e
-      real(dp) :: v
-
-      s = a + b
-      v = s - a
-      e = (a - (s - v)) + (b - v)
-   end subroutine two_sum
-
-   !> s + e = a + b exactly for |a| >= |b| (Dekker's fast two-sum).
-   pure subroutine fast_two_sum(a, b, s, e)
-      real(dp), intent(in) :: a, b
-      real(dp), intent(out) :: s, e
-      real(dp) :: r
-
-      r = a + b
-      e = b - (r - a)
-      s = r
-   end subroutine fast_two_sum
-
-   !> p + e = a b exactly (Dekker's mul12 with Veltkamp's splitting into 26-bit halves), for
-   !> |a|, |b| below dd_max and products above the underflow threshold.
-   pure subroutine two_prod(a, b, p, e)
-      real(dp), intent(in) :: a, b
-      real(dp), intent(out) :: p, e
-      real(dp), parameter :: split = 134217729.0_dp     ! 2^27 + 1
-      real(dp) :: t, ah, al, bh, bl
-
-      p = a * b
-      t = split * a
-      ah = t - (t - a); al = a - ah
-      t = split * b
-      bh = t - (t - b); bl = b - bh
-      e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-   end subroutine two_prod
+   ! precision", Numer. Math. 18, 1971): the operations on pairs hi + lo, on the exact sums and
+   ! products of two doubles of module double_double.
 
    !> (zh, zl) = (xh + xl) y, within 2 u^2 relative.
    pure subroutine dd_mul_d(xh, xl, y, zh, zl)
