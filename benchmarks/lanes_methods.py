@@ -235,7 +235,7 @@ def main(argv=None):
     print(text)
     out = Path(__file__).resolve().parent / "results"
     out.mkdir(exist_ok=True)
-    (out / "lanes_methods.md").write_text(text)
+    (out / "lanes_by_method.md").write_text(text)
     return 0
 
 
