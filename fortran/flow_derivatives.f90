@@ -20,12 +20,15 @@
 !   formulas, branches and reductions on dual numbers (exact_flow_dual), with the derivatives of
 !   sn, cn, dn in the parameter from those of the integral of the first kind (jacobi_derivatives),
 !   and in quadruple precision where the flow takes it (long steps); steady rotations (principal
-!   axes, the sphere) by the exponential of their constant linearisation.
+!   axes, the sphere) by the exponential of their constant linearisation;
+! * the attitude's derivative in the momentum of short exact steps (a turn of at most 1/16 rad):
+!   the Taylor series of the variational equations (short_turn_block), as the closed form takes
+!   it as a difference of two frames' derivatives that cancel to the size of the turn.
 ! The values m1, w are those of free_flow bit for bit.
 module flow_derivatives
    use kinds, only: dp, qp
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
-   use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_trivial, path_long, &
+   use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_trivial, path_unit, path_long, &
                          path_refused, keep_invariants, symmetric_long, symmetric_step, precise_long, &
                          free_flow
    use unit_jacobian, only: unit_step_jacobian, unit_done, tangent_pair
@@ -37,10 +40,18 @@ module flow_derivatives
    implicit none
    private
 
-   public :: free_flow_jacobian, inertia_jacobian_batch, unsorted
+   public :: free_flow_jacobian, inertia_jacobian_batch, unsorted, short_turn, short_turn_block
 
    !> Bodies of a chunk of the batches (the unit of their threads).
    integer, parameter :: chunk = 8
+   !> Exact steps that turn the body by at most this many radians (|h| |m| / I_min) take the
+   !> derivative of the attitude in the momentum from the Taylor series of the variational
+   !> equations (short_turn_block): the closed form gives it as the difference of the derivatives
+   !> of the frames of m0 and m1, each of size 1 / |m|, which leaves about 1e-16 / phi of it.
+   real(dp), parameter :: short_turn_max = 2.0_dp**(-4)
+   !> The highest order of that series (it stops after two terms in a row below 2^-58 of the
+   !> first; at the largest turn the terms fall by about 1/16 each).
+   integer, parameter :: taylor_order_max = 40
 
 contains
 
@@ -181,6 +192,8 @@ contains
                            + inertia(p%perm(2)) * di(:, p%perm(2))) / imax
       ! a long step of a symmetric body: free_flow's closed form and its derivatives (those in
       ! each moment apart, which breaks the symmetry, are the elliptic path's above)
+      if (quadrature == 0 .and. p%path == path_unit .and. short_turn(p%g, h, inertia)) &
+         call short_turn_block(m, p%g, h, inertia, phi(4:6, 1:3))
       if (p%path /= path_long .and. symmetric_long(h, p%g, inertia, quadrature)) then
          call symmetric_jacobian(m, h, inertia, m_out, w, phi, dh)
       else if (p%path /= path_long .and. &
@@ -266,6 +279,88 @@ contains
       dh(1:3) = omega * es_m1
       dh(4:6) = matmul(jr, m / ca) - omega * es
    end subroutine symmetric_jacobian
+
+   !> Whether an exact step of the momentum of norm g takes short_turn_block.
+   pure logical function short_turn(g, h, inertia)
+      real(dp), intent(in) :: g, h, inertia(3)
+
+      short_turn = abs(h) * g <= short_turn_max * minval(inertia)
+   end function short_turn
+
+   !> The block d(th1)/d(m0) of the jacobian of an exact step (m of norm g > 0, h, inertia; the moments
+   !> in any order; the attitude increment th1 in the body frame, see the header) from the Taylor
+   !> series in time of the free body and its variational equations,
+   !>    m' = m x w,  dm' = dm x w + m x J^-1 dm,  dth' = J^-1 dm - w x dth,  w = J^-1 m,
+   !> with dm(0) = e_j, dth(0) = 0 for the three columns (the coefficients by the recurrence of
+   !> products of series: A. Jorba, M. Zou, Experimental Mathematics 14 (2005) 99-117), in the
+   !> variables u = m / |m|, W = I_min J^-1, s = |m| t / I_min:
+   !>    (k+1) u_(k+1) = sum_i u_i x W u_(k-i),
+   !>    (k+1) a_(k+1) = sum_i (a_i x W u_(k-i) + u_i x W a_(k-i)),
+   !>    (k+1) b_(k+1) = W a_k - sum_i W u_i x b_(k-i),   a_0 = I, b_0 = 0,
+   !> and d(th1)/d(m0) = sum_k b_k s^k / |m|. Each entry is its own series, whose terms fall
+   !> geometrically for short turns: nothing cancels.
+   pure subroutine short_turn_block(m, g, h, inertia, block)
+      real(dp), intent(in) :: m(3), g, h, inertia(3)
+      real(dp), intent(out) :: block(3, 3)
+      integer, parameter :: nt = taylor_order_max
+      real(dp) :: imin, tau, wd(3), u(3, 0:nt), wu(3, 0:nt), a(3, 3, 0:nt), b(3, 3, 0:nt)
+      real(dp) :: un(3), an(3, 3), bn(3, 3), first, tk, tk_prev
+      integer :: i, j, k, order
+
+      imin = minval(inertia)
+      wd = imin / inertia
+      tau = (g / imin) * h
+      u(:, 0) = m / g
+      wu(:, 0) = wd * u(:, 0)
+      a(:, :, 0) = 0
+      b(:, :, 0) = 0
+      do j = 1, 3
+         a(j, j, 0) = 1
+      end do
+      first = 0
+      tk = 1
+      order = nt
+      do k = 0, nt - 1
+         un = 0
+         an = 0
+         bn = 0
+         ! (b_0 = 0)
+         do j = 1, 3
+            bn(:, j) = wd * a(:, j, k)
+         end do
+         do i = 0, k - 1
+            do j = 1, 3
+               bn(:, j) = bn(:, j) - cross(wu(:, i), b(:, j, k - i))
+            end do
+         end do
+         do i = 0, k
+            un = un + cross(u(:, i), wu(:, k - i))
+            do j = 1, 3
+               an(:, j) = an(:, j) + cross(a(:, j, i), wu(:, k - i)) + cross(u(:, i), wd * a(:, j, k - i))
+            end do
+         end do
+         u(:, k + 1) = un / (k + 1)
+         wu(:, k + 1) = wd * u(:, k + 1)
+         a(:, :, k + 1) = an / (k + 1)
+         b(:, :, k + 1) = bn / (k + 1)
+         tk_prev = tk
+         tk = tk * abs(tau)
+         if (k == 0) first = maxval(abs(b(:, :, 1))) * tk
+         ! (two terms in a row: on a principal axis the coefficients of every other order vanish)
+         if (k > 0 .and. max(maxval(abs(b(:, :, k))) * tk_prev, maxval(abs(b(:, :, k + 1))) * tk) &
+             <= 2.0_dp**(-58) * first) then
+            order = k + 1
+            exit
+         end if
+      end do
+      ! (Horner's scheme, the smallest terms first)
+      block = b(:, :, order)
+      do k = order - 1, 1, -1
+         block = block * tau + b(:, :, k)
+      end do
+      ! (tau / |m| = h / I_min, which does not underflow where the block does not)
+      block = block * (h / imin)
+   end subroutine short_turn_block
 
    !> A vector of the sorted frame of flow_prepare in the frame of the body (flow_finish's map).
    pure function unsorted(p, vs) result(v)

@@ -37,7 +37,7 @@ module flow_tangent_lanes
                          symmetric_long, symmetric_step_threshold, precise_long, precise_step_threshold
    use exact_flow_lanes, only: jacobi_agm_lanes, rj_duplications_lanes, sincos_lanes, &
                                atan_ratio_lanes, atan2_ratio_lanes, keep_invariants_lanes
-   use flow_derivatives, only: free_flow_jacobian, unsorted
+   use flow_derivatives, only: free_flow_jacobian, unsorted, short_turn, short_turn_block
    use unit_jacobian, only: tangent_pair, near_saddle
    use rotations, only: cross, quat_matrix
    use numbers_table, only: flow_lanes_width
@@ -199,6 +199,9 @@ contains
          if (done(k)) then
             phi(:, :, k) = phl(k, :, :)
             dh(:, k) = dhl(k, :)
+            ! (as free_flow_jacobian: the attitude's derivative in the momentum of a short turn)
+            if (short_turn(gl(k), hl(k), inertia(:, k))) call short_turn_block(m(:, k), gl(k), hl(k), inertia(:, k), &
+                                                                             phi(4:6, 1:3, k))
          end if
       end do
    end subroutine state_jacobian_chunk

@@ -748,7 +748,10 @@ def test_dask_integrate_names_m0_and_takes_t0():
 # ---- 12. a long batched step returns to Python: Ctrl-C stops it before its end
 _INTERRUPT = r"""
 import _thread
+import signal
 import numpy as np, frb
+# (a shell's background job starts with SIGINT ignored, and Python then keeps it so)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from frb import _run
 n = 40000
 rng = np.random.default_rng(0)

@@ -209,9 +209,11 @@ def test_omp_num_threads_is_followed_and_sigint_stops_a_run():
     """A child process with OMP_NUM_THREADS=3 reports 3 threads, then runs a long integrate;
     SIGINT (Ctrl-C) must raise KeyboardInterrupt there within about a second."""
     script = textwrap.dedent("""
-        import sys, time
+        import signal, sys, time
         import numpy as np
         import frb
+        # (a shell's background job starts with SIGINT ignored, and Python then keeps it so)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         print(frb.get_num_threads(), frb.threads.openmp_enabled(), flush=True)
         m = np.tile([0.3, 0.2, 0.9], (512, 1)); q = np.tile([1.0, 0, 0, 0], (512, 1))
         print("ready", flush=True)
