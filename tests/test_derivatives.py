@@ -19,6 +19,7 @@ import pytest
 
 import frb
 from frb.derivatives import flow_jacobian
+from refdata import variational_flow
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "reference_jacobian.npz")
 TOL = 1e-11
@@ -282,16 +283,6 @@ def test_growth_near_separatrix(delta, side):
         assert np.abs(grad).max() > 0.1 / delta
 
 
-def _variational_reference():
-    """tests/reference/taylor.py, the variational equations integrated at 160 bits."""
-    import importlib.util
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference", "taylor.py")
-    spec = importlib.util.spec_from_file_location("variational_taylor", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.variational_flow
-
-
 SHORT_TURN_BODIES = {
     "random": ([0.3, -1.1, 0.7], [1.0, 2.0, 3.5]),
     "unsorted moments": ([0.3, -1.1, 0.7], [3.5, 1.0, 2.0]),
@@ -312,7 +303,6 @@ def test_attitude_block_of_short_turns(name):
     2e-15 relative to the block's largest entry (the block is of size phi / |m|, so an error of
     the unit roundoff in the other blocks' units would be 1e-16 / phi here), in a batch (the
     lanes) and body by body (the closed form on dual numbers)."""
-    variational_flow = _variational_reference()
     m_dir, inertia = (np.asarray(x, dtype=float) for x in SHORT_TURN_BODIES[name])
     rng = np.random.default_rng(7)
     cases = []

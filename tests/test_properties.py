@@ -11,6 +11,7 @@ import pytest
 from hypothesis import example, given, settings, strategies as st
 
 import frb
+from refdata import variational_flow
 
 # the accuracy tests of the batched flows run under each SIMD target of this CPU (frb.simd)
 pytestmark = pytest.mark.usefixtures("each_cpu_target")
@@ -226,16 +227,6 @@ def test_integrate_user_torque_is_called_in_the_callers_units():
     assert np.array_equal(tr.m * 2.0**500, ref.m) and np.array_equal(tr.q, ref.q)
 
 
-def _variational_flow():
-    """tests/reference/taylor.py's variational equations integrated at 160 bits."""
-    import importlib.util
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference", "taylor.py")
-    spec = importlib.util.spec_from_file_location("variational_taylor", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.variational_flow
-
-
 # (each example integrates the reference at 160 bits, about 20 ms: at most 2,000 of them)
 @settings(max_examples=min(_examples(40), 2000), deadline=None)
 @given(st.lists(st.floats(-1.0, 1.0, allow_subnormal=False), min_size=3, max_size=3),
@@ -251,7 +242,7 @@ def test_attitude_block_of_short_turns(direction, log_scale, i1, i2, i3, log_tur
     m = u / _norm(u) * 10.0 ** log_scale
     inertia = np.array([i1, i2, i3])
     h = (-1.0 if backwards else 1.0) * 10.0 ** log_turn * inertia.min() / _norm(m)
-    ref = _variational_flow()(m, inertia, h)
+    ref = variational_flow(m, inertia, h)
     block = np.array([[float(x) for x in row[:3]] for row in ref["phi"][3:]])
     _, _, jac = frb.quat_step(m, [1.0, 0.0, 0.0, 0.0], h, inertia, jacobian=True)
     e = np.abs(jac.state[3:, :3] - block).max() / np.abs(block).max()
