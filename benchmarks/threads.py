@@ -7,6 +7,11 @@ run in this one process; ``--runs N`` repeats them and ends with the minimum, me
 of each ratio over the runs; ``--policy active`` runs the same in a child process with
 ``OMP_WAIT_POLICY=ACTIVE`` (the OpenMP default frb replaces) for comparison.
 
+The idle scenario also prints the machine's ceiling for each route: the one-thread call timed
+while a second process runs the same call on one thread without pause, 2 t_alone / t_beside. Two
+cores that share their floating-point units or caches (virtual CPUs on one physical core's
+hardware threads, for instance) cannot give more to two threads than they give to two processes.
+
     python benchmarks/threads.py [--repeats 7] [--runs 1] [--policy active]
 """
 from __future__ import annotations
@@ -75,6 +80,35 @@ def best_times(call, repeats, before=None):
     return best[1], best[2], faults / (2 * repeats)
 
 
+def twin(index):
+    """Runs route index on one thread without pause (the second process of the ceiling)."""
+    call = routes()[index][1]
+    call(1)
+    print("ready", flush=True)
+    while True:
+        call(1)
+
+
+def ceiling(index, call, repeats):
+    """2 t_alone / t_beside of call(1): t_beside while a second process runs the same call."""
+    alone = min(timed(call) for _ in range(repeats))
+    other = subprocess.Popen([sys.executable, __file__, "--twin", str(index)], stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        other.stdout.readline()
+        beside = min(timed(call) for _ in range(repeats))
+    finally:
+        other.kill()
+        other.wait()
+    return 2 * alone / beside
+
+
+def timed(call):
+    start = time.perf_counter()
+    call(1)
+    return time.perf_counter() - start
+
+
 def report(scenario, results, ratios):
     """Prints the times of a scenario; appends each route's ratio to ratios[(scenario, route)]."""
     print(f"\n{scenario}")
@@ -87,11 +121,17 @@ def report(scenario, results, ratios):
 
 IDLE = "idle (as the machine is)"
 BUSY_SCENARIO = "two other processes keep both cores busy"
+CEILING = "the machine's ceiling: two processes, one thread each"
 BLAS = "right after a numpy matrix product (600 x 600) before each call"
 
 
 def measure(table, repeats, ratios):
     report(IDLE, [(n, best_times(c, repeats)) for n, c in table], ratios)
+    print(f"  the machine's ceiling (two processes, one thread each: 2 t_alone / t_beside)")
+    for index, (name, call) in enumerate(table):
+        bound = ceiling(index, call, repeats)
+        print(f"  {name:46s} {bound:43.2f}")
+        ratios.setdefault((CEILING, name), []).append(bound)
 
     busy = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(2)]
     try:
@@ -125,7 +165,10 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=1, help="runs of the three scenarios")
     parser.add_argument("--policy", choices=("default", "active"), default="default",
                         help="active: run in a child process with OMP_WAIT_POLICY=ACTIVE")
+    parser.add_argument("--twin", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.twin is not None:
+        return twin(args.twin)
     if args.policy == "active":
         env = dict(os.environ, OMP_WAIT_POLICY="ACTIVE")
         return subprocess.call([sys.executable, __file__, "--repeats", str(args.repeats),

@@ -49,7 +49,7 @@ module flow_derivatives
    !> equations (short_turn_block): the closed form gives it as the difference of the derivatives
    !> of the frames of m0 and m1, each of size 1 / |m|, which leaves about 1e-16 / phi of it.
    real(dp), parameter :: short_turn_max = 2.0_dp**(-4)
-   !> The highest order of that series (it stops after two terms in a row below 2^-58 of the
+   !> The highest order of that series (it stops after two terms in a row below 2^-54 of the
    !> first; at the largest turn the terms fall by about 1/16 each).
    integer, parameter :: taylor_order_max = 40
 
@@ -193,7 +193,7 @@ contains
       ! a long step of a symmetric body: free_flow's closed form and its derivatives (those in
       ! each moment apart, which breaks the symmetry, are the elliptic path's above)
       if (quadrature == 0 .and. p%path == path_unit .and. short_turn(p%g, h, inertia)) &
-         call short_turn_block(m, p%g, h, inertia, phi(4:6, 1:3))
+         call short_turn_block(m, p%g, h, inertia, m_out, phi(4:6, 1:3))
       if (p%path /= path_long .and. symmetric_long(h, p%g, inertia, quadrature)) then
          call symmetric_jacobian(m, h, inertia, m_out, w, phi, dh)
       else if (p%path /= path_long .and. &
@@ -287,24 +287,28 @@ contains
       short_turn = abs(h) * g <= short_turn_max * minval(inertia)
    end function short_turn
 
-   !> The block d(th1)/d(m0) of the jacobian of an exact step (m of norm g > 0, h, inertia; the moments
-   !> in any order; the attitude increment th1 in the body frame, see the header) from the Taylor
-   !> series in time of the free body and its variational equations,
+   !> The block d(th1)/d(m0) of the jacobian of an exact step (m of norm g > 0, h, inertia, the
+   !> momentum after the step m1; the moments in any order; the attitude increment th1 in the body
+   !> frame, see the header) for a short turn. In the basis (t1, t2, r) of tangent_pair and
+   !> r = m / g: along r the scaling of the momentum, (h / g) J^-1 m1 (as step_jacobian); along t1,
+   !> t2 the Taylor series in time of the free body and its variational equations,
    !>    m' = m x w,  dm' = dm x w + m x J^-1 dm,  dth' = J^-1 dm - w x dth,  w = J^-1 m,
-   !> with dm(0) = e_j, dth(0) = 0 for the three columns (the coefficients by the recurrence of
-   !> products of series: A. Jorba, M. Zou, Experimental Mathematics 14 (2005) 99-117), in the
-   !> variables u = m / |m|, W = I_min J^-1, s = |m| t / I_min:
+   !> with dm(0) = t_j, dth(0) = 0 (the coefficients by the recurrence of products of series:
+   !> A. Jorba, M. Zou, Experimental Mathematics 14 (2005) 99-117), in the variables u = m / |m|,
+   !> W = I_min J^-1, s = |m| t / I_min:
    !>    (k+1) u_(k+1) = sum_i u_i x W u_(k-i),
    !>    (k+1) a_(k+1) = sum_i (a_i x W u_(k-i) + u_i x W a_(k-i)),
-   !>    (k+1) b_(k+1) = W a_k - sum_i W u_i x b_(k-i),   a_0 = I, b_0 = 0,
-   !> and d(th1)/d(m0) = sum_k b_k s^k / |m|. Each entry is its own series, whose terms fall
-   !> geometrically for short turns: nothing cancels.
-   pure subroutine short_turn_block(m, g, h, inertia, block)
-      real(dp), intent(in) :: m(3), g, h, inertia(3)
+   !>    (k+1) b_(k+1) = W a_k - sum_i W u_i x b_(k-i),   a_0 = t_j, b_0 = 0,
+   !> and d(th1)/d(m0) t_j = sum_k b_k s^k / |m|. Each entry is its own series, whose terms fall
+   !> geometrically for short turns: nothing cancels. The series stops after two terms in a row
+   !> below 2^-54 of the first (on a principal axis every other coefficient vanishes): the rest,
+   !> of the size of those terms at these turns, is below the rounding of the sum.
+   pure subroutine short_turn_block(m, g, h, inertia, m1, block)
+      real(dp), intent(in) :: m(3), g, h, inertia(3), m1(3)
       real(dp), intent(out) :: block(3, 3)
       integer, parameter :: nt = taylor_order_max
-      real(dp) :: imin, tau, wd(3), u(3, 0:nt), wu(3, 0:nt), a(3, 3, 0:nt), b(3, 3, 0:nt)
-      real(dp) :: un(3), an(3, 3), bn(3, 3), first, tk, tk_prev
+      real(dp) :: imin, tau, wd(3), u(3, 0:nt), wu(3, 0:nt), a(3, 2, 0:nt), b(3, 2, 0:nt)
+      real(dp) :: un(3), an(3, 2), bn(3, 2), first, tk, tk_prev, basis(3, 3), columns(3, 3)
       integer :: i, j, k, order
 
       imin = minval(inertia)
@@ -312,11 +316,10 @@ contains
       tau = (g / imin) * h
       u(:, 0) = m / g
       wu(:, 0) = wd * u(:, 0)
-      a(:, :, 0) = 0
+      call tangent_pair(u(:, 0), basis(:, 1:2))
+      basis(:, 3) = u(:, 0)
+      a(:, :, 0) = basis(:, 1:2)
       b(:, :, 0) = 0
-      do j = 1, 3
-         a(j, j, 0) = 1
-      end do
       first = 0
       tk = 1
       order = nt
@@ -325,17 +328,17 @@ contains
          an = 0
          bn = 0
          ! (b_0 = 0)
-         do j = 1, 3
+         do j = 1, 2
             bn(:, j) = wd * a(:, j, k)
          end do
          do i = 0, k - 1
-            do j = 1, 3
+            do j = 1, 2
                bn(:, j) = bn(:, j) - cross(wu(:, i), b(:, j, k - i))
             end do
          end do
          do i = 0, k
             un = un + cross(u(:, i), wu(:, k - i))
-            do j = 1, 3
+            do j = 1, 2
                an(:, j) = an(:, j) + cross(a(:, j, i), wu(:, k - i)) + cross(u(:, i), wd * a(:, j, k - i))
             end do
          end do
@@ -348,18 +351,20 @@ contains
          if (k == 0) first = maxval(abs(b(:, :, 1))) * tk
          ! (two terms in a row: on a principal axis the coefficients of every other order vanish)
          if (k > 0 .and. max(maxval(abs(b(:, :, k))) * tk_prev, maxval(abs(b(:, :, k + 1))) * tk) &
-             <= 2.0_dp**(-58) * first) then
+             <= 2.0_dp**(-54) * first) then
             order = k + 1
             exit
          end if
       end do
       ! (Horner's scheme, the smallest terms first)
-      block = b(:, :, order)
+      columns(:, 1:2) = b(:, :, order)
       do k = order - 1, 1, -1
-         block = block * tau + b(:, :, k)
+         columns(:, 1:2) = columns(:, 1:2) * tau + b(:, :, k)
       end do
       ! (tau / |m| = h / I_min, which does not underflow where the block does not)
-      block = block * (h / imin)
+      columns(:, 1:2) = columns(:, 1:2) * (h / imin)
+      columns(:, 3) = (h / g) * (m1 / inertia)
+      block = matmul(columns, transpose(basis))
    end subroutine short_turn_block
 
    !> A vector of the sorted frame of flow_prepare in the frame of the body (flow_finish's map).

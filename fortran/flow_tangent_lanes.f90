@@ -200,8 +200,8 @@ contains
             phi(:, :, k) = phl(k, :, :)
             dh(:, k) = dhl(k, :)
             ! (as free_flow_jacobian: the attitude's derivative in the momentum of a short turn)
-            if (short_turn(gl(k), hl(k), inertia(:, k))) call short_turn_block(m(:, k), gl(k), hl(k), inertia(:, k), &
-                                                                             phi(4:6, 1:3, k))
+            if (short_turn(gl(k), hl(k), inertia(:, k))) &
+               call short_turn_block(m(:, k), gl(k), hl(k), inertia(:, k), m_out(:, k), phi(4:6, 1:3, k))
          end if
       end do
    end subroutine state_jacobian_chunk
