@@ -140,7 +140,6 @@ contains
       real(dp), intent(in) :: h(nh), inertia(3, ni)
       real(dp), intent(inout) :: m(3, n), att(natt, n), ws(nws, n)
       integer, intent(inout) :: info(n)
-      real(dp), allocatable :: ib(:, :)
       integer :: j, s
 
       if (natt /= 4) then
@@ -166,12 +165,12 @@ contains
             call exact_free_flows(n, nh, h, 0, m, 4, att, ni, inertia)
          end do
       case (variant_split3, variant_symrot, variant_midpoint)
-         allocate (ib(3, n))
+         ! body by body: each with its own step (a batch rescaled body by body has one per body)
          do j = 1, n
-            ib(:, j) = inertia(:, min(j, ni))
-         end do
-         do s = 1, nsub
-            call free_step(meth%variant, n, h(1), m, att, ib, info)
+            do s = 1, nsub
+               call free_step(meth%variant, 1, h(min(j, nh)), m(:, j:j), att(:, j:j), &
+                              inertia(:, min(j, ni):min(j, ni)), info(j:j))
+            end do
          end do
       case default
          info = info_not_implemented
