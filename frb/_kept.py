@@ -14,7 +14,8 @@ import os
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["kept_steps", "kept_count", "check_kept_states", "available_memory"]
+__all__ = ["kept_steps", "kept_count", "check_kept_states", "available_memory",
+           "memory_size"]
 
 
 @functools.lru_cache(maxsize=256)
@@ -61,7 +62,8 @@ def available_memory() -> float:
     return free if soft in (resource.RLIM_INFINITY, -1) else min(free, float(soft))
 
 
-def _size(nbytes: float) -> str:
+def memory_size(nbytes: float) -> str:
+    """A number of bytes in words (e.g. ``'1.5 GiB'``)."""
     for unit, scale in (("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20)):
         if nbytes >= scale:
             return f"{nbytes / scale:.1f} {unit}"
@@ -86,9 +88,9 @@ def check_kept_states(kept: int, n: int, values: int, where: str = "") -> None:
     free = available_memory()
     if need <= 0.9 * free:
         return
-    raise ValueError(f"the kept states would take {_size(need)} ({kept} states of {n} "
+    raise ValueError(f"the kept states would take {memory_size(need)} ({kept} states of {n} "
                      f"bod{'y' if n == 1 else 'ies'}{where}, {values} values each), more than the "
-                     f"memory available ({_size(free)}): keep fewer with save_every (every k-th "
+                     f"memory available ({memory_size(free)}): keep fewer with save_every (every k-th "
                      "state; save_every=None keeps the final state only) or run fewer bodies "
                      "at a time")
 

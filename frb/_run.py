@@ -536,6 +536,8 @@ def prepare(req: Request) -> Run:
         n = m2.shape[0]
         form, att = _attitudes(req, single, n)
         I2 = _moments(req, single, n)
+        for arr, name in ((m2, route.names["m"]), (att, route.names["attitude"]), (I2, "inertia")):
+            _validate.fits_expanded(arr, name)
     h = req.h
     h = np.array((h,)) if type(h) is float and h - h == 0.0 else _steps(req, single, n)
     nsteps, save_every, quadrature = req.nsteps, req.save_every, req.quadrature

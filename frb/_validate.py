@@ -32,10 +32,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _numbers_table as _sn
+from ._kept import available_memory, memory_size
 
 __all__ = ["ORTHOGONALITY_TOLERANCE", "PHASE_LIMIT", "INT32_MAX", "MAX_STEPS", "fmt",
            "real_array", "real_scalar", "integer", "count", "flag", "save_every",
-           "first_nonfinite", "times_in_range", "norm3", "phase", "phase_scalar", "options_of"]
+           "first_nonfinite", "times_in_range", "norm3", "phase", "phase_scalar", "options_of",
+           "fits_expanded"]
 
 #: Tolerance of the attitude checks: ``Q^T Q = 1`` entrywise and ``| |q| - 1 |`` (the shared
 #: ``ATTITUDE_TOLERANCE`` of the compiled checks).
@@ -116,6 +118,8 @@ def _from_objects(arr: NDArray[Any], name: str, want: str = _WANT) -> NDArray[np
             flat[i] = float(x)
         except OverflowError:
             raise ValueError(f"{name} holds a number too large for a float64: {_short(x)}") from None
+        except ValueError:      # (a signaling NaN of decimal)
+            raise ValueError(f"{name} holds {_short(x)}, not a number") from None
     return out
 
 
@@ -138,10 +142,25 @@ def real_array(value: ArrayLike, name: str, finite: bool = True, item_ndim: int 
             arr = arr.astype(np.float64) if arr.dtype.kind in "iu" else _convert(value, name, want)
     else:
         arr = _convert(value, name, want)
+    fits_expanded(arr, name)
     if finite and not np.isfinite(arr).all():
         raise ValueError(f"{name} contains non-finite values (NaN or infinity)"
                          + first_nonfinite(arr, item_ndim))
     return arr
+
+
+def fits_expanded(arr: NDArray[Any], name: str) -> None:
+    """Refuse a broadcast view (a zero stride) whose values would not fit in memory once
+    copied: the routes copy their arrays and make results of the same size."""
+    if arr.nbytes <= 2**26 or 0 not in arr.strides:
+        return
+    need = 3.0 * arr.nbytes
+    free = available_memory()
+    if need > 0.9 * free:
+        raise ValueError(f"{name} is a broadcast array of shape {arr.shape}: its values and "
+                         f"the results of their size would take {memory_size(need)}, more than "
+                         f"the memory available ({memory_size(free)}); give fewer bodies at a "
+                         "time")
 
 
 def _convert(value: Any, name: str, want: str = _WANT) -> NDArray[np.float64]:
@@ -168,6 +187,12 @@ def _convert(value: Any, name: str, want: str = _WANT) -> NDArray[np.float64]:
     if arr.dtype is _F64:
         return arr
     kind = arr.dtype.kind
+    if kind == "f" and arr.dtype.itemsize > 8:
+        with np.errstate(over="ignore", under="ignore"):
+            out = arr.astype(np.float64)
+        if np.isinf(out).any() and not np.isinf(arr[np.isinf(out)]).all():
+            raise ValueError(f"{name} holds a number too large for a float64")
+        return out
     if kind in "iuf":
         return arr.astype(np.float64)
     if kind == "O":

@@ -392,6 +392,10 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
     first = 7 + wheel_kept
     for name, tail in asked.items():
         size = int(np.prod(tail))
+        if size == 0:           # (e.g. the torque's parameters of a run without a torque)
+            derivatives[name] = da.zeros((len(t), n) + tail, dtype=np.float64,
+                                         chunks=((len(t),), chunks) + tuple((d,) for d in tail))
+            continue
         derivatives[name] = out[:, :, first:first + size].reshape((len(t), n) + tail)
         first += size
     return Trajectory(t, out[:, :, :3], out[:, :, 3:7], form, probe.method, inertia_out, torque,

@@ -57,7 +57,7 @@ def _run(route: Route, m: ArrayLike, q: ArrayLike, h: ArrayLike, inertia: ArrayL
          nsteps: int, *, threads: int | None = None, progress: bool = False
          ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """nsteps DMV steps of order ``order`` through the time loop, the final state."""
-    if threads is None and not progress and type(order) is int and order in DMV_ORDERS and \
+    if threads is None and progress is False and type(order) is int and order in DMV_ORDERS and \
             type(nsteps) is int:
         one = lean_free_steps(route, METHODS[f"DMV{order}"], m, q, h, inertia, 0, nsteps)
         if one is not None:

@@ -205,4 +205,9 @@ def _sensitivities(vs: NDArray[np.float64], parts: int) -> Sensitivities:
         else:
             out[part] = vs[..., c] if width == 1 else vs[..., c:c + width]
             c += width
+    for part, value in out.items():
+        if not np.isfinite(value).all():
+            raise ValueError(f"sensitivities: the derivative of the state with respect to {part} "
+                             "is beyond the float64 range for these values of m0, h and inertia "
+                             "(the run's states are finite; ask for the other parts alone)")
     return Sensitivities(**out)

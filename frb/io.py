@@ -221,7 +221,10 @@ def _path_of(path: Any, name: str) -> str:
     except TypeError:
         raise TypeError(f"{name} must be a file path (str or os.PathLike), got "
                         f"{type(path).__name__}") from None
-    return text if isinstance(text, str) else os.fsdecode(text)
+    text = text if isinstance(text, str) else os.fsdecode(text)
+    if "\x00" in text:
+        raise ValueError(f"{name} must be a file path, but it holds a null character: {text!r}")
+    return text
 
 
 def _open_for_reading(name: str) -> BinaryIO:

@@ -155,14 +155,17 @@ def _as_f64(x: Any, name: str) -> Any:
     return a.astype(jnp.float64)
 
 
-def _shapes(m: Any, att: Any, h: Any, inertia: Any, form: str) -> tuple[int, ...]:
-    """The batch shape of the arguments (ValueError naming the argument that does not fit)."""
+def _shapes(m: Any, att: Any, h: Any, inertia: Any, form: str,
+            names: tuple[str, str] | None = None) -> tuple[int, ...]:
+    """The batch shape of the arguments (ValueError naming the argument that does not fit;
+    ``names``: those of m and the attitude, by default those of the steps)."""
     natt = _FORMS[form][0]
     want = (4,) if form == "q" else (3, 3)
+    m_name, att_name = names or ("m", form)
     if m.ndim < 1 or m.shape[-1] != 3:
-        raise ValueError(f"m must have shape (..., 3), got {m.shape}")
+        raise ValueError(f"{m_name} must have shape (..., 3), got {m.shape}")
     if att.shape[att.ndim - natt:] != want or att.ndim < natt:
-        raise ValueError(f"{'q' if form == 'q' else 'Q'} must have shape (..., "
+        raise ValueError(f"{att_name} must have shape (..., "
                          f"{', '.join(map(str, want))}), got {att.shape}")
     if inertia.ndim < 1 or inertia.shape[-1] != 3:
         raise ValueError(f"inertia must be principal moments of shape (..., 3), got "
@@ -171,7 +174,7 @@ def _shapes(m: Any, att: Any, h: Any, inertia: Any, form: str) -> tuple[int, ...
         return tuple(np.broadcast_shapes(m.shape[:-1], att.shape[:att.ndim - natt], h.shape,
                                          inertia.shape[:-1]))
     except ValueError:
-        raise ValueError(f"the batch shapes of m {m.shape[:-1]}, the attitude "
+        raise ValueError(f"the batch shapes of {m_name} {m.shape[:-1]}, {att_name} "
                          f"{att.shape[:att.ndim - natt]}, h {h.shape} and inertia "
                          f"{inertia.shape[:-1]} do not broadcast") from None
 
@@ -385,7 +388,7 @@ def _kept(nsteps: int, save_every: Any) -> int:
 
 def _call_run(form: str, parts: tuple[str, ...], config: tuple[Any, ...], m: Any, att: Any,
               h: Any, inertia: Any) -> tuple[Any, ...]:
-    batch = _shapes(m, att, h, inertia, form)
+    batch = _shapes(m, att, h, inertia, form, ("m0", "attitude0"))
     tail = (4,) if form == "q" else (3, 3)
     k = _kept(config[0], config[1])
     shapes = [jax.ShapeDtypeStruct(batch + (k, 3), jnp.float64),
@@ -493,7 +496,7 @@ def integrate(m0: Any, attitude0: Any, inertia: Any, h: Any, nsteps: int, *,
     att = _as_f64(attitude0, "attitude0")
     form = "Q" if att.ndim >= 2 and att.shape[-2:] == (3, 3) else "q"
     args = (_as_f64(m0, "m0"), att, _as_f64(h, "h"), _as_f64(inertia, "inertia"))
-    _shapes(*args, form)
+    _shapes(*args, form, ("m0", "attitude0"))
     config = (int(nsteps), save_every,
               {"method": method, "torque": torque, **options})
     if _concrete(*args):

@@ -618,10 +618,9 @@ def from_rotation(rot: Rotation, form: Literal["quaternion", "matrix"] = "quater
     if not isinstance(rot, Rotation):
         raise TypeError(f"rot must be a scipy.spatial.transform.Rotation, got {type(rot).__name__}"
                         " (for frb's own arrays use frb.quat_to_matrix / frb.matrix_to_quat)")
+    form = _validate.choice(form, "form", ("quaternion", "matrix"), "'quaternion' or 'matrix'")
     if form == "matrix":
         return np.array(rot.as_matrix(), dtype=np.float64)
-    if form != "quaternion":
-        raise ValueError(f"form must be 'quaternion' or 'matrix', got {form!r}")
     xyzw = np.asarray(rot.as_quat(), dtype=np.float64)
     return np.ascontiguousarray(xyzw[..., [3, 0, 1, 2]])
 

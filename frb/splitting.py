@@ -280,6 +280,10 @@ def integrate(m0: ArrayLike, Q0: ArrayLike, inertia: ArrayLike, h: float, nsteps
             "torque must be None or a callable flow(m, Q, t) -> (m_new, Q_new), "
             f"got {type(torque).__name__}"
         )
+    if torque is not None and type(torque) not in _ENGINE_TORQUES and \
+            not isinstance(torque, UserTorque) and not _validate.takes_positional(torque, 3):
+        raise TypeError(f"torque {_torque_label(torque)} must take three arguments, "
+                        "flow(m, Q, t) -> (m_new, Q_new)")
     name = "SPLITTING" if coefficients is not None else str(method).upper()
     wheels, law = opts["wheels"], opts["wheel_law"]
     with_wheels = wheels is not None or law is not None

@@ -188,9 +188,9 @@ def gain_matrices(k: Any, name: str) -> float | NDArray[np.float64]:
             raise ValueError(f"{name} must be a finite number >= 0 or a 3 x 3 matrix, got "
                              f"{_validate.fmt(v)}")
         return v
-    if a.shape[-2:] != (3, 3) or a.ndim > 3:
+    if a.shape[-2:] != (3, 3) or a.ndim > 3 or a.shape[0] == 0:
         raise ValueError(f"{name} must be a number or a 3 x 3 matrix (or one per body, "
-                         f"(N, 3, 3)), got shape {a.shape}")
+                         f"(N, 3, 3) with N >= 1), got shape {a.shape}")
     if not np.isfinite(a).all():
         raise ValueError(f"{name} must be finite")
     a.setflags(write=False)
@@ -232,7 +232,8 @@ class Torque:
     couples_bodies: bool = False
 
     def __add__(self, other: Any) -> Torque:
-        """The sum of two torques (a torque; a sum of built-in torques stays compiled)."""
+        """The sum of two torques (a torque; a sum of built-in torques stays compiled); adding
+        None (no torque) gives the torque itself."""
         if other is None:
             return self
         return TorqueSum([self, as_torque(other)])
@@ -284,13 +285,36 @@ class Torque:
     def bodies(self, start: int, stop: int) -> Torque:
         """The torque of the bodies ``start`` to ``stop - 1`` of the batch alone (their per-body
         parameters; the torque itself when it has none), for a part of a batch run on its own
-        (:mod:`frb.dask`); ``0 <= start <= stop`` integers."""
-        return self._bodies(*_validate.body_range(start, stop))
+        (:mod:`frb.dask`); ``0 <= start <= stop`` integers, ``stop`` at most the number of
+        bodies the per-body parameters are given for."""
+        first, last = _validate.body_range(start, stop)
+        form = self.compiled
+        count = None if form is None or form.body is None else form.body.shape[0]
+        if count is not None and last > count:
+            raise ValueError(f"stop = {last} is beyond the {count} bodies the per-body parameters "
+                             f"of {shown(self)} are given for")
+        if count is not None and first == last:
+            raise ValueError(f"start = stop = {first} selects no body, and {shown(self)} has "
+                             "per-body parameters: select at least one")
+        return self._bodies(first, last)
 
     def _bodies(self, start: int, stop: int) -> Torque:
         """:meth:`bodies` of checked ``start``, ``stop`` (a torque with per-body parameters
         overrides it)."""
         return self
+
+    def _frame(self, R: ArrayLike) -> NDArray[np.float64]:
+        """The rotation(s) of :meth:`in_frame`, checked; rotations per body must be as many as
+        the bodies of the per-body parameters."""
+        Rm = rotation_argument(R)
+        if Rm.ndim == 3 and Rm.shape[0] == 0:
+            raise ValueError("R must hold at least one rotation, got shape (0, 3, 3)")
+        form = self.compiled
+        if Rm.ndim == 3 and form is not None and form.body is not None and \
+                form.body.shape[0] != Rm.shape[0]:
+            raise ValueError(f"R is given for {Rm.shape[0]} bodies, the per-body parameters of "
+                             f"{shown(self)} for {form.body.shape[0]}")
+        return Rm
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable: make a new torque instead of "
@@ -331,6 +355,20 @@ def _attitudes(Q: ArrayLike, who: str, any_batch: bool = False) -> NDArray[np.fl
         raise ValueError(f"{who}: Q must be rotation matrices, but it has an entry of size "
                          f"{float(np.abs(a).max()):.3g}")
     return a
+
+
+def _time(t: Any) -> float:
+    """The time of a direct call of a torque: a finite real number (naming ``t``)."""
+    return t if type(t) is float and t - t == 0.0 else _validate.real_scalar(t, "t")
+
+
+def _unused(Qa: NDArray[np.float64], m: Any, inertia: Any, who: str) -> None:
+    """Check the momenta and the inertia given to a torque that does not use them as a torque
+    that uses them would (a direct call: what is given is right or refused)."""
+    if m is not None:
+        _batch_of(_validate.real_array(m, "m"), Qa, "m", who, (3,))
+    if inertia is not None:
+        _inertia_form(inertia, Qa, who)
 
 
 def _finite_result(value: Any, what: str) -> None:
@@ -504,6 +542,9 @@ class ConstantField(Torque):
         """``torque(t, Q)``; called as a torque flow ``(m, Q, t)`` of
         :func:`frb.splitting.integrate` (an array first), it returns :meth:`flow` (deprecated)."""
         if np.ndim(t) == 0:
+            _time(t)
+            if m is not None or inertia is not None:
+                _unused(_attitudes(Q, "torque", any_batch=True), m, inertia, "torque")
             return self.torque(t, Q)
         warnings.warn("calling a constant field as flow(m, Q, t) is deprecated: use its "
                       ".flow(m, Q, t), or torque(t, Q)", DeprecationWarning, stacklevel=2)
@@ -553,7 +594,7 @@ class ConstantField(Torque):
     def in_frame(self, R: ArrayLike) -> Torque:
         """As :meth:`Torque.in_frame`: the same field acting on the body point ``R^T c`` (per
         body for ``R`` per body; a built-in torque, compiled)."""
-        Rm = rotation_argument(R)
+        Rm = self._frame(R)
         if type(self) is ConstantField:
             return ConstantField(self.u0, _turned_back(Rm, self.center))
         return super().in_frame(Rm)
@@ -594,7 +635,7 @@ class HeavyTop(ConstantField):
     def in_frame(self, R: ArrayLike) -> Torque:
         """As :meth:`Torque.in_frame`: the heavy top of centre ``R^T center`` (per body for
         ``R`` per body; compiled)."""
-        Rm = rotation_argument(R)
+        Rm = self._frame(R)
         if type(self) is HeavyTop:
             return HeavyTop(self.weight, _turned_back(Rm, self.center))
         return Torque.in_frame(self, Rm)
@@ -650,13 +691,16 @@ class GravityGradient(Torque):
         if inertia is None:
             raise TypeError("gravity_gradient needs the moments of inertia: call it as "
                             "torque(t, Q, inertia=I)")
-        return self.torque(t, Q, inertia)
+        out = self.torque(t, Q, inertia)
+        if m is not None:
+            _unused(_attitudes(Q, "gravity_gradient"), m, None, "gravity_gradient")
+        return out
 
     def torque(self, t: float, Q: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
         """Body torque for Q of shape (3, 3) or (N, 3, 3) and the moments (3,) or (N, 3), or
         inertia tensors (3, 3) or (N, 3, 3) in the frame of Q (``T_b = 3 n^2 c x (J c)``)."""
+        tt = _time(t)
         Qa = _attitudes(Q, "gravity_gradient")
-        tt = _validate.real_scalar(t, "t")
         r = np.array([math.cos(self.rate * tt), math.sin(self.rate * tt), 0.0])
         c = np.einsum("...ji,j->...i", Qa, r)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -675,7 +719,7 @@ class GravityGradient(Torque):
         ``c' = Q'^T r = R^T c`` and the moments of the frame ``I' = R^T I R``,
         ``R^T (c x I c) = c' x I' c'``: in the principal frame of an inertia tensor it is the
         same formula with the principal moments, which the engine passes."""
-        Rm = rotation_argument(R)
+        Rm = self._frame(R)
         if type(self) is GravityGradient:
             return self
         return super().in_frame(Rm)
@@ -690,10 +734,11 @@ class GravityGradient(Torque):
         return f"gravity_gradient({self.rate!r})"
 
 
-def _momentum(m: Any, who: str) -> NDArray[np.float64]:
+def _momentum(m: Any, Qa: NDArray[np.float64], who: str) -> NDArray[np.float64]:
+    """The momenta of a direct call: (3,) or one per attitude of ``Qa``."""
     if m is None:
         raise TypeError(f"{who} depends on the angular momentum: call it as torque(t, Q, m)")
-    return np.asarray(m, dtype=np.float64)
+    return _batch_of(_validate.real_array(m, "m"), Qa, "m", who, (3,))
 
 
 def _nonnegative(x: Any, name: str) -> float:
@@ -719,7 +764,11 @@ class LinearDamping(Torque):
 
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
                  inertia: ArrayLike | None = None) -> NDArray[np.float64]:
-        return -self.c * _momentum(m, "linear_damping")
+        _time(t)
+        Qa = _attitudes(Q, "linear_damping")
+        mm = _momentum(m, Qa, "linear_damping")
+        _unused(Qa, None, inertia, "linear_damping")
+        return -self.c * np.broadcast_to(mm, Qa.shape[:-2] + (3,))
 
     @property
     def compiled(self) -> CompiledTorque | None:
@@ -775,14 +824,20 @@ class Rotor(Torque):
 
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
                  inertia: ArrayLike | None = None) -> NDArray[np.float64]:
+        _time(t)
         Qa = _attitudes(Q, "rotor")
+        w = _velocity(m, inertia, Qa, "rotor")
         _per_body(self.h, Qa, "h", "rotor")
-        return np.cross(self.h, _velocity(m, inertia, Qa, "rotor"))
+        return np.cross(self.h, w)
 
     def potential(self, Q: ArrayLike) -> Any:
         """Zero: the energy of a gyrostat is the kinetic energy of its rigid part."""
-        Q = np.asarray(Q, dtype=np.float64)
-        return 0.0 if Q.ndim == 2 else np.zeros(Q.shape[:-2])
+        Qa = _attitudes(Q, "potential", any_batch=True)
+        if self.h.ndim == 2 and Qa.shape[-3:-2] != self.h.shape[:1]:
+            raise ValueError(f"potential: h is given for {self.h.shape[0]} bodies, Q of shape "
+                             f"{Qa.shape} holds {Qa.shape[-3] if Qa.ndim > 2 else 1} on its last "
+                             "batch axis")
+        return 0.0 if Qa.ndim == 2 else np.zeros(Qa.shape[:-2])
 
     @property
     def compiled(self) -> CompiledTorque | None:
@@ -791,7 +846,7 @@ class Rotor(Torque):
     def in_frame(self, R: ArrayLike) -> Torque:
         """As :meth:`Torque.in_frame`: the rotor of momentum ``R^T h`` (per body for ``R`` per
         body; compiled)."""
-        Rm = rotation_argument(R)
+        Rm = self._frame(R)
         if type(self) is not Rotor:
             return super().in_frame(Rm)
         return Rotor(np.einsum("...ji,...j->...i", Rm, self.h))
@@ -881,18 +936,23 @@ class AttitudeControl(Torque):
     def error(self, Q: ArrayLike, t: float = 0.0) -> NDArray[np.float64]:
         """The error quaternions ``conj(q_r(t)) q`` of attitudes ``Q`` (..., 3, 3), with
         ``e0 >= 0``."""
-        q = np.asarray(matrix_to_quat_unchecked(np.asarray(Q, dtype=np.float64)))
-        conj = self.reference(t) * np.array([1.0, -1.0, -1.0, -1.0])
+        tt = _time(t)
+        Qa = _attitudes(Q, "error", any_batch=True)
+        qr = self.reference(tt)
+        _per_body(qr, Qa, "q_ref" if qr is self.q_ref else "q_ref(t)", "attitude_control")
+        q = np.asarray(matrix_to_quat_unchecked(Qa))
+        conj = qr * np.array([1.0, -1.0, -1.0, -1.0])
         e = quaternion_product(conj, q)
         return np.where(e[..., :1] < 0, -e, e)
 
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
                  inertia: ArrayLike | None = None) -> NDArray[np.float64]:
+        tt = _time(t)
         Qa = _attitudes(Q, "attitude_control")
+        w = _velocity(m, inertia, Qa, "attitude_control")
         if isinstance(self.q_ref, np.ndarray):
             _per_body(self.q_ref, Qa, "q_ref", "attitude_control")
-        w = _velocity(m, inertia, Qa, "attitude_control")
-        e = self.error(Qa, t)
+        e = self.error(Qa, tt)
         rate = self._rate()
         if rate is not None:
             Qe = np.asarray(quat_to_matrix_unchecked(e))
@@ -916,7 +976,7 @@ class AttitudeControl(Torque):
         """As :meth:`Torque.in_frame`: the law with the reference ``q_ref r`` (``r`` the
         quaternion of ``R``; a rate ``R^T rate``) and gain matrices ``R^T K R`` (per body for
         ``R`` per body; compiled unless ``q_ref`` is a Python function of time)."""
-        Rm = rotation_argument(R)
+        Rm = self._frame(R)
         if type(self) is not AttitudeControl:
             return super().in_frame(Rm)
         r = np.asarray(matrix_to_quat(Rm))
@@ -1030,7 +1090,8 @@ class TorqueSum(Torque):
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
                  inertia: ArrayLike | None = None) -> NDArray[np.float64]:
         total: Any = 0.0
-        want = np.shape(Q)[:-2] + (3,)
+        Q = _attitudes(Q, "torque")
+        want = Q.shape[:-2] + (3,)
         for tq in self.terms:
             if tq.needs_inertia:
                 res = tq(t, Q, m, inertia=inertia)
@@ -1115,9 +1176,14 @@ class UserTorque(Torque):
 
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
                  inertia: ArrayLike | None = None) -> NDArray[np.float64]:
+        t = _time(t)
+        Qa = _attitudes(Q, self.name)
         if self.uses_momentum:
-            return np.asarray(self.function(t, Q, m))
-        return np.asarray(self.function(t, Q))
+            mm = None if m is None else _momentum(m, Qa, self.name)
+            _unused(Qa, None, inertia, self.name)
+            return np.asarray(self.function(t, Qa, mm))
+        _unused(Qa, m, inertia, self.name)
+        return np.asarray(self.function(t, Qa))
 
     def _bodies(self, start: int, stop: int) -> Torque:
         """As :meth:`Torque.bodies`: a torque seen in rotated frames given per body takes
@@ -1158,6 +1224,9 @@ class FrameTorque:
     def bodies(self, start: int, stop: int) -> FrameTorque:
         """This torque for the bodies start .. stop - 1 alone (their rotations when per body)."""
         start, stop = _validate.body_range(start, stop)
+        if self.R.ndim == 3 and stop > self.R.shape[0]:
+            raise ValueError(f"stop = {stop} is beyond the {self.R.shape[0]} bodies R is given "
+                             "for")
         R = self.R if self.R.ndim == 2 else self.R[start:stop]
         return type(self)(self.torque.bodies(start, stop), R)
 

@@ -66,8 +66,17 @@ class WheelLaw:
 
     def bodies(self, start: int, stop: int) -> WheelLaw:
         """The law of the bodies ``start`` to ``stop - 1`` alone (``0 <= start <= stop``
-        integers)."""
-        return self._bodies(*_validate.body_range(start, stop))
+        integers, at least one body and ``stop`` at most the number of bodies the per-body
+        parameters are given for)."""
+        first, last = _validate.body_range(start, stop)
+        count = getattr(self, "bodies_count", None)
+        if count is not None and last > count:
+            raise ValueError(f"stop = {last} is beyond the {count} bodies the per-body parameters "
+                             f"of {self!r} are given for")
+        if count is not None and first == last:
+            raise ValueError(f"start = stop = {first} selects no body, and {self!r} has per-body "
+                             "parameters: select at least one")
+        return self._bodies(first, last)
 
     def _bodies(self, start: int, stop: int) -> WheelLaw:
         """:meth:`bodies` of checked ``start``, ``stop`` (a law with per-body parameters
@@ -180,6 +189,10 @@ class QuaternionFeedback(WheelLaw):
         Qa = np.asarray(Q, dtype=np.float64)
         q = np.asarray(matrix_to_quat(Qa))
         qr = self.reference(t)
+        if qr.ndim == 2 and qr.shape[0] != q.reshape(-1, 4).shape[0]:
+            raise ValueError(f"q_ref(t) gives {qr.shape[0]} reference quaternions at t = "
+                             f"{_validate.fmt(t)}, the run has {q.reshape(-1, 4).shape[0]} "
+                             "bodies")
         e = quaternion_product(qr * _CONJ, q)
         ev = np.where(e[..., :1] < 0, -1.0, 1.0) * e[..., 1:]
         mm = np.asarray(m, dtype=np.float64)

@@ -95,7 +95,8 @@ class Wheels:
         if not np.isfinite(a).all():
             raise ValueError("axes must be finite" + _body_of(~np.isfinite(a).all(axis=(-2, -1))
                                                           if a.ndim == 3 else None))
-        norm = np.sqrt(np.sum(a * a, axis=-1))
+        with np.errstate(over="ignore"):
+            norm = np.sqrt(np.sum(a * a, axis=-1))
         bad = np.abs(norm - 1.0) > AXIS_TOLERANCE
         if bad.any():
             index = np.unravel_index(int(np.argmax(bad)), bad.shape)
@@ -151,7 +152,17 @@ class Wheels:
     def momentum(self, h: ArrayLike) -> NDArray[np.float64]:
         """The wheels' momentum ``A h`` in the body frame, for momenta ``h`` whose last axis is
         the wheels (the bodies on the second-last axis when the axes are per body)."""
-        return np.einsum("...ij,...i->...j", self.axes, np.asarray(h, dtype=np.float64))
+        a = _validate.real_array(h, "h")
+        nw, per_body = self.axes.shape[-2], self.axes.ndim == 3
+        if a.ndim < 1 or a.shape[-1] != nw or (per_body and (
+                a.ndim < 2 or a.shape[-2] != self.axes.shape[0])):
+            want = f"(..., {self.axes.shape[0]}, {nw})" if per_body else f"(..., {nw})"
+            raise ValueError(f"h (the wheels' momenta) must have shape {want}, got {a.shape}")
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = np.einsum("...ij,...i->...j", self.axes, a)
+        if not np.isfinite(out).all():
+            raise ValueError("the wheels' momentum A h of h is beyond the float64 range")
+        return out
 
     def pseudo_inverse(self, name: str = "axes") -> NDArray[np.float64]:
         """``A^+ = A^T (A A^T)^-1``, (nw, 3) or (N, nw, 3): the wheel torques ``u = -A^+ L`` that

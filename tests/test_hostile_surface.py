@@ -1,6 +1,9 @@
 """Hostile inputs around the core, each class with its neighbours: the right answer against an
 independent reference (the same body alone, the scaling law of the free motion) or a clear
 exception of the type the input rule says, naming the argument."""
+import decimal
+import warnings
+
 import numpy as np
 import pytest
 
@@ -26,3 +29,153 @@ def test_free_batch_of_scales_moves_each_body_as_alone(method, scale):
     unit = frb.integrate(M, QUAT, I, h * scale, n, method=method, save_every="final")
     np.testing.assert_allclose(batch.m[-1, 0] / scale, unit.m[-1], rtol=0, atol=1e-15)
     np.testing.assert_allclose(batch.q[-1, 0], unit.q[-1], rtol=0, atol=1e-15)
+
+
+def test_broadcast_batches_beyond_memory_refused_naming_the_argument():
+    n = 10**12 // 3
+    cases = [(lambda: frb.quat_step(np.broadcast_to(M, (n, 3)), np.broadcast_to(QUAT, (n, 4)),
+                                    0.1, I), "m"),
+             (lambda: frb.quat_step(M, QUAT, np.broadcast_to(0.1, (n,)), I), "h"),
+             (lambda: frb.integrate(np.broadcast_to(M, (n, 3)), np.broadcast_to(QUAT, (n, 4)),
+                                    I, 0.1, 2, method="RK4", save_every=None), "m0"),
+             (lambda: frb.kinetic_energy(np.broadcast_to(M, (n, 3)), I), "m"),
+             (lambda: frb.quat_mul(np.broadcast_to(QUAT, (n, 4)), QUAT), "p")]
+    for call, name in cases:
+        with pytest.raises(ValueError, match=f"^{name} is a broadcast array"):
+            call()
+    # a broadcast batch that fits is taken as the same batch written out
+    small = frb.quat_step(np.broadcast_to(M, (5, 3)), np.broadcast_to(QUAT, (5, 4)), 0.1, I)
+    one = frb.quat_step(M, QUAT, 0.1, I)
+    assert all(np.array_equal(a, np.broadcast_to(b, a.shape)) for a, b in zip(small, one))
+
+
+@pytest.mark.parametrize("value", [decimal.Decimal("sNaN"), decimal.Decimal("-sNaN"),
+                                   np.longdouble("1e4000")])
+def test_numbers_beyond_float64_named_without_warnings(value):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="^h "):
+            frb.quat_step(M, QUAT, value, I)
+        with pytest.raises(ValueError, match="^m "):
+            frb.quat_step(np.array([value, 0.5, 0.8], dtype=object), QUAT, 0.1, I)
+
+
+def test_torque_flow_of_the_wrong_signature_refused():
+    with pytest.raises(TypeError, match="torque two_args must take three arguments"):
+        def two_args(m, Q):
+            return m, Q
+        frb.splitting.integrate(M, np.eye(3), I, 0.1, 3, torque=two_args)
+
+
+@pytest.mark.parametrize("progress", [None, {}, 0, "yes"])
+def test_dmv_progress_follows_the_input_rule(progress):
+    with pytest.raises(TypeError, match="progress"):
+        frb.dmv_integrate(M, QUAT, I, 0.1, 3, progress=progress)
+
+
+Q3 = frb.quat_to_matrix(np.array([0.8, 0.6, 0.0, 0.0]))
+TORQUES = {"damping": frb.torques.linear_damping(0.5), "rotor": frb.torques.rotor([0, 0, 0.8]),
+           "control": frb.torques.attitude_control(QUAT, 1.0, 0.5),
+           "field": frb.torques.constant_field([0, 0.3, 1.0]),
+           "gradient": frb.torques.gravity_gradient(1.0),
+           "user": frb.torques.as_torque(lambda t, Q: np.zeros(Q.shape[:-2] + (3,)))}
+
+
+@pytest.mark.parametrize("name", sorted(TORQUES))
+@pytest.mark.parametrize("arg, bad", [("t", None), ("t", "0.1"), ("Q", None), ("Q", True),
+                                      ("m", True), ("m", "x"), ("inertia", True)])
+def test_direct_torque_calls_check_every_argument(name, arg, bad):
+    args = dict(t=0.1, Q=Q3, m=M, inertia=I)
+    args[arg] = bad
+    with pytest.raises(TypeError, match=arg if arg != "inertia" else "inertia"):
+        TORQUES[name](args["t"], args["Q"], args["m"], inertia=args["inertia"])
+
+
+def test_damping_called_for_a_batch_returns_one_torque_a_body():
+    Q = np.stack([Q3, np.eye(3)])
+    got = TORQUES["damping"](0.0, Q, M)
+    np.testing.assert_array_equal(got, np.stack([-0.5 * M, -0.5 * M]))
+    total = (TORQUES["damping"] + TORQUES["field"])(0.0, Q, M)
+    np.testing.assert_allclose(total, got + TORQUES["field"](0.0, Q), rtol=0, atol=0)
+
+
+def test_error_and_potential_check_the_attitudes():
+    with pytest.raises(TypeError, match="Q"):
+        TORQUES["control"].error(None)
+    with pytest.raises(TypeError, match="t"):
+        TORQUES["control"].error(Q3, None)
+    with pytest.raises(TypeError, match="Q"):
+        TORQUES["rotor"].potential(None)
+    e = TORQUES["control"].error(Q3)
+    np.testing.assert_allclose(e, [0.8, 0.6, 0.0, 0.0], rtol=0, atol=1e-15)
+
+
+def test_per_body_parameters_bound_bodies_and_frames():
+    rotors = frb.torques.rotor([[0, 0, 1.0], [0, 1.0, 0], [1.0, 0, 0]])
+    np.testing.assert_array_equal(rotors.bodies(1, 3).h, [[0, 1.0, 0], [1.0, 0, 0]])
+    for start, stop in ((1, 4), (2, 2)):
+        with pytest.raises(ValueError, match="stop = 4 is beyond the 3 bodies|selects no body"):
+            rotors.bodies(start, stop)
+    control = frb.torques.attitude_control(np.tile(QUAT, (2, 1)), 1.0, 1.0)
+    with pytest.raises(ValueError, match="^R is given for 3 bodies"):
+        control.in_frame(np.tile(np.eye(3), (3, 1, 1)))
+    with pytest.raises(ValueError, match="^R must hold at least one rotation"):
+        TORQUES["control"].in_frame(np.empty((0, 3, 3)))
+    with pytest.raises(ValueError, match="^kp must be"):
+        frb.torques.attitude_control(QUAT, np.empty((0, 3, 3)), 1.0)
+    law = frb.wheel_laws.quaternion_feedback(np.tile(QUAT, (2, 1)), 1.0, 1.0)
+    with pytest.raises(ValueError, match="stop = 3 is beyond the 2 bodies"):
+        law.bodies(0, 3)
+
+
+def test_reference_functions_give_one_quaternion_a_body():
+    m, q = np.tile(M, (2, 1)), np.tile(QUAT, (2, 1))
+    five = lambda t: np.tile(QUAT, (5, 1))          # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", frb.NotCompiledWarning)
+        with pytest.raises(ValueError, match="q_ref\\(t\\)"):
+            frb.integrate(m, q, I, 0.1, 3, method="RK4",
+                          torque=frb.torques.attitude_control(five, 1.0, 1.0))
+        with pytest.raises(ValueError, match="q_ref\\(t\\) gives 5 reference quaternions"):
+            frb.integrate(m, q, I, 0.1, 3, method="YOSHIDA4", wheels=frb.Wheels(np.eye(3), np.zeros(3)),
+                          wheel_law=frb.wheel_laws.quaternion_feedback(five, 1.0, 1.0))
+
+
+def test_wheel_momentum_follows_the_input_rule():
+    axes = np.array([[1.0, 0, 0], [0, 0.6, 0.8], [0, 0, 1.0]])
+    wheels = frb.Wheels(axes, np.zeros(3))
+    np.testing.assert_allclose(wheels.momentum([1.0, 2.0, 3.0]), [1.0, 1.2, 4.6], rtol=0,
+                               atol=1e-15)
+    with pytest.raises(TypeError, match="^h "):
+        wheels.momentum(None)
+    with pytest.raises(ValueError, match="^h \\(the wheels' momenta\\) must have shape"):
+        wheels.momentum([1.0, 2.0])
+
+
+def test_dask_derivative_without_parameters_is_empty_like_numpy():
+    dask_array = pytest.importorskip("dask.array")
+    m, q = np.tile(M, (4, 1)), np.tile(QUAT, (4, 1))
+    local = frb.integrate(m, q, I, 0.1, 3, method="RK4", sensitivities=("state", "torque"))
+    import frb.dask as fdask
+    lazy = fdask.integrate(dask_array.from_array(m, chunks=2), dask_array.from_array(q, chunks=2),
+                           I, 0.1, 3, method="RK4", sensitivities=("state", "torque"))
+    assert lazy.sensitivities.torque.compute().shape == local.sensitivities.torque.shape
+    np.testing.assert_array_equal(lazy.sensitivities.state.compute(), local.sensitivities.state)
+
+
+def test_small_refusals_follow_the_input_rule(tmp_path):
+    pytest.importorskip("scipy")
+    from scipy.spatial.transform import Rotation
+    with pytest.raises(TypeError, match="^form must be"):
+        frb.from_rotation(Rotation.identity(), None)
+    with pytest.raises(ValueError, match="^path must be a file path, but it holds a null"):
+        frb.read_dat("a\x00b")
+    with pytest.raises(ValueError, match="^path must be a file path, but it holds a null"):
+        frb.write_dat("a\x00b", [1.0])
+
+
+def test_sensitivities_beyond_float64_refused():
+    with pytest.raises(ValueError, match="^sensitivities: the derivative of the state with "
+                                         "respect to h is beyond the float64 range"):
+        frb.integrate(M * 1e300, QUAT, I, 1e-301, 3, method="EXACT",
+                      sensitivities=("state", "h"))

@@ -301,3 +301,10 @@ def test_empty_batches_give_empty_results_like_frb():
     jac = jax.jacfwd(lambda x: fj.integrate(x, jnp.zeros((0, 4)), I, 0.1, 3, method="EXACT")[0])(
         jnp.zeros((0, 3)))
     assert jac.shape == (0, 1, 3, 0, 3)
+
+
+def test_integrate_names_its_own_arguments():
+    with pytest.raises(ValueError, match="^m0 must have shape"):
+        fj.integrate(np.ones(4), np.array([1.0, 0.0, 0.0, 0.0]), np.array([1.0, 2.0, 3.0]), 0.1, 2)
+    with pytest.raises(ValueError, match="^attitude0 must have shape"):
+        fj.integrate(np.array([0.3, 0.5, 0.8]), np.ones(3), np.array([1.0, 2.0, 3.0]), 0.1, 2)
