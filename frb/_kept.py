@@ -77,21 +77,22 @@ def kept_count(nsteps: int, save_every: int) -> int:
     return nsteps // save_every + 1 + (1 if nsteps % save_every else 0)
 
 
-def check_kept_states(kept: int, n: int, values: int, where: str = "") -> None:
+def check_kept_states(kept: int, n: int, values: int, where: str = "",
+                      remedy: str | None = None) -> None:
     """Raise ValueError before allocating when ``kept`` states (and their times) of ``n``
     bodies of ``values`` float64 each would not fit in the memory available, saying what they
-    would take and pointing to ``save_every``. ``where``: added to the message (e.g. a dask
-    chunk)."""
+    would take and pointing to ``save_every`` (or to ``remedy``, the arguments of a caller
+    that keeps every state). ``where``: added to the message (e.g. a dask chunk)."""
     need = 8.0 * kept * (n * values + 3)          # (the times, and two temporaries of them)
     if need < 2.0**26:                  # (64 MiB: always allowed, no system call)
         return
     free = available_memory()
     if need <= 0.9 * free:
         return
+    remedy = remedy or ("keep fewer with save_every (every k-th state; save_every=None keeps "
+                        "the final state only) or run fewer bodies at a time")
     raise ValueError(f"the kept states would take {memory_size(need)} ({kept} states of {n} "
-                     f"bod{'y' if n == 1 else 'ies'}{where}, {values} values each), more than the "
-                     f"memory available ({memory_size(free)}): keep fewer with save_every (every k-th "
-                     "state; save_every=None keeps the final state only) or run fewer bodies "
-                     "at a time")
+                     f"bod{'y' if n == 1 else 'ies'}{where}, {values} values each), more than "
+                     f"the memory available ({memory_size(free)}): {remedy}")
 
 

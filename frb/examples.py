@@ -315,7 +315,7 @@ def run_example(n: int | str, input_path: str | os.PathLike[str] | None = None,
         if input_path is None:
             src = stack.enter_context(resources.as_file(packaged_input(n)))
         else:
-            src = Path(input_path)
+            src = _path(input_path, "input_path")
         values_in = read_dat(src)
         input_name = str(src)
     if values_in.size != INPUT_SIZES[n]:
@@ -329,7 +329,7 @@ def run_example(n: int | str, input_path: str | os.PathLike[str] | None = None,
     elif compare_path is False:
         ref_path = None
     else:
-        ref_path = Path(compare_path)
+        ref_path = _path(compare_path, "compare_path")
         if not ref_path.is_file():
             raise FileNotFoundError(f"comparison file not found: {ref_path}")
     reference = read_dat(ref_path) if ref_path is not None else None
@@ -343,7 +343,7 @@ def run_example(n: int | str, input_path: str | os.PathLike[str] | None = None,
     elif output_path is False:
         out_path = None
     else:
-        out_path = Path(output_path)
+        out_path = _path(output_path, "output_path")
     if out_path is not None:
         write_dat(out_path, values)
 
@@ -382,11 +382,27 @@ def run_example(n: int | str, input_path: str | os.PathLike[str] | None = None,
     return summary
 
 
+def _path(value: Any, name: str) -> Path:
+    """``value`` as a Path: a str or os.PathLike, else TypeError naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (str or os.PathLike), got "
+                        f"{type(value).__name__}")
+    return Path(value)
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     """Human-readable multi-line rendering of a :func:`run_example` summary."""
     if not isinstance(summary, dict) or "example" not in summary:
         raise TypeError(f"summary must be the dict run_example returns, got "
                         f"{type(summary).__name__}")
+    try:
+        return _summary_text(summary)
+    except KeyError as exc:
+        raise TypeError(f"summary must be the dict run_example returns, but it has no key "
+                        f"{exc}") from None
+
+
+def _summary_text(summary: dict[str, Any]) -> str:
     s = summary
     lines = [
         f"example {s['example']}",

@@ -236,7 +236,7 @@ class Option:
 def steps_of(t_final: float, h: float, names: str = "t_final / h") -> int:
     """``round(t_final / h)``, the steps of a run, checked: 1 .. 2**31 - 1 (ValueError naming
     ``names`` otherwise)."""
-    t_final = _validate.real_scalar(t_final, "t_final")
+    t_final = _validate.real_scalar(t_final, names, finite=False)
     h = _validate.real_scalar(h, "h")
     with np.errstate(all="ignore"):
         ratio = t_final / h if h != 0 else math.inf
@@ -308,8 +308,16 @@ def figure_path(path: str | PathLike[str], name: str) -> str:
     or a file in a missing folder."""
     import os
 
+    if isinstance(path, (bool, np.bool_)) or not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"path must be a file or folder path (str or os.PathLike), got "
+                        f"{type(path).__name__}")
     text = os.fspath(path)
-    if not isinstance(text, str) or not text.strip():
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if "\x00" in text:
+        raise ValueError(f"path must be a file or folder path, but it holds a null character: "
+                         f"{text!r}")
+    if not text.strip():
         raise ValueError("the figure path must name a file or a folder, got an empty path")
     if os.path.isdir(text) or text.endswith(("/", os.sep)):
         if not os.path.isdir(text):

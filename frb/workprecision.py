@@ -177,6 +177,9 @@ class Comparison:
     def best(self, tolerance: float) -> tuple[str, int, float] | None:
         """The run that reaches ``tolerance`` at the least cost to ``t_final``:
         ``(method, nsteps, cost per body in ns)``, or None."""
+        tolerance = _validate.real_scalar(tolerance, "tolerance")
+        if tolerance < 0:
+            raise ValueError(f"tolerance must be >= 0, got {tolerance!r}")
         ok = [r for r in self.rows if not r.failure and r.error is not None
               and r.error <= tolerance]
         if not ok:

@@ -179,3 +179,35 @@ def test_sensitivities_beyond_float64_refused():
                                          "respect to h is beyond the float64 range"):
         frb.integrate(M * 1e300, QUAT, I, 1e-301, 3, method="EXACT",
                       sensitivities=("state", "h"))
+
+
+def test_experiment_options_refused_by_name_before_running():
+    from frb.experiments import run_experiment
+    with pytest.raises(ValueError, match="^slew / h must give 1 to"):
+        run_experiment("satellite", slew=0.1)
+    with pytest.raises(ValueError, match="^slew / h must give 1 to .* got inf"):
+        run_experiment("satellite", slew=1e308)
+    with pytest.raises(ValueError, match="^kp = .* is too stiff for h = 0.5"):
+        run_experiment("satellite", kp=1e6)
+    with pytest.raises(ValueError, match="^kd = .* is too stiff"):
+        run_experiment("satellite", kd=1e4)
+    for dt in (1e-3, 1e-308):
+        with pytest.raises(ValueError, match="^the measurements span n dt"):
+            run_experiment("inertia-identification", dt=dt)
+    with pytest.raises(ValueError, match="run fewer steps \\(nsteps\\)"):
+        run_experiment("krysl-coulomb", nsteps=2**31 - 2)
+
+
+def test_example_and_figure_paths_follow_the_input_rule(tmp_path):
+    from frb.examples import format_summary, run_example
+    for name in ("input_path", "output_path", "compare_path"):
+        with pytest.raises(TypeError, match=f"^{name} must be a path"):
+            run_example(1, **{name: 3})
+    with pytest.raises(TypeError, match="no key 'input'"):
+        format_summary({"example": 1})
+    from frb.reporting import figure_path
+    with pytest.raises(TypeError, match="^path must be a file or folder path"):
+        figure_path(None, "x")
+    with pytest.raises(ValueError, match="null character"):
+        figure_path(str(tmp_path / "a\x00b.png"), "x")
+    assert figure_path(tmp_path, "x") == str(tmp_path / "x.png")

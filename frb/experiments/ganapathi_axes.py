@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .._kept import check_kept_states
 from ..engine import integrate
 from ..reporting import (Experiment, Option, Result, Table, method_styles, pyplot, save_figure,
                          steps_of, tidy_3d)
@@ -34,6 +35,8 @@ def _run(name: str, dt: float, t_final: float) -> Result:
     I = np.array(INERTIA)
     m0 = I * np.array(case["w0"])
     nsteps = steps_of(t_final, dt, "t_final / dt")
+    check_kept_states(nsteps + 1, 1, 12, remedy="every state is kept: lengthen dt or shorten "
+                      "t_final")
     runs = {meth: integrate(m0, np.eye(3), I, dt, nsteps, method=meth) for meth in ("EXACT", "RK4")}
     t = runs["EXACT"].t
     j = case["axis"]

@@ -18,6 +18,7 @@ from os import PathLike
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._kept import check_kept_states
 from ..engine import integrate
 from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure, tidy_3d
 from ..rotations import rotation_exp
@@ -70,6 +71,7 @@ def run(dt: float = 1.0 / 30.0, nsteps: int = 300) -> Result:
     rad/s range of the paper's Fig. 2."""
     I = np.array(INERTIA)
     m0 = I * np.array(W0)
+    check_kept_states(nsteps + 1, 1, 12, remedy="every state is kept: run fewer steps (nsteps)")
     runs = {name: integrate(m0, np.eye(3), I, dt, nsteps, method=name)
             for name in ("RK4", "EXACT")}
     t = runs["EXACT"].t

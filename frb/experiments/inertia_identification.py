@@ -135,7 +135,13 @@ def _levenberg_marquardt(model: _Model, p: tuple[_F64, _F64, _F64], exact: bool,
     lam, iterations = 1e-3, 0
     while iterations < max_iterations:
         A, g = J.T @ J, J.T @ r
-        step: _F64 = np.linalg.solve(A + lam * np.diag(np.diag(A)), -g).astype(np.float64)
+        try:
+            step: _F64 = np.linalg.solve(A + lam * np.diag(np.diag(A)), -g).astype(np.float64)
+        except np.linalg.LinAlgError:   # (a parameter the residuals do not see: more damping)
+            lam *= 10.0
+            if lam > 1e12:
+                break
+            continue
         trial = update(p, step)
         cost_trial = np.inf            # moments that are not positive: a failed step
         if np.all(trial[0] > 0):
@@ -181,7 +187,11 @@ def fit(dt: float, q_meas: ArrayLike, guess_inertia: ArrayLike, jacobian: str = 
     # frame of the first one), fitted by a line through the origin
     k = np.arange(1, min(5, n + 1))
     rot = np.array([_residual(q_meas[:1], q_meas[j:j + 1])[0][0] for j in k])
-    w0 = (k[:, None] * rot).sum(axis=0) / (dt * (k * k).sum())
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        w0 = (k[:, None] * rot).sum(axis=0) / (dt * (k * k).sum())
+    if not np.isfinite(guess * w0).all():
+        raise ValueError(f"dt = {dt!r} is too short: the rate estimated from the first "
+                         "measurements is beyond the float64 range")
     p = (guess[1:].copy(), guess * w0, q_meas[0].copy())
     arcs = [first_arc]
     while arcs[-1] < n:
@@ -198,7 +208,11 @@ def fit(dt: float, q_meas: ArrayLike, guess_inertia: ArrayLike, jacobian: str = 
     r, J = model.exact(p) if jacobian == "exact" else model.finite_differences(p)
     seconds = time.process_time() - start
     sigma_hat = float(np.sqrt(r @ r / (len(r) - 8)))
-    cov = sigma_hat**2 * np.linalg.inv(J.T @ J)
+    try:
+        cov = sigma_hat**2 * np.linalg.inv(J.T @ J)
+    except np.linalg.LinAlgError:
+        raise ValueError(f"the measurements (dt = {dt!r}, n = {n}) do not determine the "
+                         "moments, m0 and q0 (J^T J is singular): lengthen dt or n") from None
     return {"inertia": np.concatenate([[guess[0]], p[0]]), "m0": p[1], "q0": p[2],
             "iterations": iterations, "runs": runs, "seconds": seconds,
             "history": np.array(history), "residual": r.reshape(-1, 3), "sigma_hat": sigma_hat,
@@ -222,7 +236,12 @@ def run(dt: float = 0.1, n: int = 300, sigma: float = 0.01, draw: int = 903,
     iterations, runs, processor time and the errors against the truth and the formal standard
     deviations (each fit continued over growing arcs of 20, 40, ... intervals, the residuals of
     a long arc having local minima away from the truth), then a Monte Carlo of ``trials`` noise draws (the spread of the fitted ratios
-    against the formal one)."""
+    against the formal one). The measurements must span at least 5 s (``n dt >= 5``, about
+    one turn of the body): a shorter arc leaves the moments undetermined."""
+    if not n * dt >= 5.0:
+        raise ValueError(f"the measurements span n dt = {n} x {dt!r}, less than 5 s (about one "
+                         "turn of the body), which leaves the moments undetermined: lengthen dt "
+                         "or n")
     q_true, q_meas = measurements(dt, n, sigma, draw)
     truth = np.array(INERTIA)
     fits = {name: fit(dt, q_meas, GUESS, jacobian=name) for name in ("exact", "fd")}

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._kept import check_kept_states
 from ..engine import integrate
 from .._messages import IntegrationError
 from ..reporting import (Experiment, Option, Result, Table, method_list, method_styles, pyplot,
@@ -81,6 +82,7 @@ def run(h: float = 0.5, nsteps: int = 40000, methods: str | Sequence[str] | None
     its scalar factor multiplying the vector, with the printed sign. The torque is a Python
     callable: the full run takes about a minute or two."""
     methods = method_list(methods, FIG4 + FIG5 + SPLITTINGS)
+    check_kept_states(nsteps + 1, 1, 12, remedy="every state is kept: run fewer steps (nsteps)")
     torque = CoulombWall()
     every = max(1, nsteps // 4000)
     rows: list[list[Any]]

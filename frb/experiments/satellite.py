@@ -24,12 +24,14 @@ and a work-precision table of the wheel slew.
 """
 from __future__ import annotations
 
+import math
 import time
 from os import PathLike
 from typing import Any
 
 import numpy as np
 
+from .. import _validate
 from ..engine import integrate
 from ..reporting import (Experiment, Option, Result, Table, method_styles, pyplot, save_figure,
                          steps_of)
@@ -80,9 +82,20 @@ def run(h: float = 0.5, coast: float = 300.0, detumble: float = 900.0, slew: flo
     (0.006, -0.004, 0.005) rad/s, the slew (quaternion feedback kp = 0.005 J, kd = 0.09 J,
     gyroscopic term), a Monte Carlo of ``bodies`` slews over dispersed tensors and rates (RK4),
     Q (m + A h) without external torque (STRANG) and a work-precision table of the wheel slew."""
-    for name, duration in (("coast", coast), ("detumble", detumble), ("slew", 16 * slew)):
-        steps_of(duration, h, f"{name} / h" if name != "slew" else "16 slew / h (the reference)")
+    for name, duration in (("coast", coast), ("detumble", detumble), ("slew", slew),
+                           ("slew", 16 * slew)):
+        steps_of(duration, h, f"{name} / h" if duration != 16 * slew else
+                 "16 slew / h (the reference)")
     J = np.array(INERTIA)
+    # the PD law resolved by the step: its rates sqrt(kp / I) and kd / I at most 1 / h
+    i_min = float(np.linalg.eigvalsh(J)[0])
+    for name, rate in (("kp", math.sqrt(kp / i_min)), ("kd", kd / i_min)):
+        if h * rate > 1.0:
+            raise ValueError(f"{name} = {_validate.fmt(kp if name == 'kp' else kd)} is too stiff "
+                             f"for h = {_validate.fmt(h)}: the law's rate "
+                             f"{'sqrt(kp / I_min)' if name == 'kp' else 'kd / I_min'} = "
+                             f"{_validate.fmt(rate)} 1/s exceeds 1 / h (I_min = "
+                             f"{_validate.fmt(i_min)} kg m^2); lower {name} or h")
     m0 = J @ np.array(W0)
     wheel, gg = rotor(WHEEL), gravity_gradient(ORBIT_RATE)
     phases = [("coast", coast, wheel + gg), ("detumble", detumble, wheel + gg + linear_damping(damping)),
