@@ -127,6 +127,9 @@ def test_ganapathi_unstable_flips_with_the_elliptic_period():
     assert r.numbers["max_angle_exact"] > 160             # the axis turns over
     stable = run_experiment("ganapathi-stable")
     assert stable.numbers["flips"] == 0 and stable.numbers["max_angle_exact"] < 5
+    # about its stable axis m_j keeps its sign; the other components change sign twice a
+    # period of the closed form
+    assert stable.numbers["measured_period"] == pytest.approx(stable.numbers["period"], rel=1e-3)
 
 
 def test_krysl_free_reference_orders_and_errors():
