@@ -192,7 +192,7 @@ def test_experiment_options_refused_by_name_before_running():
     with pytest.raises(ValueError, match="^kd = .* is too stiff"):
         run_experiment("satellite", kd=1e4)
     for dt in (1e-3, 1e-308):
-        with pytest.raises(ValueError, match="^the measurements span n dt"):
+        with pytest.raises(ValueError, match="^the measurements span n dt|^dt = "):
             run_experiment("inertia-identification", dt=dt)
     with pytest.raises(ValueError, match="run fewer steps \\(nsteps\\)"):
         run_experiment("krysl-coulomb", nsteps=2**31 - 2)

@@ -236,12 +236,19 @@ def run(dt: float = 0.1, n: int = 300, sigma: float = 0.01, draw: int = 903,
     iterations, runs, processor time and the errors against the truth and the formal standard
     deviations (each fit continued over growing arcs of 20, 40, ... intervals, the residuals of
     a long arc having local minima away from the truth), then a Monte Carlo of ``trials`` noise draws (the spread of the fitted ratios
-    against the formal one). The measurements must span at least 5 s (``n dt >= 5``, about
-    one turn of the body): a shorter arc leaves the moments undetermined."""
-    if not n * dt >= 5.0:
-        raise ValueError(f"the measurements span n dt = {n} x {dt!r}, less than 5 s (about one "
-                         "turn of the body), which leaves the moments undetermined: lengthen dt "
-                         "or n")
+    against the formal one). The measurements must span ``n dt >= 2`` s (shorter arcs leave
+    the moments undetermined), and the body must turn between two of them by at least the noise
+    and at most half a radian (``sigma <= |w| dt <= 0.5``, ``|w| = 0.75`` rad/s: the rate
+    estimated from the first measurements, and no aliasing)."""
+    rate = float(np.linalg.norm(np.array(M0) / np.array(INERTIA)))
+    if not n * dt >= 2.0:
+        raise ValueError(f"the measurements span n dt = {n} x {dt!r} s, less than 2 s, which "
+                         "leaves the moments undetermined: lengthen dt or n")
+    if not sigma <= rate * dt <= 0.5:
+        raise ValueError(f"dt = {dt!r}: the body turns by |w| dt = {rate * dt:.3g} rad between "
+                         f"two measurements, outside sigma = {sigma!r} .. 0.5 rad (below the "
+                         "noise the first rate is not measured; above, the attitudes alias): "
+                         f"take dt in {sigma / rate:.3g} .. {0.5 / rate:.3g} s")
     q_true, q_meas = measurements(dt, n, sigma, draw)
     truth = np.array(INERTIA)
     fits = {name: fit(dt, q_meas, GUESS, jacobian=name) for name in ("exact", "fd")}
@@ -344,7 +351,8 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
     save_figure(fig, path)
 
 
-_OPTIONS = (Option("dt", float, 0.1, "time between measurements", low=0, strict=True),
+_OPTIONS = (Option("dt", float, 0.1, "time between measurements, s (the body turning by "
+                   "sigma .. 0.5 rad between two, n dt >= 2 s)", low=0, strict=True),
             Option("n", int, 300, "measurements after the first", low=10, high=10**6),
             Option("sigma", float, 0.01, "noise of each body axis, rad", low=0, strict=True,
                    high=0.3),
