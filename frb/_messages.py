@@ -75,13 +75,14 @@ def low_precision_hint(value: ArrayLike) -> str:
 
 
 
-def phase_message(name_h: str, phase: float, body: str = "") -> str:
-    """The message of a step beyond :data:`PHASE_LIMIT`."""
+def phase_message(name_h: str, phase: float, body: str = "", name_m: str = "m") -> str:
+    """The message of a step beyond :data:`PHASE_LIMIT` (``name_h``, ``name_m``: the names of
+    the step and of the momentum in the caller's route)."""
     size = f"= {phase:.3g} exceeds" if np.isfinite(phase) else "is beyond the float64 range, above"
     return (f"{name_h} is too long{body}: |h| |m| / I_min {size} {PHASE_LIMIT:.0e} "
             "radians, where quadruple precision (34 digits) leaves no correct digit of the angle "
             "the body turns through (the result would be an arbitrary point of the orbit); check "
-            "the units of h, m and inertia")
+            f"the units of {name_h.split(' ')[0]}, {name_m} and inertia")
 
 
 def per_body_torque_message(shown_torque: str, given: int, n: int) -> str:
@@ -90,14 +91,14 @@ def per_body_torque_message(shown_torque: str, given: int, n: int) -> str:
             f"run has {n}")
 
 
-def gyrostat_phase_message(name_h: str, phase: float) -> str:
+def gyrostat_phase_message(name_h: str, phase: float, name_m: str = "m") -> str:
     """The message of a gyrostat step beyond :data:`PHASE_LIMIT` (its phase counts the rotor's
     momentum ``h_r``, frb.torques.rotor)."""
     size = f"= {phase:.3g} exceeds" if np.isfinite(phase) else "is beyond the float64 range, above"
     return (f"{name_h} is too long for the gyrostat: |h| (|m| + |h_r|) / I_min {size} "
             f"{PHASE_LIMIT:.0e} radians (h_r the rotor's momentum of the torque), where quadruple "
-            "precision (34 digits) leaves no correct digit of the motion; check the units of h, "
-            "m, the rotor and inertia")
+            f"precision (34 digits) leaves no correct digit of the motion; check the units of "
+            f"{name_h}, {name_m}, the rotor and inertia")
 
 
 #: The argument of each check code's message (``check_message``'s ``names`` maps these roles to
@@ -135,7 +136,8 @@ def check_message(code: int, names: Mapping[str, str] | None = None, body: int |
     name = (names or {}).get(role) or _DEFAULT_NAMES.get(role, default)
     where = f" (body {body})" if body is not None and body >= 0 else ""
     if code == _sn.BAD_PHASE:
-        return phase_message(name, phase, where)
+        return phase_message(name, phase, where,
+                             (names or {}).get("m") or _DEFAULT_NAMES.get("m", "m"))
     tol = ORTHOGONALITY_TOLERANCE
     if code == _sn.BAD_ROTATION:
         text = ("must be rotation matrices" if plural else "must be a rotation matrix") + \

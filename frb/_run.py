@@ -584,7 +584,8 @@ def prepare(req: Request) -> Run:
             longest_h = h * longest if longest != 1.0 else h
         rotor_phase = gyrostat_phase(tq, m2, longest_h, I2)
         if rotor_phase > _sn.PHASE_LIMIT:
-            raise ValueError(gyrostat_phase_message(route.names["h"], rotor_phase))
+            raise ValueError(gyrostat_phase_message(route.names["h"], rotor_phase,
+                                                    route.names["m"]))
     user_law = wheel_run.user
     # a short run without Python in its loop is one compiled call, which checks the bodies
     # first; any other run is checked now (its scales size its calls and rescale it), and so are
