@@ -255,12 +255,21 @@ def count(value: Any, name: str, low: int = 0, high: int = INT32_MAX) -> int:
     return integer(value, name, low, high)
 
 
-def body_range(start: Any, stop: Any) -> tuple[int, int]:
-    """``start, stop`` of the part ``start .. stop - 1`` of a batch: integers, 0 <= start <= stop."""
+def body_range(start: Any, stop: Any, bodies: int | None = None, owner: str = ""
+               ) -> tuple[int, int]:
+    """``start, stop`` of the part ``start .. stop - 1`` of a batch: integers, 0 <= start <= stop;
+    for an ``owner`` (a torque, a law) with parameters given for ``bodies`` bodies, at least one
+    body and ``stop <= bodies``."""
     first = count(start, "start")
     last = count(stop, "stop")
     if last < first:
         raise ValueError(f"stop must be >= start, got start={first}, stop={last}")
+    if bodies is not None and last > bodies:
+        raise ValueError(f"stop = {last} is beyond the {bodies} bodies the per-body parameters "
+                         f"of {owner} are given for")
+    if bodies is not None and first == last:
+        raise ValueError(f"start = stop = {first} selects no body, and {owner} has per-body "
+                         "parameters: select at least one")
     return first, last
 
 

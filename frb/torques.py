@@ -287,16 +287,9 @@ class Torque:
         parameters; the torque itself when it has none), for a part of a batch run on its own
         (:mod:`frb.dask`); ``0 <= start <= stop`` integers, ``stop`` at most the number of
         bodies the per-body parameters are given for."""
-        first, last = _validate.body_range(start, stop)
         form = self.compiled
         count = None if form is None or form.body is None else form.body.shape[0]
-        if count is not None and last > count:
-            raise ValueError(f"stop = {last} is beyond the {count} bodies the per-body parameters "
-                             f"of {shown(self)} are given for")
-        if count is not None and first == last:
-            raise ValueError(f"start = stop = {first} selects no body, and {shown(self)} has "
-                             "per-body parameters: select at least one")
-        return self._bodies(first, last)
+        return self._bodies(*_validate.body_range(start, stop, count, shown(self)))
 
     def _bodies(self, start: int, stop: int) -> Torque:
         """:meth:`bodies` of checked ``start``, ``stop`` (a torque with per-body parameters

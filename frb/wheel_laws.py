@@ -68,15 +68,8 @@ class WheelLaw:
         """The law of the bodies ``start`` to ``stop - 1`` alone (``0 <= start <= stop``
         integers, at least one body and ``stop`` at most the number of bodies the per-body
         parameters are given for)."""
-        first, last = _validate.body_range(start, stop)
         count = getattr(self, "bodies_count", None)
-        if count is not None and last > count:
-            raise ValueError(f"stop = {last} is beyond the {count} bodies the per-body parameters "
-                             f"of {self!r} are given for")
-        if count is not None and first == last:
-            raise ValueError(f"start = stop = {first} selects no body, and {self!r} has per-body "
-                             "parameters: select at least one")
-        return self._bodies(first, last)
+        return self._bodies(*_validate.body_range(start, stop, count, repr(self)))
 
     def _bodies(self, start: int, stop: int) -> WheelLaw:
         """:meth:`bodies` of checked ``start``, ``stop`` (a law with per-body parameters
