@@ -430,6 +430,8 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
         m0, attitude0, inertia = random_bodies(bodies, rng)
     assert attitude0 is not None and inertia is not None    # (all three, or none, above)
     m0 = _validate.real_array(m0, "m0")
+    if m0.ndim not in (1, 2) or m0.shape[-1] != 3:
+        raise ValueError(f"m0 must have shape (3,) or (N, 3), got {m0.shape}")
     nb = 1 if m0.ndim == 1 else m0.shape[0]
     if m0.shape[-1:] == (3,) and m0.size:
         rest = ~(np.abs(m0.reshape(-1, 3)) > 0).any(axis=1)

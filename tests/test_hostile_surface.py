@@ -211,3 +211,11 @@ def test_example_and_figure_paths_follow_the_input_rule(tmp_path):
     with pytest.raises(ValueError, match="null character"):
         figure_path(str(tmp_path / "a\x00b.png"), "x")
     assert figure_path(tmp_path, "x") == str(tmp_path / "x.png")
+
+
+def test_compare_takes_bodies_of_the_right_shape_only():
+    for m0 in (np.array(1.0), np.ones(4), np.ones((2, 2, 3))):
+        with pytest.raises(ValueError, match="^m0 must have shape \\(3,\\) or \\(N, 3\\)"):
+            frb.compare(m0=m0, attitude0=QUAT, inertia=I, steps=[10], methods=["RK4"])
+    with pytest.raises(TypeError, match="^tolerance"):
+        frb.compare(m0=M, attitude0=QUAT, inertia=I, steps=[10], methods=["RK4"]).best(None)

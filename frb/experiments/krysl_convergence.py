@@ -140,7 +140,9 @@ def _run(name: str, n0: int | None = None, levels: int | None = None,
               "reference": label, "reference_accuracy": acc},
         notes=[f"reference: {label}; its accuracy ({how}): |dPi| = {acc[0]:.1e}, "
                f"|dR| = {acc[1]:.1e}", "orders: least-squares slope on the three smallest "
-               f"steps, errors below {floor:.1e} (10x the reference accuracy) left out"])
+               f"steps, errors below {floor:.1e} (10x the reference accuracy) left out",
+               "--: an error where the method found no solution or diverged, an order with fewer "
+               "than two errors left to fit (NaN in the key numbers)"])
 
 
 def run_free(n0: int = 400, levels: int = 6, methods: str | Sequence[str] | None = None) -> Result:
