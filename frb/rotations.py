@@ -414,7 +414,10 @@ def rotation_exp(v: ArrayLike) -> NDArray[np.float64]:
     big = np.max(np.abs(v), axis=-1, keepdims=True)
     w = v / np.where(big > 0, big, 1.0)
     nw = np.linalg.norm(w, axis=-1, keepdims=True)
-    a = (big * nw)[..., None]
+    with np.errstate(over="ignore"):
+        a = (big * nw)[..., None]
+    if not np.isfinite(a).all():
+        raise ValueError("v: the angle |v| is beyond the float64 range")
     u = w / np.where(nw > 0, nw, 1.0)
     K = np.zeros(v.shape[:-1] + (3, 3))
     K[..., 0, 1], K[..., 0, 2], K[..., 1, 2] = -u[..., 2], u[..., 1], -u[..., 0]

@@ -219,3 +219,13 @@ def test_compare_takes_bodies_of_the_right_shape_only():
             frb.compare(m0=m0, attitude0=QUAT, inertia=I, steps=[10], methods=["RK4"])
     with pytest.raises(TypeError, match="^tolerance"):
         frb.compare(m0=M, attitude0=QUAT, inertia=I, steps=[10], methods=["RK4"]).best(None)
+
+
+def test_rotation_exp_refuses_angles_beyond_float64():
+    from frb.rotations import rotation_exp
+    with pytest.raises(ValueError, match="^v: the angle"):
+        rotation_exp(np.full(3, np.finfo(float).max))
+    # the largest representable angle about an axis is still a rotation
+    R = rotation_exp([np.finfo(float).max, 0.0, 0.0])
+    np.testing.assert_allclose(R @ R.T, np.eye(3), rtol=0, atol=4e-16)
+    assert R[0, 0] == 1.0
