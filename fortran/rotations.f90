@@ -8,7 +8,7 @@ module rotations
    private
 
    public :: cross, hat, solve3, qmul, qconj, qrotate, qrotate_tr, quat_matrix, quat_matrix_tr, matrix_quat_tr
-   public :: quat_exp, rot_exp_apply, quat_cayley, dexpinv_apply, dexp_apply, dexp_coefficients, quat_normalize
+   public :: quat_exp, reference_turn, rot_exp_apply, quat_cayley, dexpinv_apply, dexp_apply, dexp_coefficients, quat_normalize
 
 contains
 
@@ -150,6 +150,24 @@ contains
       end if
       r(2:4) = s * psi
    end function quat_exp
+
+   !> quat_exp(dt rate): the turn of a reference attitude at the constant rate over the time dt,
+   !> also for turns whose squared components would overflow (the angle then from the components
+   !> scaled by the largest, as frb's Python reference computes it; quat_exp itself otherwise).
+   pure function reference_turn(dt, rate) result(r)
+      real(dp), intent(in) :: dt, rate(3)
+      real(dp) :: r(4), psi(3), big, a
+
+      psi = dt * rate
+      big = max(abs(psi(1)), abs(psi(2)), abs(psi(3)))
+      if (big <= 1.0e150_dp) then
+         r = quat_exp(psi)
+         return
+      end if
+      a = big * sqrt((psi(1) / big)**2 + (psi(2) / big)**2 + (psi(3) / big)**2)
+      r(1) = cos(0.5_dp * a)
+      r(2:4) = (sin(0.5_dp * a) / a) * psi
+   end function reference_turn
 
    !> exp(hat psi) v by Rodrigues' formula (series for small |psi|).
    pure function rot_exp_apply(psi, v) result(r)

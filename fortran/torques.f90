@@ -42,7 +42,7 @@ module torques
                             max_torque_terms, torque_term_reals, control_gains, control_kp, &
                             control_kd, control_q_ref, control_rate, control_t_ref, &
                             momentum_torque_kinds
-   use rotations, only: cross, hat, qmul, qconj, qrotate_tr, quat_matrix_tr, matrix_quat_tr, quat_exp
+   use rotations, only: cross, hat, qmul, qconj, qrotate_tr, quat_matrix_tr, matrix_quat_tr, reference_turn
    implicit none
    private
 
@@ -205,7 +205,7 @@ contains
             qr = p(control_q_ref:control_q_ref + 3)
             rate = p(control_rate:control_rate + 2)
             moving = any(rate /= 0.0_dp)
-            if (moving) qr = qmul(qr, quat_exp((r(1, i) - p(control_t_ref)) * rate))
+            if (moving) qr = qmul(qr, reference_turn(r(1, i) - p(control_t_ref), rate))
             if (natt == 4) then
                e = qmul(qconj(qr), att)
             else

@@ -19,8 +19,9 @@
 !    increase |h_i| (a wheel at its momentum limit gives no more torque that way).
 ! A step that carries a wheel beyond h_max puts it back at the limit and gives the excess to the
 ! body (M unchanged): a saturated wheel stays at its limit. A Python law (wheel_law_user) is
-! called once per stage for the whole batch through the f2py call-back user_law_cb; the limits are
-! the user's.
+! called once per stage for the whole batch through the f2py call-back user_law_cb; its torques'
+! limits are the user's, and the momentum limit h_max, when it has one (quaternion_feedback with
+! q_ref a Python function), is applied after each step as above.
 !
 ! The flows composed by the splittings, which are split in the total momentum M (so that each
 ! flow keeps Q M: the splittings keep it to rounding): the free flow of M (the exact free flow, or
@@ -48,7 +49,7 @@ module wheels
    use numbers_table, only: max_wheels, wheel_reals, wheel_law_none, wheel_law_feedback, &
                             wheel_law_user, law_q_ref, law_kp, law_kd, law_rate, law_t_ref, &
                             law_u_max, law_h_max, law_gyroscopic, law_reals
-   use rotations, only: cross, qmul, qconj, qrotate, qrotate_tr, quat_exp, quat_matrix_tr
+   use rotations, only: cross, qmul, qconj, qrotate, qrotate_tr, quat_matrix_tr, reference_turn
    use torques, only: torque_t, user_torque_cb, torqued, torque_flow, gain_times
    implicit none
    private
@@ -210,7 +211,7 @@ contains
 
       qr = fb%p(law_q_ref:law_q_ref + 3)
       rate = fb%p(law_rate:law_rate + 2)
-      if (fb%rotating) qr = qmul(qr, quat_exp((t - fb%p(law_t_ref)) * rate))
+      if (fb%rotating) qr = qmul(qr, reference_turn(t - fb%p(law_t_ref), rate))
       e = qmul(qconj(qr), q)
       ev = merge(-1.0_dp, 1.0_dp, e(1) < 0) * e(2:4)
       attitude = -gain_times(fb%p(law_kp:law_kp + 8), ev)
@@ -282,9 +283,10 @@ contains
       end do
    end subroutine wheel_law_batch
 
-   !> The limits of the law wheel_law_feedback after a step of body j: a wheel beyond h_max is
-   !> put back at the limit; excess(i) the momentum taken from wheel i (for the body, so that
-   !> M = m + A h is unchanged). Nothing for a Python law.
+   !> The limits of the law after a step of body j: a wheel beyond h_max is put back at the
+   !> limit; excess(i) the momentum taken from wheel i (for the body, so that M = m + A h is
+   !> unchanged). A Python law carries h_max too (infinite for a user's law; that of
+   !> quaternion_feedback with q_ref a Python function).
    pure subroutine wheel_limits(wh, j, hw, excess)
       type(wheels_t), intent(in) :: wh
       integer, intent(in) :: j
@@ -293,7 +295,7 @@ contains
       real(dp) :: h_max
 
       excess = 0.0_dp
-      if (wh%law /= wheel_law_feedback) return
+      if (wh%law == wheel_law_none) return
       h_max = wh%par(law_h_max, column(wh, size(wh%par, 2), j))
       if (all(abs(hw) <= h_max)) return
       excess = hw
@@ -481,6 +483,9 @@ contains
             if (stage < 4) hb = hw + (node(stage) * tau) * ub
          end do
          hw = hw + (tau / 6.0_dp) * accb
+         do j = 1, n
+            call wheel_limits(wh, j, hw(:, j), excess(1:nw))
+         end do
          return
       end if
       do j = 1, n

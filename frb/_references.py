@@ -26,12 +26,13 @@ def unit_quaternions(q: ArrayLike, name: str) -> NDArray[np.float64]:
     if not np.isfinite(a).all():
         raise ValueError(f"{name} must be finite" + _validate.first_nonfinite(a))
     with np.errstate(over="ignore"):      # (entries far beyond 1: refused)
-        dev = np.abs(np.sqrt(np.sum(a * a, axis=-1)) - 1.0)
+        signed = np.sqrt(np.sum(a * a, axis=-1)) - 1.0
+    dev = np.abs(signed)
     if not (dev <= 1e-10).all():
-        where, worst = "", float(np.max(dev))
+        where, worst = "", float(signed) if a.ndim == 1 else 0.0
         if a.ndim == 2:
             b = int(np.argmax(~(dev <= 1e-10)))
-            where, worst = f" (body {b})", float(dev[b])
+            where, worst = f" (body {b})", float(signed[b])
         raise ValueError(f"{name} must be unit quaternions (|q| = 1 within 1e-10){where}, got "
                          f"|q| - 1 = {worst:.3g}")
     a.setflags(write=False)
@@ -64,8 +65,8 @@ class RotatingReference:
     def __init__(self, q0: ArrayLike, rate: ArrayLike, t_ref: float = 0.0) -> None:
         q = unit_quaternions(q0, "q0")
         r = np.array(_validate.real_array(rate, "rate", finite=False), dtype=np.float64)
-        if r.ndim not in (1, 2) or r.shape[-1] != 3:
-            raise ValueError(f"rate must have shape (3,) or (N, 3), got {r.shape}")
+        if r.ndim not in (1, 2) or r.shape[-1] != 3 or (r.ndim == 2 and not r.shape[0]):
+            raise ValueError(f"rate must have shape (3,) or (N, 3) with N >= 1, got {r.shape}")
         if not np.isfinite(r).all():
             raise ValueError("rate must be finite")
         if q.ndim == 2 and r.ndim == 2 and q.shape[0] != r.shape[0]:

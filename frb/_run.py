@@ -41,6 +41,7 @@ from .schedules import FREE_PLAN, plan as splitting_plan
 from .threads import get_num_threads, resolve as resolve_threads
 from .torques import PARAMETER_SCALES, AttitudeControl, NotCompiledWarning, Rotor, Torque, \
     UserTorque, as_torque, compiled_terms, shown
+from ._references import RotatingReference
 from .wheel_laws import QuaternionFeedback, UserLaw, WheelLaw, as_wheel_law
 from .wheels import Wheels
 
@@ -319,6 +320,15 @@ _NO_TORQUE_TERMS = _read_only(compiled_terms((_sn.TORQUE_NONE,),
 _NO_BODY = _read_only(np.zeros((1, _sn.TORQUE_TERM_REALS)))
 _NO_WHEEL_AXES = _read_only(np.zeros((_sn.WHEEL_REALS, 1, 1), order="F"))
 _NO_LAW = _read_only(np.zeros((_sn.LAW_REALS, 1), order="F"))
+
+
+def _user_law_parameters(h_max: float) -> NDArray[np.float64]:
+    """The compiled parameters of a Python law, (1, LAW_REALS): only the momentum limit h_max
+    (inf for a law of the user's; quaternion_feedback's with q_ref a Python function), which the
+    compiled loop applies after each step as for the compiled feedback."""
+    p = np.zeros((1, _sn.LAW_REALS))
+    p[0, _sn.LAW_H_MAX - 1] = h_max
+    return p
 # the wheel arrays of a run without wheel states: not read, one element each
 _NO_H = _read_only(np.zeros((1, 1), order="F"))
 _FLOAT64 = np.dtype(np.float64)
@@ -466,7 +476,7 @@ def _wheel_run(req: Request, tq: Optional[Torque], n: int, single: bool, I2: NDA
         if not info.wheels and not info.accepts(rotor if tq is None else rotor + tq):
             raise ValueError(f"method {info.name} takes wheels without a law (wheels=, their "
                              "momenta constant: a gyrostat) as rotors, with no other torque "
-                             f"(torque={shown(tq)}): {info.torque_note}")
+                             f"(torque={shown(tq)}): {info.refusal(tq)}")
         return WheelRun(wheels, None, _sn.WHEEL_LAW_NONE, None, _NO_WHEEL_INPUTS, h0), \
             rotor if tq is None else rotor + tq
     user: Optional[UserLaw] = None
@@ -483,8 +493,11 @@ def _wheel_run(req: Request, tq: Optional[Torque], n: int, single: bool, I2: NDA
     axes = np.concatenate([A, np.broadcast_to(pinv, A.shape)], axis=-1)
     if axes.ndim == 2:
         axes = axes[None]
-    parameters = law.parameters(n) if kind == _sn.WHEEL_LAW_FEEDBACK and \
-        isinstance(law, QuaternionFeedback) else _NO_LAW.T
+    if kind == _sn.WHEEL_LAW_FEEDBACK:
+        parameters = law.parameters(n)
+    else:
+        parameters = _user_law_parameters(law.h_max if isinstance(law, QuaternionFeedback)
+                                          else np.inf)
     inputs = {"wheels": _read_only(np.ascontiguousarray(axes).T),
               "law": _read_only(np.ascontiguousarray(parameters).T),
               "h0": _read_only(h0.T)}
@@ -507,6 +520,28 @@ def _python_feedback(law: QuaternionFeedback, I2: NDArray[np.float64], A: NDArra
 
     feedback.__name__ = "quaternion_feedback"
     return UserLaw(feedback)
+
+
+def _check_reference_turns(tq: Optional[Torque], law: Any, t0: float, h: NDArray[np.float64],
+                           nsteps: int) -> None:
+    """ValueError naming the torque or law whose reference turning at a constant rate
+    (frb.wheel_laws.rotating_reference) would turn by an angle beyond the float64 range at a
+    time of the run (the compiled loop would meet a non-finite reference)."""
+    owners = [("torque", term) for term in (getattr(tq, "terms", None) or (tq,))
+              if term is not None]
+    if law is not None:
+        owners.append(("wheel_law", law))
+    for name, owner in owners:
+        ref = getattr(owner, "q_ref", None)
+        if not isinstance(ref, RotatingReference):
+            continue
+        with np.errstate(over="ignore", invalid="ignore"):
+            span = max(abs(t0 - ref.t_ref), float(np.max(np.abs(t0 + nsteps * h - ref.t_ref))))
+            turn = span * float(np.max(np.abs(ref.rate)))
+        if not math.isfinite(turn):
+            raise ValueError(f"{name} {shown(owner)}: its reference's turn (t - t_ref) rate is beyond "
+                             f"the float64 range at a time of the run (t from {t0!r} over "
+                             f"{nsteps} steps)")
 
 
 def _kick_order(info: MethodInfo, plan: NDArray[np.float64]) -> int:
@@ -559,6 +594,7 @@ def prepare(req: Request) -> Run:
         raise ValueError(info.refusal(tq))
     wheel_run, tq = _wheel_run(req, tq, n, single, I2) if req.wheels is not None or \
         req.wheel_law is not None else (_NO_WHEELS, tq)
+    _check_reference_turns(tq, req.wheel_law, t0, h, nsteps)
     wheels_active = wheel_run.kind != _sn.WHEEL_LAW_NONE
     if quadrature and info.family != _sn.FAMILY_EXACT_SPLITTINGS:
         raise ValueError(f"quadrature applies to the exact-flow methods, not to {info.name}")
@@ -854,11 +890,11 @@ def _variational_back(run: Run, vs_out: NDArray[np.float64]) -> Optional[NDArray
     run without: a run rescaled by m -> 2^ka m, I -> 2^kb I, t -> 2^(kb - ka) t (frb._scaling)
     has the momentum rows 2^-ka times the run's, and the columns of m0 2^ka, of h 2^(kb - ka),
     of the moments 2^kb and of a torque parameter 2^(a ka + b kb) (its PARAMETER_SCALES)."""
-    if not run.ncol:
+    if not run.variational:
         return None
     s = np.swapaxes(vs_out.reshape(vs_out.shape[:2] + (run.ncol, _sn.VARIATIONAL_ROWS)), -1, -2)
     sc = run.scaling
-    if sc is None:
+    if sc is None or not run.ncol:
         return s
     ka, kb = sc.ka[:, 0], sc.kb[:, 0]
     rows = np.zeros((ka.shape[0], 6), dtype=ka.dtype)
@@ -871,9 +907,8 @@ def _variational_back(run: Run, vs_out: NDArray[np.float64]) -> Optional[NDArray
         cols += [kb - ka]
     if parts & _sn.VARIATIONAL_INERTIA:
         cols += [kb] * 3
-    if parts & _sn.VARIATIONAL_TORQUE:
-        form = run.torque.compiled if run.torque is not None else None
-        assert form is not None
+    form = run.torque.compiled if run.torque is not None else None
+    if parts & _sn.VARIATIONAL_TORQUE and form is not None:
         for kind in form.kinds:
             cols += [a * ka + b * kb for a, b in PARAMETER_SCALES[kind]]
     # (the power of two of each entry applied at once: its factors apart may overflow where

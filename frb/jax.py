@@ -74,6 +74,7 @@ except ImportError as _exc:  # pragma: no cover - depends on the environment
                       ) from _exc
 
 from . import _validate
+from ._kept import check_kept_states, kept_count
 from .derivatives import flow_jacobian
 from .engine import integrate as _frb_integrate
 from .flows import frb_step as _frb_step
@@ -357,17 +358,19 @@ def _run_host(form: str, parts: tuple[str, ...], config: tuple[Any, ...]
         ib = np.broadcast_to(inertia, batch + (3,)).reshape(n, 3)
         sens: dict[str, Any] = {"sensitivities": parts} if parts else {}
         results: list[np.ndarray] | None = None
-        # (an empty batch is one empty frb run: the shapes of its results)
-        for hv in np.unique(hb) if n else [1.0]:
-            rows = np.nonzero(hb == hv)[0]
+        if n and np.any(hb != hb[0]) and _per_body(options):
+            # the per-body parameters checked against the whole batch (frb's own refusal)
+            # before the runs of its parts
+            _frb_integrate(mb, ab, ib, float(hb[0]), 0, save_every=None, **options)
+        for hv, rows, group_options in _step_groups(hb, options):
             if batch == ():
                 tr = _frb_integrate(mb[0], ab[0], ib[0], float(hv), nsteps,
-                                    save_every=save_every, **options, **sens)
+                                    save_every=save_every, **group_options, **sens)
                 got = [tr.m[:, None], tr.attitude[:, None]]
                 got += [getattr(tr.sensitivities, p)[:, None] for p in parts]
             else:
                 tr = _frb_integrate(mb[rows], ab[rows], ib[rows], float(hv), nsteps,
-                                    save_every=save_every, **options, **sens)
+                                    save_every=save_every, **group_options, **sens)
                 got = [tr.m, tr.attitude] + [getattr(tr.sensitivities, p) for p in parts]
             if results is None:
                 k = got[0].shape[0]
@@ -380,17 +383,45 @@ def _run_host(form: str, parts: tuple[str, ...], config: tuple[Any, ...]
     return host
 
 
-def _kept(nsteps: int, save_every: Any) -> int:
-    if save_every is None or save_every == "final":
-        return 1
-    return nsteps // save_every + 1 + (1 if nsteps % save_every else 0)
+def _step_groups(hb: np.ndarray, options: dict[str, Any]
+                 ) -> list[tuple[float, Any, dict[str, Any]]]:
+    """The frb runs of a batch of steps hb: (h, rows, options) for each distinct h; when an
+    option holds parameters per body (a torque, wheels or a law given per body), one run for each
+    stretch of consecutive bodies with the same h, its options those bodies' parts
+    (``.bodies(start, stop)``). An empty batch is one empty run (the shapes of its results)."""
+    n = hb.shape[0]
+    if n == 0:
+        return [(1.0, np.arange(0), options)]
+    per_body = _per_body(options)
+    if not per_body:
+        return [(float(hv), np.nonzero(hb == hv)[0], options) for hv in np.unique(hb)]
+    edges = [0, *(np.nonzero(hb[1:] != hb[:-1])[0] + 1).tolist(), n]
+    if len(edges) == 2:
+        return [(float(hb[0]), np.arange(n), options)]
+    return [(float(hb[a]), np.arange(a, b),
+             {**options, **{key: value.bodies(a, b) for key, value in per_body.items()}})
+            for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _per_body(options: dict[str, Any]) -> dict[str, Any]:
+    """The options of a run that hold parameters per body."""
+    return {key: value for key, value in options.items()
+            if key in _PER_BODY_OPTIONS and value is not None and _has_per_body(value)}
+
+
+def _has_per_body(value: Any) -> bool:
+    """True for a torque, wheels or wheel law with parameters given per body."""
+    if getattr(value, "bodies_count", None) is not None:
+        return True
+    form = getattr(value, "compiled", None)
+    return getattr(form, "body", None) is not None
 
 
 def _call_run(form: str, parts: tuple[str, ...], config: tuple[Any, ...], m: Any, att: Any,
               h: Any, inertia: Any) -> tuple[Any, ...]:
     batch = _shapes(m, att, h, inertia, form, ("m0", "attitude0"))
     tail = (4,) if form == "q" else (3, 3)
-    k = _kept(config[0], config[1])
+    k = kept_count(config[0], config[1] or 0)
     shapes = [jax.ShapeDtypeStruct(batch + (k, 3), jnp.float64),
               jax.ShapeDtypeStruct(batch + (k,) + tail, jnp.float64)]
     shapes += [jax.ShapeDtypeStruct(batch + (k,) + _part_shape(p), jnp.float64) for p in parts]
@@ -482,25 +513,34 @@ def integrate(m0: Any, attitude0: Any, inertia: Any, h: Any, nsteps: int, *,
     if unknown:
         raise TypeError(f"frb.jax.integrate got unexpected keyword(s) {', '.join(sorted(unknown))}"
                         f" (it takes {', '.join(_RUN_OPTIONS)}, method, torque, save_every)")
-    if isinstance(nsteps, (bool, np.bool_)) or not isinstance(nsteps, (int, np.integer)):
-        raise TypeError(f"nsteps must be a non-negative integer, got {nsteps!r}")
-    if nsteps < 0:
-        raise ValueError(f"nsteps must be a non-negative integer, got {nsteps!r}")
-    if save_every is not None and not (isinstance(save_every, str) and save_every == "final"):
-        if isinstance(save_every, (bool, np.bool_)) or not isinstance(save_every, (int, np.integer)):
-            raise TypeError(f"save_every must be a positive integer, None or 'final', got "
-                            f"{save_every!r}")
-        if save_every < 1:
-            raise ValueError(f"save_every must be a positive integer, None or 'final', got "
-                             f"{save_every!r}")
+    if isinstance(nsteps, jax.Array):
+        raise TypeError("nsteps must be a Python or numpy integer (it sets the shapes of the "
+                        "results: under jax.jit, a static argument), got a JAX array")
+    steps = _validate.count(nsteps, "nsteps", 0, _validate.MAX_STEPS)
+    kept_every = _validate.save_every(save_every)
     att = _as_f64(attitude0, "attitude0")
     form = "Q" if att.ndim >= 2 and att.shape[-2:] == (3, 3) else "q"
     args = (_as_f64(m0, "m0"), att, _as_f64(h, "h"), _as_f64(inertia, "inertia"))
-    _shapes(*args, form, ("m0", "attitude0"))
-    config = (int(nsteps), save_every,
+    batch = _shapes(*args, form, ("m0", "attitude0"))
+    config = (steps, kept_every or None,
               {"method": method, "torque": torque, **options})
     if _concrete(*args):
         m1, att1 = _run_host(form, (), config)(*args)
         return jnp.asarray(m1), jnp.asarray(att1)
+    _check_run(form, config, int(np.prod(batch)))
     out: tuple[Any, Any] = _run_function(form, config)(*args)
     return out
+
+
+def _check_run(form: str, config: tuple[Any, ...], n: int) -> None:
+    """frb's ValueError or TypeError, while JAX traces, for a run frb.integrate would refuse
+    whatever the values of the arrays: its method, torque and options (their per-body
+    parameters against the n bodies of the batch), from a run of no step; and kept states
+    beyond the memory. frb's check would otherwise run only in the callback, where JAX reports
+    it as a JaxRuntimeError."""
+    nsteps, save_every, options = config
+    attitude = np.broadcast_to(np.eye(3) if form == "Q" else np.array([1.0, 0.0, 0.0, 0.0]),
+                               (n,) + ((3, 3) if form == "Q" else (4,)))
+    _frb_integrate(np.broadcast_to(np.array([1.0, 0.0, 0.0]), (n, 3)), attitude,
+                   np.array([1.0, 2.0, 3.0]), 0.1, 0, save_every=None, **options)
+    check_kept_states(kept_count(nsteps, save_every or 0), n, 3 + (9 if form == "Q" else 4))

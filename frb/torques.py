@@ -377,8 +377,9 @@ def _batch_of(a: NDArray[np.float64], Q: NDArray[np.float64], name: str, who: st
     ``name`` otherwise)."""
     batch = Q.shape[:-2]
     if a.shape != item and a.shape != batch + item:
-        raise ValueError(f"{who}: {name} must have shape {item} or {batch + item} (one per "
-                         f"attitude of Q, shape {Q.shape}), got {a.shape}")
+        want = f"{item}" if not batch else f"{item} or {batch + item} (one per attitude of Q)"
+        raise ValueError(f"{who}: {name} must have shape {want} for Q of shape {Q.shape}, got "
+                         f"{a.shape}")
     return a
 
 

@@ -121,6 +121,10 @@ class Wheels:
                 raise ValueError("inertia of the wheels must be finite and positive, got "
                                  f"{_validate.fmt(J)}")
             _read_only(J)
+        for name, x, d in (("axes", a, 3), ("h0", h, 2), ("inertia of the wheels", J, 2)):
+            if x is not None and x.ndim == d and x.shape[0] == 0:
+                raise ValueError(f"{name} given per body must be given for at least one body, "
+                                 f"got shape {x.shape}")
         counts = {x.shape[0] for x, d in ((a, 3), (h, 2), (J, 2)) if x is not None and x.ndim == d}
         if len(counts) > 1:
             raise ValueError(f"axes, h0 and inertia given per body must be given for the same "
@@ -194,7 +198,7 @@ class Wheels:
     def bodies(self, start: int, stop: int) -> Wheels:
         """The wheels of the bodies ``start`` to ``stop - 1`` (those given per body sliced;
         ``0 <= start <= stop`` integers)."""
-        start, stop = _validate.body_range(start, stop)
+        start, stop = _validate.body_range(start, stop, self.bodies_count, repr(self))
         if self.bodies_count is None:
             return self
         return Wheels(self.axes[start:stop] if self.axes.ndim == 3 else self.axes,
@@ -206,7 +210,8 @@ class Wheels:
         return (Wheels, (self.axes, self.h0, self.inertia))
 
     def __repr__(self) -> str:
-        per = f", {self.bodies_count} bodies" if self.bodies_count is not None else ""
+        count = self.bodies_count
+        per = "" if count is None else f", {count} bod{'y' if count == 1 else 'ies'}"
         return f"<Wheels: {self.count} a body{per}>"
 
 

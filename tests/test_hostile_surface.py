@@ -229,3 +229,85 @@ def test_rotation_exp_refuses_angles_beyond_float64():
     R = rotation_exp([np.finfo(float).max, 0.0, 0.0])
     np.testing.assert_allclose(R @ R.T, np.eye(3), rtol=0, atol=4e-16)
     assert R[0, 0] == 1.0
+
+
+def test_momentum_limit_of_a_feedback_law_with_a_reference_function():
+    # quaternion_feedback with q_ref a Python function runs as a Python law: its h_max holds
+    # after every step as for the compiled law of the same constant reference
+    from frb.wheel_laws import quaternion_feedback
+    q_ref = np.array([np.cos(0.3), np.sin(0.3), 0.0, 0.0])
+    wheels = frb.Wheels(np.eye(3), np.zeros(3))
+    for method in ("RK4", "STRANG", "YOSHIDA4"):
+        runs = []
+        for ref in (q_ref, lambda t: q_ref):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", frb.NotCompiledWarning)
+                runs.append(frb.integrate([0.05, -0.03, 0.02], QUAT, [10.0, 12.0, 8.0], 0.2, 100,
+                                          method=method, wheels=wheels,
+                                          wheel_law=quaternion_feedback(ref, 0.5, 2.0, h_max=0.3)))
+        compiled, python = runs
+        assert np.abs(compiled.wheel_momentum).max() == 0.3
+        assert np.abs(python.wheel_momentum).max() == 0.3, method
+        np.testing.assert_allclose(python.m, compiled.m, rtol=0, atol=1e-13)
+
+
+def test_reference_turning_by_a_huge_angle_stays_finite_or_is_refused():
+    # a reference turned by (t - t_ref) rate = 1e200 rad (its squares overflow) is the Python
+    # reference's (the same reference restarted there: no turn); a turn beyond float64 within
+    # the run is refused naming the law or torque
+    from frb.wheel_laws import quaternion_feedback, rotating_reference
+    wheels = frb.Wheels(np.eye(3), np.zeros(3))
+    rate = [0.0, 0.0, 1.0]
+    far = rotating_reference(QUAT, rate)
+    restarted = rotating_reference(far(1e200), rate, t_ref=1e200)
+    for law in (quaternion_feedback, frb.torques.attitude_control):
+        runs = [frb.integrate([0.1, 0.0, 0.0], QUAT, [10.0, 12.0, 8.0], 0.1, 5, method="RK4",
+                              t0=1e200, **({"wheels": wheels, "wheel_law": law(ref, 1.0, 1.0)}
+                                           if law is quaternion_feedback else
+                                           {"torque": law(ref, 1.0, 1.0)}))
+                for ref in (far, restarted)]
+        assert np.isfinite(runs[0].m).all()
+        np.testing.assert_allclose(runs[0].m, runs[1].m, rtol=0, atol=1e-14)
+    fast = rotating_reference(QUAT, [0.0, 0.0, 1e300])
+    for kw in ({"wheels": wheels, "wheel_law": quaternion_feedback(fast, 1.0, 1.0)},
+               {"torque": frb.torques.attitude_control(fast, 1.0, 1.0)}):
+        with pytest.raises(ValueError, match="reference's turn"):
+            frb.integrate([0.1, 0.0, 0.0], QUAT, [10.0, 12.0, 8.0], 0.1, 5, method="RK4",
+                          t0=1e10, **kw)
+
+
+def test_sensitivities_of_a_torque_without_one_are_empty():
+    # the derivative with respect to the parameters of no torque has no column, alone or with
+    # the state's (also for a run the engine rescales)
+    for m0 in ([0.3, 0.5, 0.8], [0.3e-200, 0.5e-200, 0.8e-200]):
+        alone = frb.integrate(m0, QUAT, I, 0.1, 3, method="EXACT", sensitivities=("torque",))
+        both = frb.integrate(m0, QUAT, I, 0.1, 3, method="EXACT",
+                             sensitivities=("state", "torque"))
+        assert alone.sensitivities.torque.shape == both.sensitivities.torque.shape == (4, 6, 0, 27)
+
+
+def test_wheels_and_references_per_body_for_no_body_refused():
+    from frb.wheel_laws import rotating_reference
+    wheels = frb.Wheels(np.stack([np.eye(3)] * 2), np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="stop = 5 is beyond the 2 bodies"):
+        wheels.bodies(0, 5)
+    with pytest.raises(ValueError, match="selects no body"):
+        wheels.bodies(1, 1)
+    assert wheels.bodies(1, 2).bodies_count == 1
+    for call, words in ((lambda: frb.Wheels(np.eye(3), np.zeros((0, 3))), "h0 given per body"),
+                        (lambda: frb.Wheels(np.eye(3), np.zeros(3), inertia=np.zeros((0, 3))),
+                         "inertia of the wheels"),
+                        (lambda: rotating_reference(QUAT, np.zeros((0, 3))), "rate must")):
+        with pytest.raises(ValueError, match=words):
+            call()
+
+
+def test_refusal_messages_say_what_was_given():
+    from frb.wheel_laws import quaternion_feedback
+    with pytest.raises(ValueError, match=r"\|q\| - 1 = -1"):
+        quaternion_feedback([0.0, 0.0, 0.0, 0.0], 1.0, 1.0)
+    with pytest.raises(ValueError, match=r"m must have shape \(3,\) for Q of shape \(3, 3\)"):
+        frb.torques.rotor([0.1, 0.0, 0.0])(0.0, np.eye(3), np.ones((2, 3)))
+    with pytest.raises(ValueError, match="linear_damping.*: method EXACT is the exact flow"):
+        frb.integrate(M, QUAT, I, 0.1, 3, method="EXACT", wheels=frb.Wheels(np.eye(3), np.zeros(3)),
+                      torque=frb.torques.linear_damping(0.1))

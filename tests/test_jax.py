@@ -308,3 +308,45 @@ def test_integrate_names_its_own_arguments():
         fj.integrate(np.ones(4), np.array([1.0, 0.0, 0.0, 0.0]), np.array([1.0, 2.0, 3.0]), 0.1, 2)
     with pytest.raises(ValueError, match="^attitude0 must have shape"):
         fj.integrate(np.array([0.3, 0.5, 0.8]), np.ones(3), np.array([1.0, 2.0, 3.0]), 0.1, 2)
+
+
+def test_per_body_torques_with_a_step_per_body():
+    # bodies of different steps run apart, each with its own part of a per-body torque: as
+    # frb.integrate of each body alone, bit for bit; parameters for another count refused
+    m = np.array([[0.3, 0.5, 0.8], [0.1, -0.2, 0.3], [0.2, 0.1, -0.4]])
+    for tq in (frb.torques.rotor([[0.1, 0, 0], [0, 0.2, 0], [0, 0, 0.3]]),
+               heavy_top(1.0, [[0, 0, 0.1], [0, 0, 0.2], [0.1, 0, 0]])):
+        h = np.array([0.1, 0.2, 0.1])
+        m1, q1 = fj.integrate(jnp.asarray(m), jnp.array([1.0, 0, 0, 0]), jnp.array([1.0, 2, 3]),
+                              jnp.asarray(h), 5, method="RK4", torque=tq)
+        for b in range(3):
+            alone = frb.integrate(m[b], [1.0, 0, 0, 0], [1.0, 2, 3], h[b], 5, method="RK4",
+                                  torque=tq.bodies(b, b + 1))
+            assert np.array_equal(np.asarray(m1)[b, -1], alone.m[-1])
+            assert np.array_equal(np.asarray(q1)[b, -1], alone.q[-1])
+        with pytest.raises(ValueError, match="given for 3 bodies, the run has 2"):
+            fj.integrate(jnp.asarray(m[:2]), jnp.array([1.0, 0, 0, 0]), jnp.array([1.0, 2, 3]),
+                         jnp.array([0.1, 0.2]), 5, method="RK4", torque=tq)
+
+
+@pytest.mark.parametrize("kw, error, words", [
+    ({"nsteps": 2**40}, ValueError, "nsteps must be an integer in 0..2147483646"),
+    ({"nsteps": 2**31 - 2, "save_every": 1}, ValueError, "the kept states would take"),
+    ({"method": "BOGUS"}, ValueError, "method must be one of"),
+    ({"threads": 0}, ValueError, "threads must be a positive integer"),
+    ({"torque": frb.torques.rotor([[0.1, 0, 0], [0, 0.2, 0]])}, ValueError,
+     "given for 2 bodies, the run has 1"),
+])
+def test_runs_frb_refuses_are_refused_while_tracing(kw, error, words):
+    args = {"nsteps": 5, "method": "RK4", **kw}
+    nsteps = args.pop("nsteps")
+
+    def run(m):
+        return fj.integrate(m, jnp.array([1.0, 0, 0, 0]), jnp.array([1.0, 2, 3]), 0.1, nsteps,
+                            **args)
+
+    with pytest.raises(error, match=words):
+        jax.eval_shape(run, jnp.zeros(3))
+    with pytest.raises(TypeError, match="nsteps must be a Python or numpy integer"):
+        fj.integrate(jnp.ones(3), jnp.array([1.0, 0, 0, 0]), jnp.array([1.0, 2, 3]), 0.1,
+                     jnp.array(3), method="RK4")
