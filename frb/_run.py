@@ -493,7 +493,7 @@ def _wheel_run(req: Request, tq: Optional[Torque], n: int, single: bool, I2: NDA
     axes = np.concatenate([A, np.broadcast_to(pinv, A.shape)], axis=-1)
     if axes.ndim == 2:
         axes = axes[None]
-    if kind == _sn.WHEEL_LAW_FEEDBACK:
+    if kind == _sn.WHEEL_LAW_FEEDBACK and isinstance(law, QuaternionFeedback):
         parameters = law.parameters(n)
     else:
         parameters = _user_law_parameters(law.h_max if isinstance(law, QuaternionFeedback)

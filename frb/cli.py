@@ -33,7 +33,7 @@ import re
 import sys
 import textwrap
 from os import PathLike
-from typing import TYPE_CHECKING, Any, Iterator, Literal, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, NoReturn, Sequence
 
 from .datasets import PUBLISHED_SOURCE, REFERENCE_ENV
 
@@ -235,12 +235,28 @@ def _reader_gone() -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``frb-example`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+def _guarded(command: Callable[[Sequence[str] | None], int], prog: str,
+             argv: Sequence[str] | None) -> int:
+    """The exit status of a command: 0 and quiet when its reader closed the pipe; 1 with one
+    line on stderr when its standard output cannot be written (a full disk, ``> /dev/full``)."""
     try:
-        return _example_main(argv)
+        try:
+            return command(argv)
+        finally:
+            sys.stdout.flush()
     except BrokenPipeError:
         return _reader_gone()
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        print(f"{prog}: error: cannot write the output: {exc}", file=sys.stderr)
+        _reader_gone()
+        return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``frb-example`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    return _guarded(_example_main, "frb-example", argv)
 
 
 def _example_main(argv: Sequence[str] | None) -> int:
@@ -458,10 +474,7 @@ def _reference_option(path: str) -> tuple[Any, Any]:
 
 def compare_main(argv: Sequence[str] | None = None) -> int:
     """Run ``frb-compare`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
-    try:
-        return _compare_main(argv)
-    except BrokenPipeError:
-        return _reader_gone()
+    return _guarded(_compare_main, "frb-compare", argv)
 
 
 def _compare_main(argv: Sequence[str] | None) -> int:

@@ -347,20 +347,19 @@ def kinetic_energy(m: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
 def kinetic_energy_unchecked(m: NDArray[np.float64], inertia: NDArray[np.float64]
                              ) -> NDArray[np.float64]:
     """``sum m_i^2 / (2 I_i)`` over the last axis of float64 arrays that broadcast, the moments
-    positive and finite, without spurious overflow or underflow: ``m`` and the moments are scaled
-    by powers of two (``m = 2^a m'`` with ``|m'| < 1``, ``I = 2^c I'`` with ``I'_max < 1``), the
-    sum formed from the scaled values and multiplied by ``2^(2a - c)`` once (:func:`numpy.ldexp`:
-    one rounding, into the subnormals if the energy is that small). A power of two is exact, so
-    the result equals the plain formula bit for bit wherever that neither overflows nor
-    underflows; it is infinite only when the energy is beyond the float64 range."""
+    positive and finite, without spurious overflow or underflow: each component and each moment
+    is scaled by a power of two (``m_i = 2^a_i m'_i``, ``I_i = 2^c_i I'_i`` with ``m'_i`` and
+    ``I'_i`` in [1/2, 1): components and moments of any ratio), each term formed from the scaled
+    values and multiplied by ``2^(2 a_i - c_i)`` (:func:`numpy.ldexp`). A power of two is exact, so the result
+    equals the plain formula bit for bit wherever that neither overflows nor underflows; it is
+    infinite only when the energy is beyond the float64 range."""
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        big_m = np.abs(m).max(axis=-1, initial=0.0)
-        a = np.frexp(np.where(np.isfinite(big_m), big_m, 1.0))[1]
-        c = np.frexp(np.where(np.isfinite(inertia.max(axis=-1)), inertia.max(axis=-1), 1.0))[1]
-        ms = np.ldexp(m, -a[..., None])
-        Is = np.ldexp(inertia, -c[..., None])
-        inner = np.sum(ms * ms / (2.0 * Is), axis=-1)
-        return np.ldexp(inner, 2 * a - c)
+        ms, a = np.frexp(np.where(np.isfinite(m), m, 1.0))
+        ms = np.where(np.isfinite(m), ms, m)
+        Is, c = np.frexp(np.where(np.isfinite(inertia), inertia, 1.0))
+        Is = np.where(np.isfinite(inertia), Is, inertia)
+        terms = np.ldexp(ms * ms / (2.0 * Is), 2 * a - c)
+        return np.sum(terms, axis=-1)
 
 
 def spatial_momentum(m: ArrayLike, Q: ArrayLike) -> NDArray[np.float64]:

@@ -25,7 +25,9 @@ from . import _validate
 from ._kept import available_memory
 from ._messages import IntegrationError, step_renamed
 from .engine import integrate
+from .inertia import tensor_kinetic_energy
 from .methods import METHODS
+from .rotations import kinetic_energy_unchecked
 from .trajectory import TorqueLike, Trajectory
 from .reporting import (Table, attitude_error, figure_path, format_value, method_list, pyplot,
                         save_figure)
@@ -228,19 +230,27 @@ def _drifts(tr: Trajectory, torque: TorqueLike | None) -> dict[str, float | None
     out: dict[str, float | None] = {"energy": None, "|m|": None, "Qm": None}
     if torque is not None and not isinstance(torque, ConstantField):
         return out
+    if torque is None:
+        # the drifts of a free body do not change under m -> 2^-a m, I -> 2^-c I: taken at
+        # |m0| and the largest moment near 1, so that no norm or energy overflows or underflows
+        a = int(np.frexp(np.max(np.abs(tr.m[0])))[1])
+        c = int(np.frexp(np.max(tr.inertia))[1])
+        ms = np.ldexp(tr.m, -a)
+        T = (tensor_kinetic_energy if tr.inertia.ndim == tr.m.ndim else
+             kinetic_energy_unchecked)(ms, np.ldexp(tr.inertia, -c))
+        out["energy"] = float(np.max(np.abs(T - T[0]) / T[0]))
+        nm = np.linalg.norm(ms, axis=-1)
+        out["|m|"] = float(np.max(np.abs(nm / nm[0] - 1)))
+        pi = np.einsum("...ij,...j->...i", tr.Q, ms)
+        out["Qm"] = float(np.max(np.linalg.norm(pi - pi[0], axis=-1) / nm[0]))
+        return out
     T, U = tr.kinetic_energy, tr.potential_energy
     E = T + U
     scale = T[0] + np.abs(U[0])             # not |E0|, which may be near zero with a potential
     out["energy"] = float(np.max(np.abs(E - E[0]) / scale))
-    pi = tr.spatial_momentum
-    if torque is None:
-        nm = np.linalg.norm(tr.m, axis=-1)
-        out["|m|"] = float(np.max(np.abs(nm / nm[0] - 1)))
-        out["Qm"] = float(np.max(np.linalg.norm(pi - pi[0], axis=-1) / nm[0]))
-    else:
-        u = torque.u0 / np.linalg.norm(torque.u0)
-        v = pi @ u
-        out["Qm"] = float(np.max(np.abs(v - v[0]) / np.linalg.norm(tr.m[0], axis=-1)))
+    u = torque.u0 / np.linalg.norm(torque.u0)
+    v = tr.spatial_momentum @ u
+    out["Qm"] = float(np.max(np.abs(v - v[0]) / np.linalg.norm(tr.m[0], axis=-1)))
     return out
 
 

@@ -311,3 +311,50 @@ def test_refusal_messages_say_what_was_given():
     with pytest.raises(ValueError, match="linear_damping.*: method EXACT is the exact flow"):
         frb.integrate(M, QUAT, I, 0.1, 3, method="EXACT", wheels=frb.Wheels(np.eye(3), np.zeros(3)),
                       torque=frb.torques.linear_damping(0.1))
+
+
+def test_kinetic_energy_of_moments_of_any_ratio():
+    # each moment scaled on its own: a finite energy of moments spanning beyond 2^1022 is
+    # finite, against exact rational arithmetic; the plain formula bit for bit elsewhere
+    from fractions import Fraction
+    for m, inertia in (([1.0, 0.0, 0.0], [1e-10, 1.0, 1e300]), ([1.0, 0.0, 0.0], [1e-300, 1.0, 1e10]),
+                       ([1e-100, 3.0, 1e100], [1e-300, 2.0, 1e300])):
+        exact = sum(Fraction(x) ** 2 / (2 * Fraction(j)) for x, j in zip(m, inertia))
+        assert frb.kinetic_energy(m, inertia) == pytest.approx(float(exact), rel=1e-15)
+    tr = frb.integrate([1.0, 0.1, 0.0], QUAT, [1e-10, 1.0, 1e300], 1e-12, 2, method="EXACT")
+    np.testing.assert_allclose(tr.energy, 0.5e10 + 0.005, rtol=1e-14)
+    rng = np.random.default_rng(5)
+    m, inertia = rng.normal(size=(500, 3)), rng.uniform(0.1, 5.0, (500, 3))
+    assert np.array_equal(frb.kinetic_energy(m, inertia), np.sum(m * m / (2 * inertia), axis=-1))
+
+
+def test_compare_drifts_follow_the_scaling_law():
+    # the drifts of a free body are the same at every scale of m, of the moments and of time
+    def drifts(scale_m, scale_i):
+        c = frb.compare(["EXACT", "RK4"], m0=np.array([0.3, 0.5, 0.8]) * scale_m,
+                        attitude0=QUAT, inertia=I * scale_i, steps=(5,),
+                        t_final=scale_i / scale_m)
+        return np.array([[r.energy, r.norm_m, r.momentum] for r in c.rows])
+    unit = drifts(1.0, 1.0)
+    for scale_m, scale_i in ((2.0**600, 1.0), (2.0**-600, 1.0), (2.0**900, 2.0**900)):
+        got = drifts(scale_m, scale_i)
+        assert np.isfinite(got).all()
+        np.testing.assert_allclose(got[1], unit[1], rtol=1e-6)
+        assert (got[0] < 1e-14).all()
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("command", [["frb-example", "--list"],
+                                     ["frb-compare", "--bodies", "2", "--steps", "5",
+                                      "--t-final", "1"]])
+def test_commands_whose_output_cannot_be_written_say_so_in_one_line(command):
+    import subprocess
+    import sys
+    module = "main" if command[0] == "frb-example" else "compare_main"
+    code = f"import sys; from frb.cli import {module}; sys.exit({module}(sys.argv[1:]))"
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-c", code, *command[1:]], stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=300)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"{command[0]}: error: cannot write the output: [Errno 28] No space left on device"]
