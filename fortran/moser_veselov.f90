@@ -248,6 +248,7 @@ contains
       real(dp), intent(in) :: hd(nl), w(nl, 3)
       integer, parameter :: nb = dmv_lanes_width
       real(dp) :: p(nb), a2(nb), c2(nb), l1(nb), n0(nb), pc(nb), a(nb), sig(nb), ds(nb), bad
+      real(dp) :: live(nb)
       real(dp) :: d1, d2, d3, y1, y2, y3, s1, s2, s3, c2y, p1, p2, p3, f, fp, r
       real(dp) :: m1, m2, m3, rden, e1, e2, e3, c1, cc2, c3, alpha, g, q0, q1, q2, q3
       integer :: k, it
@@ -274,15 +275,19 @@ contains
          sig(k) = sig(k) + (((p(k) * sig(k) - a2(k)) * sig(k) + c2(k)) * sig(k) * sig(k)) * r
       end do
       ! Newton's method on all lanes until every lane has converged (a NaN lane counts as
-      ! converged: comparisons with NaN are false)
+      ! converged: comparisons with NaN are false); a lane that has converged keeps its sigma
+      ! (live(k) = 0), so that each body takes the updates it takes alone (dmv_step_scalar)
+      live(1:nl) = 1
+      ds(1:nl) = 0
       do it = 1, dmv_max_iter
          bad = 0
          do k = 1, nl
             f = (((-p(k) * sig(k) + a2(k)) * sig(k) - c2(k)) * sig(k) + l1(k)) * sig(k) - n0(k)
             fp = ((-4 * p(k) * sig(k) + 3 * a2(k)) * sig(k) - 2 * c2(k)) * sig(k) + l1(k)
-            ds(k) = f / fp
-            sig(k) = sig(k) - ds(k)
-            bad = bad + merge(1.0_dp, 0.0_dp, abs(ds(k)) * a(k) > r_asym * abs(sig(k)))
+            ds(k) = merge(f / fp, ds(k), live(k) > 0.5_dp)
+            sig(k) = merge(sig(k) - ds(k), sig(k), live(k) > 0.5_dp)
+            live(k) = merge(live(k), 0.0_dp, abs(ds(k)) * a(k) > r_asym * abs(sig(k)))
+            bad = bad + live(k)
          end do
          if (bad < 0.5_dp) exit
       end do
@@ -325,8 +330,8 @@ contains
    !> order, so the same results bit for bit (tests/test_dmv.py), without the lane arrays, their
    !> loops and the count of unconverged lanes (a one-body call of the lanes costs about twice
    !> as much). In place: y(3), q(4); hd = h / 2, inverse moments w(3). NaN if (14) has no
-   !> solution. (The lanes of a chunk iterate until all have converged, so a body that shares
-   !> its chunk may take more Newton updates than this: the two agree for a body alone.)
+   !> solution. (The lanes of a chunk iterate until all have converged, each lane frozen once
+   !> it has: every body takes the updates it takes here, whatever the bodies beside it.)
    pure subroutine dmv_step_scalar(y, q, hd, w)
       real(dp), intent(inout) :: y(3), q(4)
       real(dp), intent(in) :: hd, w(3)

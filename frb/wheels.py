@@ -121,10 +121,6 @@ class Wheels:
                 raise ValueError("inertia of the wheels must be finite and positive, got "
                                  f"{_validate.fmt(J)}")
             _read_only(J)
-        for name, x, d in (("axes", a, 3), ("h0", h, 2), ("inertia of the wheels", J, 2)):
-            if x is not None and x.ndim == d and x.shape[0] == 0:
-                raise ValueError(f"{name} given per body must be given for at least one body, "
-                                 f"got shape {x.shape}")
         counts = {x.shape[0] for x, d in ((a, 3), (h, 2), (J, 2)) if x is not None and x.ndim == d}
         if len(counts) > 1:
             raise ValueError(f"axes, h0 and inertia given per body must be given for the same "
@@ -197,10 +193,13 @@ class Wheels:
 
     def bodies(self, start: int, stop: int) -> Wheels:
         """The wheels of the bodies ``start`` to ``stop - 1`` (those given per body sliced;
-        ``0 <= start <= stop`` integers)."""
-        start, stop = _validate.body_range(start, stop, self.bodies_count, repr(self))
+        ``0 <= start <= stop`` integers, ``stop`` at most the bodies they are given for)."""
+        start, stop = _validate.body_range(start, stop)
         if self.bodies_count is None:
             return self
+        if stop > self.bodies_count:
+            raise ValueError(f"stop = {stop} is beyond the {self.bodies_count} bodies the "
+                             f"per-body parameters of {self!r} are given for")
         return Wheels(self.axes[start:stop] if self.axes.ndim == 3 else self.axes,
                       self.h0[start:stop] if self.h0.ndim == 2 else self.h0,
                       None if self.inertia is None else

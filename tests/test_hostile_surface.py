@@ -291,15 +291,13 @@ def test_wheels_and_references_per_body_for_no_body_refused():
     wheels = frb.Wheels(np.stack([np.eye(3)] * 2), np.zeros((2, 3)))
     with pytest.raises(ValueError, match="stop = 5 is beyond the 2 bodies"):
         wheels.bodies(0, 5)
-    with pytest.raises(ValueError, match="selects no body"):
-        wheels.bodies(1, 1)
     assert wheels.bodies(1, 2).bodies_count == 1
-    for call, words in ((lambda: frb.Wheels(np.eye(3), np.zeros((0, 3))), "h0 given per body"),
-                        (lambda: frb.Wheels(np.eye(3), np.zeros(3), inertia=np.zeros((0, 3))),
-                         "inertia of the wheels"),
-                        (lambda: rotating_reference(QUAT, np.zeros((0, 3))), "rate must")):
-        with pytest.raises(ValueError, match=words):
-            call()
+    with pytest.raises(ValueError, match="rate must"):
+        rotating_reference(QUAT, np.zeros((0, 3)))
+    # wheels of no body (a part of a batch: frb.dask's empty chunks) are refused by a run
+    with pytest.raises(ValueError, match="wheels"):
+        frb.integrate(np.tile(M, (2, 1)), np.tile(QUAT, (2, 1)), I, 0.1, 2, method="RK4",
+                      wheels=frb.Wheels(np.eye(3), np.zeros((0, 3))))
 
 
 def test_refusal_messages_say_what_was_given():
@@ -358,3 +356,21 @@ def test_commands_whose_output_cannot_be_written_say_so_in_one_line(command):
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
         f"{command[0]}: error: cannot write the output: [Errno 28] No space left on device"]
+
+
+@pytest.mark.parametrize("method", ["DMV2", "DMV4", "DMV6", "DMV8"])
+def test_dmv_body_in_a_batch_moves_as_alone(method):
+    # the lanes' Newton iteration freezes each body once it has converged: a body takes the
+    # updates it takes alone, whatever bodies share its chunk (random batches of 4 differed by
+    # an ulp in about 2% of their bodies when every lane iterated until all had converged)
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        m = rng.normal(size=(7, 3))
+        q = rng.normal(size=(7, 4))
+        q /= np.linalg.norm(q, axis=1)[:, None]
+        inertia = rng.uniform(0.5, 3.0, size=(7, 3))
+        batch = frb.integrate(m, q, inertia, 0.05, 2, method=method, save_every=None)
+        for b in range(7):
+            alone = frb.integrate(m[b], q[b], inertia[b], 0.05, 2, method=method, save_every=None)
+            assert np.array_equal(batch.m[-1, b], alone.m[-1]), b
+            assert np.array_equal(batch.q[-1, b], alone.q[-1]), b
