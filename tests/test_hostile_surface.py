@@ -361,8 +361,7 @@ def test_commands_whose_output_cannot_be_written_say_so_in_one_line(command):
 @pytest.mark.parametrize("method", ["DMV2", "DMV4", "DMV6", "DMV8"])
 def test_dmv_body_in_a_batch_moves_as_alone(method):
     # the lanes' Newton iteration freezes each body once it has converged: a body takes the
-    # updates it takes alone, whatever bodies share its chunk (random batches of 4 differed by
-    # an ulp in about 2% of their bodies when every lane iterated until all had converged)
+    # updates it takes alone, whatever bodies share its chunk
     rng = np.random.default_rng(1)
     for _ in range(20):
         m = rng.normal(size=(7, 3))
