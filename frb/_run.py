@@ -526,7 +526,9 @@ def _check_reference_turns(tq: Optional[Torque], law: Any, t0: float, h: NDArray
                            nsteps: int) -> None:
     """ValueError naming the torque or law whose reference turning at a constant rate
     (frb.wheel_laws.rotating_reference) would turn by an angle beyond the float64 range at a
-    time of the run (the compiled loop would meet a non-finite reference)."""
+    time of the run (a reference the compiled loop cannot evaluate)."""
+    if tq is None and law is None:
+        return
     owners = [("torque", term) for term in (getattr(tq, "terms", None) or (tq,))
               if term is not None]
     if law is not None:

@@ -359,8 +359,8 @@ def _run_host(form: str, parts: tuple[str, ...], config: tuple[Any, ...]
         sens: dict[str, Any] = {"sensitivities": parts} if parts else {}
         results: list[np.ndarray] | None = None
         if n and np.any(hb != hb[0]) and _per_body(options):
-            # the per-body parameters checked against the whole batch (frb's own refusal)
-            # before the runs of its parts
+            # the per-body parameters checked against the whole batch first (frb's own
+            # refusal), then each part runs with its own
             _frb_integrate(mb, ab, ib, float(hb[0]), 0, save_every=None, **options)
         for hv, rows, group_options in _step_groups(hb, options):
             if batch == ():
@@ -404,17 +404,10 @@ def _step_groups(hb: np.ndarray, options: dict[str, Any]
 
 
 def _per_body(options: dict[str, Any]) -> dict[str, Any]:
-    """The options of a run that hold parameters per body."""
+    """The options of a run that hold parameters per body (a torque, wheels or a wheel law
+    whose ``bodies_count`` is set)."""
     return {key: value for key, value in options.items()
-            if key in _PER_BODY_OPTIONS and value is not None and _has_per_body(value)}
-
-
-def _has_per_body(value: Any) -> bool:
-    """True for a torque, wheels or wheel law with parameters given per body."""
-    if getattr(value, "bodies_count", None) is not None:
-        return True
-    form = getattr(value, "compiled", None)
-    return getattr(form, "body", None) is not None
+            if key in _PER_BODY_OPTIONS and getattr(value, "bodies_count", None) is not None}
 
 
 def _call_run(form: str, parts: tuple[str, ...], config: tuple[Any, ...], m: Any, att: Any,

@@ -287,9 +287,14 @@ class Torque:
         parameters; the torque itself when it has none), for a part of a batch run on its own
         (:mod:`frb.dask`); ``0 <= start <= stop`` integers, ``stop`` at most the number of
         bodies the per-body parameters are given for."""
+        return self._bodies(*_validate.body_range(start, stop, self.bodies_count, shown(self)))
+
+    @property
+    def bodies_count(self) -> int | None:
+        """The number of bodies the per-body parameters are given for, else None (one set for
+        all bodies)."""
         form = self.compiled
-        count = None if form is None or form.body is None else form.body.shape[0]
-        return self._bodies(*_validate.body_range(start, stop, count, shown(self)))
+        return None if form is None or form.body is None else int(form.body.shape[0])
 
     def _bodies(self, start: int, stop: int) -> Torque:
         """:meth:`bodies` of checked ``start``, ``stop`` (a torque with per-body parameters

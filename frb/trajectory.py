@@ -28,6 +28,15 @@ __all__ = ["Trajectory", "TorqueLike", "Sensitivities"]
 TorqueLike = Union[Torque, Callable[..., ArrayLike]]
 
 
+
+def states_kinetic_energy(m: NDArray[np.float64], inertia: NDArray[np.float64]
+                          ) -> NDArray[np.float64]:
+    """``sum m_j^2 / (2 I_j)`` of states ``m`` (..., 3) with principal moments, or
+    ``dot(m, J^-1 m) / 2`` with inertia tensors (an ``inertia`` of as many axes as ``m``)."""
+    if inertia.ndim == m.ndim:    # inertia tensors (3, 3) or (N, 3, 3)
+        return tensor_kinetic_energy(m, inertia)
+    return kinetic_energy_unchecked(m, inertia)
+
 class Sensitivities(NamedTuple):
     """The derivatives of the kept states of a run (:func:`frb.integrate` with
     ``sensitivities=``) with respect to what was asked, None for the parts not asked. Rows in
@@ -168,9 +177,7 @@ class Trajectory:
         """``sum m_j^2 / (2 I_j)`` at the kept states (``dot(m, J^-1 m) / 2`` for tensors)."""
         if self.lazy:
             return self.compute().kinetic_energy
-        if self.inertia.ndim == self.m.ndim:    # inertia tensors (3, 3) or (N, 3, 3)
-            return tensor_kinetic_energy(self.m, self.inertia)
-        return kinetic_energy_unchecked(self.m, self.inertia)
+        return states_kinetic_energy(self.m, self.inertia)
 
     @property
     def potential_energy(self) -> NDArray[np.float64]:

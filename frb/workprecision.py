@@ -25,10 +25,8 @@ from . import _validate
 from ._kept import available_memory
 from ._messages import IntegrationError, step_renamed
 from .engine import integrate
-from .inertia import tensor_kinetic_energy
 from .methods import METHODS
-from .rotations import kinetic_energy_unchecked
-from .trajectory import TorqueLike, Trajectory
+from .trajectory import TorqueLike, Trajectory, states_kinetic_energy
 from .reporting import (Table, attitude_error, figure_path, format_value, method_list, pyplot,
                         save_figure)
 from .torques import (ConstantField, LinearDamping, Rotor, gravity_gradient, heavy_top,
@@ -236,8 +234,7 @@ def _drifts(tr: Trajectory, torque: TorqueLike | None) -> dict[str, float | None
         a = int(np.frexp(np.max(np.abs(tr.m[0])))[1])
         c = int(np.frexp(np.max(tr.inertia))[1])
         ms = np.ldexp(tr.m, -a)
-        T = (tensor_kinetic_energy if tr.inertia.ndim == tr.m.ndim else
-             kinetic_energy_unchecked)(ms, np.ldexp(tr.inertia, -c))
+        T = states_kinetic_energy(ms, np.ldexp(tr.inertia, -c))
         out["energy"] = float(np.max(np.abs(T - T[0]) / T[0]))
         nm = np.linalg.norm(ms, axis=-1)
         out["|m|"] = float(np.max(np.abs(nm / nm[0] - 1)))
