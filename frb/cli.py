@@ -194,7 +194,8 @@ def _run_experiment(name: str, argv: Sequence[str]) -> int:
     except MemoryError as exc:
         return _error(f"not enough memory for this run ({exc})", f"frb-example {name}")
     except (TypeError, ValueError, OverflowError, RuntimeError) as exc:
-        return _error(exc, f"frb-example {name}")
+        return _error(exc, f"frb-example {name}",
+                      {o.name: "--" + o.name.replace("_", "-") for o in exp.options})
     print(result.format())
     if path is not None:
         try:
@@ -298,16 +299,41 @@ def _example_main(argv: Sequence[str] | None) -> int:
         return _error(f"not enough memory for this run ({exc})")
     except (OSError, ValueError, TypeError, OverflowError, RuntimeError) as exc:
         # input errors, and runs that the inputs make impossible (IntegrationError, too many steps)
-        return _error(str(exc))
+        return _error(exc, options=_EXAMPLE_OPTIONS)
     print(format_summary(summary))
     if summary["within_tolerance"] is False:
         return 1
     return 0
 
 
-def _error(message: object, prog: str = "frb-example") -> int:
-    """Print ``prog: error: message`` as one line on stderr; return the exit status 2."""
-    one_line = " ".join(str(message).split())
+#: The options of ``frb-example N`` by the arguments of :func:`frb.examples.run_example`.
+_EXAMPLE_OPTIONS = {"input_path": "--input", "output_path": "--output",
+                    "compare_path": "--compare", "tolerance": "--tol"}
+#: The options of ``frb-compare`` by the arguments of :func:`frb.compare`.
+_COMPARE_OPTIONS = {name: "--" + name.replace("_", "-") for name in (
+    "problem", "methods", "bodies", "inertia", "m0", "t_final", "steps", "rng", "coefficients",
+    "reference")}
+
+
+def _as_options(message: object, options: dict[str, str]) -> str:
+    """``message`` of the Python API with the names of its arguments written as the command's
+    options (``t_final must be finite`` as ``--t-final must be finite``): a name is replaced
+    where it names the argument, before ``must``, ``is``, ``or``, ``and``, ``=``, ``:``, ``,``,
+    ``/ NAME must`` or at the end, and not after ``of``."""
+    text = str(message)
+    if not options:
+        return text
+    names = "|".join(map(re.escape, sorted(options, key=len, reverse=True)))
+    pattern = re.compile(rf"(?<![\w.'\"-])(?<!of )({names})"
+                         r"(?=\s*(?:(?:must|is|or|and)\b|[=:,]|$|/\s*[\w-]+\s+must\b))")
+    return pattern.sub(lambda match: options[match.group(1)], text)
+
+
+def _error(message: object, prog: str = "frb-example", options: dict[str, str] | None = None
+           ) -> int:
+    """Print ``prog: error: message`` as one line on stderr (the Python API's argument names
+    in it written as the command's ``options``); return the exit status 2."""
+    one_line = " ".join(_as_options(message, options or {}).split())
     print(f"{prog}: error: {one_line}", file=sys.stderr)
     return 2
 
@@ -511,7 +537,7 @@ def _compare_main(argv: Sequence[str] | None) -> int:
     except MemoryError as exc:
         return _error(f"not enough memory for this run ({exc})", "frb-compare")
     except (TypeError, ValueError, OverflowError, RuntimeError) as exc:
-        return _error(exc, "frb-compare")
+        return _error(exc, "frb-compare", _COMPARE_OPTIONS)
     print(result.to_markdown() if args.markdown else result.format())
     if plot_path is not None:
         try:

@@ -82,8 +82,8 @@ _MAX_STEPS = 2**31 - 2
 def _steps(h: float, tfin: float) -> tuple[int, float]:
     """``N = int(Tfin/h)`` and the reset step ``h = Tfin/N`` of the original drivers."""
     h, tfin = float(h), float(tfin)   # (messages show -0.5, not np.float64(-0.5))
-    if not (math.isfinite(h) and math.isfinite(tfin)) or h <= 0.0 or tfin < 0.0:
-        raise ValueError(f"need h > 0 and Tfin >= 0, got h={h!r}, Tfin={tfin!r}")
+    if not (math.isfinite(h) and math.isfinite(tfin)) or h <= 0.0 or tfin <= 0.0:
+        raise ValueError(f"need finite h > 0 and Tfin > 0, got h={h!r}, Tfin={tfin!r}")
     ratio = tfin / h
     if not ratio < _MAX_STEPS + 1:
         raise ValueError(f"Tfin/h = {ratio:.3g} steps is more than a run can take "
@@ -316,7 +316,7 @@ def run_example(n: int | str, input_path: str | os.PathLike[str] | None = None,
             src = stack.enter_context(resources.as_file(packaged_input(n)))
         else:
             src = _path(input_path, "input_path")
-        values_in = read_dat(src)
+        values_in = _read_file(src, "input_path")
         input_name = str(src)
     if values_in.size != INPUT_SIZES[n]:
         raise ValueError(
@@ -330,9 +330,11 @@ def run_example(n: int | str, input_path: str | os.PathLike[str] | None = None,
         ref_path = None
     else:
         ref_path = _path(compare_path, "compare_path")
+        if not ref_path.exists():
+            raise FileNotFoundError(f"compare_path: comparison file not found: {ref_path}")
         if not ref_path.is_file():
-            raise FileNotFoundError(f"comparison file not found: {ref_path}")
-    reference = read_dat(ref_path) if ref_path is not None else None
+            raise ValueError(f"compare_path: {str(ref_path)!r} is not a regular file")
+    reference = _read_file(ref_path, "compare_path") if ref_path is not None else None
 
     values, summary = _RUNNERS[n](values_in)
     summary["h"] = float(summary["h"])
@@ -345,7 +347,11 @@ def run_example(n: int | str, input_path: str | os.PathLike[str] | None = None,
     else:
         out_path = _path(output_path, "output_path")
     if out_path is not None:
-        write_dat(out_path, values)
+        try:
+            write_dat(out_path, values)
+        except OSError as exc:
+            raise type(exc)(f"output_path: cannot write {str(out_path)!r}: "
+                            f"{exc.strerror or exc}") from None
 
     tol = PUBLISHED_TOLERANCE[n] if tolerance is None else float(tolerance)
     dev = worst = within = None
@@ -380,6 +386,14 @@ def run_example(n: int | str, input_path: str | os.PathLike[str] | None = None,
         "values": values,
     }
     return summary
+
+
+def _read_file(path: Path, name: str) -> NDArray[np.float64]:
+    """:func:`frb.io.read_dat` of ``path``; its OSError with a message naming ``name``."""
+    try:
+        return read_dat(path)
+    except OSError as exc:
+        raise type(exc)(f"{name}: cannot read {str(path)!r}: {exc.strerror or exc}") from None
 
 
 def _path(value: Any, name: str) -> Path:

@@ -360,7 +360,12 @@ def _input(tmp_path, n, replace):
     (["3", "--tol", "-1"], "--tol must be a finite number >= 0, got -1.0"),
     (["3", "--output", ""], "--output must name a file, got an empty path"),
     (["3", "--output", "."], "--output must name a file, but '.' is a directory"),
-    (["3", "--input", "{tmp}/missing.dat"], "No such file"),
+    (["3", "--input", "{tmp}/missing.dat"], "--input: cannot read '{tmp}/missing.dat': No such file"),
+    (["3", "--input", "{tmp}"], "--input: cannot read '{tmp}': Is a directory"),
+    (["3", "--input", ("zero", {1: "0"})], "need finite h > 0 and Tfin > 0, got h=1.0, Tfin=0.0"),
+    (["3", "--output", "{tmp}/missing/out.dat"], "--output: cannot write '{tmp}/missing/out.dat'"),
+    (["3", "--compare", "/dev/null"], "--compare: '/dev/null' is not a regular file"),
+    (["3", "--compare", "{tmp}/missing.dat"], "--compare: comparison file not found"),
     (["3", "--input", ("tfin", {1: "1e12"})], "Tfin/h = 1e+12 steps is more than a run can take (2147483646)"),
     (["3", "--input", ("h", {0: "1e-300"})], "Tfin/h = 1e+301 steps is more than a run can take"),
     (["3", "--input", ("neg", {0: "-0.5"})], "got h=-0.5, Tfin=10.0"),
@@ -371,11 +376,11 @@ def test_cli_input_errors_exit_2_with_one_line(tmp_path, monkeypatch, capsys, ar
     monkeypatch.chdir(tmp_path)
     argv = [a.replace("{tmp}", str(tmp_path)) if isinstance(a, str) else
             _input(tmp_path, int(argv[0]), a[1]) for a in argv]
-    status = cli.main(argv + ["--no-compare"] if "--output" not in argv else argv + ["--no-compare"])
+    status = cli.main(argv if "--compare" in argv else argv + ["--no-compare"])
     err = capsys.readouterr().err
     assert status == 2
     assert err.count("\n") == 1 and err.startswith("frb-example: error: "), err
-    assert fragment in err, err
+    assert fragment.replace("{tmp}", str(tmp_path)) in err, err
     assert "np.float64" not in err
 
 

@@ -373,3 +373,28 @@ def test_dmv_body_in_a_batch_moves_as_alone(method):
             alone = frb.integrate(m[b], q[b], inertia[b], 0.05, 2, method=method, save_every=None)
             assert np.array_equal(batch.m[-1, b], alone.m[-1]), b
             assert np.array_equal(batch.q[-1, b], alone.q[-1]), b
+
+
+@pytest.mark.parametrize("command, fragment", [
+    (["compare", "--bodies", "1000000000000"], "--bodies must be an integer in 1..2147483647"),
+    (["compare", "--t-final", "nan"], "--t-final must be finite, got nan"),
+    (["compare", "--steps", "0"], "--steps must be an integer in 1..2147483646, got 0"),
+    (["compare", "--inertia", "1,2,0", "--m0", "1,1,1"],
+     "--inertia must contain strictly positive moments of inertia"),
+    (["satellite", "--coast", "1e308"], "--coast / --h must give 1 to 2147483646 steps"),
+    (["satellite", "--h", "5"], "--kd = 25.0 is too stiff for --h = 5.0: the law's rate kd / I_min"),
+    (["satellite", "--damping", "1e308"], "--damping = 1e+308 is too stiff for --h = 0.5: the "
+     "damping rate c = 1e+308 1/s exceeds 1 / h"),
+])
+def test_command_refusals_name_the_options_as_typed(capsys, command, fragment):
+    from frb import cli
+    if command[0] == "compare":
+        status = cli.compare_main(command[1:])
+        prog = "frb-compare"
+    else:
+        status = cli.main(command)
+        prog = f"frb-example {command[0]}"
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.startswith(f"{prog}: error: ") and err.count("\n") == 1, err
+    assert fragment in err, err

@@ -89,13 +89,15 @@ def run(h: float = 0.5, coast: float = 300.0, detumble: float = 900.0, slew: flo
     J = np.array(INERTIA)
     # the PD law resolved by the step: its rates sqrt(kp / I) and kd / I at most 1 / h
     i_min = float(np.linalg.eigvalsh(J)[0])
-    for name, rate in (("kp", math.sqrt(kp / i_min)), ("kd", kd / i_min)):
+    # and the damping's rate c at most 1 / h
+    for name, value, rate, formula in (
+            ("kp", kp, math.sqrt(kp / i_min), "the law's rate sqrt(kp / I_min)"),
+            ("kd", kd, kd / i_min, "the law's rate kd / I_min"),
+            ("damping", damping, damping, "the damping rate c")):
         if h * rate > 1.0:
-            raise ValueError(f"{name} = {_validate.fmt(kp if name == 'kp' else kd)} is too stiff "
-                             f"for h = {_validate.fmt(h)}: the law's rate "
-                             f"{'sqrt(kp / I_min)' if name == 'kp' else 'kd / I_min'} = "
-                             f"{_validate.fmt(rate)} 1/s exceeds 1 / h (I_min = "
-                             f"{_validate.fmt(i_min)} kg m^2); lower {name} or h")
+            raise ValueError(f"{name} = {_validate.fmt(value)} is too stiff for h = "
+                             f"{_validate.fmt(h)}: {formula} = {_validate.fmt(rate)} 1/s exceeds "
+                             f"1 / h (I_min = {_validate.fmt(i_min)} kg m^2); lower {name} or h")
     m0 = J @ np.array(W0)
     wheel, gg = rotor(WHEEL), gravity_gradient(ORBIT_RATE)
     phases = [("coast", coast, wheel + gg), ("detumble", detumble, wheel + gg + linear_damping(damping)),
@@ -338,7 +340,8 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
 
 
 _OPTIONS = (Option("h", float, 0.5, "step in seconds (frb's choice: 0.5; at most 5: the slew's "
-                   "errors are compared every 20 s)", low=0, strict=True, high=5.0),
+                   "errors are compared every 20 s; and at most I_min / kd, sqrt(I_min / kp) and "
+                   "1 / damping: 3.18 s with the default gains)", low=0, strict=True, high=5.0),
             Option("coast", float, 300.0, "coast time, s", low=0, strict=True),
             Option("detumble", float, 900.0, "detumbling time, s", low=0, strict=True),
             Option("slew", float, 1200.0, "slew time, s", low=0, strict=True),
