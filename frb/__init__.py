@@ -58,9 +58,9 @@ finally:
 
 from .flows import frb_step, quat_step
 from . import derivatives
-from .inertia import principal_axes
+from .inertia import kinetic_energy, principal_axes
 from .rotations import (hat, quat_mul, quat_conj, quat_to_matrix, matrix_to_quat,
-                        kinetic_energy, spatial_momentum, to_rotation, from_rotation)
+                        spatial_momentum, to_rotation, from_rotation)
 from .io import read_dat, write_dat
 from .dmv import dmv_step, dmv_integrate
 from . import dmv, splitting, torques, engine, methods, wheel_laws

@@ -1074,7 +1074,7 @@ class _TorqueCallback:
                                  f"array ({exc})") from exc
             raise
         if res is None:
-            raise ValueError(f"torque {label} (method {method}, step {step}) returned None "
+            raise TypeError(f"torque {label} (method {method}, step {step}) returned None "
                              f"instead of an array of shape ({nb}, 3)")
         try:
             arr = np.asarray(res)
@@ -1082,7 +1082,7 @@ class _TorqueCallback:
             raise ValueError(f"torque {label} (method {method}, step {step}) returned "
                              f"something that is not an array: {exc}") from None
         if arr.dtype.kind not in "iuf" or arr.dtype == bool:
-            raise ValueError(f"torque {label} (method {method}, step {step}) must return real "
+            raise TypeError(f"torque {label} (method {method}, step {step}) must return real "
                              f"numbers, got dtype {arr.dtype}")
         if arr.shape == (3,) and nb == 1:
             arr = arr.reshape(1, 3)
@@ -1143,10 +1143,10 @@ class _LawCallback:
                                  f"array ({exc})") from exc
             raise
         if res is None:
-            raise ValueError(f"{where} returned None instead of an array of shape ({nb}, {nw})")
+            raise TypeError(f"{where} returned None instead of an array of shape ({nb}, {nw})")
         arr = np.asarray(res)
         if arr.dtype.kind not in "iuf" or arr.dtype == bool:
-            raise ValueError(f"{where} must return real numbers, got dtype {arr.dtype}")
+            raise TypeError(f"{where} must return real numbers, got dtype {arr.dtype}")
         if arr.shape != (nb, nw):
             raise ValueError(f"{where} must return an array of shape ({nb}, {nw}) (one torque a "
                              f"wheel of each body), got {arr.shape}")

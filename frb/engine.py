@@ -114,9 +114,11 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
         linear damping), the exact-flow splittings (STRANG, YOSHIDA4, RKN6_14, ``coefficients=``)
         and RK4, with the built-in torques of :mod:`frb.torques` and ``quadrature=0``; other
         methods are refused by name, and so are runs with reaction wheels (``wheels``), with
-        :func:`frb.torques.attitude_control`, and with :func:`frb.torques.rotor` under EXACT and
-        the exact-flow splittings (the gyrostat's flow has no derivatives in frb; RK4 takes a
-        rotor). Inertia tensors: the state and ``h`` only.
+        :func:`frb.torques.attitude_control` of gain matrices or of a reference that turns or
+        is a function of time (gains that are numbers and a fixed reference are
+        differentiated), and with :func:`frb.torques.rotor` under EXACT and the exact-flow
+        splittings (the gyrostat's flow has no derivatives in frb; RK4 takes a rotor). Inertia
+        tensors: the state and ``h`` only.
 
     Returns
     -------

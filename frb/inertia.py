@@ -45,13 +45,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
+from .rotations import kinetic_energy as rotations_kinetic_energy
 from .rotations import (kinetic_energy_unchecked, matrix_to_quat_unchecked, quaternion_product,
                         rotate, rotate_back)
 from ._messages import per_body_torque_message
 from .torques import as_torque, given_as, shown
 
 __all__ = ["SYMMETRY_TOLERANCE", "CONDITION_LIMIT", "principal_axes", "PrincipalFrame",
-           "tensor_frame",
+           "kinetic_energy", "tensor_frame",
            "tensor_kinetic_energy", "inertia_layout", "shared_tensor", "FrameFlow"]
 
 #: Largest ``|J - J^T|`` of an inertia tensor, relative to its largest entry ``|J|_max``.
@@ -581,6 +582,35 @@ def tensor_frame(inertia: Any, m: Any) -> PrincipalFrame | None:
                              f"inertia tensor shared by all; principal moments one a body need "
                              f"shape ({n}, 3))") from None
         raise
+
+
+def kinetic_energy(m: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
+    """Kinetic energy ``T = m^T J^-1 m / 2`` of the body momentum ``m`` (kg m^2 / s, body frame).
+
+    ``inertia`` as everywhere in frb: principal moments ``(..., 3)`` broadcasting with ``m``
+    (``T = sum_i m_i^2 / (2 I_i)``), or inertia tensors (kg m^2, symmetric positive definite):
+    ``(3, 3)`` one tensor for ``m`` of one body (3,) or of ``N != 3`` bodies (N, 3) (for exactly
+    three bodies (3, 3) holds their principal moments, one row each), ``(1, 3, 3)`` one tensor
+    for any batch, ``(N, 3, 3)`` one a body. The result has the bodies' shape (a numpy scalar
+    for one body). ValueError for moments that are not strictly positive and for tensors that
+    are not symmetric positive definite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import frb
+    >>> print(frb.kinetic_energy([0.3, 0.5, 0.8], [1.0, 2.0, 3.0]))
+    0.21416666666666667
+    >>> frb.kinetic_energy(np.ones((2, 3)), [1.0, 2.0, 3.0])
+    array([0.916667, 0.916667])
+    >>> J = [[1.5, 0.5, 0.0], [0.5, 1.5, 0.0], [0.0, 0.0, 3.0]]   # moments 1, 2, 3
+    >>> print(round(float(frb.kinetic_energy([1.0, 1.0, 0.0], J)), 15))
+    0.5
+    """
+    frame = tensor_frame(inertia, m)
+    if frame is None:
+        return rotations_kinetic_energy(m, inertia)
+    return frame.kinetic_energy(_validate.real_array(m, "m"))
 
 
 def tensor_kinetic_energy(m: ArrayLike, J: ArrayLike) -> NDArray[np.float64]:

@@ -319,19 +319,20 @@ def _matrix_to_quat_few(Q: np.ndarray) -> np.ndarray:
 
 
 def kinetic_energy(m: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
-    """Kinetic energy ``T = sum_i m_i^2 / (2 I_i)`` of the body momentum ``m``.
+    """Kinetic energy ``T = sum_i m_i^2 / (2 I_i)`` of the body momentum ``m`` in the principal
+    frame (:func:`frb.kinetic_energy` also takes inertia tensors).
 
-    ``m`` and ``inertia`` have shape ``(..., 3)`` and broadcast; the result has
-    the broadcast leading shape (a numpy scalar for single vectors). The moments must be
+    ``m`` and ``inertia`` (principal moments) have shape ``(..., 3)`` and broadcast; the result
+    has the broadcast leading shape (a numpy scalar for single vectors). The moments must be
     strictly positive (ValueError otherwise, as everywhere in frb).
 
     Examples
     --------
     >>> import numpy as np
-    >>> import frb
-    >>> print(frb.kinetic_energy([0.3, 0.5, 0.8], [1.0, 2.0, 3.0]))
+    >>> from frb.rotations import kinetic_energy
+    >>> print(kinetic_energy([0.3, 0.5, 0.8], [1.0, 2.0, 3.0]))
     0.21416666666666667
-    >>> frb.kinetic_energy(np.ones((2, 3)), [1.0, 2.0, 3.0])
+    >>> kinetic_energy(np.ones((2, 3)), [1.0, 2.0, 3.0])
     array([0.916667, 0.916667])
     """
     m = _as_float_array(m, "m", (3,))

@@ -87,7 +87,10 @@ def _check_torque_result(res: Any, name: str = "torque"
                          ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     try:
         m_new, Q_new = res
-    except (TypeError, ValueError) as exc:
+    except TypeError as exc:
+        raise TypeError(f"{name} must return a pair (m_new, Q_new), got "
+                        f"{type(res).__name__}") from exc
+    except ValueError as exc:
         raise ValueError(f"{name} must return a pair (m_new, Q_new)") from exc
     m_new = _validate.real_array(m_new, f"the m returned by {name}", finite=False)
     Q_new = _validate.real_array(Q_new, f"the Q returned by {name}", finite=False)

@@ -1102,7 +1102,7 @@ class TorqueSum(Torque):
             # the bodies, no conversion of strings)
             arr = np.asarray(res) if res is not None else np.empty(0, dtype=object)
             if arr.dtype.kind not in "iuf" or arr.dtype == bool:
-                raise ValueError(f"torque {shown(tq)} in a sum must return real numbers, got "
+                raise TypeError(f"torque {shown(tq)} in a sum must return real numbers, got "
                                  f"{'None' if res is None else f'dtype {arr.dtype}'}")
             if arr.shape != want:
                 raise ValueError(f"torque {shown(tq)} in a sum must return an array of shape "

@@ -718,9 +718,10 @@ def test_rotation_exp_at_every_scale(v):
 def test_user_torque_in_a_sum_checked_as_alone():
     m, q = np.array([[1.0, 2, 3], [0.5, -1, 2]]), np.tile([1.0, 0, 0, 0], (2, 1))
     top = frb.torques.heavy_top(1.0, [0, 0, 0.3])
-    for bad, words in ((lambda t, Q: np.zeros((2, 2)), "shape"), (lambda t, Q: "abc", "real numbers"),
-                       (lambda t, Q: [0.0, 0, 1.0], "shape")):
-        with pytest.raises(ValueError, match=words):
+    for bad, words, error in ((lambda t, Q: np.zeros((2, 2)), "shape", ValueError),
+                              (lambda t, Q: "abc", "real numbers", TypeError),
+                              (lambda t, Q: [0.0, 0, 1.0], "shape", ValueError)):
+        with pytest.raises(error, match=words):
             frb.integrate(m, q, [1.0, 2, 3], 0.1, 3, method="RK4", torque=top + bad)
     # a zero user term changes nothing: the sum equals the built-in torque alone
     with warnings.catch_warnings():

@@ -398,3 +398,45 @@ def test_command_refusals_name_the_options_as_typed(capsys, command, fragment):
     assert status == 2
     assert err.startswith(f"{prog}: error: ") and err.count("\n") == 1, err
     assert fragment in err, err
+
+
+def test_kinetic_energy_takes_inertia_tensors_as_every_route():
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(6, 3, 3))
+    J = A @ np.swapaxes(A, 1, 2) + 0.5 * np.eye(3)       # symmetric positive definite
+    m = rng.normal(size=(6, 3))
+    solve = 0.5 * np.einsum("ni,ni->n", m, np.linalg.solve(J, m[..., None])[..., 0])
+    np.testing.assert_allclose(frb.kinetic_energy(m, J), solve, rtol=1e-14)
+    one = 0.5 * np.einsum("ni,ni->n", m, np.linalg.solve(J[0], m.T).T)
+    np.testing.assert_allclose(frb.kinetic_energy(m, J[0]), one, rtol=1e-14)
+    np.testing.assert_allclose(frb.kinetic_energy(m, J[:1]), one, rtol=1e-14)
+    assert np.shape(frb.kinetic_energy(m[0], J[0])) == ()
+    np.testing.assert_allclose(frb.kinetic_energy(m[0], J[0]), one[0], rtol=1e-14)
+    # the energy of frb.integrate's trajectory with the same tensor
+    tr = frb.integrate(m[0], np.eye(3), J[0], 0.1, 4, method="EXACT")
+    np.testing.assert_allclose(frb.kinetic_energy(tr.m, J[0]), tr.kinetic_energy, rtol=1e-14)
+    # (3, 3) for exactly three bodies: their principal moments, one row each
+    moments = rng.uniform(0.5, 2.0, size=(3, 3))
+    np.testing.assert_array_equal(frb.kinetic_energy(m[:3], moments),
+                                  np.sum(m[:3] ** 2 / (2 * moments), axis=1))
+    with pytest.raises(ValueError, match="inertia must be a symmetric matrix"):
+        frb.kinetic_energy(m[0], [[1, 2, 3], [4, 5, 6], [7, 8, 9.0]])
+    with pytest.raises(ValueError, match=r"inertia tensors must have shape \(3, 3\), \(1, 3, 3\) "
+                       r"or \(6, 3, 3\)"):
+        frb.kinetic_energy(m, J[:4])
+
+
+def test_python_functions_returning_non_numbers_raise_type_error():
+    def law(t, Q, m, h):
+        return None
+
+    wheels = frb.Wheels(np.eye(3), [0.01, 0.01, 0.01])
+    with pytest.raises(TypeError, match=r"wheel_law law \(method RK4, step 1\) returned None"):
+        frb.integrate([0.3, 0.5, 0.8], [1.0, 0, 0, 0], [1.0, 2.0, 3.0], 0.1, 2, method="RK4",
+                      wheels=wheels, wheel_law=law)
+    with pytest.raises(TypeError, match="in a sum must return real numbers, got dtype bool"):
+        (frb.torques.as_torque(lambda t, Q: np.zeros((1, 3), bool))
+         + frb.torques.linear_damping(0.1))(0.0, np.eye(3)[None], np.ones((1, 3)))
+    with pytest.raises(TypeError, match="must return a pair"):
+        frb.splitting.integrate([0.3, 0.5, 0.8], np.eye(3), [1.0, 2.0, 3.0], 0.1, 1,
+                                torque=lambda m, Q, t: None)

@@ -205,18 +205,20 @@ def test_bad_input_raises(kwargs, exc, fragment):
     assert fragment in str(info.value)
 
 
-@pytest.mark.parametrize("result, fragment", [
-    (lambda n: np.zeros((n, 2)), "must return an array of shape (4, 3)"),
-    (lambda n: np.full((n, 3), np.nan), "non-finite torque for body 0"),
-    (lambda n: np.array([["a"] * 3] * n), "must return real numbers"),
+@pytest.mark.parametrize("result, fragment, error", [
+    (lambda n: np.zeros((n, 2)), "must return an array of shape (4, 3)", ValueError),
+    (lambda n: np.full((n, 3), np.nan), "non-finite torque for body 0", ValueError),
+    (lambda n: np.array([["a"] * 3] * n), "must return real numbers", TypeError),
+    (lambda n: np.zeros((n, 3), bool), "must return real numbers, got dtype bool", TypeError),
+    (lambda n: None, "returned None", TypeError),
 ])
-def test_bad_user_torque_results_name_the_torque_and_step(result, fragment):
+def test_bad_user_torque_results_name_the_torque_and_step(result, fragment, error):
     m, q, inertia = random_bodies(4)
 
     def my_torque(t, Q):
         return result(Q.shape[0])
 
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(error) as info:
         frb.integrate(m, q, inertia, 0.1, 3, method="STRANG", torque=my_torque)
     assert fragment in str(info.value) and "my_torque" in str(info.value) and "step 1" in str(info.value)
 

@@ -26,7 +26,7 @@ def test_user_wheel_law_returning_complex_numbers_is_refused():
     def law(t, Q, m, h):
         return np.zeros((len(m), 3), dtype=complex)
 
-    with pytest.raises(ValueError, match=r"^wheel_law law \(method RK4, step 1\) must return "
+    with pytest.raises(TypeError, match=r"^wheel_law law \(method RK4, step 1\) must return "
                                          r"real numbers, got dtype complex128"):
         frb.integrate(M, QUAT, I, 0.1, 2, method="RK4", wheels=wheels, wheel_law=law)
 
