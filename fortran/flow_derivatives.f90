@@ -173,7 +173,10 @@ contains
       end do
       basis(:, 3) = unsorted(p, p%ms)
       cm(:, 3) = (m_out + h * f) / p%g
+      ! (|m| enters the unit-norm step through tau = |m| h / I_max: the attitude's derivative in
+      ! tau is the angular velocity for the exact flow, its own for the semi-exact angle)
       ct(:, 3) = (h / p%g) * omega
+      if (quadrature > 0) ct(:, 3) = unsorted(p, dth1(:, 5)) * (h / inertia(p%perm(3)))
       phi(1:3, 1:3) = matmul(cm, transpose(basis))
       phi(4:6, 1:3) = matmul(ct, transpose(basis))
       ! the attitude (rotations of space)

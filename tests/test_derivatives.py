@@ -190,6 +190,35 @@ def test_semi_exact_converges():
     assert relative(one.state, exact.state) > 1e-8
 
 
+@pytest.mark.parametrize("quadrature", [1, 2])
+def test_semi_exact_derivatives_are_those_of_the_semi_exact_step(quadrature):
+    """The derivatives in m and h of frb_step(..., quadrature=n) against central differences of
+    the same semi-exact step (not of the exact flow): random bodies, and momenta near the middle
+    axis of the moments."""
+    rng = np.random.default_rng(11)
+    eps = 1e-7
+    for k in range(24):
+        inertia = rng.uniform(0.5, 3.0, 3)
+        h = rng.uniform(0.2, 3.0)
+        m = rng.normal(size=3)
+        if k % 3 == 0:
+            axis = int(np.argsort(inertia)[1])
+            m = 1e-3 * rng.normal(size=3)
+            m[axis] = rng.uniform(0.5, 1.5)
+        m1, Q1, jac = frb.frb_step(m, np.eye(3), h, inertia, quadrature=quadrature, jacobian=True)
+
+        def column(dm, dh):
+            a = frb.frb_step(m + dm, np.eye(3), h + dh, inertia, quadrature=quadrature)
+            b = frb.frb_step(m - dm, np.eye(3), h - dh, inertia, quadrature=quadrature)
+            w = Q1.T @ (a[1] - b[1]) / (2 * eps)
+            return np.r_[(a[0] - b[0]) / (2 * eps), w[2, 1], w[0, 2], w[1, 0]]
+
+        fd = np.column_stack([column(eps * e, 0.0) for e in np.eye(3)])
+        scale = max(1.0, np.abs(jac.state[:, :3]).max())
+        assert np.abs(jac.state[:, :3] - fd).max() < 1e-6 * scale, (k, m, inertia, h)
+        assert np.abs(jac.h - column(np.zeros(3), eps)).max() < 1e-6 * scale, (k, m, inertia, h)
+
+
 def test_threads():
     """The results do not depend on the thread count, bit for bit."""
     rng = np.random.default_rng(5)
