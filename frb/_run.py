@@ -879,7 +879,7 @@ def execute(run: Run) -> Outcome:
         step, body, status = fail
         failure_error = failure(run.method.name, int(status), int(step), int(body) - 1, run.single)
     if run.scaling is not None:
-        m_out = run.scaling.momenta_back(m_out)
+        m_out = run.scaling.momenta_back(m_out, run.route.names["m"])
     h_kept: Optional[NDArray[np.float64]] = h_out if active else None
     if wheel_run.wheels is not None and not active:
         # wheels without a law keep their momenta
@@ -1251,7 +1251,7 @@ def jacobian(run: Run) -> StepJacobian:
     if run.scaling is not None:
         # m = 2^-ka m', t = 2^(ka - kb) t': dm/dtheta and dtheta/dm scale by 2^-+ka, d/dh by
         # 2^(kb - 2 ka) (momenta) and 2^(kb - ka) (angles)
-        m1 = run.scaling.momenta_back(m1[None])[0]
+        m1 = run.scaling.momenta_back(m1[None], run.route.names["m"])[0]
         state[:, :3, 3:] = _times_power(state[:, :3, 3:], run, -1, 0)
         state[:, 3:, :3] = _times_power(state[:, 3:, :3], run, 1, 0)
         dh[:, :3] = _times_power(dh[:, :3, None], run, -2, 1)[:, :, 0]

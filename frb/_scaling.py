@@ -68,9 +68,18 @@ class Scaling:
         """Times or steps (1,) or (n,) in the run's units."""
         return np.ldexp(t, (self.kb - self.ka)[:, 0])
 
-    def momenta_back(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Kept momenta (K, n, 3) of the run back in the user's units."""
-        return np.ldexp(m, -self.ka)
+    def momenta_back(self, m: NDArray[np.float64], name: str = "m0") -> NDArray[np.float64]:
+        """Kept momenta (K, n, 3) of the run back in the user's units; ValueError naming the
+        momentum ``name`` when a component leaves the float64 range (a momentum whose norm is
+        beyond it: its rotated components are not representable)."""
+        with np.errstate(over="ignore"):
+            back = np.ldexp(m, -self.ka)
+        if not np.isfinite(back).all() and np.isfinite(m).all():
+            body = int(np.argmax((~np.isfinite(back)).any(axis=(0, 2)))) if back.ndim == 3 else 0
+            raise ValueError(f"{name}: the momentum of body {body} has a norm beyond the float64 "
+                             f"range (above {np.finfo(np.float64).max:.4g}): its components "
+                             "along the turning body axes are not representable")
+        return back
 
     @property
     def exponents(self) -> tuple[int, int, int]:

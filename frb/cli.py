@@ -175,8 +175,6 @@ def _experiment_parser(exp: Experiment) -> argparse.ArgumentParser:
 def _run_experiment(name: str, argv: Sequence[str]) -> int:
     from .experiments import EXPERIMENTS, plot_experiment, run_experiment
 
-    from .reporting import figure_path
-
     exp = EXPERIMENTS[name]
     args = vars(_experiment_parser(exp).parse_args(argv))
     path = args.pop("plot")
@@ -186,7 +184,7 @@ def _run_experiment(name: str, argv: Sequence[str]) -> int:
                       f"frb-example {name}")
     try:
         if path is not None:
-            path = figure_path(path, name)        # (a wrong path before the run, not after)
+            path = _plot_option(path, name)       # (a wrong path before the run, not after)
         options = {o.name: o.parse(args[o.name]) for o in exp.options
                    if args[o.name] is not None}
         with _reference_dir(reference):
@@ -204,6 +202,16 @@ def _run_experiment(name: str, argv: Sequence[str]) -> int:
             return _error(f"cannot write the figure: {exc}", f"frb-example {name}")
         print(f"figure written to {path}")
     return 0
+
+
+def _plot_option(path: str, name: str) -> str:
+    """:func:`frb.reporting.figure_path` of --plot PATH; its ValueError naming --plot."""
+    from .reporting import figure_path
+
+    try:
+        return figure_path(path, name)
+    except ValueError as exc:
+        raise ValueError(f"--plot: {exc}") from None
 
 
 @contextlib.contextmanager
@@ -318,14 +326,15 @@ _COMPARE_OPTIONS = {name: "--" + name.replace("_", "-") for name in (
 def _as_options(message: object, options: dict[str, str]) -> str:
     """``message`` of the Python API with the names of its arguments written as the command's
     options (``t_final must be finite`` as ``--t-final must be finite``): a name is replaced
-    where it names the argument, before ``must``, ``is``, ``or``, ``and``, ``=``, ``:``, ``,``,
-    ``/ NAME must`` or at the end, and not after ``of``."""
+    where it names the argument, before ``must``, ``is``, ``or``, ``and``, ``contains``, `` = ``,
+    ``:``, ``,``, ``/ NAME must`` (or ``is``) or at the end, and not after ``of``."""
     text = str(message)
     if not options:
         return text
     names = "|".join(map(re.escape, sorted(options, key=len, reverse=True)))
     pattern = re.compile(rf"(?<![\w.'\"-])(?<!of )({names})"
-                         r"(?=\s*(?:(?:must|is|or|and)\b|[=:,]|$|/\s*[\w-]+\s+must\b))")
+                         r"(?=\s*(?:(?:must|is|or|and|contains)\b|[:,]|$|/\s*[\w-]+\s+(?:must|is)\b)"
+                         r"|\s+=\s)")
     return pattern.sub(lambda match: options[match.group(1)], text)
 
 
@@ -435,12 +444,33 @@ def build_compare_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: The longest file of --coefficients or --reference read (bytes): a few rows of numbers.
+_OPTION_FILE_BYTES = 1 << 20
+
+
+def _option_file(path: str, option: str) -> None:
+    """ValueError naming ``option`` unless ``path`` is a regular file of at most
+    _OPTION_FILE_BYTES (a FIFO would wait for a writer, a device never end)."""
+    import stat
+
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise ValueError(f"{option}: cannot read {path!r}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"{option}: {path!r} is not a regular file")
+    if info.st_size > _OPTION_FILE_BYTES:
+        raise ValueError(f"{option}: {path!r} holds {info.st_size} bytes, more than the "
+                         f"{_OPTION_FILE_BYTES} of a file of a few rows of numbers")
+
+
 def _number_lines(path: str, option: str) -> list[list[float]]:
     """The rows of numbers of a text file (commas or spaces between them, '#' comments, blank
     lines skipped); ValueError naming ``option`` and the file."""
+    _option_file(path, option)
     try:
         with open(path, encoding="utf-8") as f:
-            text = f.read()
+            text = f.read(_OPTION_FILE_BYTES + 1)
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{option}: cannot read {path!r}: {exc}") from None
     rows = []
@@ -480,6 +510,7 @@ def _reference_option(path: str) -> tuple[Any, Any]:
     if path.endswith(".npz"):
         import zipfile
 
+        _option_file(path, "--reference")
         try:
             with np.load(path, allow_pickle=False) as data:
                 files = sorted(data.files)
@@ -523,8 +554,7 @@ def _compare_main(argv: Sequence[str] | None) -> int:
     try:
         plot_path = None
         if args.plot is not None:
-            from .reporting import figure_path
-            plot_path = figure_path(args.plot, f"compare-{args.problem}")
+            plot_path = _plot_option(args.plot, f"compare-{args.problem}")
         if args.coefficients is not None:
             kw["coefficients"] = _coefficients_option(args.coefficients)
         if args.reference is not None:

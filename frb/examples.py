@@ -336,16 +336,20 @@ def run_example(n: int | str, input_path: str | os.PathLike[str] | None = None,
             raise ValueError(f"compare_path: {str(ref_path)!r} is not a regular file")
     reference = _read_file(ref_path, "compare_path") if ref_path is not None else None
 
-    values, summary = _RUNNERS[n](values_in)
-    summary["h"] = float(summary["h"])
-    summary["t_final"] = float(summary["t_final"])
-
     if output_path is None:
         out_path = Path.cwd() / f"out_example{n}.dat"
     elif output_path is False:
         out_path = None
     else:
         out_path = _path(output_path, "output_path")
+        if out_path.is_fifo() or out_path.is_socket() or out_path.is_dir():
+            kind = "a directory" if out_path.is_dir() else "not a regular file"
+            raise ValueError(f"output_path: {str(out_path)!r} is {kind}")
+
+    values, summary = _RUNNERS[n](values_in)
+    summary["h"] = float(summary["h"])
+    summary["t_final"] = float(summary["t_final"])
+
     if out_path is not None:
         try:
             write_dat(out_path, values)
@@ -397,10 +401,13 @@ def _read_file(path: Path, name: str) -> NDArray[np.float64]:
 
 
 def _path(value: Any, name: str) -> Path:
-    """``value`` as a Path: a str or os.PathLike, else TypeError naming ``name``."""
+    """``value`` as a Path: a str or os.PathLike, else TypeError naming ``name``; ValueError
+    for an empty path."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (str, os.PathLike)):
         raise TypeError(f"{name} must be a path (str or os.PathLike), got "
                         f"{type(value).__name__}")
+    if not os.fspath(value):
+        raise ValueError(f"{name} must name a file, got an empty path")
     return Path(value)
 
 

@@ -364,7 +364,8 @@ def write_dat(path: str | os.PathLike[str], values: ArrayLike) -> None:
     so pass ``Q.T`` (or ``Q.ravel(order="F")``) to write a matrix by columns as
     the original drivers do.  Each value is written as ``% .16e`` (17
     significant digits), e.g. `` -7.0989496528762700e-01``, which reads back as
-    the identical float64.
+    the identical float64. A FIFO (named pipe) or a socket at ``path`` is refused (ValueError)
+    without waiting for a reader; what prevents writing the file raises OSError.
 
     Examples
     --------
@@ -380,6 +381,14 @@ def write_dat(path: str | os.PathLike[str], values: ArrayLike) -> None:
     """
     name = _path_of(path, "path")
     a = _validate.real_array(values, "values", finite=False).ravel()
+    try:
+        mode = os.stat(name).st_mode
+    except OSError:
+        mode = 0                # (a new file; open reports what prevents it)
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        # (opening a FIFO for writing waits for a reader)
+        raise ValueError(f"path {name!r} is a {'FIFO (named pipe)' if stat.S_ISFIFO(mode) else 'socket'}: "
+                         "write_dat writes files")
     with open(name, "w", encoding="ascii", newline="\n") as fh:
         if a.size:
             fh.write("\n".join(["% .16e" % v for v in a.tolist()]))

@@ -304,8 +304,9 @@ def pyplot() -> Any:
 def figure_path(path: str | PathLike[str], name: str) -> str:
     """Where a figure called ``name`` goes for ``path``: ``path/name.png`` when ``path`` is an
     existing folder (or ends with a separator), else ``path`` itself, whose suffix gives the
-    format (``.png`` added when it has none, as matplotlib would); ValueError for an empty path
-    or a file in a missing folder."""
+    format (``.png`` added when it has none and no such file exists, as matplotlib would);
+    ValueError for an empty path, a file in a missing folder, an existing path that is neither
+    a regular file nor a folder (a device, a FIFO) and an existing file without a suffix."""
     import os
 
     if isinstance(path, (bool, np.bool_)) or not isinstance(path, (str, bytes, os.PathLike)):
@@ -326,7 +327,12 @@ def figure_path(path: str | PathLike[str], name: str) -> str:
     folder = os.path.dirname(text)
     if folder and not os.path.isdir(folder):
         raise ValueError(f"the folder {folder!r} of the figure {text!r} does not exist")
+    if os.path.exists(text) and not os.path.isfile(text):
+        raise ValueError(f"the figure path {text!r} is neither a regular file nor a folder")
     suffix = os.path.splitext(text)[1]
+    if not suffix and os.path.exists(text):
+        raise ValueError(f"the figure path {text!r} is an existing file without a suffix: give "
+                         f"the format's suffix (e.g. {text!r} + '.png') or a folder")
     if suffix:
         formats = _figure_formats()
         if formats and suffix[1:].lower() not in formats:

@@ -450,6 +450,7 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
             isinstance(methods, (list, tuple)) and all(isinstance(s, str) for s in methods)):
         raise TypeError(f"methods must be a method name, comma-separated names, 'all' or a "
                         f"sequence of names, got {methods!r}")
+    given_methods = methods
     if methods is None or methods == "all":
         pool = DEFAULT_METHODS if methods is None else tuple(METHODS)
         methods = [m for m in pool if _applies(m, torque)]
@@ -457,6 +458,9 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
             methods.append("SPLITTING")
     else:
         methods = list(method_list(methods, ()))
+        if not methods or not all(methods):
+            raise ValueError(f"methods must name at least one method (no empty name), got "
+                             f"{given_methods!r}")
         for m in methods:
             if m == "SPLITTING":
                 if coefficients is None:

@@ -67,6 +67,16 @@ def test_krysl_coulomb_figure_groups_the_methods_and_normalises_the_energy(tmp_p
             assert np.abs(y - 1).max() < 0.5         # bounded energy error of these methods
 
 
+def test_krysl_coulomb_figure_with_panels_left_empty(tmp_path, monkeypatch):
+    r = run_experiment("krysl-coulomb", nsteps=20, methods="STRANG")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = _plot(r, krysl_coulomb, tmp_path, monkeypatch)
+    assert [len(ax.get_lines()) for ax in fig.axes] == [0, 0, 1]
+    assert [ax.get_legend() is None for ax in fig.axes] == [True, True, False]
+
+
 def test_inertia_identification_figure_errors_and_ellipse(tmp_path, monkeypatch):
     r = run_experiment("inertia-identification", n=60, trials=4)
     fig = _plot(r, inertia_identification, tmp_path, monkeypatch)

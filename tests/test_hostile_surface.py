@@ -440,3 +440,50 @@ def test_python_functions_returning_non_numbers_raise_type_error():
     with pytest.raises(TypeError, match="must return a pair"):
         frb.splitting.integrate([0.3, 0.5, 0.8], np.eye(3), [1.0, 2.0, 3.0], 0.1, 1,
                                 torque=lambda m, Q, t: None)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no FIFOs")
+def test_fifos_and_devices_are_refused_without_waiting(tmp_path, capsys):
+    import os
+    from frb import cli
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="is a FIFO"):
+        frb.write_dat(fifo, [1.0])
+    assert cli.main(["0", "--output", str(fifo), "--no-compare"]) == 2
+    assert f"--output: '{fifo}' is not a regular file" in capsys.readouterr().err
+    for option in ("--coefficients", "--reference"):
+        extra = ["--m0", "1,2,3", "--inertia", "1,2,3"] if option == "--reference" else []
+        assert cli.compare_main([option, str(fifo), *extra]) == 2
+        assert f"{option}: '{fifo}' is not a regular file" in capsys.readouterr().err
+    from frb.reporting import figure_path
+    for path in (fifo, "/dev/null"):
+        with pytest.raises(ValueError, match="neither a regular file nor a folder"):
+            figure_path(path, "name")
+    (tmp_path / "plain").write_text("x")
+    with pytest.raises(ValueError, match="an existing file without a suffix"):
+        figure_path(tmp_path / "plain", "name")
+    assert figure_path(tmp_path / "new", "name") == str(tmp_path / "new") + ".png"
+    with pytest.raises(ValueError, match="input_path must name a file, got an empty path"):
+        frb.examples.run_example(0, input_path="", output_path=False, compare_path=False)
+
+
+def test_momenta_beyond_the_float64_range_refused_by_name():
+    big = [1.7e308] * 3                               # |m| = 2.9e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="m: the momentum of body 0 has a norm beyond"):
+            frb.frb_step(big, np.eye(3), 1e-300, [1.0, 2.0, 3.0])
+        with pytest.raises(ValueError, match="m0: the momentum of body 1 has a norm beyond"):
+            frb.integrate([[1.0, 0, 0], big], [[1.0, 0, 0, 0]] * 2, [1.0, 2.0, 3.0], 1e-300, 2,
+                          method="EXACT")
+        # |m| within the range: its rotated components are finite
+        m1, _ = frb.frb_step([1e308, 1e308, 0.0], np.eye(3), 1e-300, [1.0, 2.0, 3.0])
+        assert np.isfinite(m1).all()
+        np.testing.assert_allclose(np.linalg.norm(m1 / 1e308), np.sqrt(2.0), rtol=1e-15)
+
+
+def test_compare_refuses_an_empty_method_list():
+    for methods in ([], "", "RK4,"):
+        with pytest.raises(ValueError, match="methods must name at least one method"):
+            frb.compare(methods, bodies=2, steps=(5,))

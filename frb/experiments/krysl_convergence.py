@@ -47,6 +47,9 @@ PROBLEMS: dict[str, dict[str, Any]] = {
 }
 #: Step of the RKN6_14 reference of the tops.
 REFERENCE_STEP = 1e-3
+#: The most steps of one method's runs (over all levels) and of the reference: 2**26, about a
+#: minute of the slowest method's steps for one body.
+MAX_STEPS = 2**26
 
 
 def initial_state(name: str
@@ -88,11 +91,15 @@ def _run(name: str, n0: int | None = None, levels: int | None = None,
     levels = p["levels"] if levels is None else int(levels)
     methods = method_list(methods, KRYSL_METHODS + OTHER_METHODS)
     T = p["t_final"]
-    if n0 * 2**(levels - 1) >= 2**31 - 1:
-        raise ValueError(f"n0 and levels: the finest run would take n0 * 2**(levels - 1) = "
-                         f"{n0 * 2**(levels - 1)} steps, more than a run can take (2147483646)")
-    if p["torque"] is not None:
-        steps_of(T, h_ref, f"t_final / h_ref (t_final = {T:g})")
+    if n0 * (2**levels - 1) > MAX_STEPS:
+        raise ValueError(f"n0 and levels: the runs of a method would take n0 * (2**levels - 1) "
+                         f"= {n0 * (2**levels - 1)} steps, more than the {MAX_STEPS} this "
+                         "experiment takes (minutes a method); lower n0 or levels")
+    if p["torque"] is not None and steps_of(
+            T, h_ref, f"h_ref = {h_ref!r} (t_final / h_ref, t_final = {T:g})") > MAX_STEPS:
+        raise ValueError(f"h_ref = {h_ref!r}: the reference would take {T:g} / h_ref = "
+                         f"{round(T / h_ref)} steps, more than the {MAX_STEPS} this experiment "
+                         "takes; raise h_ref")
     m0, R0, I, torque = initial_state(name)
     m_ref, R_ref, label, how, acc = reference(name, T, h_ref)
     ns = [n0 * 2**k for k in range(levels)]

@@ -138,9 +138,13 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
                     markevery=(every * shown.index(meth) // max(1, len(shown)), every))
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("t")
-        # below the axes: the curves fill them
-        ax.legend(fontsize=7, ncol=len(shown), loc="upper center", bbox_to_anchor=(0.5, -0.16),
-                  frameon=False)
+        if shown:
+            # below the axes: the curves fill them
+            ax.legend(fontsize=7, ncol=len(shown), loc="upper center",
+                      bbox_to_anchor=(0.5, -0.16), frameon=False)
+        else:
+            ax.text(0.5, 0.5, "none of these methods run", transform=ax.transAxes,
+                    ha="center", va="center", fontsize=9)
         ax.grid(True, alpha=0.3)
     axes[0].set_ylabel("H / H0")
     save_figure(fig, path)
