@@ -214,6 +214,57 @@ _BYTES_HELD_PER_VALUE = 16
 MAX_VALUES_CAP = 2**27
 
 
+#: Bytes of a regular file converted at a time by _plain_file.
+PLAIN_CHUNK_BYTES = 1 << 24
+#: The bytes of a file of plain numbers: digits, signs, points, exponent letters E and D, blanks.
+_PLAIN = re.compile(rb"[0-9+\-.eEdD \t\r\n\x0b\x0c]*")
+_D_TO_E = bytes.maketrans(b"dD", b"eE")
+
+
+def _plain_values(data: bytes, limit: int) -> NDArray[np.float64] | None:
+    """The values of a whole file of plain numbers (the bytes of _PLAIN, fields that Python's
+    float reads as Fortran does once a D exponent is written E, at most MAX_FIELD characters,
+    each within the float64 range, at most ``limit`` of them); None for anything else (the
+    record-by-record reader then reads it, or says where and why it cannot)."""
+    if _PLAIN.fullmatch(data) is None:
+        return None
+    tokens = data.translate(_D_TO_E).split()
+    if len(tokens) > limit or (tokens and max(map(len, tokens)) > MAX_FIELD):
+        return None
+    try:
+        values = np.array(list(map(float, tokens)), dtype=np.float64)
+    except ValueError:          # (a bare-sign exponent, a malformed field)
+        return None
+    for i in np.flatnonzero(~np.isfinite(values) | (values == 0.0)).tolist():
+        if _range_error(tokens[i].decode("ascii"), float(values[i])):
+            return None
+    return values
+
+
+def _plain_file(fh: BinaryIO, limit: int) -> NDArray[np.float64] | None:
+    """The values of a regular file of plain numbers only (_plain_values), read in chunks of
+    PLAIN_CHUNK_BYTES cut after a blank; None as soon as a chunk is not plain."""
+    parts, count, rest, first = [], 0, b"", True
+    while True:
+        chunk = fh.read(PLAIN_CHUNK_BYTES)
+        data = rest + chunk
+        if first and data.startswith(_BOM):
+            data = data[len(_BOM):]
+        first = False
+        if chunk:
+            cut = max(data.rfind(c) for c in (b" ", b"\t", b"\r", b"\n", b"\x0b", b"\x0c")) + 1
+            if cut == 0 and len(data) > MAX_FIELD:
+                return None
+            data, rest = data[:cut], data[cut:]
+        values = _plain_values(data, limit - count)
+        if values is None:
+            return None
+        parts.append(values)
+        count += values.size
+        if not chunk:
+            return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
 def _path_of(path: Any, name: str) -> str:
     """``path`` as a file name (str or bytes path, os.PathLike): TypeError naming ``name``."""
     try:
@@ -311,6 +362,11 @@ def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
     max_bytes = math.inf if max_values is None else \
         max(float(READ_BYTES), float(BYTES_PER_VALUE) * min(max_values, 2**60))
     with _open_for_reading(name) as fh:
+        if os.fstat(fh.fileno()).st_size <= max_bytes:
+            plain = _plain_file(fh, limit)
+            if plain is not None:
+                return plain
+            fh.seek(0)                  # (the general reader: its messages say where and why)
         for lineno, line in _records(fh, name, max_bytes):
             fast = _fast_line(line)
             if fast is not None:

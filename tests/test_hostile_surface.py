@@ -487,3 +487,35 @@ def test_compare_refuses_an_empty_method_list():
     for methods in ([], "", "RK4,"):
         with pytest.raises(ValueError, match="methods must name at least one method"):
             frb.compare(methods, bodies=2, steps=(5,))
+
+
+@pytest.mark.parametrize("chunk", [7, 100, 1 << 24])
+def test_files_of_plain_numbers_read_as_by_the_record_reader(tmp_path, monkeypatch, chunk):
+    from frb import io as frb_io
+    monkeypatch.setattr(frb_io, "PLAIN_CHUNK_BYTES", chunk)
+    rng = np.random.default_rng(8)
+    v = rng.normal(size=3000) * 10.0 ** rng.integers(-300, 300, 3000)
+    v[::97] = 0.0
+    forms = [lambda x: f"{x:.17g}", lambda x: f"{x:.16E}".replace("E", "D"),
+             lambda x: f"{x:+.17e}", lambda x: f"{x:.16e}".replace("e", "d")]
+    words = [forms[i % 4](x) for i, x in enumerate(v)]
+    lines, i = [], 0
+    while i < len(words):
+        k = int(rng.integers(1, 6))
+        lines.append(("\t" if k % 2 else "  ").join(words[i:i + k]))
+        i += k
+    text = "\r\n".join(lines)
+    (tmp_path / "plain.dat").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    (tmp_path / "record.dat").write_text(text + ",\n")      # (a comma: the record reader)
+    plain = frb.read_dat(tmp_path / "plain.dat")
+    assert np.array_equal(plain, v)
+    assert np.array_equal(plain, frb.read_dat(tmp_path / "record.dat"))
+    # what the plain reader leaves to the record reader is still read, or refused by line
+    (tmp_path / "sign.dat").write_text("1.0 2.5+3\n")
+    assert np.array_equal(frb.read_dat(tmp_path / "sign.dat"), [1.0, 2500.0])
+    (tmp_path / "big.dat").write_text("1.0\n2.0\n1e400\n")
+    with pytest.raises(ValueError, match=r"big.dat:3: '1e400' is too large"):
+        frb.read_dat(tmp_path / "big.dat")
+    (tmp_path / "many.dat").write_text("1 2\n3 4\n5\n")
+    with pytest.raises(ValueError, match=r"many.dat:2: the file would hold 4 values or more"):
+        frb.read_dat(tmp_path / "many.dat", max_values=3)
