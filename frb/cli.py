@@ -325,17 +325,30 @@ _COMPARE_OPTIONS = {name: "--" + name.replace("_", "-") for name in (
 
 def _as_options(message: object, options: dict[str, str]) -> str:
     """``message`` of the Python API with the names of its arguments written as the command's
-    options (``t_final must be finite`` as ``--t-final must be finite``): a name is replaced
-    where it names the argument, before ``must``, ``is``, ``or``, ``and``, ``contains``, `` = ``,
-    ``:``, ``,``, ``/ NAME must`` (or ``is``) or at the end, and not after ``of``."""
+    options where they name the argument (``t_final must be finite`` as ``--t-final must be
+    finite``): the message's subject (``NAME must``, ``is``, ``contains``, ``NAME = value``,
+    ``NAME:``, ``NAME / NAME must``), ``for NAME = value``, ``lower NAME or NAME`` (and raise,
+    lengthen, shorten), ``NAME and NAME`` and ``units of NAME``; elsewhere (formulas, prose,
+    code) names are left as they are."""
     text = str(message)
     if not options:
         return text
     names = "|".join(map(re.escape, sorted(options, key=len, reverse=True)))
-    pattern = re.compile(rf"(?<![\w.'\"-])(?<!of )({names})"
-                         r"(?=\s*(?:(?:must|is|or|and|contains)\b|[:,]|$|/\s*[\w-]+\s+(?:must|is)\b)"
-                         r"|\s+=\s)")
-    return pattern.sub(lambda match: options[match.group(1)], text)
+
+    def option(match: re.Match[str]) -> str:
+        return "".join(options.get(part, part) for part in re.split(r"(\W+)", match.group(0)))
+
+    for pattern in (
+            # the subject, alone or as a ratio
+            rf"^(?:{names})(?=\s+(?:must|is|contains)\b|\s+=\s|:)",
+            rf"^(?:{names})\s*/\s*[\w-]+(?=\s+(?:must|is)\b)",
+            rf"(?<=\bfor )(?:{names})(?=\s+=\s)",
+            rf"(?:(?<=\blower )|(?<=\braise )|(?<=\blengthen )|(?<=\bshorten ))"
+            rf"(?:{names})(?: or (?:{names}))?\b",
+            rf"(?<![\w.-])(?:{names}) and (?:{names})\b",
+            rf"(?<=\bunits of )(?:{names})\b"):
+        text = re.sub(pattern, option, text)
+    return text
 
 
 def _error(message: object, prog: str = "frb-example", options: dict[str, str] | None = None

@@ -609,7 +609,14 @@ def kinetic_energy(m: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
     """
     frame = tensor_frame(inertia, m)
     if frame is None:
-        return rotations_kinetic_energy(m, inertia)
+        try:
+            return rotations_kinetic_energy(m, inertia)
+        except ValueError as exc:
+            if np.shape(inertia) == (3, 3) and np.shape(m) == (3, 3):
+                raise ValueError(f"{exc} (for a batch of exactly three bodies an inertia of "
+                                 "shape (3, 3) holds their principal moments, one row each; "
+                                 "one tensor for the three is given as (1, 3, 3))") from None
+            raise
     return frame.kinetic_energy(_validate.real_array(m, "m"))
 
 

@@ -326,7 +326,12 @@ def figure_path(path: str | PathLike[str], name: str) -> str:
         return os.path.join(text, f"{name}.png")
     folder = os.path.dirname(text)
     if folder and not os.path.isdir(folder):
+        if os.path.exists(folder):
+            raise ValueError(f"the folder {folder!r} of the figure {text!r} is not a folder")
         raise ValueError(f"the folder {folder!r} of the figure {text!r} does not exist")
+    if len(os.fsencode(os.path.basename(text) + ".png")) > 255:
+        raise ValueError(f"the figure's file name {os.path.basename(text)[:40]!r}... is longer "
+                         "than a file name can be (255 bytes)")
     if os.path.exists(text) and not os.path.isfile(text):
         raise ValueError(f"the figure path {text!r} is neither a regular file nor a folder")
     suffix = os.path.splitext(text)[1]

@@ -519,3 +519,22 @@ def test_files_of_plain_numbers_read_as_by_the_record_reader(tmp_path, monkeypat
     (tmp_path / "many.dat").write_text("1 2\n3 4\n5\n")
     with pytest.raises(ValueError, match=r"many.dat:2: the file would hold 4 values or more"):
         frb.read_dat(tmp_path / "many.dat", max_values=3)
+
+
+def test_refusals_found_by_the_regression_trial(tmp_path):
+    from frb.experiments import run_experiment
+    from frb.reporting import figure_path
+    with pytest.raises(ValueError, match=r"^h = 1.5 must divide 5 s"):
+        run_experiment("satellite", h=1.5)
+    (tmp_path / "file.png").write_text("x")
+    with pytest.raises(ValueError, match="of the figure .* is not a folder"):
+        figure_path(tmp_path / "file.png" / "y.png", "name")
+    with pytest.raises(ValueError, match=r"longer than a file name can be \(255 bytes\)"):
+        figure_path(tmp_path / ("a" * 300 + ".png"), "name")
+    tensor = np.array([[2.0, -0.5, 0.3], [-0.5, 2.0, 0.2], [0.3, 0.2, 3.0]])
+    with pytest.raises(ValueError, match=r"for a batch of exactly three bodies an inertia of "
+                                         r"shape \(3, 3\) holds their principal moments"):
+        frb.kinetic_energy(np.ones((3, 3)), tensor)
+    np.testing.assert_allclose(frb.kinetic_energy(np.ones((3, 3)), tensor[None]),
+                               [0.5 * np.ones(3) @ np.linalg.solve(tensor, np.ones(3))] * 3,
+                               rtol=1e-14)

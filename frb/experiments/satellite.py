@@ -86,6 +86,12 @@ def run(h: float = 0.5, coast: float = 300.0, detumble: float = 900.0, slew: flo
                            ("slew", 16 * slew)):
         steps_of(duration, h, f"{name} / h" if duration != 16 * slew else
                  "16 slew / h (the reference)")
+    # the slew's errors are compared every 20 s with the steps h, 2 h and 4 h: 4 h divides 20 s
+    fifths = 5.0 / h
+    if abs(fifths - round(fifths)) > 1e-9 * fifths:
+        raise ValueError(f"h = {_validate.fmt(h)} must divide 5 s (h = 5 / j: 5, 2.5, 1.25, 1, "
+                         "0.5, ...): the slew's errors are compared every 20 s with the steps "
+                         "h, 2 h and 4 h")
     J = np.array(INERTIA)
     # the PD law resolved by the step: its rates sqrt(kp / I) and kd / I at most 1 / h
     i_min = float(np.linalg.eigvalsh(J)[0])
@@ -339,9 +345,10 @@ def plot(result: Result, path: str | PathLike[str]) -> None:
     save_figure(fig, path)
 
 
-_OPTIONS = (Option("h", float, 0.5, "step in seconds (frb's choice: 0.5; at most 5: the slew's "
-                   "errors are compared every 20 s; and at most I_min / kd, sqrt(I_min / kp) and "
-                   "1 / damping: 3.18 s with the default gains)", low=0, strict=True, high=5.0),
+_OPTIONS = (Option("h", float, 0.5, "step in seconds (frb's choice: 0.5), a divisor of 5 s (5, "
+                   "2.5, 1.25, 1, 0.5, ...: the slew's errors are compared every 20 s with the "
+                   "steps h, 2 h and 4 h), at most I_min / kd, sqrt(I_min / kp) and 1 / damping "
+                   "(3.18 s with the default gains)", low=0, strict=True, high=5.0),
             Option("coast", float, 300.0, "coast time, s", low=0, strict=True),
             Option("detumble", float, 900.0, "detumbling time, s", low=0, strict=True),
             Option("slew", float, 1200.0, "slew time, s", low=0, strict=True),
