@@ -580,7 +580,12 @@ def _compare_main(argv: Sequence[str] | None) -> int:
     except MemoryError as exc:
         return _error(f"not enough memory for this run ({exc})", "frb-compare")
     except (TypeError, ValueError, OverflowError, RuntimeError) as exc:
-        return _error(exc, "frb-compare", _COMPARE_OPTIONS)
+        text = str(exc)
+        for option in ("coefficients", "reference"):
+            # (the checks of the file's numbers: "reference m must ...", "coefficients a ...")
+            if getattr(args, option) is not None and text.startswith(option + " "):
+                text = f"--{option}: {text}"
+        return _error(text, "frb-compare", _COMPARE_OPTIONS)
     print(result.to_markdown() if args.markdown else result.format())
     if plot_path is not None:
         try:

@@ -393,11 +393,14 @@ def run_example(n: int | str, input_path: str | os.PathLike[str] | None = None,
 
 
 def _read_file(path: Path, name: str) -> NDArray[np.float64]:
-    """:func:`frb.io.read_dat` of ``path``; its OSError with a message naming ``name``."""
+    """:func:`frb.io.read_dat` of ``path``; its OSError and ValueError with a message naming
+    ``name``."""
     try:
         return read_dat(path)
     except OSError as exc:
         raise type(exc)(f"{name}: cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
 
 
 def _path(value: Any, name: str) -> Path:

@@ -538,3 +538,14 @@ def test_refusals_found_by_the_regression_trial(tmp_path):
     np.testing.assert_allclose(frb.kinetic_energy(np.ones((3, 3)), tensor[None]),
                                [0.5 * np.ones(3) @ np.linalg.solve(tensor, np.ones(3))] * 3,
                                rtol=1e-14)
+
+
+def test_command_file_refusals_name_the_option(tmp_path, capsys):
+    from frb import cli
+    (tmp_path / "bad.dat").write_text("abc\n")
+    assert cli.main(["0", "--input", str(tmp_path / "bad.dat"), "--no-compare"]) == 2
+    assert f"--input: {tmp_path / 'bad.dat'}:1: cannot read 'abc' as a number" in \
+        capsys.readouterr().err
+    (tmp_path / "coefficients.txt").write_text("1 2 3\n1 2\n")
+    assert cli.compare_main(["--coefficients", str(tmp_path / "coefficients.txt")]) == 2
+    assert "--coefficients: coefficients are not consistent" in capsys.readouterr().err
