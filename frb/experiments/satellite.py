@@ -85,7 +85,7 @@ def run(h: float = 0.5, coast: float = 300.0, detumble: float = 900.0, slew: flo
     for name, duration in (("coast", coast), ("detumble", detumble), ("slew", slew),
                            ("slew", 16 * slew)):
         steps_of(duration, h, f"{name} / h" if duration != 16 * slew else
-                 "16 slew / h (the reference)")
+                 f"slew = {_validate.fmt(slew)}: 16 slew / h (the steps of the reference)")
     # the slew's errors are compared every 20 s with the steps h, 2 h and 4 h: 4 h divides 20 s
     fifths = 5.0 / h
     if abs(fifths - round(fifths)) > 1e-9 * fifths:
