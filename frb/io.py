@@ -73,16 +73,18 @@ def _parse_number(token: str) -> float | None:
     return None
 
 
-def _fields(line: str) -> Iterator[str | None]:
-    """Split one record into value fields; yield None for a null value."""
+def _fields(line: str, after_value: bool = False) -> Iterator[str | None]:
+    """Split one record into value fields; yield None for a null value. ``after_value``: the
+    records before ended with a value (not with a comma after it)."""
     pieces = line.split(",")
     for i, piece in enumerate(pieces):
         words = piece.split()
         if not words:
-            # empty between two commas, or a comma starting the record: a null
-            # value.  A comma ending the record (last piece empty) is just a
-            # separator.
-            if i < len(pieces) - 1:
+            # empty between two commas, or a comma starting the input or following a comma: a
+            # null value. A comma starting a record after a value is its separator (the end of
+            # a record reads as a blank, as in Fortran), and a comma ending the record (last
+            # piece empty) is just a separator.
+            if i < len(pieces) - 1 and not (i == 0 and after_value):
                 yield None
             continue
         yield from words
@@ -367,7 +369,12 @@ def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
             if plain is not None:
                 return plain
             fh.seek(0)                  # (the general reader: its messages say where and why)
+        after_value = False             # (the input so far ends with a value, no comma after)
         for lineno, line in _records(fh, name, max_bytes):
+            if line.strip():
+                ends_after_value = not line.rstrip().endswith(",")
+            else:
+                ends_after_value = after_value
             fast = _fast_line(line)
             if fast is not None:
                 tokens, vals = fast
@@ -380,8 +387,9 @@ def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
                     if why:
                         raise ValueError(f"{name}:{lineno}: {why}")
                 values.extend(vals)
+                after_value = ends_after_value
                 continue
-            for field in _fields(line):
+            for field in _fields(line, after_value):
                 if field is None:
                     raise ValueError(
                         f"{name}:{lineno}: null value (empty field between commas) "
@@ -408,6 +416,7 @@ def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
                 if len(values) + count > limit:
                     raise too_many(lineno, count)
                 values.extend([value] * count)
+            after_value = ends_after_value
     return np.asarray(values, dtype=np.float64)
 
 

@@ -549,3 +549,22 @@ def test_command_file_refusals_name_the_option(tmp_path, capsys):
     (tmp_path / "coefficients.txt").write_text("1 2 3\n1 2\n")
     assert cli.compare_main(["--coefficients", str(tmp_path / "coefficients.txt")]) == 2
     assert "--coefficients: coefficients are not consistent" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, values", [
+    ("1\n,2\n3\n", [1.0, 2.0, 3.0]),            # a comma starting a record after a value
+    ("1 2\n,\n3\n", [1.0, 2.0, 3.0]),
+    ("1\n\n  ,2\n3\n", [1.0, 2.0, 3.0]),
+    ("1,2\n,3\n", [1.0, 2.0, 3.0]),
+    ("1 ,\n2 3\n", [1.0, 2.0, 3.0]),
+    (",1 2 3\n", None),                           # a comma starting the input: a null value
+    ("1,\n,2\n3\n", None),                        # a comma after a comma: a null value
+])
+def test_commas_across_records_read_as_fortran_reads_them(tmp_path, text, values):
+    # (gfortran's list-directed read gives these values, and a null value for the others)
+    (tmp_path / "x.dat").write_text(text)
+    if values is None:
+        with pytest.raises(ValueError, match="null value"):
+            frb.read_dat(tmp_path / "x.dat")
+    else:
+        assert frb.read_dat(tmp_path / "x.dat").tolist() == values
