@@ -568,3 +568,9 @@ def test_commas_across_records_read_as_fortran_reads_them(tmp_path, text, values
             frb.read_dat(tmp_path / "x.dat")
     else:
         assert frb.read_dat(tmp_path / "x.dat").tolist() == values
+
+
+def test_ganapathi_symmetric_step_too_long_for_rk4_names_dt():
+    from frb.experiments import run_experiment
+    with pytest.raises(ValueError, match=r"^dt = 1.5 is too long for RK4 on this top"):
+        run_experiment("ganapathi-symmetric", dt=1.5)

@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._kept import check_kept_states
 from ..engine import integrate
+from .._messages import IntegrationError
 from ..reporting import Experiment, Option, Result, Table, pyplot, save_figure, tidy_3d
 from ..rotations import rotation_exp
 
@@ -73,8 +74,12 @@ def run(dt: float = 1.0 / 30.0, nsteps: int = 300) -> Result:
     m0 = I * np.array(W0)
     # (three trajectories of 12 values a state are kept: RK4's, the exact flow's, the analytic)
     check_kept_states(nsteps + 1, 1, 36, remedy="every state is kept: run fewer steps (nsteps)")
-    runs = {name: integrate(m0, np.eye(3), I, dt, nsteps, method=name)
-            for name in ("RK4", "EXACT")}
+    try:
+        runs = {name: integrate(m0, np.eye(3), I, dt, nsteps, method=name)
+                for name in ("RK4", "EXACT")}
+    except IntegrationError as exc:
+        raise ValueError(f"dt = {dt!r} is too long for RK4 on this top ({exc}): take a shorter "
+                         "dt") from None
     t = runs["EXACT"].t
     w_ref, Q_ref = analytic(t)
     table = Table("error against the analytic solution (largest over the run)",
