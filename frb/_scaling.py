@@ -68,7 +68,7 @@ class Scaling:
         """Times or steps (1,) or (n,) in the run's units."""
         return np.ldexp(t, (self.kb - self.ka)[:, 0])
 
-    def momenta_back(self, m: NDArray[np.float64], name: str = "m0") -> NDArray[np.float64]:
+    def momenta_back(self, m: NDArray[np.float64], name: str) -> NDArray[np.float64]:
         """Kept momenta (K, n, 3) of the run back in the user's units; ValueError naming the
         momentum ``name`` when a component leaves the float64 range (a momentum whose norm is
         beyond it: its rotated components are not representable)."""

@@ -184,7 +184,7 @@ def _run_experiment(name: str, argv: Sequence[str]) -> int:
                       f"frb-example {name}")
     try:
         if path is not None:
-            path = _plot_option(path, name)       # (a wrong path before the run, not after)
+            path = _plot_option(path, name)       # (checked ahead of the run)
         options = {o.name: o.parse(args[o.name]) for o in exp.options
                    if args[o.name] is not None}
         with _reference_dir(reference):

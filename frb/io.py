@@ -245,7 +245,8 @@ def _plain_values(data: bytes, limit: int) -> NDArray[np.float64] | None:
 
 def _plain_file(fh: BinaryIO, limit: int) -> NDArray[np.float64] | None:
     """The values of a regular file of plain numbers only (_plain_values), read in chunks of
-    PLAIN_CHUNK_BYTES cut after a blank; None as soon as a chunk is not plain."""
+    PLAIN_CHUNK_BYTES cut after a blank (newlines included: _cut's records have none); None as
+    soon as a chunk is not plain."""
     parts, count, rest, first = [], 0, b"", True
     while True:
         chunk = fh.read(PLAIN_CHUNK_BYTES)

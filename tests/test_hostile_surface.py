@@ -521,7 +521,7 @@ def test_files_of_plain_numbers_read_as_by_the_record_reader(tmp_path, monkeypat
         frb.read_dat(tmp_path / "many.dat", max_values=3)
 
 
-def test_refusals_found_by_the_regression_trial(tmp_path):
+def test_step_figure_path_and_three_body_tensor_refusals(tmp_path):
     from frb.experiments import run_experiment
     from frb.reporting import figure_path
     with pytest.raises(ValueError, match=r"^h = 1.5 must divide 5 s"):
