@@ -120,6 +120,12 @@ def _shown(text: str) -> str:
     return repr(text) if len(text) <= 40 else f"{text[:30]!r}... ({len(text)} characters)"
 
 
+def _long_field(name: str, lineno: int, field: str) -> ValueError:
+    """The refusal of a field longer than MAX_FIELD characters, wherever it is in the file."""
+    return ValueError(f"{name}:{lineno}: a field of more than {MAX_FIELD} characters "
+                      f"({field[:20]!r}...) is not a number")
+
+
 def _decode(raw: bytes, name: str, lineno: int, column: int = 0) -> str:
     if lineno == 1 and column == 0 and raw.startswith(_BOM):
         raw = raw[len(_BOM):]
@@ -379,6 +385,8 @@ def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
             fast = _fast_line(line)
             if fast is not None:
                 tokens, vals = fast
+                if tokens and max(map(len, tokens)) > MAX_FIELD:
+                    raise _long_field(name, lineno, max(tokens, key=len))
                 if len(values) + len(vals) > limit:
                     raise too_many(lineno, len(vals))
                 arr = np.asarray(vals)
@@ -396,6 +404,8 @@ def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
                         f"{name}:{lineno}: null value (empty field between commas) "
                         "is not supported"
                     )
+                if len(field) > MAX_FIELD:
+                    raise _long_field(name, lineno, field)
                 count = 1
                 text = field
                 rep = _REPEAT.fullmatch(field)

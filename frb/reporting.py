@@ -306,7 +306,8 @@ def figure_path(path: str | PathLike[str], name: str) -> str:
     existing folder (or ends with a separator), else ``path`` itself, whose suffix gives the
     format (``.png`` added when it has none and no such file exists, as matplotlib would);
     ValueError for an empty path, a file in a missing folder, an existing path that is neither
-    a regular file nor a folder (a device, a FIFO) and an existing file without a suffix."""
+    a regular file nor a folder (a device, a FIFO), an existing file without a suffix and a
+    suffix alone (``.png``, which would become ``.png.png``)."""
     import os
 
     if isinstance(path, (bool, np.bool_)) or not isinstance(path, (str, bytes, os.PathLike)):
@@ -335,6 +336,10 @@ def figure_path(path: str | PathLike[str], name: str) -> str:
     if os.path.exists(text) and not os.path.isfile(text):
         raise ValueError(f"the figure path {text!r} is neither a regular file nor a folder")
     suffix = os.path.splitext(text)[1]
+    base = os.path.basename(text)
+    if not suffix and base.startswith(".") and base[1:].lower() in _figure_formats():
+        raise ValueError(f"the figure path {text!r} is a suffix without a file name: give a name "
+                         f"(e.g. {os.path.join(folder, 'figure' + base)!r}) or a folder")
     if not suffix and os.path.exists(text):
         raise ValueError(f"the figure path {text!r} is an existing file without a suffix: give "
                          f"the format's suffix (e.g. {text!r} + '.png') or a folder")

@@ -491,7 +491,7 @@ def test_heavy_top_edit_cannot_diverge_from_the_run():
     (b"\x00" * 10_000_000, "byte 0x00 at column 1 is a control character"),
     (b"1.0 2.0\n3.0 \x07", "x.dat:2: byte 0x07 at column 5"),
     (b"1.0 " + b"7" * 5_000_000, "a field of more than 1000 characters at column 5"),
-    (b"1.0 " + b"x" * 3000 + b"\n", "cannot read 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (3000 characters)"),
+    (b"1.0 " + b"x" * 3000 + b"\n", "a field of more than 1000 characters ('xxxxxxxxxxxxxxxxxxxx'...)"),
     (b"1.0 " + b"x" * 500 + b"\n", "cannot read 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (500 characters)"),
     (b" " * 3_000_000, "longer than 1048576 bytes, more than 256 bytes per value"),
 ])
@@ -502,6 +502,20 @@ def test_read_dat_refuses_junk_quickly(tmp_path, content, fragment):
     with pytest.raises(ValueError) as info:
         frb.read_dat(path, max_values=10 if content[:100].isspace() else 10**7)
     assert fragment in str(info.value) and len(str(info.value)) < 300, str(info.value)[:300]
+
+
+@pytest.mark.parametrize("content, values", [
+    (b"1 " + b"0" * 1500 + b"1\n", [1, 1]), (b"1 " + b"0" * 1500 + b"1", [1, 1]),
+    (b"1\n" + b"0" * 1500 + b"1\n2\n", [1, 1, 2]), (b"1, 0." + b"0" * 1500 + b"1, 3\n", [1, 1e-6, 3]),
+    (b"1 2*" + b"0" * 1500 + b"1\n", [1, 1, 1])])
+def test_read_dat_refuses_a_long_field_wherever_it_is(tmp_path, content, values):
+    # a number of 1501 digits: refused with or without a newline after it, alone or among others
+    path = tmp_path / "x.dat"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=r"x.dat:[12]: a field of more than 1000 characters"):
+        frb.read_dat(path)
+    path.write_bytes(content.replace(b"0" * 1500, b"0" * 5))
+    assert frb.read_dat(path).tolist() == values
 
 
 def test_read_dat_dev_zero_stops():

@@ -468,6 +468,23 @@ def test_fifos_and_devices_are_refused_without_waiting(tmp_path, capsys):
         frb.examples.run_example(0, input_path="", output_path=False, compare_path=False)
 
 
+def test_a_figure_path_that_is_only_a_suffix_is_refused(tmp_path, capsys):
+    # '.png' would be written as '.png.png' (no name, so matplotlib adds its default suffix)
+    pytest.importorskip("matplotlib")
+    from frb import cli
+    from frb.reporting import figure_path
+    for suffix in (".png", ".PDF"):
+        with pytest.raises(ValueError, match=f"'{suffix}' is a suffix without a file name"):
+            figure_path(suffix, "name")
+        with pytest.raises(ValueError, match="give a name .e.g. '.*figure" + suffix):
+            figure_path(tmp_path / suffix, "name")
+    assert cli.main(["torus", "--plot", ".png"]) == 2
+    assert "--plot: the figure path '.png' is a suffix without a file name" in capsys.readouterr().err
+    assert cli.compare_main(["--bodies", "2", "--plot", ".svg"]) == 2
+    assert "--plot: the figure path '.svg' is a suffix without a file name" in capsys.readouterr().err
+    assert figure_path(tmp_path / ".hidden", "name") == str(tmp_path / ".hidden") + ".png"
+
+
 def test_momenta_beyond_the_float64_range_refused_by_name():
     big = [1.7e308] * 3                               # |m| = 2.9e308
     with warnings.catch_warnings():
