@@ -277,15 +277,17 @@ _BYTES_PER_BODY_STATE = 8 * 40
 
 
 def _check_memory(bodies: int, saves: int) -> None:
-    """ValueError naming ``bodies`` when the runs of that many bodies would not fit in memory."""
+    """ValueError naming ``bodies`` when the runs of that many bodies would not fit in memory
+    (and ``saves`` when more than its default, the only ``saves`` the command line has)."""
     need = float(bodies) * (saves + 2) * _BYTES_PER_BODY_STATE
     if need < 2.0**26:
         return
     free = available_memory()
     if need > 0.5 * free:
+        fewer_saves = f" or keep fewer states (saves = {saves})" if saves > OPTIONS["saves"] else ""
         raise ValueError(f"bodies = {bodies}: the runs would need about {need / 2**30:.3g} GiB, "
                          f"more than the memory available ({free / 2**30:.3g} GiB); compare fewer "
-                         "bodies (or keep fewer states with saves)")
+                         f"bodies{fewer_saves}")
 
 
 def _reference_states(reference: Any, m0: NDArray[np.float64], nb: int, single: bool

@@ -219,3 +219,16 @@ def test_cli_help_names_coefficients_and_reference(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "--coefficients NAME|FILE" in out and "--reference FILE" in out
     assert "RKN6_14, STRANG, YOSHIDA4" in out and "rotation matrix" in out
+
+
+def test_a_batch_beyond_the_memory_is_refused_with_what_to_lower(capsys):
+    """bodies that would not fit in memory: ValueError naming bodies (and saves only when above
+    its default, which the command line cannot change), before any allocation."""
+    with pytest.raises(ValueError, match=r"bodies = 2147483647: the runs would need about .* GiB, "
+                                         r"more than the memory available .*compare fewer bodies$"):
+        frb.compare(["RK4"], bodies=2**31 - 1, steps=(4,))
+    with pytest.raises(ValueError, match=r"compare fewer bodies or keep fewer states \(saves = 1000\)"):
+        frb.compare(["RK4"], bodies=2**31 - 1, steps=(4,), saves=1000)
+    assert compare_main(["--methods", "RK4", "--bodies", str(2**31 - 1), "--steps", "4"]) == 2
+    err = capsys.readouterr().err
+    assert "--bodies = 2147483647: the runs would need" in err and "saves" not in err, err
