@@ -333,9 +333,10 @@ def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
         ``path`` is not a file path, ``max_values`` not an integer or None.
     ValueError
         If a field is not a number (or longer than :data:`MAX_FIELD` characters), a number is
-        outside the range of float64, a byte is not ASCII, or the file holds more than ``max_values`` values (or more than fit in memory);
-        the message gives ``path:line`` and the offending text. ``path`` is a FIFO (named pipe)
-        or a socket (refused without waiting for a writer).
+        outside the range of float64, a byte is not ASCII, or the file holds more than
+        ``max_values`` values (or more than fit in memory); the message gives ``path:line`` and
+        the offending text. ``path`` is a FIFO (named pipe) or a socket (refused without
+        waiting for a writer).
     OSError
         If the file cannot be opened.
 
