@@ -38,7 +38,10 @@
 !   refine_limit rounding errors run in quadruple-precision arithmetic with the rules of
 !   double-precision results (gyrostat_flow_qp_dp, double_step): the states carried from panel
 !   to panel in it, the nodes inside a panel in double precision (panel_angle_double).
-! * r = 0 is the free rigid body: exact_flow.free_flow.
+! * r = 0 is the free rigid body: exact_flow.free_flow. A total momentum M = m + r small against
+!   |m| + |r| (the wheels holding the body's momentum) takes the quadruple-precision route (the
+!   double-precision flow would lose about 2 eps (|m| + |r|) / |M|), and one negligible over the
+!   step's phase is the rotation about the constant w = I^-1 m.
 module gyrostat_flow
    use kinds, only: dp, qp, wp => dp
    use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan, ieee_is_finite
@@ -56,6 +59,14 @@ module gyrostat_flow
 
    public :: gyrostat_step
 
+   !> A total momentum M = m + hr below this fraction of |m| + |hr| takes the quadruple-precision
+   !> route: the double-precision flow loses about 2 eps (|m| + |hr|) / |M| (the lattice and the
+   !> pole frame of M0 scale with |M| while the rates scale with |m| + |hr|), 1.4e-14 here.
+   real(dp), parameter :: small_total_momentum = 2.0_dp**(-5)
+   !> Below this fraction times the step's phase, M is negligible over the step: m and the angular
+   !> velocity w = I^-1 m are constant to that fraction, and the step is the rotation about w.
+   real(dp), parameter :: negligible_total_momentum = 2.0_dp**(-60)
+
    integer, parameter :: result_digits = digits(1.0_wp)
    include 'gyrostat_flow_generic.inc'
 
@@ -65,7 +76,7 @@ module gyrostat_flow
    pure subroutine gyrostat_step(m, hr, h, inertia, m_out, w)
       real(dp), intent(in) :: m(3), hr(3), h, inertia(3)
       real(dp), intent(out) :: m_out(3), w(4)
-      real(dp) :: big, imin, dd(3), tau, ms(3), rs(3), m1(3), gs, f, fi
+      real(dp) :: big, imin, dd(3), tau, ms(3), rs(3), m1(3), gs, f, fi, total(3), small, wb(3), om
       real(qp) :: ddq(3), m1q(3), wq(4), tq
       integer :: e
       logical :: done
@@ -109,10 +120,23 @@ module gyrostat_flow
          return
       end if
       dd = imin / inertia
+      ! (m_i + hr_i is exact where the two nearly cancel: Sterbenz's lemma)
+      total = ms + rs
+      small = sqrt(total(1) * total(1) + total(2) * total(2) + total(3) * total(3)) / gs
+      if (small * max(1.0_dp, abs(tau)) <= negligible_total_momentum) then
+         ! (the rotation about the constant w, in scaled units dd ms)
+         wb = dd * ms
+         om = sqrt(wb(1) * wb(1) + wb(2) * wb(2) + wb(3) * wb(3))
+         m_out = m
+         w = [1.0_dp, 0.0_dp, 0.0_dp, 0.0_dp]
+         if (om > 0) w = [lane_cos(om * tau / 2), lane_sin(om * tau / 2) * wb / om]
+         return
+      end if
       if (phase_over(h, gs, fi, long_step_threshold) .or. maxval(inertia) > ratio_threshold * imin &
+          .or. small < small_total_momentum &
           .or. .not. (abs(tau) >= tiny(1.0_dp) .and. abs(tau) <= huge(1.0_dp))) then
          if (maxval(inertia) <= ratio_threshold * imin .and. abs(tau) >= tiny(1.0_dp) &
-             .and. abs(tau) <= huge(1.0_dp)) then
+             .and. abs(tau) <= huge(1.0_dp) .and. small >= small_total_momentum) then
             call periods_step(ms, rs, dd, inertia, imin, h, e, tau, m1, w, done)
             if (done) then
                m_out = scale(m1, e)

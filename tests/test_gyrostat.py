@@ -365,3 +365,52 @@ def test_exact_gyrostat_against_the_paths_reference():
         assert np.linalg.norm(back.m[-1] - ref["m0"][i]) <= 1e-13 * scale, i
         assert min(np.linalg.norm(back.q[-1] - ref["q0"][i]),
                    np.linalg.norm(back.q[-1] + ref["q0"][i])) <= 1e-13, i
+
+
+def test_total_momentum_near_zero_against_the_taylor_solution():
+    """m + h_r nearly cancelling (a zero-momentum spacecraft: the wheels hold the body's
+    momentum): |M| / (|m| + |h_r|) from 1e-16 to 1e-1, steps 0.3, 2 and 7: m and the attitude
+    within 1e-13 of the 300-bit Taylor solution; M = (0, 1e-30, 0): the rotation about the
+    constant w = I^-1 m; STRANG, YOSHIDA4 and RKN6_14 with such a rotor and a field run without
+    a non-finite state."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "reference"))
+    import gyrostat_taylor
+
+    rng = np.random.default_rng(12)
+    cases = []
+    for k in range(-16, 0, 3):
+        hr = rng.normal(size=3)
+        d = rng.normal(size=3)
+        m0 = -hr + 10.0**k * np.linalg.norm(hr) * d / np.linalg.norm(d)
+        cases.append((m0, hr, rng.uniform(0.5, 3.0, 3)))
+    cases.append((np.array([-0.5, 1.1, 0.30000000000000004]), np.array([0.5, -1.1, -0.3]),
+                  np.array([1.0, 2.0, 3.0])))
+    q0 = np.array([0.5411264629187837, 0.25586860983811494, -0.7940465839212721, 0.10584624788567001])
+    q0 = q0 / np.linalg.norm(q0)
+    for m0, hr, inertia in cases:
+        for h in (0.3, 2.0, 7.0):
+            mr, qr = gyrostat_taylor.flow(m0, hr, inertia, q0, h)
+            mr = np.array([float(x) for x in mr])
+            qr = np.array([float(x) for x in qr])
+            tr = frb.integrate(m0, q0, inertia, h, 1, method="EXACT", torque=rotor(hr),
+                               save_every="final")
+            em = np.linalg.norm(tr.m[-1] - mr) / np.linalg.norm(m0)
+            eq = min(np.linalg.norm(tr.q[-1] - qr), np.linalg.norm(tr.q[-1] + qr))
+            assert em <= 1e-13 and eq <= 1e-13, (m0 + hr, h, em, eq)
+    # M = (0, 1e-30, 0): m and w = I^-1 m constant to 1e-30, the rotation about w
+    m0, hr, inertia = np.array([1.0, 1e-30, 0.0]), np.array([-1.0, 0.0, 0.0]), np.array([1.0, 2.0, 3.0])
+    for h in (0.3, 2.0, 7.0):
+        tr = frb.integrate(m0, q0, inertia, h, 1, method="EXACT", torque=rotor(hr),
+                           save_every="final")
+        w = m0 / inertia
+        turn = np.r_[np.cos(np.linalg.norm(w) * h / 2), np.sin(np.linalg.norm(w) * h / 2) * w / np.linalg.norm(w)]
+        qr = frb.quat_mul(q0, turn)
+        assert np.array_equal(tr.m[-1], m0)
+        assert min(np.linalg.norm(tr.q[-1] - qr), np.linalg.norm(tr.q[-1] + qr)) <= 1e-15
+    m0, hr, inertia = cases[-1]
+    for method in ("STRANG", "YOSHIDA4", "RKN6_14"):
+        for h in (0.3, 0.5, 1.0, 2.0):
+            tr = frb.integrate(m0, q0, inertia, h, 4, method=method,
+                               torque=rotor(hr) + constant_field([0.0, 0.0, 1e-3]))
+            assert np.isfinite(tr.m).all() and np.isfinite(tr.q).all()
