@@ -616,8 +616,9 @@ def prepare(req: Request) -> Run:
         check_dmv_inertia(info, I2, single)
     terms, tbody, user = _torque_form(tq, n)
     rotor_phase = 0.0
-    if info.family == _sn.FAMILY_EXACT_SPLITTINGS and n:
-        # a gyrostat (rotors in the torque): its steps' phase counts the rotor's momentum
+    if info.family == _sn.FAMILY_EXACT_SPLITTINGS and n and np.isfinite(m2).all():
+        # a gyrostat (rotors in the torque): its steps' phase counts the rotor's momentum (a
+        # non-finite m is refused by the checks of the bodies, naming it)
         with np.errstate(under="ignore"):   # (a subnormal step: its phase is what matters)
             longest_h = h * longest if longest != 1.0 else h
         rotor_phase = gyrostat_phase(tq, m2, longest_h, I2)

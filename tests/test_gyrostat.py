@@ -414,3 +414,12 @@ def test_total_momentum_near_zero_against_the_taylor_solution():
             tr = frb.integrate(m0, q0, inertia, h, 4, method=method,
                                torque=rotor(hr) + constant_field([0.0, 0.0, 1e-3]))
             assert np.isfinite(tr.m).all() and np.isfinite(tr.q).all()
+
+
+@pytest.mark.parametrize("method", ["EXACT", "STRANG"])
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_a_non_finite_momentum_with_a_rotor_is_named(method, bad):
+    """m0 with an infinity or a NaN and a rotor: the refusal names m0, not the step h."""
+    with pytest.raises(ValueError, match=r"^m0 contains non-finite values"):
+        frb.integrate([bad, 0.0, 0.0], [1.0, 0, 0, 0], [1.0, 2.0, 3.0], 0.1, 3, method=method,
+                      torque=rotor([0.0, 0.0, 0.5]))
