@@ -76,7 +76,7 @@ module gyrostat_flow
    pure subroutine gyrostat_step(m, hr, h, inertia, m_out, w)
       real(dp), intent(in) :: m(3), hr(3), h, inertia(3)
       real(dp), intent(out) :: m_out(3), w(4)
-      real(dp) :: big, imin, dd(3), tau, ms(3), rs(3), m1(3), gs, f, fi, total(3), small, wb(3), om
+      real(dp) :: big, imin, dd(3), tau, ms(3), rs(3), m1(3), gs, f, fi, total(3), small
       real(qp) :: ddq(3), m1q(3), wq(4), tq
       integer :: e
       logical :: done
@@ -125,11 +125,8 @@ module gyrostat_flow
       small = sqrt(total(1) * total(1) + total(2) * total(2) + total(3) * total(3)) / gs
       if (small * max(1.0_dp, abs(tau)) <= negligible_total_momentum) then
          ! (the rotation about the constant w, in scaled units dd ms)
-         wb = dd * ms
-         om = sqrt(wb(1) * wb(1) + wb(2) * wb(2) + wb(3) * wb(3))
          m_out = m
-         w = [1.0_dp, 0.0_dp, 0.0_dp, 0.0_dp]
-         if (om > 0) w = [lane_cos(om * tau / 2), lane_sin(om * tau / 2) * wb / om]
+         w = spin_turn(dd * ms, tau)
          return
       end if
       if (phase_over(h, gs, fi, long_step_threshold) .or. maxval(inertia) > ratio_threshold * imin &

@@ -469,7 +469,7 @@ def test_fifos_and_devices_are_refused_without_waiting(tmp_path, capsys):
 
 
 def test_a_figure_path_that_is_only_a_suffix_is_refused(tmp_path, capsys):
-    # '.png' would be written as '.png.png' (no name, so matplotlib adds its default suffix)
+    # '.png' names no file: matplotlib would add its default suffix to it ('.png.png')
     pytest.importorskip("matplotlib")
     from frb import cli
     from frb.reporting import figure_path
