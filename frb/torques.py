@@ -1039,10 +1039,30 @@ def _rows(x: Any, start: int, stop: int, ndim: int) -> Any:
     return x
 
 
+def _rotors_combined(terms: list[Torque]) -> list[Torque]:
+    """The terms with their rotors (:class:`Rotor`) combined into one, of momentum the sum of
+    theirs, where the first stood: constant rotors add, and their sum is one gyrostat whatever
+    the number of wheels. Per-body rotors of different numbers of bodies are refused."""
+    rotors = [tq for tq in terms if type(tq) is Rotor]
+    if len(rotors) < 2:
+        return terms
+    counts = sorted({r.h.shape[0] for r in rotors if r.h.ndim == 2})
+    if len(counts) > 1:
+        raise ValueError(f"rotor h: the rotors of a sum are given for {counts} bodies; per-body "
+                         "rotors (h of shape (N, 3)) added together must have the same N")
+    total = rotors[0].h
+    for r in rotors[1:]:
+        total = total + r.h
+    combined = Rotor(total)
+    return [combined if tq is rotors[0] else tq for tq in terms
+            if type(tq) is not Rotor or tq is rotors[0]]
+
+
 class TorqueSum(Torque):
     """A sum of torques (``a + b``). A sum of built-in torques has a compiled form (at most
     ``MAX_TORQUE_TERMS`` terms, per-body parameters in one of them at most); any other is
-    called from Python. It has a potential when every term has one."""
+    called from Python. It has a potential when every term has one. Rotors in a sum are
+    combined into one (their momenta added)."""
 
     __slots__ = ("terms", "_form")
     terms: tuple[Torque, ...]
@@ -1059,6 +1079,7 @@ class TorqueSum(Torque):
             flat.extend(tq.terms if type(tq) is TorqueSum else (tq,))
         if not flat:
             raise ValueError("a sum of torques needs at least one torque")
+        flat = _rotors_combined(flat)
         forms = [tq.compiled for tq in flat]
         form = None if any(f is None for f in forms) else _sum_form(
             [f for f in forms if f is not None])
