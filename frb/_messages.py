@@ -91,11 +91,13 @@ def per_body_torque_message(shown_torque: str, given: int, n: int) -> str:
             f"run has {n}")
 
 
-def gyrostat_phase_message(name_h: str, phase: float, name_m: str = "m") -> str:
+def gyrostat_phase_message(name_h: str, phase: float, name_m: str = "m",
+                           body: int | None = None) -> str:
     """The message of a gyrostat step beyond :data:`PHASE_LIMIT` (its phase counts the rotor's
-    momentum ``h_r``, frb.torques.rotor)."""
+    momentum ``h_r``, frb.torques.rotor); ``body`` (0-based) names the body of a batch."""
     size = f"= {phase:.3g} exceeds" if np.isfinite(phase) else "is beyond the float64 range, above"
-    return (f"{name_h} is too long for the gyrostat: |h| (|m| + |h_r|) / I_min {size} "
+    where = f" (body {body})" if body is not None else ""
+    return (f"{name_h} is too long for the gyrostat{where}: |h| (|m| + |h_r|) / I_min {size} "
             f"{PHASE_LIMIT:.0e} radians (h_r the rotor's momentum of the torque), where quadruple "
             f"precision (34 digits) leaves no correct digit of the motion; check the units of "
             f"{name_h}, {name_m}, the rotor and inertia")

@@ -621,10 +621,10 @@ def prepare(req: Request) -> Run:
         # non-finite m is refused by the checks of the bodies, naming it)
         with np.errstate(under="ignore"):   # (a subnormal step: its phase is what matters)
             longest_h = h * longest if longest != 1.0 else h
-        rotor_phase = gyrostat_phase(tq, m2, longest_h, I2)
+        rotor_phase, body = gyrostat_phase(tq, m2, longest_h, I2)
         if rotor_phase > _sn.PHASE_LIMIT:
             raise ValueError(gyrostat_phase_message(route.names["h"], rotor_phase,
-                                                    route.names["m"]))
+                                                    route.names["m"], None if single else body))
     user_law = wheel_run.user
     # a short run without Python in its loop is one compiled call, which checks the bodies
     # first; any other run is checked now (its scales size its calls and rescale it), and so are
@@ -731,33 +731,36 @@ def _checked(run: Run, extremes: NDArray[np.float64]) -> Run:
 
 
 def gyrostat_phase(tq: Optional[Torque], m: NDArray[np.float64], h: NDArray[np.float64],
-                   inertia: NDArray[np.float64]) -> float:
+                   inertia: NDArray[np.float64]) -> tuple[float, int]:
     """The largest phase ``|h| (|m| + |h_r|) / I_min`` of the gyrostat steps of a run with the
-    rotors ``h_r`` of the torque ``tq`` (0.0 without rotors): the radians the rigid momentum
-    turns through about the total momentum (its frequency is about (|m| + |h_r|) / I_min, not
-    |m| / I_min, for a rotor larger than m), the scale of the gyrostat flow's long steps. An
-    upper bound of it when that is below LONG_STEP_PHASE (all its callers need to know)."""
+    rotors ``h_r`` of the torque ``tq`` (0.0 without rotors), and the body (0-based) that has it:
+    the radians the rigid momentum turns through about the total momentum (its frequency is
+    about (|m| + |h_r|) / I_min, not |m| / I_min, for a rotor larger than m), the scale of the
+    gyrostat flow's long steps. An upper bound of it (body 0) when that is below
+    LONG_STEP_PHASE (all its callers need to know)."""
     hr = getattr(tq, "internal_momentum", None) if tq is not None else None
     if hr is None or m.shape[0] == 0 or not inertia.size:
-        return 0.0      # (no rotor)
+        return 0.0, 0   # (no rotor)
     smallest = float(inertia.min())
     if not smallest > 0.0:
-        return 0.0      # (moments that the checks refuse)
+        return 0.0, 0   # (moments that the checks refuse)
     hmax = float(np.max(np.abs(h)))
     # an upper bound first (|m| + |h_r| <= 2 sqrt(3) times the largest component; no temporary
     # arrays): the phase itself only when it matters
     with np.errstate(all="ignore"):
         bound = hmax * 3.5 * float(max(m.max(), -m.min(), hr.max(), -hr.min())) / smallest
     if bound <= min(LONG_STEP_PHASE, _sn.PHASE_LIMIT):
-        return bound
+        return bound, 0
     imin = np.min(inertia, axis=-1)
+    steps = np.abs(np.asarray(h, dtype=np.float64)).reshape(-1)
     with np.errstate(all="ignore"):
         g = np.sqrt(np.einsum("ij,ij->i", m, m)) + np.sqrt(np.einsum("...j,...j->...", hr, hr))
-        phase = hmax * float(np.max(g / imin))
-    if math.isfinite(phase):
-        return phase
-    # (g / imin beyond the float64 range: the form of _validate.phase, without overflow)
-    return float(np.max(_validate.phase(hmax, g, imin)))
+        phases = steps * (g / imin)
+    if not np.isfinite(phases).all():
+        # (g / imin beyond the float64 range: the form of _validate.phase, without overflow)
+        phases = _validate.phase(steps, g, imin)
+    body = int(np.argmax(phases))
+    return float(phases.reshape(-1)[body]), body
 
 
 def check(run: Run) -> None:

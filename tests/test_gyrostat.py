@@ -338,6 +338,13 @@ def test_a_gyrostat_step_beyond_the_phase_limit_is_refused():
     tr = frb.integrate([1e-3, 0.0, 0.0], [1.0, 0, 0, 0], [1.0, 2.0, 3.0], 1e3, 1,
                        method="EXACT", torque=rotor([0.0, 0.0, 1e13]))
     assert np.isfinite(tr.m[-1]).all()
+    # a batch names the body whose phase is too large
+    hr = np.zeros((3, 3))
+    hr[2] = [0.0, 0.0, 1e13]
+    for method in ("EXACT", "STRANG"):
+        with pytest.raises(ValueError, match=r"too long for the gyrostat \(body 2\)"):
+            frb.integrate(np.full((3, 3), 1e-3), np.tile([1.0, 0, 0, 0], (3, 1)), [1.0, 2.0, 3.0],
+                          1e6, 1, method=method, torque=rotor(hr))
 
 
 def test_exact_gyrostat_against_the_paths_reference():
