@@ -50,7 +50,7 @@ _BRANCH_FREE = ("the exact flows' elementary functions (fortran/lane_math_generi
 UNTRAPPED["lane_math_values"] = _BRANCH_FREE
 # the exact flow's derivatives (fortran/flow_derivatives.f90, exact_splittings.f90) run the exact
 # flow: its branch-free functions, and the dual numbers of its derivatives
-for _name in ("flow_jacobian", "flow_inertia_jacobian"):
+for _name in ("flow_jacobian", "flow_inertia_jacobian", "dual_flow_jacobian"):
     UNTRAPPED[_name] = _BRANCH_FREE
 UNTRAPPED["engine_segment_gil"] = (
     "the loop with a Python call-back (a user's torque or wheel law): a call-back that fails "
