@@ -23,7 +23,9 @@
 !   (short_nodes); longer steps in panels, each in the gauge of its start, composed (the Jacobi
 !   functions at the second half of a panel's nodes by the addition theorem, jacobi_add); whole
 !   periods as one rotation about u0 (the holonomy of a period, by the panels of one period: the
-!   rest of the step and the period's remainder) taken n times (panel_step).
+!   rest of the step and the period's remainder) taken n times (panel_step). Every panel's rule
+!   is checked on the stereographic coordinate of u from -d, whose change over the panel is
+!   known (rule_resolved), and the panels are halved where it fails.
 ! * Steps with a phase |h| (|m| + |r|) / I_min above long_step_threshold take their secular part
 !   from the exact inputs: the number n of whole periods and the rest in double-double arithmetic
 !   (gyrostat_flow_dd; in quadruple precision, gyrostat_periods of gyrostat_flow_qp, beyond 2^42
