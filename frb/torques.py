@@ -1043,9 +1043,10 @@ def _rotors_combined(terms: list[Torque]) -> list[Torque]:
     """The terms with their rotors (:class:`Rotor`) combined into one, of momentum the sum of
     theirs, where the first stood: constant rotors add, and their sum is one gyrostat whatever
     the number of wheels. Per-body rotors of different numbers of bodies are refused."""
-    rotors = [tq for tq in terms if type(tq) is Rotor]
-    if len(rotors) < 2:
+    where = [i for i, tq in enumerate(terms) if type(tq) is Rotor]
+    if len(where) < 2:
         return terms
+    rotors = [terms[i] for i in where]
     counts = sorted({r.h.shape[0] for r in rotors if r.h.ndim == 2})
     if len(counts) > 1:
         raise ValueError(f"rotor h: the rotors of a sum are given for {counts} bodies; per-body "
@@ -1054,8 +1055,9 @@ def _rotors_combined(terms: list[Torque]) -> list[Torque]:
     for r in rotors[1:]:
         total = total + r.h
     combined = Rotor(total)
-    return [combined if tq is rotors[0] else tq for tq in terms
-            if type(tq) is not Rotor or tq is rotors[0]]
+    # (by position: the same rotor may be a term more than once, r + r)
+    return [combined if i == where[0] else tq for i, tq in enumerate(terms)
+            if i == where[0] or type(tq) is not Rotor]
 
 
 class TorqueSum(Torque):

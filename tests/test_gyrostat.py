@@ -494,6 +494,10 @@ def test_many_rotors_are_one_gyrostat():
         assert np.abs(a.m - b.m).max() <= 1e-14 and np.abs(a.q - b.q).max() <= 1e-14, method
     with pytest.raises(ValueError, match="rotor h"):
         rotor(np.ones((2, 3))) + rotor(np.ones((3, 3)))
+    # the same rotor object added to itself counts once a term
+    r = rotor(hs[0])
+    for tq, k in ((r + r, 2), (sum([r] * 3, start=None), 3), (r + (r + r), 3)):
+        assert np.array_equal(tq.internal_momentum, sum([hs[0]] * k)), k
     b = frb.integrate(m0, q0, inertia, 0.5, 20, method="EXACT", torque=many)
     total = np.linalg.norm(b.m + hs.sum(axis=0), axis=-1)
     assert np.abs(total - total[0]).max() <= 1e-14 * total[0]
