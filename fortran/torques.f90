@@ -25,7 +25,9 @@
 ! parameters, body((block(i) - 1) torque_term_reals + 1 : block(i) torque_term_reals,
 ! body_offset + j) for body j of a chunk.
 ! * a Python callable: called once per stage for the whole batch through the f2py call-back
-!   user_torque_cb (fortran/engine.pyf), with the momenta when it takes them (user = 2).
+!   user_torque_cb (fortran/engine.pyf), with the momenta when it takes them (user = 2); the
+!   built-in terms of the torque_t are then added to it (a sum of more terms than max_torque_terms
+!   with rotors: the rotors compiled, so that the exact splittings take the gyrostat's flow).
 !
 ! The flow of the torque part over tau (torque_flow): Q and the time are fixed, so for torques of
 ! Q alone it is the kick m + tau T_b. The built-in terms are affine in m, m' = A m + b with
@@ -313,7 +315,8 @@ contains
 
    !> tb(:, j) = T_b(t, Q_j, m_j), j = 1..n, for attitudes att(:, j) held as quaternions
    !> (natt = 4) or as Q^T (natt = 9): the built-in terms in Fortran, a Python torque by one call
-   !> of cb for the whole batch.
+   !> of cb for the whole batch, plus the built-in terms that a Python torque comes with (the
+   !> rotors of a sum that is otherwise evaluated from Python).
    subroutine torque_batch(tq, n, t, step, natt, att, m, inertia, tb, cb)
       type(torque_t), intent(in) :: tq
       integer, intent(in) :: n, step, natt
@@ -334,6 +337,12 @@ contains
                qt(:, :, j) = quat_matrix_tr(att(:, j))
             end do
             call cb(n, t, step, qt, m, tb)
+         end if
+         if (tq%nterms > 0) then
+            call term_times(tq, t, r)
+            do j = 1, n
+               tb(:, j) = tb(:, j) + body_torque(tq, r, j, natt, att(:, j), m(:, j), inertia(:, j))
+            end do
          end if
          return
       end if

@@ -92,15 +92,19 @@ def per_body_torque_message(shown_torque: str, given: int, n: int) -> str:
 
 
 def gyrostat_phase_message(name_h: str, phase: float, name_m: str = "m",
-                           body: int | None = None) -> str:
+                           body: int | None = None, wheels: bool = False) -> str:
     """The message of a gyrostat step beyond :data:`PHASE_LIMIT` (its phase counts the rotor's
-    momentum ``h_r``, frb.torques.rotor); ``body`` (0-based) names the body of a batch."""
+    momentum ``h_r``, frb.torques.rotor, and that of wheels without a law, ``A h0``); ``body``
+    (0-based) names the body of a batch."""
     size = f"= {phase:.3g} exceeds" if np.isfinite(phase) else "is beyond the float64 range, above"
     where = f" (body {body})" if body is not None else ""
+    rotor = ("the wheels' momenta A h0 of wheels= and the torque's rotors" if wheels else
+             "the rotor's momentum of the torque")
+    what = "the wheels' h0" if wheels else "the rotor"
     return (f"{name_h} is too long for the gyrostat{where}: |h| (|m| + |h_r|) / I_min {size} "
-            f"{PHASE_LIMIT:.0e} radians (h_r the rotor's momentum of the torque), where quadruple "
+            f"{PHASE_LIMIT:.0e} radians (h_r {rotor}), where quadruple "
             f"precision (34 digits) leaves no correct digit of the motion; check the units of "
-            f"{name_h}, {name_m}, the rotor and inertia")
+            f"{name_h}, {name_m}, {what} and inertia")
 
 
 #: The argument of each check code's message (``check_message``'s ``names`` maps these roles to

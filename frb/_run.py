@@ -40,7 +40,7 @@ from .methods import MethodInfo, check_dmv_inertia
 from .schedules import FREE_PLAN, plan as splitting_plan
 from .threads import get_num_threads, resolve as resolve_threads
 from .torques import PARAMETER_SCALES, AttitudeControl, NotCompiledWarning, Rotor, Torque, \
-    UserTorque, as_torque, compiled_terms, shown
+    TorqueSum, UserTorque, as_torque, compiled_terms, shown
 from ._references import RotatingReference
 from .wheel_laws import QuaternionFeedback, UserLaw, WheelLaw, as_wheel_law
 from .wheels import Wheels
@@ -424,7 +424,12 @@ def _torque_form(torque: Optional[Torque], n: int
     form = torque.compiled
     if form is None:
         _warn_not_compiled(torque)
-        return _NO_TORQUE_TERMS, _NO_BODY, torque
+        rotor, rest = _rotor_apart(torque)
+        if rotor is None:
+            return _NO_TORQUE_TERMS, _NO_BODY, torque
+        # the rotor compiled (the gyrostat's flow of the exact splittings), the rest from Python
+        terms, body, _ = _torque_form(rotor, n)
+        return terms, body, rest
     terms = form.terms if form.terms is not None else compiled_terms(form.kinds, form.parameters,
                                                                      form.blocks)
     if form.body is None:
@@ -432,6 +437,17 @@ def _torque_form(torque: Optional[Torque], n: int
     if form.body.shape[0] != n:
         raise ValueError(per_body_torque_message(shown(torque), form.body.shape[0], n))
     return terms, form.body, None
+
+
+def _rotor_apart(torque: Torque) -> tuple[Optional[Torque], Torque]:
+    """(the rotor, the other terms) of a sum with a rotor term (rotors in a sum are one term);
+    (None, the torque) for any other torque."""
+    terms = getattr(torque, "terms", (torque,))
+    rotors = [tq for tq in terms if type(tq) is Rotor]
+    if len(terms) < 2 or len(rotors) != 1:
+        return None, torque
+    rest = [tq for tq in terms if tq is not rotors[0]]
+    return rotors[0], rest[0] if len(rest) == 1 else TorqueSum(rest)
 
 
 def _warn_not_compiled(torque: Torque) -> None:
@@ -616,15 +632,19 @@ def prepare(req: Request) -> Run:
         check_dmv_inertia(info, I2, single)
     terms, tbody, user = _torque_form(tq, n)
     rotor_phase = 0.0
-    if info.family == _sn.FAMILY_EXACT_SPLITTINGS and n and np.isfinite(m2).all():
-        # a gyrostat (rotors in the torque): its steps' phase counts the rotor's momentum (a
-        # non-finite m is refused by the checks of the bodies, naming it)
+    if n and np.isfinite(m2).all():
+        # a gyrostat (rotors in the torque, or wheels without a law): its steps' phase counts
+        # the rotor's momentum, in every method (a non-finite m is refused by the checks of the
+        # bodies, naming it)
         with np.errstate(under="ignore"):   # (a subnormal step: its phase is what matters)
             longest_h = h * longest if longest != 1.0 else h
         rotor_phase, body = gyrostat_phase(tq, m2, longest_h, I2)
         if rotor_phase > _sn.PHASE_LIMIT:
             raise ValueError(gyrostat_phase_message(route.names["h"], rotor_phase,
-                                                    route.names["m"], None if single else body))
+                                                    route.names["m"], None if single else body,
+                                                    wheels=req.wheels is not None))
+        if info.family != _sn.FAMILY_EXACT_SPLITTINGS:
+            rotor_phase = 0.0   # (the long steps of the gyrostat's exact flow only)
     user_law = wheel_run.user
     # a short run without Python in its loop is one compiled call, which checks the bodies
     # first; any other run is checked now (its scales size its calls and rescale it), and so are
@@ -1057,6 +1077,17 @@ class _TorqueCallback:
     def _evaluate(self, nb: int, t: float, step: int, qt: NDArray[np.float64],
                   m: NDArray[np.float64]) -> NDArray[np.float64]:
         torque, method, label = self.torque, self.method, self.label
+        # bodies whose state the steps made non-finite (an overflow): the torque sees a rest
+        # state there and gives them NaN, so that the loop stops with its IntegrationError (the
+        # built-in terms would refuse a non-finite Q or m as if the user had given it)
+        diverged = ~np.isfinite(qt).all(axis=(0, 1))
+        if self.inertia is not None or self.momentum:
+            diverged |= ~np.isfinite(m).all(axis=0)
+        if diverged.any():
+            qt = qt.copy()
+            qt[:, :, diverged] = np.eye(3)[:, :, None]
+            m = m.copy()
+            m[:, diverged] = 0.0
         Q = qt.T  # (n, 3, 3), Q[j] the attitude of body j
         Q.flags.writeable = False
         if self.exponents is not None:
@@ -1093,12 +1124,15 @@ class _TorqueCallback:
         if arr.shape != (nb, 3):
             raise ValueError(f"torque {label} (method {method}, step {step}) must return an "
                              f"array of shape ({nb}, 3), got {arr.shape}")
-        if not np.isfinite(arr).all():
-            bad = ~np.isfinite(arr).all(axis=1)
+        bad = ~np.isfinite(arr).all(axis=1) & ~diverged
+        if bad.any():
             raise ValueError(f"torque {label} (method {method}, step {step}) returned a "
                              f"non-finite torque for body {int(np.argmax(bad))}")
         if self.exponents is not None:
             arr = np.ldexp(arr, self.exponents[1])
+        if diverged.any():
+            arr = np.array(arr, dtype=np.float64)
+            arr[diverged] = np.nan
         return arr
 
 
