@@ -436,8 +436,8 @@ def test_fast_passages_of_the_orbit_against_the_taylor_solution():
     """Orbits of M that pass quickly through part of their period (complex-time poles of the
     angle's rate near the real axis, closer than the lattice's periods say): single steps of
     phase 10 to 60 within 1e-13 of the 300-bit Taylor solution, each body at several steps
-    (the panels' quadrature is checked on the stereographic coordinate and refined; unchecked
-    panels of the length the lattice sets gave errors from 1.3e-13 to 1.4e-9 on these bodies)."""
+    (the panels' quadrature is checked on the stereographic coordinate and refined; without the
+    check, panels of the length the lattice sets err by 1.3e-13 to 1.4e-9 on these bodies)."""
     import sys
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "reference"))
     import gyrostat_taylor
