@@ -102,11 +102,11 @@ contains
          select case (meth%variant)
          case (variant_dmv2, variant_dmv4, variant_dmv6, variant_dmv8, variant_split3, variant_symrot, variant_midpoint)
             allocate (mt(3, n), el(3, n))
-            call total_momenta(wh, n, m, q, hw, ws, mt, el)
+            call total_momenta(wh, tq, n, m, q, hw, ws, mt, el)
             call wheel_kick(wh, tq, n, k, t, 0.5_dp * h, mt, el, q, hw, inertia, cb)
             call free_step(meth%variant, n, h, mt, q, inertia, info)
             call wheel_kick(wh, tq, n, k, t + h, 0.5_dp * h, mt, el, q, hw, inertia, cb)
-            call body_momenta(wh, n, el, q, hw, ws, m)
+            call body_momenta(wh, tq, n, el, q, hw, ws, m)
          case default
             info = info_not_implemented
          end select

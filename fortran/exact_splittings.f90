@@ -82,7 +82,7 @@ contains
       integer :: i
 
       allocate (mt(3, n), el(3, n))
-      call total_momenta(wh, n, m, q, hw, ws, mt, el)
+      call total_momenta(wh, tq, n, m, q, hw, ws, mt, el)
       ta = t
       do i = 1, meth%nf
          tau = meth%frac(i) * h
@@ -93,7 +93,7 @@ contains
             call wheel_kick(wh, tq, n, k, ta, tau, mt, el, q, hw, inertia, cb)
          end if
       end do
-      call body_momenta(wh, n, el, q, hw, ws, m)
+      call body_momenta(wh, tq, n, el, q, hw, ws, m)
    end subroutine wheel_splitting
 
    !> Torque-free steps of EXACT (step_interface's method_free_steps): nsub exact free flows,

@@ -26,7 +26,9 @@
 ! The flows composed by the splittings, which are split in the total momentum M (so that each
 ! flow keeps Q M: the splittings keep it to rounding): the free flow of M (the exact free flow, or
 ! the free method of the approximate flows, on M), and the torque part B, whose pieces all keep Q
-! fixed or turn Q and M together:
+! fixed or turn Q and M together. Constant rotors of the torque (frb.torques.rotor, h_r) are
+! momentum the body carries as the wheels' is: M = m + A h + h_r, and A h + h_r in P2 and P3
+! (carried_momentum); P4 is the flow of the other terms.
 !  * gyrostat_turn (P2): the flow of -M . I^-1 A h, h fixed: M <- exp(tau hat v) M,
 !    Q <- Q exp(-tau hat v), v = I^-1 A h (exact);
 !  * wheel_flow (P3): Q, M fixed, h' = u(t, Q, M - A h, h): one classical Runge-Kutta step (order
@@ -50,7 +52,8 @@ module wheels
                             wheel_law_user, law_q_ref, law_kp, law_kd, law_rate, law_t_ref, &
                             law_u_max, law_h_max, law_gyroscopic, law_reals
    use rotations, only: cross, qmul, qconj, qrotate, qrotate_tr, quat_matrix_tr, reference_turn
-   use torques, only: torque_t, user_torque_cb, torqued, torque_flow, gain_times
+   use torques, only: torque_t, user_torque_cb, torqued, torque_flow, gain_times, has_rotor, &
+                      rotor_momentum, without_rotors
    implicit none
    private
 
@@ -316,8 +319,9 @@ contains
    !> The total momenta mt = M of the chunk at the start of a step of a splitting, and their
    !> spatial values el = Q M: the L that the previous step left in ws (ws(ws_spatial_kept, j) =
    !> 1) and M = Q^T L, else M = m + A h and L = Q M.
-   pure subroutine total_momenta(wh, n, m, q, hw, ws, mt, el)
+   pure subroutine total_momenta(wh, tq, n, m, q, hw, ws, mt, el)
       type(wheels_t), intent(in) :: wh
+      type(torque_t), intent(in) :: tq
       integer, intent(in) :: n
       real(dp), intent(in) :: m(3, n), q(4, n), hw(wh%nw, n), ws(:, :)
       real(dp), intent(out) :: mt(3, n), el(3, n)
@@ -328,15 +332,16 @@ contains
             el(:, j) = ws(ws_spatial:ws_spatial + 2, j)
             mt(:, j) = qrotate_tr(q(:, j), el(:, j))
          else
-            mt(:, j) = m(:, j) + axes_times(wh, j, hw(:, j))
+            mt(:, j) = m(:, j) + carried_momentum(wh, tq, j, hw(:, j))
             el(:, j) = qrotate(q(:, j), mt(:, j))
          end if
       end do
    end subroutine total_momenta
 
    !> The end of a step of a splitting: q normalised, M = Q^T L, m = M - A h, L kept in ws.
-   pure subroutine body_momenta(wh, n, el, q, hw, ws, m)
+   pure subroutine body_momenta(wh, tq, n, el, q, hw, ws, m)
       type(wheels_t), intent(in) :: wh
+      type(torque_t), intent(in) :: tq
       integer, intent(in) :: n
       real(dp), intent(in) :: el(3, n), hw(wh%nw, n)
       real(dp), intent(inout) :: q(4, n), ws(:, :)
@@ -346,11 +351,25 @@ contains
       do j = 1, n
          q(:, j) = q(:, j) / sqrt(q(1, j) * q(1, j) + q(2, j) * q(2, j) + q(3, j) * q(3, j) &
                                   + q(4, j) * q(4, j))
-         m(:, j) = qrotate_tr(q(:, j), el(:, j)) - axes_times(wh, j, hw(:, j))
+         m(:, j) = qrotate_tr(q(:, j), el(:, j)) - carried_momentum(wh, tq, j, hw(:, j))
          ws(ws_spatial:ws_spatial + 2, j) = el(:, j)
          ws(ws_spatial_kept, j) = 1.0_dp
       end do
    end subroutine body_momenta
+
+   !> The momentum the body carries besides m for body j of the chunk: the wheels' A h and the
+   !> constant rotors of the torque (frb.torques.rotor: a wheel at constant speed), which the
+   !> splittings keep in the total momentum M = m + A h + h_r and in the turn P2.
+   pure function carried_momentum(wh, tq, j, hw) result(ah)
+      type(wheels_t), intent(in) :: wh
+      type(torque_t), intent(in) :: tq
+      integer, intent(in) :: j
+      real(dp), intent(in) :: hw(:)
+      real(dp) :: ah(3)
+
+      ah = axes_times(wh, j, hw)
+      if (has_rotor(tq)) ah = ah + rotor_momentum(tq, j)
+   end function carried_momentum
 
    pure real(dp) function norm3(v)
       real(dp), intent(in) :: v(3)
@@ -369,16 +388,20 @@ contains
       real(dp), intent(in) :: t, tau, inertia(3, n)
       real(dp), intent(inout) :: mt(3, n), el(3, n), q(4, n), hw(wh%nw, n)
       procedure(user_torque_cb) :: cb
+      type(torque_t) :: tk
 
-      if (wh%kick_order == 4 .and. .not. torqued(tq)) then
+      ! (the rotors are in M and in the turns: the external flow P4 is that of the other terms)
+      tk = tq
+      if (has_rotor(tq)) tk = without_rotors(tq)
+      if (wh%kick_order == 4 .and. .not. torqued(tk)) then
          ! the triple jump of kick2 with the adjacent turns P2 (of the same h) joined
-         call gyrostat_turn(wh, n, 0.5_dp * (jump1 * tau), mt, q, hw, inertia)
-         call wheel_flow(wh, n, k, t, jump1 * tau, mt, q, hw, inertia)
-         call gyrostat_turn(wh, n, 0.5_dp * (jump1 * tau + jump2 * tau), mt, q, hw, inertia)
-         call wheel_flow(wh, n, k, t, jump2 * tau, mt, q, hw, inertia)
-         call gyrostat_turn(wh, n, 0.5_dp * (jump2 * tau + jump1 * tau), mt, q, hw, inertia)
-         call wheel_flow(wh, n, k, t, jump1 * tau, mt, q, hw, inertia)
-         call gyrostat_turn(wh, n, 0.5_dp * (jump1 * tau), mt, q, hw, inertia)
+         call gyrostat_turn(wh, tq, n, 0.5_dp * (jump1 * tau), mt, q, hw, inertia)
+         call wheel_flow(wh, tq, n, k, t, jump1 * tau, mt, q, hw, inertia)
+         call gyrostat_turn(wh, tq, n, 0.5_dp * (jump1 * tau + jump2 * tau), mt, q, hw, inertia)
+         call wheel_flow(wh, tq, n, k, t, jump2 * tau, mt, q, hw, inertia)
+         call gyrostat_turn(wh, tq, n, 0.5_dp * (jump2 * tau + jump1 * tau), mt, q, hw, inertia)
+         call wheel_flow(wh, tq, n, k, t, jump1 * tau, mt, q, hw, inertia)
+         call gyrostat_turn(wh, tq, n, 0.5_dp * (jump1 * tau), mt, q, hw, inertia)
       else if (wh%kick_order == 4) then
          call kick2(jump1 * tau)
          call kick2(jump2 * tau)
@@ -393,15 +416,15 @@ contains
       subroutine kick2(s)
          real(dp), intent(in) :: s
 
-         if (torqued(tq)) call external_flow(0.5_dp * s)
-         call gyrostat_turn(wh, n, 0.5_dp * s, mt, q, hw, inertia)
-         call wheel_flow(wh, n, k, t, s, mt, q, hw, inertia)
-         call gyrostat_turn(wh, n, 0.5_dp * s, mt, q, hw, inertia)
-         if (torqued(tq)) call external_flow(0.5_dp * s)
+         if (torqued(tk)) call external_flow(0.5_dp * s)
+         call gyrostat_turn(wh, tq, n, 0.5_dp * s, mt, q, hw, inertia)
+         call wheel_flow(wh, tq, n, k, t, s, mt, q, hw, inertia)
+         call gyrostat_turn(wh, tq, n, 0.5_dp * s, mt, q, hw, inertia)
+         if (torqued(tk)) call external_flow(0.5_dp * s)
       end subroutine kick2
 
-      !> P4: the external torque's flow (torque_flow, on m = M - A h with h fixed), and its
-      !> change Q dM of L.
+      !> P4: the external torque's flow (torque_flow of the terms but the rotors, on
+      !> m = M - A h - h_r with h fixed), and its change Q dM of L.
       subroutine external_flow(s)
          real(dp), intent(in) :: s
          real(dp), allocatable :: m(:, :), m1(:, :), tb(:, :)
@@ -409,10 +432,10 @@ contains
 
          allocate (m(3, n), m1(3, n), tb(3, n))
          do j = 1, n
-            m(:, j) = mt(:, j) - axes_times(wh, j, hw(:, j))
+            m(:, j) = mt(:, j) - carried_momentum(wh, tq, j, hw(:, j))
          end do
          m1 = m
-         call torque_flow(tq, n, t, k, 4, q, m1, inertia, s, tb, cb)
+         call torque_flow(tk, n, t, k, 4, q, m1, inertia, s, tb, cb)
          mt = mt + (m1 - m)
          do j = 1, n
             el(:, j) = el(:, j) + qrotate(q(:, j), m1(:, j) - m(:, j))
@@ -420,12 +443,14 @@ contains
       end subroutine external_flow
    end subroutine wheel_kick
 
-   !> P2: M <- exp(tau hat v) M, q <- q conj(exp(tau v)), v = I^-1 A h (h fixed): the flow of
-   !> -M . I^-1 A h, which keeps Q M; as increments (see the header), with a = tau v, theta = |a|:
+   !> P2: M <- exp(tau hat v) M, q <- q conj(exp(tau v)), v = I^-1 (A h + h_r) (h fixed, h_r the
+   !> torque's rotors): the flow of -M . v, which keeps Q M; as increments (see the header), with
+   !> a = tau v, theta = |a|:
    !> M + (sin theta / theta) a x M + (2 sin^2(theta/2) / theta^2) a x (a x M),
    !> q + q (-2 sin^2(theta/4), -(sin(theta/2) / theta) a).
-   pure subroutine gyrostat_turn(wh, n, tau, mt, q, hw, inertia)
+   pure subroutine gyrostat_turn(wh, tq, n, tau, mt, q, hw, inertia)
       type(wheels_t), intent(in) :: wh
+      type(torque_t), intent(in) :: tq
       integer, intent(in) :: n
       real(dp), intent(in) :: tau, hw(wh%nw, n), inertia(3, n)
       real(dp), intent(inout) :: mt(3, n), q(4, n)
@@ -433,7 +458,7 @@ contains
       integer :: j
 
       do j = 1, n
-         a = tau * (axes_times(wh, j, hw(:, j)) / inertia(:, j))
+         a = tau * (carried_momentum(wh, tq, j, hw(:, j)) / inertia(:, j))
          theta = norm3(a)
          if (theta == 0.0_dp) cycle
          ! from sin and cos of theta/4 only: sin(theta/2) = 2 s4 c4, cos(theta/2) = 1 - 2 s4^2,
@@ -451,15 +476,16 @@ contains
       end do
    end subroutine gyrostat_turn
 
-   !> P3: Q and M fixed, h' = u(t, Q, M - A h, h) over tau by one classical Runge-Kutta step,
-   !> then the limits (wheel_limits: the excess stays in M, so in m).
-   subroutine wheel_flow(wh, n, k, t, tau, mt, q, hw, inertia)
+   !> P3: Q and M fixed, h' = u(t, Q, M - A h - h_r, h) over tau by one classical Runge-Kutta
+   !> step, then the limits (wheel_limits: the excess stays in M, so in m).
+   subroutine wheel_flow(wh, tq, n, k, t, tau, mt, q, hw, inertia)
       type(wheels_t), intent(in) :: wh
+      type(torque_t), intent(in) :: tq
       integer, intent(in) :: n, k
       real(dp), intent(in) :: t, tau, mt(3, n), q(4, n), inertia(3, n)
       real(dp), intent(inout) :: hw(wh%nw, n)
       real(dp) :: u(max_wheels), acc(max_wheels), hs(max_wheels), excess(max_wheels), m(3), ah(3)
-      real(dp) :: attitude(3), w_ref(3)
+      real(dp) :: attitude(3), w_ref(3), hr(3)
       type(feedback_body_t) :: fb
       real(dp), allocatable :: ub(:, :), hb(:, :), mb(:, :), accb(:, :)
       integer :: j, nw, stage
@@ -472,7 +498,7 @@ contains
          hb = hw
          do stage = 1, 4
             do j = 1, n
-               mb(:, j) = mt(:, j) - axes_times(wh, j, hb(:, j))
+               mb(:, j) = mt(:, j) - carried_momentum(wh, tq, j, hb(:, j))
             end do
             call wheel_law_batch(wh, n, t, k, q, mb, hb, inertia, ub)
             if (stage == 1) then
@@ -493,8 +519,12 @@ contains
          call feedback_body(wh, j, fb)
          call feedback_attitude(fb, t, q(:, j), attitude, w_ref)
          hs(1:nw) = hw(:, j)
+         hr = 0.0_dp
+         if (has_rotor(tq)) hr = rotor_momentum(tq, j)
          do stage = 1, 4
+            ! (ah: all the momentum the body carries besides m, for the gyroscopic compensation)
             ah = body_axes_times(fb, hs(1:nw))
+            if (has_rotor(tq)) ah = ah + hr
             m = mt(:, j) - ah
             call feedback_rate_torques(fb, attitude, w_ref, m / inertia(:, j), m, hs(1:nw), ah, u(1:nw))
             if (stage == 1) then
