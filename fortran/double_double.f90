@@ -103,14 +103,15 @@ contains
    pure elemental function add_dd(a, b) result(c)
       type(ddouble), intent(in) :: a, b
       type(ddouble) :: c
-      real(dp) :: s, e, t, f
+      real(dp) :: s, e, t, f, s1, e1
 
       call two_sum(a%hi, b%hi, s, e)
       call two_sum(a%lo, b%lo, t, f)
       e = e + t
-      call fast_two_sum(s, e, s, e)
-      e = e + f
-      call fast_two_sum(s, e, c%hi, c%lo)
+      ! (into other variables: an argument must not be both an input and an output)
+      call fast_two_sum(s, e, s1, e1)
+      e1 = e1 + f
+      call fast_two_sum(s1, e1, c%hi, c%lo)
    end function add_dd
 
    pure elemental function add_dr(a, b) result(c)
