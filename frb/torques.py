@@ -54,7 +54,7 @@ from __future__ import annotations
 import inspect
 import math
 import warnings
-from typing import Any, Callable, NamedTuple, Optional, Sequence
+from typing import Any, Callable, NamedTuple, Optional, Sequence, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -1046,7 +1046,7 @@ def _rotors_combined(terms: list[Torque]) -> list[Torque]:
     where = [i for i, tq in enumerate(terms) if type(tq) is Rotor]
     if len(where) < 2:
         return terms
-    rotors = [tq for tq in terms if isinstance(tq, Rotor) and type(tq) is Rotor]
+    rotors = [cast(Rotor, terms[i]) for i in where]
     counts = sorted({r.h.shape[0] for r in rotors if r.h.ndim == 2})
     if len(counts) > 1:
         raise ValueError(f"rotor h: the rotors of a sum are given for {counts} bodies; per-body "

@@ -436,8 +436,7 @@ def test_fast_passages_of_the_orbit_against_the_taylor_solution():
     """Orbits of M that pass quickly through part of their period (complex-time poles of the
     angle's rate near the real axis, closer than the lattice's periods say): single steps of
     phase 10 to 60 within 1e-13 of the 300-bit Taylor solution, each body at several steps
-    (the panels' quadrature is checked on the stereographic coordinate and refined; without the
-    check, panels of the length the lattice sets err by 1.3e-13 to 1.4e-9 on these bodies)."""
+    (the panels' quadrature is checked on the stereographic coordinate and refined)."""
     import sys
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "reference"))
     import gyrostat_taylor
@@ -514,7 +513,7 @@ def test_many_rotors_are_one_gyrostat():
 
 def test_a_rotor_with_a_python_torque_keeps_the_gyrostat_flow():
     """A rotor in a sum evaluated from Python (with a Python torque, or with more terms than a
-    compiled sum holds): the exact splittings still take the gyrostat's exact flow as their free
+    compiled sum holds): the exact splittings take the gyrostat's exact flow as their free
     part, so a zero Python torque or a field split into nine terms changes nothing beyond
     rounding, and |m + h_r| stays to rounding."""
     import warnings
