@@ -22,8 +22,9 @@
 !   short steps in the gauge d = u0 with an error bound from the disk of analyticity of zeta
 !   (short_nodes); longer steps in panels, each in the gauge of its start, composed (the Jacobi
 !   functions at the second half of a panel's nodes by the addition theorem, jacobi_add); whole
-!   periods as one rotation about u0 (the holonomy of a period, by the panels of one period: the
-!   rest of the step and the period's remainder) taken n times (panel_step). Every panel's rule
+!   periods as one rotation about u0 (the holonomy of a period: the trapezoidal rule over a period
+!   in one gauge, period_holonomy, or the panels of one period where no gauge holds) taken n
+!   times, and the rest within half a period in panels (panel_step). Every panel's rule
 !   is checked on the stereographic coordinate of u from -d, whose change over the panel is
 !   known (rule_resolved), and the panels are halved where it fails.
 ! * Steps with a phase |h| (|m| + |r|) / I_min above long_step_threshold take their secular part
@@ -160,12 +161,12 @@ module gyrostat_flow
    end subroutine gyrostat_step
 
    !> A long scaled step in double precision with its secular part from the exact inputs: the
-   !> number n of whole periods and the rest s = tau - n T in double-double arithmetic
+   !> number n of whole periods and the rest s = tau - n T in [-T/2, T/2] in double-double arithmetic
    !> (gyrostat_flow_dd; in quadruple precision, gyrostat_periods, for more than 2^42 periods),
    !> the angle Phi of a period in double precision in a single gauge (period_angle),
-   !> w = Y_u0(n Phi) W(s) with the rest W(s) by gyrostat_unit. The rounding of n Phi is at most
-   !> (n + 1) times spread, the integral of |psi'| over a period in rounding errors: done =
-   !> .false. (the caller takes the step in quadruple precision) when that exceeds
+   !> w = Y_u0(n Phi) W(s) with the rest W(s) by gyrostat_unit. The rounding of n Phi and of the
+   !> rest is at most (|n| + 1/2) times spread, the integral of |psi'| over a period in rounding
+   !> errors: done = .false. (the caller takes the step in quadruple precision) when that exceeds
    !> long_step_threshold (the budget of a double-precision step's phase; spread taken times the
    !> difference of the double-precision period from the exact one in rounding errors, when
    !> more than one), when no gauge holds for the whole orbit, when a period may lose more than
@@ -178,7 +179,7 @@ module gyrostat_flow
       real(dp), intent(out) :: m1(3), w(4)
       logical, intent(out) :: done
       real(dp) :: phi, axis(3), period, spread, n, rest, w1(4), c, s, drift, tper, tper_lo, loss, dev
-      real(qp) :: nq, restq, lossq, ddq(3), tq
+      real(qp) :: nq, restq, lossq, ddq(3), tq, tperq
       logical :: refine, wider
 
       m1 = 0
@@ -194,18 +195,28 @@ module gyrostat_flow
          tq = scale(real(h, qp), e) / real(imin, qp)
          call gyrostat_periods_qp(real(ms, qp), real(rs, qp), ddq, tq, nq, restq, lossq, done)
          if (.not. done) return
+         loss = real(lossq, dp)
+         tperq = (tq - restq) / nq
+         dev = real(abs(tperq - period), dp)
+         if (2 * restq > tperq) then
+            restq = restq - tperq
+            nq = nq + 1
+         end if
          n = real(nq, dp)
          rest = real(restq, dp)
-         loss = real(lossq, dp)
-         dev = real(abs((tq - restq) / nq - period), dp)
       else
          if (.not. done) return
          dev = abs((tper - period) + tper_lo)
+         if (2 * rest > tper) then
+            ! (rest - tper exact: tper / 2 < rest < tper)
+            rest = (rest - tper) - tper_lo
+            n = n + 1
+         end if
       end if
       ! the double-precision lattice's period against the exact one: Phi moves by spread times
       ! their relative difference (near an equilibrium the lattice's rounding grows)
       drift = max(1.0_dp, dev / (epsilon(1.0_dp) * abs(period)))
-      done = loss <= refine_limit .and. (abs(n) + 1) * spread * drift <= long_step_threshold
+      done = loss <= refine_limit .and. (abs(n) + 0.5_dp) * spread * drift <= long_step_threshold
       if (.not. done) return
       call gyrostat_unit(ms, rs, dd, rest, m1, w1, refine=refine)
       done = .not. refine

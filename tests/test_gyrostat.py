@@ -389,10 +389,6 @@ def test_total_momentum_near_zero_against_the_taylor_solution():
     within 1e-13 of the 300-bit Taylor solution; M = (0, 1e-30, 0): the rotation about the
     constant w = I^-1 m; STRANG, YOSHIDA4 and RKN6_14 with such a rotor and a field run without
     a non-finite state."""
-    import sys
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "reference"))
-    import gyrostat_taylor
-
     rng = np.random.default_rng(12)
     cases = []
     for k in range(-16, 0, 3):
@@ -403,17 +399,10 @@ def test_total_momentum_near_zero_against_the_taylor_solution():
     cases.append((np.array([-0.5, 1.1, 0.30000000000000004]), np.array([0.5, -1.1, -0.3]),
                   np.array([1.0, 2.0, 3.0])))
     q0 = np.array([0.5411264629187837, 0.25586860983811494, -0.7940465839212721, 0.10584624788567001])
+    steps = [(m0, hr, inertia, (0.3, 2.0, 7.0)) for m0, hr, inertia in cases]
+    for m0, h, em, eq in _taylor_errors(steps, q0):
+        assert em <= 1e-13 and eq <= 1e-13, (m0, h, em, eq)
     q0 = q0 / np.linalg.norm(q0)
-    for m0, hr, inertia in cases:
-        for h in (0.3, 2.0, 7.0):
-            mr, qr = gyrostat_taylor.flow(m0, hr, inertia, q0, h)
-            mr = np.array([float(x) for x in mr])
-            qr = np.array([float(x) for x in qr])
-            tr = frb.integrate(m0, q0, inertia, h, 1, method="EXACT", torque=rotor(hr),
-                               save_every="final")
-            em = np.linalg.norm(tr.m[-1] - mr) / np.linalg.norm(m0)
-            eq = min(np.linalg.norm(tr.q[-1] - qr), np.linalg.norm(tr.q[-1] + qr))
-            assert em <= 1e-13 and eq <= 1e-13, (m0 + hr, h, em, eq)
     # M = (0, 1e-30, 0): m and w = I^-1 m constant to 1e-30, the rotation about w
     m0, hr, inertia = np.array([1.0, 1e-30, 0.0]), np.array([-1.0, 0.0, 0.0]), np.array([1.0, 2.0, 3.0])
     for h in (0.3, 2.0, 7.0):
@@ -432,15 +421,33 @@ def test_total_momentum_near_zero_against_the_taylor_solution():
             assert np.isfinite(tr.m).all() and np.isfinite(tr.q).all()
 
 
+def _taylor_errors(bodies, q0):
+    """For each body (m, h_r, inertia, steps h) and step: (m, h, the error of m over |m|, that of
+    the quaternion up to sign; Euclidean norms) of one EXACT step with rotor(h_r) from the unit q0 against
+    the 300-bit Taylor solution."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "reference"))
+    import gyrostat_taylor
+
+    q0 = np.asarray(q0) / np.linalg.norm(q0)
+    for m0, hr, inertia, steps in bodies:
+        m0, hr, inertia = np.array(m0), np.array(hr), np.array(inertia)
+        for h in steps:
+            mr, qr = gyrostat_taylor.flow(m0, hr, inertia, q0, h)
+            mr = np.array([float(x) for x in mr])
+            qr = np.array([float(x) for x in qr])
+            tr = frb.integrate(m0, q0, inertia, h, 1, method="EXACT", torque=rotor(hr),
+                               save_every="final")
+            em = np.linalg.norm(tr.m[-1] - mr) / np.linalg.norm(m0)
+            eq = min(np.linalg.norm(tr.q[-1] - qr), np.linalg.norm(tr.q[-1] + qr))
+            yield m0, h, em, eq
+
+
 def test_fast_passages_of_the_orbit_against_the_taylor_solution():
     """Orbits of M that pass quickly through part of their period (complex-time poles of the
     angle's rate near the real axis, closer than the lattice's periods say): single steps of
     phase 10 to 60 within 1e-13 of the 300-bit Taylor solution, each body at several steps
     (the panels' quadrature is checked on the stereographic coordinate and refined)."""
-    import sys
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "reference"))
-    import gyrostat_taylor
-
     bodies = [  # m, h_r, inertia, steps h
         ([-0.8443057566706456, -1.27956467470385, -0.6286759141200913],
          [-0.04084450111808727, -1.3909636498369815, 1.0152692945290263],
@@ -459,18 +466,32 @@ def test_fast_passages_of_the_orbit_against_the_taylor_solution():
          [0.8981030196714206, 0.22748453978511055, 0.33067067158688646], (8.0,)),
     ]
     q0 = np.array([0.5411264629187837, 0.25586860983811494, -0.7940465839212721, 0.10584624788567001])
-    q0 = q0 / np.linalg.norm(q0)
-    for m0, hr, inertia, steps in bodies:
-        m0, hr, inertia = np.array(m0), np.array(hr), np.array(inertia)
-        for h in steps:
-            mr, qr = gyrostat_taylor.flow(m0, hr, inertia, q0, h)
-            mr = np.array([float(x) for x in mr])
-            qr = np.array([float(x) for x in qr])
-            tr = frb.integrate(m0, q0, inertia, h, 1, method="EXACT", torque=rotor(hr),
-                               save_every="final")
-            em = np.abs(tr.m[-1] - mr).max() / np.linalg.norm(m0)
-            eq = min(np.abs(tr.q[-1] - qr).max(), np.abs(tr.q[-1] + qr).max())
-            assert em <= 1e-13 and eq <= 1e-13, (m0, h, em, eq)
+    for m0, h, em, eq in _taylor_errors(bodies, q0):
+        assert em <= 1e-13 and eq <= 1e-13, (m0, h, em, eq)
+
+
+def test_steps_of_whole_periods_against_the_taylor_solution():
+    """Steps of several periods, whose angle of a period comes from the trapezoidal rule in one
+    gauge (period_holonomy) and whose rest lies within half a period: a double-precision step of
+    phase 43 (|h_r| = 0.69 |m|; composing the panels of a period erred by 2.1e-13 there), a long
+    step of phase 66 with the rotor on an axis (a doubling criterion relying on the rule's
+    geometric rate, 2^-39 of the spread, erred by 4.7e-14), and fast rotors of tens to hundreds
+    of periods: m and the attitude within 1e-13 of the 300-bit Taylor solution."""
+    bodies = [  # m, h_r, inertia, steps h
+        ([1.790214262986198, 1.016211570665649, -0.9237440986624822],
+         [0.3610063324920149, -0.6352957184857427, -1.3674728414660662],
+         [2.9883248085645255, 0.9053541645164804, 0.8919286489603696], (10.0,)),
+        ([-0.3376921189883073, -1.6056319693186623, -1.084118010000813],
+         [0.8753900798096643, 0.0, 0.0],
+         [1.2995558145434545, 2.0789957930700966, 1.978359333299325], (30.0,)),
+        ([-0.3376921189883073, -1.6056319693186623, -1.084118010000813],
+         [283.3441938017034, 234.372096216863, 85.79428855549843],
+         [1.2995558145434545, 2.0789957930700966, 1.978359333299325], (0.3, 3.0)),
+        ([0.41, -0.93, 0.27], [-6.0, 2.5, 9.0], [0.7, 1.9, 2.6], (1.0, 7.0)),
+    ]
+    q0 = np.array([0.2702204413925893, -0.5517711939577034, 0.6833403254474127, 0.3877098318271349])
+    for m0, h, em, eq in _taylor_errors(bodies, q0):
+        assert em <= 1e-13 and eq <= 1e-13, (m0, h, em, eq)
 
 
 @pytest.mark.parametrize("method", ["EXACT", "STRANG"])
