@@ -53,7 +53,9 @@ def integrate(m0: ArrayLike, attitude0: ArrayLike, inertia: ArrayLike, h: float,
         Initial body angular momentum.
     attitude0 : array_like, shape (4,), (N, 4), (3, 3) or (N, 3, 3)
         Initial attitude: unit quaternions (scalar first, ``|q| = 1`` within 1e-10) or rotation
-        matrices (columns = body axes in the fixed frame).
+        matrices (columns = body axes in the fixed frame). A quaternion is taken as given, not
+        normalised: the methods that turn it by unit quaternions (all but ``RK4`` and
+        ``SYMROT``, which normalise every step) keep its norm to rounding.
     inertia : array_like, shape (3,), (N, 3), (3, 3), (1, 3, 3) or (N, 3, 3)
         Principal moments of inertia, positive, in any order; or inertia tensors, symmetric
         positive definite, in the body frame of ``attitude0``: (3, 3) for all bodies (for

@@ -134,6 +134,20 @@ def test_relabelled_axes_give_the_relabelled_motion(name, S):
         assert diff <= 1e-13
 
 
+@pytest.mark.parametrize("name", sorted(frb.METHODS))
+def test_a_nearly_unit_quaternion_is_taken_as_given(name):
+    """q0 with |q0| = 1 + 5e-11 (accepted: within 1e-10): RK4 and SYMROT normalise every step,
+    every other method turns q0 by unit quaternions and keeps its norm to rounding (the
+    documented rule of frb.integrate)."""
+    q0 = np.array([0.5, 0.5, 0.5, 0.5]) * (1 + 5e-11)
+    tr = frb.integrate([0.3, -0.7, 0.5], q0, [0.8, 1.7, 2.6], 0.1, 5, method=name)
+    norm = np.linalg.norm(tr.q[-1])
+    if name in ("RK4", "SYMROT"):
+        assert abs(norm - 1) <= 2e-15
+    else:
+        assert abs(norm - np.linalg.norm(q0)) <= 2e-15
+
+
 def test_batched_equals_single_bit_for_bit():
     m, q, inertia = random_bodies(9, seed=5)
     for torque in (None, heavy_top(1.0, [0.1, 0.2, 0.8]), gravity_gradient(0.5)):
