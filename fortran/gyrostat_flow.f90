@@ -165,9 +165,9 @@ module gyrostat_flow
    !> (gyrostat_flow_dd; in quadruple precision, gyrostat_periods, for more than 2^42 periods),
    !> the angle Phi of a period in double precision in a single gauge (period_angle),
    !> w = Y_u0(n Phi) W(s) with the rest W(s) by gyrostat_unit. The rounding of n Phi and of the
-   !> rest is at most (|n| + 1/2) times spread, the integral of |psi'| over a period in rounding
-   !> errors: done = .false. (the caller takes the step in quadruple precision) when that exceeds
-   !> long_step_threshold (the budget of a double-precision step's phase; spread taken times the
+   !> rest is at most (|floor(tau / T)| + 1) times spread, the integral of |psi'| over a period in
+   !> rounding errors: done = .false. (the caller takes the step in quadruple precision) when that
+   !> exceeds long_step_threshold (the budget of a double-precision step's phase; spread taken times the
    !> difference of the double-precision period from the exact one in rounding errors, when
    !> more than one), when no gauge holds for the whole orbit, when a period may lose more than
    !> refine_limit rounding errors near a separatrix, or when the rest asks for the roots of its
@@ -178,7 +178,8 @@ module gyrostat_flow
       integer, intent(in) :: e
       real(dp), intent(out) :: m1(3), w(4)
       logical, intent(out) :: done
-      real(dp) :: phi, axis(3), period, spread, n, rest, w1(4), c, s, drift, tper, tper_lo, loss, dev
+      real(dp) :: phi, axis(3), period, spread, n, rest, w1(4), c, s, drift, tper, tper_lo, loss, dev, &
+                  counted
       real(qp) :: nq, restq, lossq, ddq(3), tq, tperq
       logical :: refine, wider
 
@@ -198,6 +199,7 @@ module gyrostat_flow
          loss = real(lossq, dp)
          tperq = (tq - restq) / nq
          dev = real(abs(tperq - period), dp)
+         counted = real(abs(nq), dp) + 1
          if (2 * restq > tperq) then
             restq = restq - tperq
             nq = nq + 1
@@ -207,6 +209,7 @@ module gyrostat_flow
       else
          if (.not. done) return
          dev = abs((tper - period) + tper_lo)
+         counted = abs(n) + 1
          if (2 * rest > tper) then
             ! (rest - tper exact: tper / 2 < rest < tper)
             rest = (rest - tper) - tper_lo
@@ -216,7 +219,7 @@ module gyrostat_flow
       ! the double-precision lattice's period against the exact one: Phi moves by spread times
       ! their relative difference (near an equilibrium the lattice's rounding grows)
       drift = max(1.0_dp, dev / (epsilon(1.0_dp) * abs(period)))
-      done = loss <= refine_limit .and. (abs(n) + 0.5_dp) * spread * drift <= long_step_threshold
+      done = loss <= refine_limit .and. counted * spread * drift <= long_step_threshold
       if (.not. done) return
       call gyrostat_unit(ms, rs, dd, rest, m1, w1, refine=refine)
       done = .not. refine
