@@ -272,18 +272,21 @@ def _gil_free_during(call):
 
 def test_compiled_work_releases_the_gil(monkeypatch):
     m, q, inertia, _ = bodies(300_000, seed=3)
-    # (h = 1: the longer step, about 60 ms for these bodies on the AVX2 target)
-    assert _gil_free_during(lambda: frb.quat_step(m, q, 1.0, inertia, threads=1)) > 0
-    assert _gil_free_during(lambda: frb.dmv_step(m, q, 0.1, inertia, threads=1)) > 0
+    # (h = 1: the longer step, about 60 ms for these bodies on the AVX2 target; a DMV step about
+    # 30 ms: calls repeated so that each window is well above the 30 ms the count needs)
+    assert _gil_free_during(lambda: [frb.quat_step(m, q, 1.0, inertia, threads=1)
+                                     for _ in range(2)]) > 0
+    assert _gil_free_during(lambda: [frb.dmv_step(m, q, 0.1, inertia, threads=1)
+                                     for _ in range(4)]) > 0
     # the segmented loops as one segment each
     monkeypatch.setattr(segments, "FIRST_WORK", 10**9)
     small = slice(0, 4000)
     assert _gil_free_during(lambda: frb.integrate(m[small], q[small], inertia[small], 0.1, 2000,
                                                   method="DMV6", save_every=None, threads=1)) > 0
     assert _gil_free_during(lambda: frb.dmv_integrate(m[small], q[small], inertia[small],
-                                                      0.1, 1000, threads=1)) > 0
+                                                      0.1, 4000, threads=1)) > 0
     assert _gil_free_during(lambda: frb.splitting.integrate(
-        m[0], np.eye(3), inertia[0], 0.1, 200_000, save_every=None)) > 0
+        m[0], np.eye(3), inertia[0], 0.1, 500_000, save_every=None)) > 0
 
 
 # ---------------------------------------------------------------------- Ctrl-C
