@@ -523,8 +523,7 @@ contains
          if (has_rotor(tq)) hr = rotor_momentum(tq, j)
          do stage = 1, 4
             ! (ah: all the momentum the body carries besides m, for the gyroscopic compensation)
-            ah = body_axes_times(fb, hs(1:nw))
-            if (has_rotor(tq)) ah = ah + hr
+            ah = body_axes_times(fb, hs(1:nw)) + hr
             m = mt(:, j) - ah
             call feedback_rate_torques(fb, attitude, w_ref, m / inertia(:, j), m, hs(1:nw), ah, u(1:nw))
             if (stage == 1) then

@@ -106,8 +106,8 @@ def test_gravity_gradient_torque_formula():
     assert np.abs(gg.torque(0.0, np.eye(3), np.array([1.0, 2.0, 3.0]))).max() == 0
 
 
-#: Relabellings of the body axes by a rotation S (a signed permutation): axis i of the new body is
-#: axis |S_i| of the old one; m' = S m, I' = the moments permuted, Q' = Q S^T.
+#: Relabellings of the body axes by a rotation S (a signed permutation): axis i of the relabelled
+#: body is axis |S_i| of the given one; m' = S m, I' = the moments permuted, Q' = Q S^T.
 RELABELLINGS = [np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]]),
                 np.array([[0, 1, 0], [1, 0, 0], [0, 0, -1]])]
 
