@@ -167,12 +167,16 @@ contains
       !$omp parallel do num_threads(thread_count(seg%threads)) schedule(dynamic) &
       !$omp if(real(seg%b_last - seg%b_first + 1, dp) * max(seg%k_last - seg%k_first, 1) &
       !$omp    >= min_parallel_work .and. seg%b_last - seg%b_first >= chunk) &
-      !$omp default(none) private(b0, nc, code, kfail, jfail) &
-      !$omp shared(meth, tqb, whb, seg, chunk, n, nh, h, t0, natt, m0, att0, h0, carry, ni, &
+      !$omp default(none) private(b0, nc, code, kfail, jfail) firstprivate(tqb, whb) &
+      !$omp shared(meth, tq, wh, seg, chunk, n, nh, h, t0, natt, m0, att0, h0, carry, ni, &
       !$omp        inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, nv, vs_out)
       do ic = 1, (seg%b_last - seg%b_first + chunk) / chunk
          b0 = seg%b_first + (ic - 1) * chunk
          nc = min(chunk, seg%b_last - b0 + 1)
+         ! the per-body parameters of the torque and of the wheels from body b0 (each thread
+         ! holds its own copy of tqb, whb)
+         tqb%body_offset = tq%body_offset + b0 - 1
+         whb%offset = wh%offset + b0 - 1
          call run_chunk(meth, tqb, whb, seg, n, b0, nc, nh, h, t0, natt, m0, att0, h0, carry, ni, &
                         inertia, nk, m_out, att_out, h_out, code, kfail, jfail, cb, nv, vs_out)
          if (code /= info_ok) then
@@ -189,7 +193,8 @@ contains
       !$omp end parallel do
    end subroutine engine_run
 
-   !> engine_run for the nc bodies b0 .. b0+nc-1 (one chunk), on the calling thread. On failure
+   !> engine_run for the nc bodies b0 .. b0+nc-1 (one chunk), on the calling thread, with the
+   !> torque tq and the wheels wh whose per-body parameters start at body b0. On failure
    !> code, kfail and jfail (the body in the chunk, 1-based) report the first failing body of
    !> the first failing step, and the chunk stops there. The chunk's state lives in local arrays
    !> of engine_chunk bodies (no allocation a chunk), or allocated ones for a larger chunk (a
@@ -252,8 +257,6 @@ contains
       logical :: one_by_one
       procedure(method_step), pointer :: step
       procedure(method_free_steps), pointer :: free_steps
-      type(torque_t) :: tqc
-      type(wheels_t) :: whc
 
       code = info_ok
       kfail = 0
@@ -270,7 +273,7 @@ contains
       if (lay%ncol > 0 .and. natt == 4) call choose_lane_variational_step(meth, tq, wh, variational_step)
       if (seg%k_first == 0) then
          mc = m0(:, b0:b1)
-         ac = att0(:, b0:b1)
+         call copy_values(natt * nc, att0(1, b0), ac)
          hc = h0(:, b0:b1)
          wc = 0.0_dp
          call initial_state(lay, nc, sc)
@@ -290,11 +293,6 @@ contains
       if (associated(free_steps) .and. natt == 4 .and. nh == 1) then
          if (lane_step_replaces_free_steps(meth)) free_steps => null()
       end if
-      ! the torque and the wheels of this chunk: their per-body parameters from body b0
-      tqc = tq
-      tqc%body_offset = tq%body_offset + b0 - 1
-      whc = wh
-      whc%offset = wh%offset + b0 - 1
       one_by_one = .false.
       k = seg%k_first
       do while (k < seg%k_last)
@@ -304,11 +302,11 @@ contains
                info = info_not_implemented
             else if (ni == n) then
                call variational_step(meth, nc, k, t0 + (k - 1) * h(1), nhc, h(min(b0, nh):min(b1, nh)), mc, &
-                                     natt, ac, inertia(:, b0:b1), tqc, lay, sc, info)
+                                     natt, ac, inertia(:, b0:b1), tq, lay, sc, info)
             else
                call chunk_moments()
                call variational_step(meth, nc, k, t0 + (k - 1) * h(1), nhc, h(min(b0, nh):min(b1, nh)), mc, &
-                                     natt, ac, ic, tqc, lay, sc, info)
+                                     natt, ac, ic, tq, lay, sc, info)
             end if
          else if (associated(free_steps)) then
             ! torque-free: up to the next kept state at once (a failure: again one by one)
@@ -340,21 +338,21 @@ contains
             if (nh > 1) then
                info = info_bad_call
             else if (natt == 4 .and. associated(step) .and. ni == n) then
-               call step(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, ac, hc, inertia(:, b0:b1), wc, tqc, &
-                         whc, cb, info)
+               call step(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, ac, hc, inertia(:, b0:b1), wc, tq, &
+                         wh, cb, info)
             else if (natt == 4 .and. associated(step)) then
                call chunk_moments()
-               call step(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, ac, hc, ic, wc, tqc, whc, cb, info)
+               call step(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, ac, hc, ic, wc, tq, wh, cb, info)
             else if (wheels_active(wh)) then
                info = info_not_implemented
             else if (meth%family == family_exact_splittings .and. ni == n) then
                ! attitudes held as matrices (Q^T): the exact-flow splittings only
                call exact_splitting_flows(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, natt, ac, &
-                                          inertia(:, b0:b1), tqc, cb)
+                                          inertia(:, b0:b1), tq, cb)
             else if (meth%family == family_exact_splittings) then
                call chunk_moments()
                call exact_splitting_flows(meth, nc, k, t0 + (k - 1) * h(1), h(1), mc, natt, ac, ic, &
-                                          tqc, cb)
+                                          tq, cb)
             else
                info = info_not_implemented
             end if
@@ -402,12 +400,21 @@ contains
          slot = save_slot(kk, seg%nsteps, seg%save_every)
          if (slot > 0) then
             m_out(:, b0:b1, slot) = mc
-            att_out(:, b0:b1, slot) = ac
+            call copy_values(natt * nc, ac, att_out(1, b0, slot))
             if (wh%nw > 0) h_out(:, b0:b1, slot) = hc
             if (lay%ncol > 0) vs_out(:, b0:b1, slot) = reshape(sc, [nv, nc])
          end if
       end subroutine keep
    end subroutine chunk_steps
+
+   !> y = x for n values (a chunk's attitudes, whole columns, copied as one run).
+   pure subroutine copy_values(n, x, y)
+      integer, intent(in) :: n
+      real(dp), intent(in) :: x(n)
+      real(dp), intent(out) :: y(n)
+
+      y = x
+   end subroutine copy_values
 
    !> The first body of a chunk that failed in a step: its info code, or info_non_finite for a
    !> state that is not finite.

@@ -32,7 +32,7 @@ module exact_splittings
    use variational, only: layout_t, apply_jacobian, apply_kick
    use exact_flow, only: free_flow, rotate_matrix_tr
    use gyrostat_flow, only: gyrostat_step
-   use simd_dispatch, only: free_flow_chunk, flow_lanes_width, state_jacobian_chunk
+   use simd_dispatch, only: flow_turn_chunk, flow_lanes_width, state_jacobian_chunk
    use flow_derivatives, only: free_flow_jacobian
    use parallel, only: thread_count
    use rotations, only: qmul, hat
@@ -238,14 +238,14 @@ contains
    end subroutine gyrostat_flows
 
    !> The exact (quadrature = 0) or semi-exact free flow of the n bodies, body j over the time
-   !> tf(min(j, ntf)) with the moments inertia(:, min(j, ni)), flow_lanes_width bodies in lock-step (free_flow_chunk: the results of
-   !> free_flow bit for bit), for attitudes held as quaternions (natt = 4: q <- q w) or as
-   !> transposed matrices (natt = 9: Q <- Q E(w), rotate_matrix_tr, the update of frb.frb_step).
+   !> tf(min(j, ntf)) with the moments inertia(:, min(j, ni)), flow_lanes_width bodies in lock-step
+   !> (flow_batches.flow_turn_chunk of the SIMD target in use: the results of free_flow bit for
+   !> bit), for attitudes held as quaternions (natt = 4: q <- q w) or as transposed matrices
+   !> (natt = 9: Q <- Q E(w), rotate_matrix_tr, the update of frb.frb_step).
    subroutine exact_free_flows(n, ntf, tf, quadrature, m, natt, att, ni, inertia)
       integer, intent(in) :: n, ntf, quadrature, natt, ni
       real(dp), intent(in) :: tf(ntf), inertia(3, ni)
       real(dp), intent(inout) :: m(3, n), att(natt, n)
-      real(dp) :: m1(3, flow_lanes_width), w(4, flow_lanes_width)
       integer :: b0, nc
       if (n == 1) then
          call free_flow_one(tf(1), quadrature, m, natt, att, inertia(:, 1))
@@ -254,15 +254,9 @@ contains
       do b0 = 1, n, flow_lanes_width
          nc = min(flow_lanes_width, n - b0 + 1)
          ! (the lanes read body i's step and moments at min(i, nh) and min(i, ni) of the slices)
-         call free_flow_chunk(nc, 1, min(ntf, nc), min(ni, nc), m(:, b0:b0 + nc - 1), &
-                              tf(min(b0, ntf):min(b0 + nc - 1, ntf)), &
-                              inertia(:, min(b0, ni):min(b0 + nc - 1, ni)), quadrature, m1, w)
-         m(:, b0:b0 + nc - 1) = m1(:, 1:nc)
-         if (natt == 4) then
-            call rotate_quaternions(nc, att(:, b0:b0 + nc - 1), w)
-         else
-            call rotate_matrices(nc, att(:, b0:b0 + nc - 1), w)
-         end if
+         call flow_turn_chunk(natt, nc, 1, min(ntf, nc), min(ni, nc), m(:, b0:b0 + nc - 1), &
+                              att(:, b0:b0 + nc - 1), tf(min(b0, ntf):min(b0 + nc - 1, ntf)), &
+                              inertia(:, min(b0, ni):min(b0 + nc - 1, ni)), quadrature)
       end do
    end subroutine exact_free_flows
 

@@ -28,7 +28,7 @@ module flow_batches
    implicit none
    private
 
-   public :: flow_batch
+   public :: flow_batch, flow_turn_chunk
 
    !> Attitude forms, by their components per body: Q^T (3, 3) or the quaternion (4).
    integer, parameter, public :: attitude_matrix = 9, attitude_quat = 4
@@ -130,7 +130,7 @@ contains
       real(c_double), intent(inout) :: m_out(3, nc), att_out(na * nc)
       integer, intent(inout) :: first_bad
       logical, intent(out) :: bad
-      real(c_double) :: w(4, nb), mt(3, nb), at(9 * nb), scales(chunk_scales)
+      real(c_double) :: scales(chunk_scales)
       integer :: i, s, codes(nb)
       logical :: valid
 
@@ -145,40 +145,46 @@ contains
          call note_invalid(codes(1:nc), b0, first_bad, bad)
          if (bad) return
       end if
-      ! one call of each part (free_flow_chunk, turn): step s from the states mt, at
-      mt(:, 1:nc) = m
-      at(1:na * nc) = att
-      if (nsteps <= 0) then
-         m_out = m
-         att_out = att
-      end if
+      m_out = m
+      att_out = att
       do s = 1, nsteps
-         if (s > 1) then
-            mt(:, 1:nc) = m_out
-            at(1:na * nc) = att_out
-         end if
-         call free_flow_chunk(nc, b0, nh, ni, mt, h, inertia, quadrature, m_out, w)
-         call turn(na, nc, at, w, att_out)
+         call flow_turn_chunk(na, nc, b0, nh, ni, m_out, att_out, h, inertia, quadrature)
       end do
    end subroutine chunk_steps
 
-   !> The attitudes a (na, nc) of a chunk turned by the quaternions w of their steps:
+   !> One step of the free flow for the nc bodies b0 .. b0 + nc - 1 of a batch, in place: their
+   !> momenta m(3, nc) by free_flow_chunk (the steps h(nh) and moments inertia(3, ni) of the whole
+   !> batch, as there) and their attitudes att (na, nc) turned by the steps' quaternions (turn).
+   pure subroutine flow_turn_chunk(na, nc, b0, nh, ni, m, att, h, inertia, quadrature)
+      integer, intent(in) :: na, nc, b0, nh, ni, quadrature
+      real(c_double), intent(inout) :: m(3, nc), att(na * nc)
+      real(c_double), intent(in) :: h(nh), inertia(3, ni)
+      real(c_double) :: m1(3, nb), w(4, nb)
+
+      call free_flow_chunk(nc, b0, nh, ni, m, h, inertia, quadrature, m1, w)
+      m = m1(:, 1:nc)
+      call turn(na, nc, att, w)
+   end subroutine flow_turn_chunk
+
+   !> The attitudes a (na, nc) of a chunk turned by the quaternions w of their steps, in place:
    !> Q^T -> (Q E(w))^T, or q -> q w (each form with its own fixed sizes).
-   pure subroutine turn(na, nc, a, w, a_out)
+   pure subroutine turn(na, nc, a, w)
       integer, intent(in) :: na, nc
-      real(c_double), intent(in) :: a(na * nc), w(4, nc)
-      real(c_double), intent(out) :: a_out(na * nc)
+      real(c_double), intent(inout) :: a(na * nc)
+      real(c_double), intent(in) :: w(4, nc)
+      real(c_double) :: turned(9)
       integer :: i
 
       if (na == attitude_matrix) then
          ! (a call: inlined here, the products of the AVX2 and AVX-512 targets were fused into
          ! vfmaddsub instructions by GCC 12's vectoriser despite -ffp-contract=off)
          do i = 1, nc
-            call rotate_matrix_tr(a(9 * i - 8:9 * i), w(:, i), a_out(9 * i - 8:9 * i))
+            call rotate_matrix_tr(a(9 * i - 8:9 * i), w(:, i), turned)
+            a(9 * i - 8:9 * i) = turned
          end do
       else
          do i = 1, nc
-            a_out(4 * i - 3:4 * i) = qmul(a(4 * i - 3:4 * i), w(:, i))
+            a(4 * i - 3:4 * i) = qmul(a(4 * i - 3:4 * i), w(:, i))
          end do
       end if
    end subroutine turn

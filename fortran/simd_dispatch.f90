@@ -29,9 +29,9 @@ module simd_dispatch
    use flow_tangent_lanes_avx2, only: jacobian_avx2 => state_jacobian_chunk
    use flow_tangent_lanes_avx512, only: jacobian_avx512 => state_jacobian_chunk
    use moser_veselov, only: many_baseline => dmv_integrate_many, steps_baseline => dmv_blocks_steps
-   use flow_batches, only: batch_baseline => flow_batch
-   use flow_batches_avx2, only: batch_avx2 => flow_batch
-   use flow_batches_avx512, only: batch_avx512 => flow_batch
+   use flow_batches, only: batch_baseline => flow_batch, turn_baseline => flow_turn_chunk
+   use flow_batches_avx2, only: batch_avx2 => flow_batch, turn_avx2 => flow_turn_chunk
+   use flow_batches_avx512, only: batch_avx512 => flow_batch, turn_avx512 => flow_turn_chunk
    use moser_veselov_avx2, only: many_avx2 => dmv_integrate_many, steps_avx2 => dmv_blocks_steps
    use moser_veselov_avx512, only: many_avx512 => dmv_integrate_many, &
                                    steps_avx512 => dmv_blocks_steps
@@ -57,7 +57,7 @@ module simd_dispatch
    private
 
    public :: flow_lanes_width, select_cpu_target, cpu_target, best_cpu_target
-   public :: free_flow_chunk, flow_batch, dmv_integrate_many, dmv_blocks_steps, state_jacobian_chunk
+   public :: free_flow_chunk, flow_batch, flow_turn_chunk, dmv_integrate_many, dmv_blocks_steps, state_jacobian_chunk
    public :: runge_kutta_lanes_step, splitting_lanes_step, lie_group_lanes_step, &
              runge_kutta_tangent_lanes_step, implicit_lanes_step, check_batch
 
@@ -66,7 +66,8 @@ module simd_dispatch
    integer, protected :: cpu_target = cpu_target_baseline
 
    ! The entry points, each the routine of the same name of the target in use (the same arguments
-   ! and results as the baseline's): exact_flow_lanes.free_flow_chunk, flow_batches.flow_batch,
+   ! and results as the baseline's): exact_flow_lanes.free_flow_chunk, flow_batches.flow_batch and
+   ! flow_turn_chunk,
    ! flow_tangent_lanes.state_jacobian_chunk,
    ! moser_veselov.dmv_integrate_many and dmv_blocks_steps, runge_kutta_lanes.runge_kutta_lanes_step
    ! splitting_lanes.splitting_lanes_step and lie_group_lanes.lie_group_lanes_step
@@ -77,6 +78,7 @@ module simd_dispatch
    procedure(chunk_baseline), pointer, protected :: free_flow_chunk => chunk_baseline
    procedure(jacobian_baseline), pointer, protected :: state_jacobian_chunk => jacobian_baseline
    procedure(batch_baseline), pointer, protected :: flow_batch => batch_baseline
+   procedure(turn_baseline), pointer, protected :: flow_turn_chunk => turn_baseline
    procedure(many_baseline), pointer, protected :: dmv_integrate_many => many_baseline
    procedure(steps_baseline), pointer, protected :: dmv_blocks_steps => steps_baseline
    procedure(method_step), pointer, protected :: runge_kutta_lanes_step => rk4_baseline
@@ -119,6 +121,7 @@ contains
          free_flow_chunk => chunk_avx512
          state_jacobian_chunk => jacobian_avx512
          flow_batch => batch_avx512
+         flow_turn_chunk => turn_avx512
          dmv_integrate_many => many_avx512
          dmv_blocks_steps => steps_avx512
          runge_kutta_lanes_step => rk4_avx512
@@ -131,6 +134,7 @@ contains
          free_flow_chunk => chunk_avx2
          state_jacobian_chunk => jacobian_avx2
          flow_batch => batch_avx2
+         flow_turn_chunk => turn_avx2
          dmv_integrate_many => many_avx2
          dmv_blocks_steps => steps_avx2
          runge_kutta_lanes_step => rk4_avx2
@@ -143,6 +147,7 @@ contains
          free_flow_chunk => chunk_baseline
          state_jacobian_chunk => jacobian_baseline
          flow_batch => batch_baseline
+         flow_turn_chunk => turn_baseline
          dmv_integrate_many => many_baseline
          dmv_blocks_steps => steps_baseline
          runge_kutta_lanes_step => rk4_baseline
