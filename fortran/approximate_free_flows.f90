@@ -47,7 +47,7 @@
 !   newton_max_iter = 50 (step_interface).
 ! * NYSTROM4 (variant_nystrom4): the fourth-order Nystrom splitting of section 4 of the paper,
 !   U(h/6) T(h/2) U(2h/3) V(-h^3/72) T(h/2) U(h/6), with T the EXACT free flow (exact_free_flows of
-!   exact_splittings: free_flow of exact_flow, 8 bodies in lock-step), U the kick m += tau T_b(t, Q) of the field torque
+!   exact_splittings: free_flow of exact_flow, bodies in lock-step), U the kick m += tau T_b(t, Q) of the field torque
 !   and V the kick m += tau field_v_torque(Q) of the modified potential V = {U, {U, T}} (its
 !   flow derived again from V, see torques.f90: the printed heavy-top V-flow is wrong by a factor
 !   -2 and lacks its third component; the property used is {U, {U, {U, T}}} = 0, where the paper

@@ -1,7 +1,7 @@
 """SIMD target of the batched exact flows: which compiled copy of the lane kernels runs.
 
 The batched exact and semi-exact steps (:func:`frb.frb_step`, :func:`frb.quat_step` on
-several bodies, and the exact splittings of :func:`frb.integrate`) advance eight bodies at a
+several bodies, and the exact splittings of :func:`frb.integrate`) advance 32 bodies at a
 time in lock-step, and their kernels are compiled once per instruction set:
 
 ``baseline``
