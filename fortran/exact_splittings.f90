@@ -30,12 +30,13 @@ module exact_splittings
    use numbers_table, only: control_kd, engine_chunk
    use torques, only: torque_field, torque_gravity_gradient
    use variational, only: layout_t, apply_jacobian, apply_kick
-   use exact_flow, only: free_flow, rotate_matrix_tr
+   use exact_flow, only: free_flow
    use gyrostat_flow, only: gyrostat_step
    use simd_dispatch, only: flow_turn_chunk, flow_lanes_width, state_jacobian_chunk
+   use flow_batches, only: turn_attitudes
    use flow_derivatives, only: free_flow_jacobian
    use parallel, only: thread_count
-   use rotations, only: qmul, hat
+   use rotations, only: hat
    implicit none
    private
 
@@ -229,11 +230,7 @@ contains
       do j = 1, n
          call gyrostat_step(m(:, j), rotor_momentum(tq, j), tf, inertia(:, j), m1, w(:, 1))
          m(:, j) = m1
-         if (natt == 4) then
-            call rotate_quaternions(1, att(:, j), w)
-         else
-            call rotate_matrices(1, att(:, j), w)
-         end if
+         call turn_attitudes(natt, 1, att(:, j), w)
       end do
    end subroutine gyrostat_flows
 
@@ -291,11 +288,7 @@ contains
             end do
          end if
          m(:, b0:b0 + nc - 1) = m1(:, 1:nc)
-         if (natt == 4) then
-            call rotate_quaternions(nc, att(:, b0:b0 + nc - 1), w)
-         else
-            call rotate_matrices(nc, att(:, b0:b0 + nc - 1), w)
-         end if
+         call turn_attitudes(natt, nc, att(:, b0:b0 + nc - 1), w)
       end do
    end subroutine exact_free_flow_jacobians
 
@@ -345,38 +338,8 @@ contains
 
       call free_flow(m, tf, inertia, quadrature, m1, w)
       m = m1
-      if (natt == 4) then
-         call rotate_quaternions(1, att, w)
-      else
-         call rotate_matrices(1, att, w)
-      end if
+      call turn_attitudes(natt, 1, att, w)
    end subroutine free_flow_one
-
-   !> q_j <- q_j w_j for nc quaternions.
-   pure subroutine rotate_quaternions(nc, q, w)
-      integer, intent(in) :: nc
-      real(dp), intent(inout) :: q(4, nc)
-      real(dp), intent(in) :: w(4, *)
-      integer :: j
-
-      do j = 1, nc
-         q(:, j) = qmul(q(:, j), w(:, j))
-      end do
-   end subroutine rotate_quaternions
-
-   !> Q_j <- Q_j E(w_j) for nc matrices held as qt(:, :, j) = Q_j^T.
-   pure subroutine rotate_matrices(nc, qt, w)
-      integer, intent(in) :: nc
-      real(dp), intent(inout) :: qt(3, 3, nc)
-      real(dp), intent(in) :: w(4, *)
-      real(dp) :: q1(3, 3)
-      integer :: j
-
-      do j = 1, nc
-         call rotate_matrix_tr(qt(:, :, j), w(:, j), q1)
-         qt(:, :, j) = q1
-      end do
-   end subroutine rotate_matrices
 
    ! --- the variational steps (frb.integrate(..., sensitivities=...), module variational) ---
 

@@ -28,7 +28,7 @@ module flow_batches
    implicit none
    private
 
-   public :: flow_batch, flow_turn_chunk
+   public :: flow_batch, flow_turn_chunk, turn_attitudes
 
    !> Attitude forms, by their components per body: Q^T (3, 3) or the quaternion (4).
    integer, parameter, public :: attitude_matrix = 9, attitude_quat = 4
@@ -154,7 +154,8 @@ contains
 
    !> One step of the free flow for the nc bodies b0 .. b0 + nc - 1 of a batch, in place: their
    !> momenta m(3, nc) by free_flow_chunk (the steps h(nh) and moments inertia(3, ni) of the whole
-   !> batch, as there) and their attitudes att (na, nc) turned by the steps' quaternions (turn).
+   !> batch, as there) and their attitudes att (na, nc) turned by the steps' quaternions
+   !> (turn_attitudes).
    pure subroutine flow_turn_chunk(na, nc, b0, nh, ni, m, att, h, inertia, quadrature)
       integer, intent(in) :: na, nc, b0, nh, ni, quadrature
       real(c_double), intent(inout) :: m(3, nc), att(na * nc)
@@ -163,12 +164,12 @@ contains
 
       call free_flow_chunk(nc, b0, nh, ni, m, h, inertia, quadrature, m1, w)
       m = m1(:, 1:nc)
-      call turn(na, nc, att, w)
+      call turn_attitudes(na, nc, att, w)
    end subroutine flow_turn_chunk
 
    !> The attitudes a (na, nc) of a chunk turned by the quaternions w of their steps, in place:
    !> Q^T -> (Q E(w))^T, or q -> q w (each form with its own fixed sizes).
-   pure subroutine turn(na, nc, a, w)
+   pure subroutine turn_attitudes(na, nc, a, w)
       integer, intent(in) :: na, nc
       real(c_double), intent(inout) :: a(na * nc)
       real(c_double), intent(in) :: w(4, nc)
@@ -187,7 +188,7 @@ contains
             a(4 * i - 3:4 * i) = qmul(a(4 * i - 3:4 * i), w(:, i))
          end do
       end if
-   end subroutine turn
+   end subroutine turn_attitudes
 
    !> The checks code of one body (checks.f90), its attitude a in the form na.
    pure integer function body_code(na, m, h, inertia, a, tol) result(code)

@@ -4,7 +4,7 @@
 ! lock-step: the free flows in the lanes of exact_flow_lanes (free_flow_chunk, q <- q w), the
 ! kicks in those of torque_lanes. For a torque of the attitude alone that torque_lanes takes, and
 ! quaternion attitudes. Each body gets the operations of exact_splitting_flows (exact_free_flows,
-! rotate_quaternions, torque_flow's kick) in the same order, so the results are those of the
+! flow_batches.turn_attitudes, torque_flow's kick) in the same order, so the results are those of the
 ! one-body step bit for bit.
 !
 ! The attitudes of the chunk stay in the lanes' layout (ql(j, :) = q(:, j)) through all the flows
@@ -139,7 +139,8 @@ contains
    end subroutine splitting_block
 
    !> q <- qmul(q, w) on the lanes c0 .. c0+nc-1, w(:, l) the turn of lane c0 + l - 1
-   !> (rotate_quaternions' update q <- q w: quaternion_generic's qmul, the same operations).
+   !> (turn_attitudes' update q <- q w of flow_batches: quaternion_generic's qmul, the same
+   !> operations).
    pure subroutine turn(c0, nc, ql, w)
       integer, intent(in) :: c0, nc
       real(dp), intent(inout) :: ql(lane_block, 4)

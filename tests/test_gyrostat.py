@@ -473,10 +473,10 @@ def test_fast_passages_of_the_orbit_against_the_taylor_solution():
 def test_steps_of_whole_periods_against_the_taylor_solution():
     """Steps of several periods, whose angle of a period comes from the trapezoidal rule in one
     gauge (period_holonomy) and whose rest lies within half a period: a double-precision step of
-    phase 43 (|h_r| = 0.69 |m|; composing the panels of a period erred by 2.1e-13 there), a long
-    step of phase 66 with the rotor on an axis (a doubling criterion relying on the rule's
-    geometric rate, 2^-39 of the spread, erred by 4.7e-14), and fast rotors of tens to hundreds
-    of periods: m and the attitude within 1e-13 of the 300-bit Taylor solution."""
+    phase 43 (|h_r| = 0.69 |m|; composed panels of a period err by 2.1e-13 there), a long step
+    of phase 66 with the rotor on an axis (a doubling criterion relying on the rule's geometric
+    rate, 2^-39 of the spread, errs by 4.7e-14), and fast rotors of tens to hundreds of periods:
+    m and the attitude within 1e-13 of the 300-bit Taylor solution."""
     bodies = [  # m, h_r, inertia, steps h
         ([1.790214262986198, 1.016211570665649, -0.9237440986624822],
          [0.3610063324920149, -0.6352957184857427, -1.3674728414660662],
