@@ -18,7 +18,9 @@
 !> torque_none for no torque), terms(2, i) the block of its per-body parameters in body (0: none)
 !> and terms(3:, i) its parameters; times(1) the initial time and times(2:) the step (one, or one
 !> per body for a torque-free run); m0, att0 the initial state; m, att, ws the state carried
-!> between segments; m_out, att_out the kept states (updated in place). The reaction wheels
+!> between segments, flat (3, nr), (natt, nr), (nws, nr) of nr = n bodies, or of none (nr = 0)
+!> for a call that runs its bodies from the first step to the last (it carries nothing: no memory
+!> to pass); m_out, att_out the kept states (updated in place). The reaction wheels
 !> (config(run_wheel_law) /= wheel_law_none): wheels(:, i, b) axis and row of the pseudo-inverse
 !> of wheel i (b: one for all bodies, or per body), law the parameters of the law (one column, or
 !> one per body), h0 their initial momenta, hw the momenta carried between segments, h_out the
@@ -26,24 +28,24 @@
 !> (one element each will do). vs the variational state carried between segments and vs_out its
 !> kept values, flat: vs(nv_rows, n) and vs_out(nv_rows, n, nk), nv_rows = variational_rows times
 !> the columns of the parts config(run_variational) (module variational), empty without
-!> (nv = nv_rows n, nvk = nv_rows n nk).
+!> (nv = nv_rows nr, nvk = nv_rows n nk); hw of nhw = n bodies, or none with nr = 0.
 subroutine engine_segment(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, body, nh1, times, n, natt, &
-                          m0, att0, ni, inertia, nw, m, att, ws, nk, m_out, att_out, nv, vs, nvk, vs_out, &
+                          m0, att0, ni, inertia, nm, m, nat, att, nw, ws, nk, m_out, att_out, nv, vs, nvk, vs_out, &
                           wr, nwh, na, wheels, lr, nl, law, nh0, h0, nhw, hw, nho, nhk, h_out, status, &
                           fail_step, fail_body, cb, lcb)
    use kinds, only: dp
    use engine, only: engine_run, segment_t, carried_t
    use run_configuration, only: configure_run
-   use step_interface, only: method_t, info_bad_call
+   use step_interface, only: method_t, nws, info_bad_call
    use torques, only: torque_t
    use wheels, only: wheels_t, user_law_cb, wheel_law_user
    implicit none
-   integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, ni, nw, nk, wr, nwh, na, lr, nl
-   integer, intent(in) :: nh0, nhw, nho, nhk, nv, nvk
+   integer, intent(in) :: nc, np, nf, ntr, nt, nbr, nb, nh1, n, natt, ni, nm, nat, nw, nk, wr, nwh, na
+   integer, intent(in) :: lr, nl, nh0, nhw, nho, nhk, nv, nvk
    integer, intent(in) :: config(nc)
    real(dp), intent(in) :: plan(np, nf), terms(ntr, nt), body(nbr, nb), times(nh1)
    real(dp), intent(in) :: m0(3, n), att0(natt, n), inertia(3, ni)
-   real(dp), intent(inout), target :: m(3, n), att(natt, n), ws(nw, n), vs(nv), hw(nwh, nhw)
+   real(dp), intent(inout), target :: m(nm), att(nat), ws(nw), vs(nv), hw(nwh, nhw)
    real(dp), intent(inout) :: m_out(3, n, nk), att_out(natt, n, nk), vs_out(nvk)
    real(dp), intent(in) :: wheels(wr, nwh, na), law(lr, nl)
    real(dp), intent(in) :: h0(nwh, nh0)
@@ -57,23 +59,37 @@ subroutine engine_segment(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, bod
    type(segment_t) :: seg
    type(carried_t) :: carry
    logical :: ok
-   integer :: rows
+   integer :: rows, nr
 
    fail_step = 0
    fail_body = 0
    status = info_bad_call
-   call configure_run(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, nh1, n, natt, ni, nw, nk, nv, &
-                      nvk, wr, nwh, na, lr, nl, nh0, nhw, nho, nhk, meth, tq, wh, seg, ok)
+   nr = nm / 3
+   if (nm /= 3 * nr .or. nat /= natt * nr .or. nw /= nws * nr) return
+   if (nr == n) then
+      call configure_run(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, nh1, n, natt, ni, nws, nk, nv, &
+                         nvk, wr, nwh, na, lr, nl, nh0, nhw, nho, nhk, meth, tq, wh, seg, ok)
+   else if (nr == 0 .and. nv == 0) then
+      ! no state to carry: the sizes of the carried arrays are those of a run that has them
+      call configure_run(nc, config, np, nf, plan, ntr, nt, terms, nbr, nb, nh1, n, natt, ni, nws, nk, &
+                         nvk / max(nk, 1), nvk, wr, nwh, na, lr, nl, nh0, nh0, nho, nhk, meth, tq, wh, &
+                         seg, ok)
+      ok = ok .and. seg%k_first == 0 .and. seg%k_last == seg%nsteps
+   else
+      return
+   end if
    if (.not. ok) return
    if (wh%law == wheel_law_user) wh%cb => lcb
-   ! the state carried between segments: the arrays given
-   carry%m => m
-   carry%att => att
-   carry%ws => ws
-   if (wh%nw > 0) carry%hw => hw
    rows = 0
-   if (n > 0) rows = nv / n
-   carry%vs(1:rows, 1:n) => vs
+   if (n > 0 .and. nk > 0) rows = nvk / nk / n
+   if (nr == n) then
+      ! the state carried between segments: the arrays given
+      carry%m(1:3, 1:n) => m
+      carry%att(1:natt, 1:n) => att
+      carry%ws(1:nws, 1:n) => ws
+      if (wh%nw > 0) carry%hw => hw
+      carry%vs(1:rows, 1:n) => vs
+   end if
    call engine_run(meth, tq, wh, seg, n, nh1 - 1, times(2:nh1), times(1), natt, m0, att0, h0, carry, &
                    ni, inertia, nk, m_out, att_out, h_out, status, fail_step, fail_body, cb, rows, vs_out, &
                    body, wheels, law)

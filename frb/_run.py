@@ -962,18 +962,15 @@ def _run_engine(run: Run, outs: tuple[NDArray[np.float64], ...], cb: Any, lcb: A
                                                           att_out=att_out.T, h_out=h_out.T,
                                                           vs_out=vs_out.reshape(-1), **wheel_inputs)
         return (fail_step, fail_body, status) if status else None
-    # the state between segments (not touched by a run in one segment: no page faults)
-    m = np.empty(run.m.shape)
-    att = np.empty(run.attitude.shape)
-    hw = np.empty((n, h_out.shape[2])) if active else np.zeros((1, 1))
-    ws = np.empty((n, _sn.NWS))
-    vs = np.empty((n, run.ncol * _sn.VARIATIONAL_ROWS))
     compiled = _core.engine_segment_gil if user else _core.engine_segment
     config = np.array(run.config)
     inputs = (config, *run.engine_inputs[1:])
-    state = dict(m=m.T, att=att.T, ws=ws.T, m_out=m_out.T, att_out=att_out.T, hw=hw.T,
-                 h_out=h_out.T, vs=vs.reshape(-1), vs_out=vs_out.reshape(-1), cb=cb, lcb=lcb,
-                 **wheel_inputs)
+    state = dict(m_out=m_out.T, att_out=att_out.T, h_out=h_out.T, vs_out=vs_out.reshape(-1),
+                 cb=cb, lcb=lcb, **wheel_inputs)
+    # the state between segments, of no body while every call takes its bodies through all the
+    # steps (an allocation of n bodies makes numpy's memory fresh pages, whose first touch by
+    # the kept states costs more than a short run's steps)
+    state.update(_carried(run, 0, h_out.shape[2] if active else 0))
 
     def advance(b_first: int, b_last: int, k_first: int, k_last: int
                 ) -> tuple[int, int, int] | None:
@@ -981,12 +978,24 @@ def _run_engine(run: Run, outs: tuple[NDArray[np.float64], ...], cb: Any, lcb: A
         config[_sn.RUN_LAST_BODY - 1] = b_last
         config[_sn.RUN_FIRST_STEP - 1] = k_first
         config[_sn.RUN_LAST_STEP - 1] = k_last
+        if (k_first > 0 or k_last < run.nsteps) and state["m"].size != 3 * n:
+            state.update(_carried(run, n, h_out.shape[2] if active else 0))
         status, fail_step, fail_body = compiled(*inputs, **state)
         return (fail_step, fail_body, status) if status else None
 
     return in_segments(advance, run.nsteps, n, align=int(run.config[_sn.RUN_CHUNK - 1]),
                        split_bodies=not user, threads=run.threads, progress=run.progress,
                        label=run.label, first_work=run.first_work or None)
+
+
+def _carried(run: Run, bodies: int, wheels: int) -> dict[str, NDArray[np.float64]]:
+    """The state carried between the compiled calls of a run, for bodies 0 or run.n bodies (the
+    compiled loop's m, att, ws, vs flat, hw (wheels, bodies)); wheels: the wheels' count (0: no
+    wheel law, whose hw is not read)."""
+    hw = np.empty((bodies, wheels)) if wheels else np.zeros((1, 1))
+    return dict(m=np.empty(bodies * 3), att=np.empty(bodies * run.natt),
+                ws=np.empty(bodies * _sn.NWS), hw=hw.T,
+                vs=np.empty(bodies * run.ncol * _sn.VARIATIONAL_ROWS))
 
 
 def in_segments(advance: Advance, nsteps: int, n: int, *, align: int = 1,
