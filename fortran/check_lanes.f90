@@ -84,11 +84,23 @@ contains
             call state_pass(m(1, i), m(2, i), m(3, i), h(1), inertia(1, 1), inertia(2, 1), &
                             inertia(3, 1), ok, big, small, lo, hi, phase, factor)
          end do
+      else if (nh == 1) then
+         ! one loop for each of the other forms, whose indices are then linear (vectorised)
+         do i = 1, nc
+            call state_pass(m(1, i), m(2, i), m(3, i), h(1), inertia(1, is + i - 1), &
+                            inertia(2, is + i - 1), inertia(3, is + i - 1), ok, big, small, lo, hi, &
+                            phase, factor)
+         end do
+      else if (ni == 1) then
+         do i = 1, nc
+            call state_pass(m(1, i), m(2, i), m(3, i), h(hs + i - 1), inertia(1, 1), inertia(2, 1), &
+                            inertia(3, 1), ok, big, small, lo, hi, phase, factor)
+         end do
       else
          do i = 1, nc
-            call state_pass(m(1, i), m(2, i), m(3, i), h(min(b0 + i - 1, nh)), &
-                            inertia(1, min(b0 + i - 1, ni)), inertia(2, min(b0 + i - 1, ni)), &
-                            inertia(3, min(b0 + i - 1, ni)), ok, big, small, lo, hi, phase, factor)
+            call state_pass(m(1, i), m(2, i), m(3, i), h(hs + i - 1), inertia(1, is + i - 1), &
+                            inertia(2, is + i - 1), inertia(3, is + i - 1), ok, big, small, lo, hi, &
+                            phase, factor)
          end do
       end if
       if (na == 4) then
