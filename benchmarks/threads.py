@@ -39,6 +39,7 @@ def routes():
     big = big + (frb.quat_to_matrix(big[1]),)
     small = bodies(1_000, rng=1)
     mid = bodies(10_000, rng=2)
+    many = bodies(100_000, rng=3)
     top = heavy_top(1.0, [0.1, 0.2, 0.8])
     return [
         ("quat_step, 1e5 bodies, h = 0.1", lambda t: frb.quat_step(*big[:2], 0.1, big[2], threads=t)),
@@ -49,6 +50,10 @@ def routes():
             *mid[:2], mid[2], 0.01, 10, method="RK4", torque=top, save_every=None, threads=t)),
         ("integrate STRANG heavy top, 1e4 bodies x 10", lambda t: frb.integrate(
             *mid[:2], mid[2], 0.01, 10, method="STRANG", torque=top, save_every=None, threads=t)),
+        ("integrate RK4 heavy top, 1e5 bodies x 10", lambda t: frb.integrate(
+            *many[:2], many[2], 0.01, 10, method="RK4", torque=top, save_every=None, threads=t)),
+        ("integrate STRANG heavy top, 1e5 bodies x 10", lambda t: frb.integrate(
+            *many[:2], many[2], 0.01, 10, method="STRANG", torque=top, save_every=None, threads=t)),
     ]
 
 

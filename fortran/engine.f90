@@ -41,6 +41,10 @@ module engine
 
    public :: family_step, family_free_steps, family_variational_step, engine_run, segment_t, carried_t
 
+   !> Chunk-steps a thread of engine_run takes at a time (whole chunks, at least one): 16 chunks of
+   !> a one-step segment, one chunk of a segment of 16 steps or more.
+   integer, parameter :: grab_steps = 16
+
    !> The part of a run one call takes, and how: steps k_first+1 .. k_last of a run of nsteps
    !> steps (the kept states: save_every, see parallel's save_slot), for the bodies b_first ..
    !> b_last (1-based), stepped chunk bodies at a time on threads threads (0: the OpenMP default).
@@ -151,7 +155,7 @@ contains
       procedure(user_torque_cb) :: cb
       integer, intent(in) :: nv
       real(dp), intent(inout) :: vs_out(nv, n, nk)
-      integer :: b0, nc, ic, code, kfail, jfail, chunk
+      integer :: b0, nc, ic, code, kfail, jfail, chunk, grab
       type(torque_t) :: tqb
       type(wheels_t) :: whb
 
@@ -164,7 +168,10 @@ contains
       fail_step = 0
       fail_body = 0
       chunk = max(1, seg%chunk)
-      !$omp parallel do num_threads(thread_count(seg%threads)) schedule(dynamic) &
+      ! chunks a thread takes at a time: a chunk of one or two steps is short enough that taking
+      ! it (an atomic add on the loop's shared counter) is a measurable part of its time
+      grab = max(1, grab_steps / max(seg%k_last - seg%k_first, 1))
+      !$omp parallel do num_threads(thread_count(seg%threads)) schedule(dynamic, grab) &
       !$omp if(real(seg%b_last - seg%b_first + 1, dp) * max(seg%k_last - seg%k_first, 1) &
       !$omp    >= min_parallel_work .and. seg%b_last - seg%b_first >= chunk) &
       !$omp default(none) private(b0, nc, code, kfail, jfail) firstprivate(tqb, whb) &

@@ -632,7 +632,7 @@ def prepare(req: Request) -> Run:
         check_dmv_inertia(info, I2, single)
     terms, tbody, user = _torque_form(tq, n)
     rotor_phase = 0.0
-    if n and np.isfinite(m2).all():
+    if n and getattr(tq, "internal_momentum", None) is not None and np.isfinite(m2).all():
         # a gyrostat (rotors in the torque, or wheels without a law): its steps' phase counts
         # the rotor's momentum, in every method (a non-finite m is refused by the checks of the
         # bodies, naming it)
