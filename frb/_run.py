@@ -968,8 +968,8 @@ def _run_engine(run: Run, outs: tuple[NDArray[np.float64], ...], cb: Any, lcb: A
     state = dict(m_out=m_out.T, att_out=att_out.T, h_out=h_out.T, vs_out=vs_out.reshape(-1),
                  cb=cb, lcb=lcb, **wheel_inputs)
     # the state between segments, of no body while every call takes its bodies through all the
-    # steps (an allocation of n bodies makes numpy's memory fresh pages, whose first touch by
-    # the kept states costs more than a short run's steps)
+    # steps: arrays of n bodies allocated and freed by every run make glibc give its heap back
+    # to the system, and the next run's kept states are then fresh pages to fault in
     state.update(_carried(run, 0, h_out.shape[2] if active else 0))
 
     def advance(b_first: int, b_last: int, k_first: int, k_last: int
