@@ -8,7 +8,8 @@
 ! bit. Only the one-time set-up of a body, its modified inverse moments of inertia (Algorithm 4,
 ! Table 1), comes from frb's module moser_veselov (dmv_setup, dmv_modified_inverse), outside the timing.
 ! Build (the flags of meson.build, no LTO):
-!   gfortran -O3 -funroll-loops ../fortran/kinds.f90 ../fortran/moser_veselov.f90 dmv_harness.f90
+!   gfortran -O3 -funroll-loops ../fortran/kinds.f90 ../fortran/numbers_table.f90 \
+!            ../fortran/moser_veselov.f90 dmv_harness.f90
 ! Run:   ./a.out <input> <output>
 !   input: "n nsteps h order" then n lines "m1 m2 m3 q0 q1 q2 q3 I1 I2 I3"
 !   output: the n final states "m1 m2 m3 q0 q1 q2 q3"

@@ -93,7 +93,8 @@ def dmv_vs_harness(frb, reps, log, body_steps=400_000):
         tmp = Path(tmp)
         exe = tmp / "dmv_harness"
         subprocess.run([gfortran, *FLAGS, "-J", str(tmp), "-o", str(exe), str(src / "kinds.f90"),
-                        str(src / "dmv.f90"), str(HERE / "dmv_harness.f90")], check=True, cwd=tmp)
+                        str(src / "numbers_table.f90"), str(src / "moser_veselov.f90"),
+                        str(HERE / "dmv_harness.f90")], check=True, cwd=tmp)
         log(f"   gfortran {' '.join(FLAGS)}; {body_steps} body-steps per run, best of {reps} runs")
         log(f"   {'h':>5s} {'bodies':>6s} {'frb ns/step':>12s} {'loop ns/step':>13s} {'ratio':>6s}"
             "   (target <= 1.2)  results")
