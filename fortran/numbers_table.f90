@@ -245,7 +245,7 @@ module numbers_table
    integer, parameter, public :: nws = 8
    !> bodies a chunk of the time loop steps together (a user torque: the whole batch)
    integer, parameter, public :: engine_chunk = 64
-   !> bodies of the exact flow's lanes in lock-step (8, 16: up to 15 % slower; 64: 2 % faster)
+   !> bodies of the exact flow's lanes in lock-step (the work of a chunk against the lanes' memory: the manual's Performance page)
    integer, parameter, public :: flow_lanes_width = 32
    !> bodies of the DMV lanes in lock-step
    integer, parameter, public :: dmv_lanes_width = 16

@@ -245,7 +245,7 @@ PLAN_ROWS: Final[int] = 2
 NWS: Final[int] = 8
 #: bodies a chunk of the time loop steps together (a user torque: the whole batch)
 ENGINE_CHUNK: Final[int] = 64
-#: bodies of the exact flow's lanes in lock-step (8, 16: up to 15 % slower; 64: 2 % faster)
+#: bodies of the exact flow's lanes in lock-step (the work of a chunk against the lanes' memory: the manual's Performance page)
 FLOW_LANES_WIDTH: Final[int] = 32
 #: bodies of the DMV lanes in lock-step
 DMV_LANES_WIDTH: Final[int] = 16

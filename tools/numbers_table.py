@@ -194,7 +194,7 @@ TABLE = (
         ("plan_rows", 2, "rows of the plan of a step: the kind of each flow, its fraction of h"),
         ("nws", 8, "reals of the per-body workspace kept across steps"),
         ("engine_chunk", 64, "bodies a chunk of the time loop steps together (a user torque: the whole batch)"),
-        ("flow_lanes_width", 32, "bodies of the exact flow's lanes in lock-step (8, 16: up to 15 % slower; 64: 2 % faster)"),
+        ("flow_lanes_width", 32, "bodies of the exact flow's lanes in lock-step (the work of a chunk against the lanes' memory: the manual's Performance page)"),
         ("dmv_lanes_width", 16, "bodies of the DMV lanes in lock-step"),
     )),
     Group("Threads of the batched loops (parallel.f90).", (
