@@ -362,8 +362,10 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
     probe = _integrate(np.zeros(3), probe_att, probe_inertia,
                        torque=None if tq is None or n == 0 else tq.bodies(0, 1),
                        **{**_wheels_of(kwargs, 0, 1), "nsteps": 0})
+    # (the times do not depend on the wheels: a law given per body has none for no body)
+    no_wheels = {k: v for k, v in kwargs.items() if k not in ("wheels", "wheel_law")}
     t = _integrate(np.empty((0, 3)), np.empty((0,) + attitude_shape), np.ones(3),
-                   **{**_wheels_of(kwargs, 0, 0), "save_every": save_every}).t
+                   **{**no_wheels, "save_every": save_every}).t
     form = "matrix" if attitude_shape == (3, 3) else "quaternion"
     inertia_out = i_body if i_body is not None else np.broadcast_to(
         np.asarray(i_shared, dtype=np.float64), (n,) + i_shape)

@@ -520,6 +520,14 @@ def test_dask_integrate_with_wheels_equals_in_process():
                          save_every=4)
     assert np.array_equal(tr.m, want.m) and np.array_equal(tr.q, want.q)
     assert np.array_equal(tr.wheel_momentum, want.wheel_momentum)
+    # a law with a reference attitude per body travels split with the bodies
+    law = quaternion_feedback(np.tile(Q_REF, (11, 1)), 0.4, 2.0, u_max=0.05)
+    with dask.config.set(scheduler="synchronous"):
+        tr = frb.dask.integrate(da.from_array(m, chunks=(4, 3)), q, INERTIA, 0.1, 12, method="RK4",
+                                wheels=wheels, wheel_law=law, save_every=4).compute()
+    want = frb.integrate(m, q, INERTIA, 0.1, 12, method="RK4", wheels=wheels, wheel_law=law,
+                         save_every=4)
+    assert np.array_equal(tr.m, want.m) and np.array_equal(tr.wheel_momentum, want.wheel_momentum)
 
 
 def test_splitting_route_with_wheels_against_the_model():
