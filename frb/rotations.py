@@ -107,7 +107,7 @@ def quat_mul(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
     except ValueError:
         raise ValueError(f"p and q must broadcast to one shape of quaternions, got shapes "
                          f"{p.shape} and {q.shape}") from None
-    return quaternion_product(p, q)
+    return _scaled_product(quaternion_product, p, q, "p and q: the product p q")
 
 
 def quat_conj(q: ArrayLike) -> NDArray[np.float64]:
@@ -381,7 +381,23 @@ def spatial_momentum(m: ArrayLike, Q: ArrayLike) -> NDArray[np.float64]:
     Q = _as_float_array(Q, "Q", (3, 3))
     _check_rotation(Q, "Q", given)
     _broadcast("m", m, 1, "Q", Q, 2)
-    return np.einsum("...ij,...j->...i", Q, m)
+    return _scaled_product(lambda m, Q: np.einsum("...ij,...j->...i", Q, m), m, Q, "Q m")
+
+
+def _scaled_product(product: Any, a: NDArray[np.float64], b: NDArray[np.float64],
+                    what: str) -> NDArray[np.float64]:
+    """product(a, b), bilinear; where a sum of its terms overflows, again with a scaled by a power
+    of two (exactly) and the result scaled back. ValueError when the result itself is beyond the
+    float64 range."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = product(a, b)
+        if np.all(np.isfinite(out)):
+            return out
+        e = np.frexp(np.max(np.abs(a), axis=-1, keepdims=True))[1]
+        out = np.ldexp(product(np.ldexp(a, -e), b), e)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{what} is beyond the float64 range")
+    return out
 
 
 def _broadcast(name_a: str, a: NDArray[np.float64], item_a: int, name_b: str,

@@ -196,6 +196,22 @@ def test_spatial_momentum():
     np.testing.assert_allclose(spatial_momentum(m[0], Q), Q @ m[0], atol=1e-15)
 
 
+@pytest.mark.filterwarnings("error")
+def test_products_near_the_float64_range():
+    # sums of terms that overflow where the result does not are computed (against the product of
+    # the inputs scaled by 2^-1000, exactly, and the closed form); a result beyond the range is refused
+    R = quat_to_matrix([np.cos(np.pi / 16), 0.0, 0.0, np.sin(np.pi / 16)])
+    m = np.array([1.2e308, 1.2e308, 0.0])
+    np.testing.assert_allclose(spatial_momentum(m, R), (R @ (m * 2.0**-1000)) * 2.0**1000, rtol=3e-16)
+    p = np.array([1e308, 1e308, 0.0, 0.0])
+    q = np.array([0.5, 0.5, 0.25, 0.0])
+    np.testing.assert_allclose(quat_mul(p, q), [0.0, 1e308, 2.5e307, 2.5e307], rtol=3e-16)
+    with pytest.raises(ValueError, match="p and q: the product p q is beyond the float64 range"):
+        quat_mul(p, p)
+    with pytest.raises(ValueError, match="Q m is beyond the float64 range"):
+        spatial_momentum([1.7e308, 1.7e308, 0.0], quat_to_matrix([np.cos(np.pi / 8), 0, 0, np.sin(np.pi / 8)]))
+
+
 @pytest.mark.parametrize(
     "call",
     [
