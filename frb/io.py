@@ -287,10 +287,19 @@ def _path_of(path: Any, name: str) -> str:
     return text
 
 
+_FILES_ONLY = "read_dat reads files (write the data to a file first)"
+
+
 def _open_for_reading(name: str) -> BinaryIO:
-    """``name`` opened for binary reading, refused (ValueError) when it is a FIFO or a socket:
-    opened without blocking (a FIFO without a writer would wait forever), its type checked, then
-    read as usual."""
+    """``name`` opened for binary reading, refused (ValueError) when it is a FIFO, a socket or a
+    terminal: opened without blocking (a FIFO without a writer would wait forever), its type
+    checked, then read as usual (a socket, which cannot be opened, is refused by its path)."""
+    try:
+        given = os.stat(name).st_mode
+    except OSError:
+        given = 0
+    if stat.S_ISSOCK(given):
+        raise ValueError(f"{name} is a socket: {_FILES_ONLY}")
     fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
         mode = os.fstat(fd).st_mode
@@ -298,8 +307,9 @@ def _open_for_reading(name: str) -> BinaryIO:
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
         if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
             kind = "FIFO (named pipe)" if stat.S_ISFIFO(mode) else "socket"
-            raise ValueError(f"{name} is a {kind}: read_dat reads files (write the data to a "
-                             "file first)")
+            raise ValueError(f"{name} is a {kind}: {_FILES_ONLY}")
+        if os.isatty(fd):
+            raise ValueError(f"{name} is a terminal: {_FILES_ONLY}")
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")

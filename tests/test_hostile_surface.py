@@ -468,6 +468,25 @@ def test_fifos_and_devices_are_refused_without_waiting(tmp_path, capsys):
         frb.examples.run_example(0, input_path="", output_path=False, compare_path=False)
 
 
+@pytest.mark.skipif(not hasattr(__import__("socket"), "AF_UNIX"), reason="no UNIX sockets")
+def test_read_dat_refuses_sockets_and_terminals(tmp_path):
+    import os
+    import pty
+    import socket
+    path = str(tmp_path / "sock")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(path)
+        with pytest.raises(ValueError, match="is a socket: read_dat reads files"):
+            frb.read_dat(path)
+    leader, follower = pty.openpty()
+    try:
+        with pytest.raises(ValueError, match="is a terminal: read_dat reads files"):
+            frb.read_dat(os.ttyname(follower))
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+
 def test_a_figure_path_that_is_only_a_suffix_is_refused(tmp_path, capsys):
     # '.png' names no file: matplotlib would add its default suffix to it ('.png.png')
     pytest.importorskip("matplotlib")
