@@ -18,12 +18,26 @@ __all__ = ["kept_steps", "kept_count", "check_kept_states", "available_memory",
            "memory_size"]
 
 
-@functools.lru_cache(maxsize=256)
+#: The largest number of kept steps whose array kept_steps caches (32 KiB).
+CACHED_KEPT = 4096
+
+
 def kept_steps(nsteps: int, save_every: int) -> NDArray[np.float64]:
     """The step numbers whose states are kept (the numbering of ``save_slot`` in
     ``fortran/parallel.f90``): ``0, save_every, 2 save_every, ...`` and always ``nsteps``;
-    only ``nsteps`` for ``save_every = 0``. As float64, read-only and cached (the usual calls
-    repeat a few (nsteps, save_every) pairs)."""
+    only ``nsteps`` for ``save_every = 0``. As float64, read-only; cached up to CACHED_KEPT steps
+    (the usual calls repeat a few (nsteps, save_every) pairs; long lists are not kept alive)."""
+    if kept_count(nsteps, save_every) <= CACHED_KEPT:
+        return _kept_steps_cached(nsteps, save_every)
+    return _kept_steps(nsteps, save_every)
+
+
+@functools.lru_cache(maxsize=256)
+def _kept_steps_cached(nsteps: int, save_every: int) -> NDArray[np.float64]:
+    return _kept_steps(nsteps, save_every)
+
+
+def _kept_steps(nsteps: int, save_every: int) -> NDArray[np.float64]:
     if save_every == 0:
         ks = np.array([nsteps], dtype=np.float64)
     else:

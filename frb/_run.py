@@ -665,7 +665,8 @@ def prepare(req: Request) -> Run:
     parts = _variational_parts(req.sensitivities, info, user, quadrature, req.name,
                                _without_derivatives(req, tq, info))
     ncol = variational_columns(parts, 0 if terms[0, 0] == _sn.TORQUE_NONE else terms.shape[0])
-    if n * nsteps > 1 << 16:
+    if max(n, 1) * nsteps > 1 << 16:
+        # (the times are kept for an empty batch too)
         # a kept state: m, the attitude, the wheels' momenta and the sensitivities (6 a column)
         check_kept_states(kept_count(nsteps, save_every), n,
                           3 + att.shape[1] + wheel_run.wheel_count + 6 * ncol)

@@ -610,3 +610,12 @@ def test_ganapathi_symmetric_step_too_long_for_rk4_names_dt():
     from frb.experiments import run_experiment
     with pytest.raises(ValueError, match=r"^dt = 1.5 is too long for RK4 on this top"):
         run_experiment("ganapathi-symmetric", dt=1.5)
+
+
+def test_empty_batch_keeping_more_times_than_memory_is_refused():
+    # the times of an empty batch are kept too: refused before they are allocated
+    args = (np.zeros((0, 3)), np.zeros((0, 4)), [1.0, 2.0, 3.0], 0.1, 2**31 - 2)
+    with pytest.raises(ValueError, match="the kept states would take .* save_every"):
+        frb.integrate(*args, method="RK4")
+    tr = frb.integrate(*args, method="RK4", save_every=None)
+    assert tr.t.tolist() == [0.1 * (2**31 - 2)] and tr.m.shape == (1, 0, 3)
