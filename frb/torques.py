@@ -389,8 +389,9 @@ def _batch_of(a: NDArray[np.float64], Q: NDArray[np.float64], name: str, who: st
 
 
 def _per_body(param: NDArray[np.float64], Q: NDArray[np.float64], name: str, who: str) -> None:
-    """ValueError when a parameter given per body (N, k) does not match the bodies of ``Q``."""
-    if param.ndim == 2 and Q.shape[:-2] != param.shape[:1]:
+    """ValueError when a parameter given per body (N, k) does not match the bodies of ``Q``
+    (the axis before the matrices: ``Q`` of shape (N, 3, 3), or (K, N, 3, 3) along a run)."""
+    if param.ndim == 2 and (Q.ndim < 3 or Q.shape[-3] != param.shape[0]):
         bodies = Q.shape[0] if Q.ndim == 3 else 1
         raise ValueError(f"{who}: {name} is given for {param.shape[0]} bodies, Q holds "
                          f"{bodies if Q.ndim <= 3 else Q.shape[:-2]}")

@@ -363,3 +363,15 @@ def test_one_body_set_up_keeps_every_check_in_order(kwargs, fragment):
     with pytest.raises(ValueError) as info:
         frb.integrate(args["m0"], args["attitude0"], args["inertia"], 0.1, 2, method="EXACT")
     assert fragment in str(info.value)
+
+
+def test_energy_of_a_run_with_centres_per_body_is_each_body_alone():
+    # the potential of a torque given per body along a run (Q of shape (K, N, 3, 3))
+    rng = np.random.default_rng(8)
+    centres, m0 = rng.random((4, 3)), rng.random((4, 3))
+    q0 = np.tile([1.0, 0.0, 0.0, 0.0], (4, 1))
+    tr = frb.integrate(m0, q0, [1.0, 2.0, 3.0], 0.05, 10, method="RK4", torque=heavy_top(1.0, centres))
+    for k in range(4):
+        alone = frb.integrate(m0[k], q0[k], [1.0, 2.0, 3.0], 0.05, 10, method="RK4",
+                              torque=heavy_top(1.0, centres[k]))
+        assert np.array_equal(tr.energy[:, k], alone.energy)
