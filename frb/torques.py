@@ -1295,7 +1295,7 @@ def frame_torque(torque: Torque, R: ArrayLike) -> UserTorque:
     generic :meth:`frb.torques.Torque.in_frame`."""
     Rm = rotation_argument(R)
     cls = FrameTorqueOfMomentum if torque.uses_momentum else FrameTorque
-    return UserTorque(cls(torque, Rm))
+    return UserTorque(cls(torque, Rm), couples_bodies=torque.couples_bodies)
 
 
 def _positional_count(function: Callable[..., Any]) -> int:

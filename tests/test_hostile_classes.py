@@ -127,7 +127,8 @@ def _declared(function):
     _declared(lambda t, Q: _field_of_all(t, Q)),
     UserTorque(_field_of_all, couples_bodies=True),
     UserTorque(_field_of_all, couples_bodies=True) + constant_field([0.0, 0.0, 1.0]),
-], ids=["attribute", "keyword", "in-a-sum"])
+    UserTorque(_field_of_all, couples_bodies=True).in_frame(np.diag([1.0, -1.0, -1.0])),
+], ids=["attribute", "keyword", "in-a-sum", "in-a-frame"])
 def test_dask_refuses_torques_that_couple_the_bodies(dask_array, torque):
     import frb.dask
     m = dask_array.from_array(np.tile(M, (4, 1)), chunks=(2, 3))
