@@ -167,6 +167,10 @@ def flow_jacobian(m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: Arra
     True
     """
     _validate.choice(form, "form", ROUTES, "'Q' (rotation matrices) or 'q' (quaternions)")
+    # (the derivatives with respect to the inertia are computed when first read: from copies of
+    # the arguments, which the caller may change in place meanwhile)
+    m, attitude, h, inertia = (np.copy(a) if isinstance(a, np.ndarray) else a
+                               for a in (m, attitude, h, inertia))
     frame = tensor_frame(inertia, m)
     if frame is not None:
         return _tensor_jacobian(frame, m, attitude, h, quadrature, threads, form)

@@ -358,3 +358,19 @@ def test_attitude_block_of_short_turns(name):
         for (phi, _, _, block), state in zip(cases, states):
             e = relative(state[3:, :3], block)
             assert e < 2e-15, f"{name}, {route}, phi = {phi:.0e}: relative error {e:.2e}"
+
+
+@pytest.mark.parametrize("inertia", [[1.0, 2.0, 3.0], [[2.0, 0.1, 0.0], [0.1, 3.0, 0.0], [0.0, 0.0, 4.0]]])
+def test_inertia_derivatives_read_later_are_those_of_the_call(inertia):
+    # computed when first read, from the arguments as they were at the call (the caller changing
+    # its arrays in place afterwards does not change them): against a call on untouched copies
+    m = np.array([[0.3, 0.5, 0.8], [1.0, 0.2, -0.3]])
+    q = np.tile([1.0, 0.0, 0.0, 0.0], (2, 1))
+    moments = np.array(inertia)
+    want = frb.derivatives.flow_jacobian(m.copy(), q.copy(), 0.5, moments.copy())[2].inertia
+    jac = frb.derivatives.flow_jacobian(m, q, 0.5, moments)[2]
+    jac_q = frb.quat_step(m, q, 0.5, moments, jacobian=True)[2]
+    m *= 3.0
+    q[:] = [0.0, 1.0, 0.0, 0.0]
+    moments *= 2.0
+    assert np.array_equal(jac.inertia, want) and np.array_equal(jac_q.inertia, want)
