@@ -232,3 +232,14 @@ def test_a_batch_beyond_the_memory_is_refused_with_what_to_lower(capsys):
     assert compare_main(["--methods", "RK4", "--bodies", str(2**31 - 1), "--steps", "4"]) == 2
     err = capsys.readouterr().err
     assert "--bodies = 2147483647: the runs would need" in err and "saves" not in err, err
+
+
+def test_reference_accuracy_with_an_odd_number_of_reference_steps():
+    # the reference's check (RKN6_14 with half as many steps) ends at t_final for an odd count of
+    # reference steps too (15: a check of 7 steps), and so estimates a small error
+    top = frb.torques.heavy_top(1.0, (0.0, 0.0, 0.5))
+    for factor in (2, 3):
+        c = frb.compare(["RK4"], torque=top, m0=[0.3, -0.5, 0.8], attitude0=np.eye(3),
+                        inertia=[0.9, 1.3, 1.7], t_final=1.0, steps=(5,), ref_factor=factor,
+                        min_time=0)
+        assert c.reference_accuracy < 1e-9
