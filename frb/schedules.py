@@ -89,8 +89,8 @@ def coefficients(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] |
             "(a_1..a_{s+1}, b_1..b_s)"
         ) from exc
     a, b = _pair(a, b, "coefficients a", "coefficients b")
-    sa = 2.0 * math.fsum(a[:-1]) + a[-1]
-    sb = 2.0 * math.fsum(b)
+    sa = 2.0 * _exact_sum(a[:-1]) + a[-1]
+    sb = 2.0 * _exact_sum(b)
     if abs(sa - 1.0) > _CONSISTENCY_TOL or abs(sb - 1.0) > _CONSISTENCY_TOL:
         raise ValueError(
             "coefficients are not consistent: need 2(a_1+...+a_s) + a_{s+1} = 1 and "
@@ -98,6 +98,14 @@ def coefficients(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] |
         )
     _check_flow_count(len(schedule(a, b)))
     return a, b
+
+
+def _exact_sum(values: tuple[float, ...]) -> float:
+    """math.fsum, with +-inf for a sum whose partial sums leave the float64 range."""
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        return math.copysign(math.inf, sum(math.copysign(1.0, v) for v in values if abs(v) > 1.0))
 
 
 def _pair(a: ArrayLike, b: ArrayLike, name_a: str, name_b: str

@@ -619,3 +619,14 @@ def test_empty_batch_keeping_more_times_than_memory_is_refused():
         frb.integrate(*args, method="RK4")
     tr = frb.integrate(*args, method="RK4", save_every=None)
     assert tr.t.tolist() == [0.1 * (2**31 - 2)] and tr.m.shape == (1, 0, 3)
+
+
+@pytest.mark.parametrize("coefficients, sums", [
+    (((1e308, 1e308, 1.0), (0.25, 0.25)), "got inf and 1.0"),
+    (((0.25, 0.25, 0.0), (1e308, 1e308)), "got 1.0 and inf"),
+    (((-1e308, -1e308, 1.0), (0.25, 0.25)), "got -inf and 1.0"),
+])
+def test_coefficients_whose_sums_leave_the_float64_range_are_inconsistent(coefficients, sums):
+    for call in (frb.splitting.integrate, frb.integrate):
+        with pytest.raises(ValueError, match=f"coefficients are not consistent: .*{sums}"):
+            call([0.3, 0.5, 0.8], np.eye(3), [1.0, 2.0, 3.0], 0.1, 2, coefficients=coefficients)
