@@ -252,7 +252,8 @@ def _guarded(command: Callable[[Sequence[str] | None], int], prog: str,
         try:
             return command(argv)
         finally:
-            sys.stdout.flush()
+            if sys.stdout is not None:          # (None: started with its standard output closed)
+                sys.stdout.flush()
     except BrokenPipeError:
         return _reader_gone()
     except OSError as exc:

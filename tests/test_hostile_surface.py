@@ -358,6 +358,20 @@ def test_commands_whose_output_cannot_be_written_say_so_in_one_line(command):
         f"{command[0]}: error: cannot write the output: [Errno 28] No space left on device"]
 
 
+@pytest.mark.parametrize("command", [["frb-example", "--list"],
+                                     ["frb-compare", "--bodies", "2", "--steps", "5",
+                                      "--t-final", "1"]])
+def test_commands_started_with_their_output_closed_end_without_a_traceback(command):
+    import subprocess
+    import sys
+    module = "main" if command[0] == "frb-example" else "compare_main"
+    code = f"import sys; from frb.cli import {module}; sys.exit({module}(sys.argv[1:]))"
+    done = subprocess.run([sys.executable, "-c", code, *command[1:]], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, timeout=300,
+                          preexec_fn=lambda: __import__("os").close(1))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+
+
 @pytest.mark.parametrize("method", ["DMV2", "DMV4", "DMV6", "DMV8"])
 def test_dmv_body_in_a_batch_moves_as_alone(method):
     # the lanes' Newton iteration freezes each body once it has converged: a body takes the
