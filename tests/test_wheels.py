@@ -291,6 +291,7 @@ def _batch(n=70, seed=3):
 @pytest.mark.parametrize("method", ["RK4", "YOSHIDA4", "DMV4"])
 def test_batch_threads_and_segments_equal_bit_for_bit(method):
     m, q, h0 = _batch()
+    h0 = np.clip(h0, -0.4, 0.4)                 # (wheels start within h_max)
     law = quaternion_feedback(Q_REF, 0.4, 2.0, u_max=0.05, h_max=0.4, gyroscopic=True)
     wheels = frb.Wheels(PYRAMID, h0)
     common = dict(method=method, wheels=wheels, wheel_law=law, save_every=7)
@@ -676,3 +677,19 @@ def test_wheels_with_a_law_and_a_rotor_keep_the_total_momentum():
                                    torque=frb.torques.rotor(hr)).m[-1] - ref.m[-1]).max()
               for h in (0.05, 0.025)]
     assert 3.5 <= errors[0] / errors[1] <= 4.5, errors
+
+
+def test_wheels_starting_beyond_the_momentum_limit_are_refused():
+    law = quaternion_feedback(Q_REF, 0.4, 2.0, h_max=0.6)
+    with pytest.raises(ValueError, match=r"wheels: h0 = 1.0 of wheel 0 is beyond the law's "
+                                         r"momentum limit h_max = 0.6"):
+        frb.integrate(M0, Q0, INERTIA, 0.1, 2, method="RK4",
+                      wheels=frb.Wheels(np.eye(3), [1.0, 0.0, 0.0]), wheel_law=law)
+    with pytest.raises(ValueError, match="h0 = -0.7 of wheel 1 of body 1 is beyond"):
+        frb.integrate(np.ones((2, 3)), np.tile(Q0, (2, 1)), INERTIA, 0.1, 2, method="STRANG",
+                      wheels=frb.Wheels(np.eye(3), [[0.0, 0.0, 0.0], [0.0, -0.7, 0.0]]),
+                      wheel_law=law)
+    # at the limit: it stays there while the law would push it further
+    tr = frb.integrate(M0, Q0, INERTIA, 0.1, 2, method="RK4",
+                       wheels=frb.Wheels(np.eye(3), [0.6, 0.0, 0.0]), wheel_law=law)
+    assert np.abs(tr.wheel_momentum[:, 0]).max() <= 0.6
