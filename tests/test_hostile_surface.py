@@ -341,34 +341,35 @@ def test_compare_drifts_follow_the_scaling_law():
         assert (got[0] < 1e-14).all()
 
 
-@pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="no /dev/full")
-@pytest.mark.parametrize("command", [["frb-example", "--list"],
-                                     ["frb-compare", "--bodies", "2", "--steps", "5",
-                                      "--t-final", "1"]])
-def test_commands_whose_output_cannot_be_written_say_so_in_one_line(command):
+CLI_COMMANDS = [["frb-example", "--list"],
+                ["frb-compare", "--bodies", "2", "--steps", "5", "--t-final", "1"]]
+
+
+def _cli_process(command, **options):
+    """The finished process of ``command`` (its stderr as text), run by the CLI's function."""
     import subprocess
     import sys
     module = "main" if command[0] == "frb-example" else "compare_main"
     code = f"import sys; from frb.cli import {module}; sys.exit({module}(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *command[1:]], stderr=subprocess.PIPE,
+                          text=True, timeout=300, **options)
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("command", CLI_COMMANDS)
+def test_commands_whose_output_cannot_be_written_say_so_in_one_line(command):
     with open("/dev/full", "w") as full:
-        done = subprocess.run([sys.executable, "-c", code, *command[1:]], stdout=full,
-                              stderr=subprocess.PIPE, text=True, timeout=300)
+        done = _cli_process(command, stdout=full)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
         f"{command[0]}: error: cannot write the output: [Errno 28] No space left on device"]
 
 
-@pytest.mark.parametrize("command", [["frb-example", "--list"],
-                                     ["frb-compare", "--bodies", "2", "--steps", "5",
-                                      "--t-final", "1"]])
+@pytest.mark.parametrize("command", CLI_COMMANDS)
 def test_commands_started_with_their_output_closed_end_without_a_traceback(command):
     import subprocess
-    import sys
-    module = "main" if command[0] == "frb-example" else "compare_main"
-    code = f"import sys; from frb.cli import {module}; sys.exit({module}(sys.argv[1:]))"
-    done = subprocess.run([sys.executable, "-c", code, *command[1:]], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True, timeout=300,
-                          preexec_fn=lambda: __import__("os").close(1))
+    done = _cli_process(command, stdout=subprocess.DEVNULL,
+                        preexec_fn=lambda: __import__("os").close(1))
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
 
 
