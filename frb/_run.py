@@ -501,10 +501,10 @@ def _wheel_run(req: Request, tq: Optional[Torque], n: int, single: bool, I2: NDA
         beyond = np.argwhere(np.abs(h0) > law.h_max)
         if beyond.size:
             body, wheel = (int(i) for i in beyond[0])
-            where = f"wheel {wheel}" + ("" if wheels.bodies_count is None and n <= 1 else
-                                        f" of body {body}")
-            raise ValueError(f"wheels: h0 = {float(h0[body, wheel])!r} of {where} is beyond the law's "
-                             f"momentum limit h_max = {law.h_max!r} (a wheel starts within it)")
+            where = f"wheel {wheel}" + ("" if wheels.bodies_count is None else f" of body {body}")
+            raise ValueError(f"wheels: h0 = {float(h0[body, wheel])!r} of {where} is beyond the "
+                             f"law's momentum limit h_max = {law.h_max!r} (a wheel starts "
+                             "within it)")
         pinv = wheels.pseudo_inverse("axes")
         if not law.compiled:
             user = _python_feedback(law, I2, A, pinv, n)
