@@ -326,10 +326,18 @@ class Torque:
             object.__setattr__(self, name, value)
 
 
+#: The longest text of a torque in a message (parameters per body of a large batch are cut).
+SHOWN_MAX = 200
+
+
 def shown(torque: Any) -> str:
     """The torque as the messages show it: the one the user gave (a torque turned into the
-    principal frame of an inertia tensor remembers it, :func:`given_as`)."""
-    return getattr(torque, "_given", None) or repr(torque)
+    principal frame of an inertia tensor remembers it, :func:`given_as`), cut to SHOWN_MAX
+    characters."""
+    text = getattr(torque, "_given", None) or repr(torque)
+    if len(text) > SHOWN_MAX:
+        text = f"{text[:SHOWN_MAX - 40]} ... ({len(text)} characters)"
+    return text
 
 
 def given_as(torque: Any, given: Any) -> Any:

@@ -838,3 +838,14 @@ def test_per_body_moments_given_as_one_tensor_say_so():
     with pytest.raises(ValueError, match=r"shape \(3, 3\) for a batch of 4 bodies is one inertia "
                                          r"tensor.*need shape \(4, 3\)"):
         frb.integrate(np.ones((4, 3)), q, inertia, 0.1, 2, method="RK4")
+
+
+def test_messages_cut_the_parameters_of_large_batches():
+    # a torque with parameters for 1e5 bodies is named in a message of a few hundred characters
+    n = 100_000
+    with pytest.raises(ValueError, match=r"heavy_top\(1.0, \[\[1.0, .* \.\.\. \(\d+ characters\): "
+                                         r"its per-body parameters are given for 100000 bodies, "
+                                         r"the run has 99999") as info:
+        frb.integrate(np.ones((n - 1, 3)), np.tile(QUAT, (n - 1, 1)), I, 0.1, 2, method="RK4",
+                      torque=frb.torques.heavy_top(1.0, np.ones((n, 3))))
+    assert len(str(info.value)) < 400
