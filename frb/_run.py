@@ -1314,6 +1314,13 @@ def jacobian(run: Run) -> StepJacobian:
     if lost is not None:
         state[lost] = phit2.T
         dh[lost] = dh2.T
+    names = run.route.names
+    for part, value in (("the state", state), (names["h"], dh)):
+        if not np.isfinite(value).all():
+            raise ValueError(f"the derivative of the step with respect to {part} is beyond the "
+                             f"float64 range for these values of {names['m']}, {names['h']} and "
+                             "inertia (the step itself is finite: frb_step / quat_step without "
+                             "jacobian=True)")
     return StepJacobian(m1, a1, state, dh)
 
 

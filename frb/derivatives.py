@@ -129,7 +129,8 @@ def flow_jacobian(m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: Arra
     Raises
     ------
     TypeError, ValueError
-        As :func:`frb.frb_step`, with the same messages.
+        As :func:`frb.frb_step`, with the same messages; ValueError also when the state
+        transition matrix or ``jac.h`` is beyond the float64 range (the step itself finite).
 
     Notes
     -----
@@ -147,7 +148,7 @@ def flow_jacobian(m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: Arra
     ``phi``). The jacobian itself becomes large near
     the separatrix and the middle axis (it grows like ``exp(mu t)`` along the unstable steady
     rotation, and like ``t`` times the derivative of the period near the separatrix): frb
-    returns it as computed, finite; its relative accuracy there is that of its largest
+    returns it as computed while finite; its relative accuracy there is that of its largest
     entries (see the manual for the measure of this conditioning). With tensors, the derivatives
     with respect to the off-diagonal components pass through the principal axes, whose
     derivatives are of the size of 1 / (difference of two moments): for moments closer than

@@ -374,3 +374,16 @@ def test_inertia_derivatives_read_later_are_those_of_the_call(inertia):
     q[:] = [0.0, 1.0, 0.0, 0.0]
     moments *= 2.0
     assert np.array_equal(jac.inertia, want) and np.array_equal(jac_q.inertia, want)
+
+
+def test_derivatives_beyond_the_float64_range_are_refused():
+    # d(m1)/dh ~ |m|^2 / I: about 1e600 here, while the step itself is finite (and returned
+    # without jacobian=True)
+    m = np.array([0.3, 0.5, 0.8]) * 1e300
+    assert np.isfinite(frb.quat_step(m, [1.0, 0.0, 0.0, 0.0], 1e-301, [1.0, 2.0, 3.0])[0]).all()
+    for call in (lambda: frb.quat_step(m, [1.0, 0.0, 0.0, 0.0], 1e-301, [1.0, 2.0, 3.0],
+                                       jacobian=True),
+                 lambda: flow_jacobian(m, np.eye(3), 1e-301, [1.0, 2.0, 3.0])):
+        with pytest.raises(ValueError, match="the derivative of the step with respect to h is "
+                                             "beyond the float64 range"):
+            call()
