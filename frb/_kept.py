@@ -26,7 +26,7 @@ def kept_steps(nsteps: int, save_every: int) -> NDArray[np.float64]:
     """The step numbers whose states are kept (the numbering of ``save_slot`` in
     ``fortran/parallel.f90``): ``0, save_every, 2 save_every, ...`` and always ``nsteps``;
     only ``nsteps`` for ``save_every = 0``. As float64, read-only; cached up to CACHED_KEPT steps
-    (the usual calls repeat a few (nsteps, save_every) pairs; long lists are not kept alive)."""
+    (the usual calls repeat a few short (nsteps, save_every) pairs; a long list is made per call)."""
     if kept_count(nsteps, save_every) <= CACHED_KEPT:
         return _kept_steps_cached(nsteps, save_every)
     return _kept_steps(nsteps, save_every)
