@@ -101,11 +101,12 @@ def coefficients(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] |
 
 
 def _exact_sum(values: tuple[float, ...]) -> float:
-    """math.fsum, with +-inf for a sum whose partial sums leave the float64 range."""
+    """math.fsum; where its partial sums leave the float64 range, the plain sum (+-inf or a
+    number far from the consistency sums, either way refused)."""
     try:
         return math.fsum(values)
     except OverflowError:
-        return math.copysign(math.inf, sum(math.copysign(1.0, v) for v in values if abs(v) > 1.0))
+        return sum(values)
 
 
 def _pair(a: ArrayLike, b: ArrayLike, name_a: str, name_b: str
