@@ -18,6 +18,11 @@ moment are in ``[1/2, 1)``: the same results, bit for bit, as the run at moderat
   range) in ``|m|``, is refused (split it): a body far below the batch's ``|m|`` only has
   corrections of relative size ``(|h| |m| / I)^2`` and beyond underflow.
 
+Where the step would leave the float64 range in those units (a step that turns its body by
+less than ``2^-1000`` radians), the momenta are scaled less, as far as the step needs; a run
+whose torque's parameters, step and momenta cannot all be full-precision numbers in one set of
+units (a damping rate and ``|m| / I`` more than ``2^1000`` apart) is refused with ValueError.
+
 The exact free flows take every scale themselves (``flow_prepare`` of
 ``fortran/exact_flow.f90``), to a few ulps; rescaled, their results are those of the moderate
 scale bit for bit.
@@ -112,6 +117,15 @@ class Scaling:
         return scaled, scaled_body
 
 
+#: The binary exponent below which a momentum in a rescaled run's units loses digits (the
+#: smallest normal float64 over the unit roundoff).
+_FULL_PRECISION_EXPONENT = -969
+_FULL_PRECISION = 2.0**_FULL_PRECISION_EXPONENT
+#: The smallest binary exponent a step keeps in a rescaled run's units (-_STEP_MARGIN): a step
+#: that small turns its body by less than 2^-1000 radians, and is then a full-precision number.
+_STEP_MARGIN = 960
+
+
 def _representable(given: NDArray[np.float64], scaled: NDArray[np.float64]) -> None:
     """ValueError naming ``torque`` when a parameter of the torque, in the units of a rescaled
     run, leaves the float64 range or loses its precision (beyond ``2^1024`` or below the smallest
@@ -201,10 +215,19 @@ def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float
     if not torqued and method.free_steps:
         ka = np.where(big_m > 0, -np.frexp(big_m)[1], 0).astype(np.int64)
         kb = np.broadcast_to(-np.frexp(i_max)[1], ka.shape).astype(np.int64)
-        # a body whose step is not a float64 in the run's units keeps its units
+        h_body = np.broadcast_to(h, ka.shape)
+        if method.family != FAMILY_EXACT_SPLITTINGS:
+            # a step that turns its body by less than 2^-1000 radians: the momentum is scaled
+            # less, to keep the step a full-precision float64 in the run's units (the exact
+            # flows take such a body in its own units)
+            ka = np.where(h_body != 0, np.minimum(ka, _STEP_MARGIN + kb + np.frexp(h_body)[1]),
+                          ka)
+        # a body whose step or momentum is still not a float64 in the run's units keeps its units
         with np.errstate(over="ignore", under="ignore"):
-            h_run = np.ldexp(np.broadcast_to(h, ka.shape), kb - ka)
-        bad = ~np.isfinite(h_run) | ((h_run == 0) & (np.broadcast_to(h, ka.shape) != 0))
+            h_run = np.ldexp(h_body, kb - ka)
+            m_run = np.ldexp(big_m, ka)
+        bad = ~np.isfinite(h_run) | ((h_run == 0) & (h_body != 0)) \
+            | ((m_run < _FULL_PRECISION) & (big_m > 0))
         ka[bad] = 0
         kb[bad] = 0
         return Scaling(ka[:, None], kb[:, None])
@@ -221,6 +244,15 @@ def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float
             ka0 = int(min(max(ka0, lo_ka), hi_ka))
             torque_bound = True
     h0 = float(np.abs(h).max())
+    step_bound = False
+    if h0 != 0 and kb0 - ka0 + math.frexp(h0)[1] < -_STEP_MARGIN \
+            and method.family != FAMILY_EXACT_SPLITTINGS:
+        # a step that turns the bodies by less than 2^-1000 radians: the momenta are scaled
+        # less, to keep the step a full-precision float64 in the run's units
+        ka0 = _STEP_MARGIN + kb0 + math.frexp(h0)[1]
+        step_bound = True
+        if torque_params and ka0 < lo_ka:
+            return None
     try:
         h_run = math.ldexp(h0, kb0 - ka0)
     except OverflowError:
@@ -228,7 +260,16 @@ def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float
     if not math.isfinite(h_run) or (h0 != 0 and h_run == 0):
         return None
     small_m = np.ldexp(big_m, ka0)
-    bad_m = (big_m > 0) & (small_m < lo_m) & (not torque_bound)
+    lost = (big_m > 0) & (small_m < _FULL_PRECISION) & (ka0 < 0)
+    if lost.any():
+        b = int(np.argmax(lost))
+        raise ValueError(f"torque: its parameters, the step and the momentum of body {b} (|m_i| "
+                         f"up to {fmt(float(big_m[b]))}) are too far apart in scale for float64: "
+                         "in units where the torque's parameters and the step are float64 "
+                         f"numbers, the momentum is below 2^{_FULL_PRECISION_EXPONENT} and loses "
+                         "its digits (a rate of the torque and |m| / I more than 2^1000 apart); "
+                         "give the torque, the step, m and inertia in units of closer scales")
+    bad_m = (big_m > 0) & (small_m < lo_m) & (not torque_bound) & (not step_bound)
     bad_i = np.ldexp(i_min, kb0) < lo
     if bad_m.any() or bad_i.any():
         b = int(np.argmax(bad_m | bad_i))

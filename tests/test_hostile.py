@@ -393,6 +393,36 @@ def test_integrate_batch_of_incompatible_scales_is_refused():
         assert np.isfinite(frb.integrate(m[k], QUAT, I, 0.1 * 2.0**-400, 2, method="RK4").m).all()
 
 
+@pytest.mark.parametrize("method", ["RK4", "DMV6", "DMV8", "MIDPOINT", "EXACT"])
+@pytest.mark.parametrize("m, inertia, h", [
+    ([1e-200, 2e-200, 3e-200], [1e200, 2e200, 3e200], 1.0),
+    ([0.3, 0.5, 0.8], [1e300, 2e300, 3e300], 1e-30),
+])
+def test_steps_turning_the_body_by_less_than_2_to_minus_1000_radians_keep_it(method, m, inertia, h):
+    # h |m| / I below 1e-300: the body turns by nothing a float64 holds, m stays as it was
+    tr = frb.integrate(m, QUAT, inertia, h, 3, method=method)
+    assert np.abs(tr.m[-1] - m).max() <= 1e-15 * np.abs(m).max()
+    assert np.abs(tr.q[-1] - QUAT).max() <= 1e-15
+
+
+def test_damping_at_extreme_scales_decays_as_the_exponential():
+    # |m| is conserved by the free flow and decays as exp(-c t) by the damping (exact flows)
+    m0 = np.array([0.3, 0.5, 0.8])
+    tr = frb.integrate(m0, QUAT, np.array([1.0, 2.0, 3.0]) * 2.0**600, 2.0**500, 5,
+                       method="STRANG", torque=frb.torques.linear_damping(2.0**-500))
+    expected = np.linalg.norm(m0) * np.exp(-np.arange(6.0))
+    np.testing.assert_allclose(np.linalg.norm(tr.m, axis=1), expected, rtol=1e-14)
+
+
+@pytest.mark.parametrize("method", ["EXACT", "RK4", "STRANG", "DMV4"])
+def test_damping_rate_and_rotation_too_far_apart_is_refused(method):
+    # c h = 1 but h |m| / I = 1e-390: no units hold the rate, the step and |m| at once
+    with pytest.raises(ValueError, match=r"torque: its parameters, the step and the momentum of "
+                                         r"body 0 .* are too far apart in scale for float64"):
+        frb.integrate([0.3, 0.5, 0.8], QUAT, [1e190, 2e190, 3e190], 1e-200, 5, method=method,
+                      torque=frb.torques.linear_damping(1e200))
+
+
 # ============================== hostile inputs of the helpers, torques, I/O, experiments and Dask
 
 # ---- 1. helpers refuse what the core refuses (10: mismatched batches name both arguments)
