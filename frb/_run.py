@@ -332,6 +332,13 @@ def _user_law_parameters(h_max: float) -> NDArray[np.float64]:
 # the wheel arrays of a run without wheel states: not read, one element each
 _NO_H = _read_only(np.zeros((1, 1), order="F"))
 _FLOAT64 = np.dtype(np.float64)
+#: The stand-in body whose checks an empty batch's shared arguments get: at rest, unrotated,
+#: a unit step and unit moments where the batch gives none.
+_REST_M = _read_only(np.zeros((1, 3)))
+_REST_ATTITUDE = {"quaternion": _read_only(np.array([[1.0, 0.0, 0.0, 0.0]])),
+                  "matrix": _read_only(np.eye(3).reshape(1, 9))}
+_REST_H = _read_only(np.ones(1))
+_REST_I = _read_only(np.ones((1, 3)))
 _H_WANT = "a real number (or, for a batch, an array of real numbers)"
 # the configuration is made in the order of its slots
 assert (_sn.RUN_FAMILY, _sn.RUN_VARIANT, _sn.RUN_QUADRATURE, _sn.RUN_USER_TORQUE,
@@ -663,6 +670,12 @@ def prepare(req: Request) -> Run:
     matrices_turned = form == "matrix" and (info.family != _sn.FAMILY_EXACT_SPLITTINGS or
                                             wheels_active)
     extremes = None
+    if n == 0:
+        # an empty batch: its shared step and moments get the checks of a body (one at rest)
+        _check_bodies(route, _REST_M, _REST_ATTITUDE[form], h[:1] if h.size else _REST_H,
+                      I2[:1] if I2.size else _REST_I, 1, True, req.attitude)
+        if I2.size and info.family == _sn.FAMILY_APPROXIMATE_FREE_FLOWS:
+            check_dmv_inertia(info, I2[:1], True)
     if n and (not whole or matrices_turned):
         extremes = _check_bodies(route, m2, att, h * longest if longest != 1.0 else h, I2,
                                  threads, single, req.attitude)

@@ -39,6 +39,25 @@ def test_flow_jacobian_of_an_empty_batch(attitude, natt):
     assert jac.inertia.shape == (0, 6, 3)
 
 
+_Z3, _Z4, _Z33 = np.zeros((0, 3)), np.zeros((0, 4)), np.zeros((0, 3, 3))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: frb.quat_step(_Z3, _Z4, np.nan, I), "h contains non-finite values"),
+    (lambda: frb.quat_step(_Z3, _Z4, 0.1, [-1.0, 2.0, 3.0]), "inertia must contain strictly positive"),
+    (lambda: frb.frb_step(_Z3, _Z33, np.inf, I), "h contains non-finite values"),
+    (lambda: frb.dmv_step(_Z3, _Z4, np.nan, I), "h contains non-finite values"),
+    (lambda: frb.dmv_integrate(_Z3, _Z4, I, np.nan, 3), "h contains non-finite values"),
+    (lambda: frb.integrate(_Z3, _Z4, [1.0, 0.0, 2.0], 0.1, 3, method="EXACT"), "inertia must contain strictly positive"),
+    (lambda: flow_jacobian(_Z3, _Z4, np.nan, I), "h contains non-finite values"),
+    (lambda: frb.quat_step(_Z3, _Z4, np.nan, I, jacobian=True), "h contains non-finite values"),
+])
+def test_empty_batches_check_their_shared_arguments(call, message):
+    with pytest.raises(ValueError, match=message) as info:
+        call()
+    assert "body" not in str(info.value)
+
+
 @pytest.mark.parametrize("method", ["STRANG", "YOSHIDA4", "RKN6_14"])
 def test_splitting_with_a_rotor_whose_state_overflows_stops(method):
     # a heavy top's kick at h = 1e12 grows |m| until a flow of the step turns the body by more
