@@ -674,41 +674,58 @@ contains
    !> exponential of tau [[M, dM], [0, M]], M = [[A, b], [0, 0]] (the variational equation of
    !> m' = A m + b, C. Van Loan, "Computing integrals involving the matrix exponential", IEEE
    !> Trans. Automat. Control 23 (1978) 395-404), applied to (m, 1).
+   !> The off-diagonal blocks (tau, tau b, tau dA, tau db) carry the units of time, torque and
+   !> their derivatives, unrelated to the size of tau A: each exponential is taken of the matrix
+   !> balanced by a diagonal similarity of powers of two, exp(D X D^-1) = D exp(X) D^-1, that
+   !> brings them to about one, so that only tau A sets the squarings of expm_taylor.
    pure subroutine affine_flow_jacobian(tau, a, b, m, nd, da, dbk, jmm, phib, dm1)
       real(dp), intent(in) :: tau, a(3, 3), b(3), m(3)
       integer, intent(in) :: nd
       real(dp), intent(in) :: da(3, 3, nd), dbk(3, nd)
       real(dp), intent(out) :: jmm(3, 3), phib(3, 3), dm1(3, nd)
-      real(dp) :: x6(6, 6), e6(6, 6), x8(8, 8), e8(8, 8), y(4)
+      real(dp) :: x6(6, 6), e6(6, 6), x8(8, 8), e8(8, 8), y(4), st, sb, sd
       integer :: k, i
 
+      ! D = diag(1, 1, 1, st, st, st): the block tau / st
+      st = power_of_two_near(abs(tau))
       x6 = 0.0_dp
       x6(1:3, 1:3) = tau * a
       do i = 1, 3
-         x6(i, 3 + i) = tau
+         x6(i, 3 + i) = tau / st
       end do
       e6 = expm_taylor(x6)
       jmm = e6(1:3, 1:3)
-      phib = e6(1:3, 4:6)
+      phib = e6(1:3, 4:6) * st
       y(1:3) = m
       y(4) = 1.0_dp
+      sb = power_of_two_near(maxval(abs(tau * b)))
       do k = 1, nd
          ! (no change of A and b: no change of m1)
          if (all(da(:, :, k) == 0.0_dp) .and. all(dbk(:, k) == 0.0_dp)) then
             dm1(:, k) = 0.0_dp
             cycle
          end if
+         ! D = diag(1, 1, 1, sb, sd, sd, sd, sd sb)
+         sd = power_of_two_near(max(maxval(abs(tau * da(:, :, k))), maxval(abs(tau * dbk(:, k))) / sb))
          x8 = 0.0_dp
          x8(1:3, 1:3) = tau * a
-         x8(1:3, 4) = tau * b
+         x8(1:3, 4) = (tau * b) / sb
          x8(5:7, 5:7) = tau * a
-         x8(5:7, 8) = tau * b
-         x8(1:3, 5:7) = tau * da(:, :, k)
-         x8(1:3, 8) = tau * dbk(:, k)
+         x8(5:7, 8) = (tau * b) / sb
+         x8(1:3, 5:7) = (tau * da(:, :, k)) / sd
+         x8(1:3, 8) = (tau * dbk(:, k)) / (sd * sb)
          e8 = expm_taylor(x8)
-         dm1(:, k) = matmul(e8(1:3, 5:8), y)
+         dm1(:, k) = sd * (matmul(e8(1:3, 5:7), y(1:3)) + (e8(1:3, 8) * sb) * y(4))
       end do
    end subroutine affine_flow_jacobian
+
+   !> The power of two 2^e with x = f 2^e, 1/2 <= f < 1, for a positive finite x; 1 otherwise.
+   pure real(dp) function power_of_two_near(x)
+      real(dp), intent(in) :: x
+
+      power_of_two_near = 1.0_dp
+      if (x > 0.0_dp .and. x <= huge(x)) power_of_two_near = set_exponent(1.0_dp, exponent(x) + 1)
+   end function power_of_two_near
 
    !> exp(x) of a square matrix: scaling by 2^-s to a norm of at most 1/4, the Taylor polynomial
    !> of degree 12 (truncation below 2.5e-18 of the norm), and s squarings (expm4's method).

@@ -210,6 +210,38 @@ def test_torque_parameters(method, torque):
         assert relative(got[..., 0, c], fd) < TOL, c
 
 
+@pytest.mark.parametrize("method", ["STRANG", "RKN6_14"])
+@pytest.mark.parametrize("scale", [2.0**70, 2.0**-90, 2.0**250])
+def test_torque_of_m_at_any_scale(method, scale):
+    """Bodies of any scale: m, I and the gains times s leave the motion as it is (m times s)
+    and d m / d I, d m / d Kd as they are: against finite differences of the run at scale 1
+    (the exponentials of the torque's affine flow balanced, not scaled by the torque's size)."""
+    m0, q0 = bodies(2, 4)
+    q_ref = np.array([0.9, 0.1, -0.3, 0.2]) / np.sqrt(0.95)
+
+    def control(s, kd=0.4):
+        return torques.attitude_control(q_ref, 0.6 * s, kd * s) + torques.linear_damping(0.2)
+    kwargs = dict(method=method, save_every=None)
+    tr = frb.integrate(m0 * scale, q0, INERTIA * scale, 0.07, 10, torque=control(scale),
+                       sensitivities=("inertia", "torque"), **kwargs)
+    ref_q = tr.q
+    # (the angles' derivatives at scale s are 1 / s those at scale 1, the momenta's the same)
+    weights = np.array([1.0, 1.0, 1.0, scale, scale, scale])
+    for l in range(3):
+        def run(e, l=l):
+            inertia = INERTIA.copy()
+            inertia[l] += e
+            return state_of(frb.integrate(m0, q0, inertia, 0.07, 10, torque=control(1.0),
+                                          **kwargs), ref_q)
+        fd = richardson(run, 1e-4)
+        assert relative(tr.sensitivities.inertia[..., l] * weights, fd) < TOL
+    fd = richardson(lambda e: state_of(frb.integrate(m0, q0, INERTIA, 0.07, 10,
+                                                     torque=control(1.0, 0.4 + e), **kwargs),
+                                       ref_q), 1e-4)
+    got = tr.sensitivities.torque[..., 0, CONTROL_KD - 1]
+    assert relative(got * weights, fd) < TOL
+
+
 def test_batch_is_each_body():
     """A batch carries each body's derivatives as its own run does, bit for bit (EXACT free,
     STRANG with a torque of Q and m, YOSHIDA4 with torques of Q alone)."""
