@@ -300,13 +300,16 @@ class PrincipalFrame:
 
     # --- the states, into the principal frame and back (any leading axes) ---
 
-    def momentum_in(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``R^T m``."""
-        return m if self.R is None else rotate_back(self.R, m)
+    def momentum_in(self, m: NDArray[np.float64], name: str = "m") -> NDArray[np.float64]:
+        """``R^T m``; ValueError naming the momentum ``name`` when its principal-frame
+        components are beyond the float64 range."""
+        return m if self.R is None else rotate_back(
+            self.R, m, f"{name}: the momentum along the principal axes of inertia")
 
-    def momentum_out(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``R m'``."""
-        return m if self.R is None else rotate(self.R, m)
+    def momentum_out(self, m: NDArray[np.float64], name: str = "m") -> NDArray[np.float64]:
+        """``R m'``, as :meth:`momentum_in`."""
+        return m if self.R is None else rotate(
+            self.R, m, f"{name}: the momentum along the axes of the inertia tensor's frame")
 
     def matrix_in(self, Q: NDArray[np.float64]) -> NDArray[np.float64]:
         """``Q R``."""
@@ -329,8 +332,17 @@ class PrincipalFrame:
     def kinetic_energy(self, m: NDArray[np.float64]) -> NDArray[np.float64]:
         """``m . J^-1 m / 2`` of user-frame momenta (..., 3) (bodies on the second-last axis),
         computed in the principal frame."""
-        mp = self.momentum_in(np.asarray(m, dtype=np.float64))
-        return kinetic_energy_unchecked(mp, self.moments)
+        m = np.asarray(m, dtype=np.float64)
+        if self.R is None:
+            return kinetic_energy_unchecked(m, self.moments)
+        # each body's momentum scaled by a power of two into the principal frame (exact), its
+        # energy scaled back: no overflow of the rotated components
+        with np.errstate(over="ignore", invalid="ignore"):
+            size = np.max(np.abs(m), axis=-1, keepdims=True)
+            e = np.where(np.isfinite(size) & (size > 0),
+                         np.frexp(np.where(np.isfinite(size), size, 1.0))[1], 0)
+            mp = rotate_back(self.R, np.ldexp(m, -e))
+            return np.ldexp(kinetic_energy_unchecked(mp, self.moments), 2 * e[..., 0])
 
     def torque_in(self, torque: Any) -> Any:
         """The torque of a route in the principal frame (:meth:`frb.torques.Torque.in_frame`);
@@ -367,7 +379,7 @@ class PrincipalFrame:
         if self.R is None:
             return m
         a = _validate.real_array(m, name, finite=False)
-        return self.momentum_in(a) if self.fits(a, (3,)) else a
+        return self.momentum_in(a, name) if self.fits(a, (3,)) else a
 
     def attitude_argument(self, attitude: ArrayLike, name: str) -> Any:
         """The attitude as given (quaternions or matrices) into the principal frame."""

@@ -674,11 +674,27 @@ def rotation_argument(R: ArrayLike, name: str = "R") -> NDArray[np.float64]:
     return a
 
 
-def rotate_back(R: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``R^T v`` for vectors v (..., 3) and R (3, 3) or (n, 3, 3) (broadcast over the bodies)."""
-    return (v[..., None, :] @ R)[..., 0, :]
+def rotate_back(R: NDArray[np.float64], v: NDArray[np.float64],
+                what: str = "R^T v") -> NDArray[np.float64]:
+    """``R^T v`` for vectors v (..., 3) and R (3, 3) or (n, 3, 3) (broadcast over the bodies),
+    without spurious overflow; ValueError ``what`` "is beyond the float64 range" when a
+    component of the finite vectors' image is."""
+    return _rotated(lambda v, R: (v[..., None, :] @ R)[..., 0, :], v, R, what)
 
 
-def rotate(R: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``R v`` for vectors v (..., 3) and R (3, 3) or (n, 3, 3) (broadcast over the bodies)."""
-    return (v[..., None, :] @ np.swapaxes(R, -1, -2))[..., 0, :]
+def rotate(R: NDArray[np.float64], v: NDArray[np.float64],
+           what: str = "R v") -> NDArray[np.float64]:
+    """``R v`` for vectors v (..., 3) and R (3, 3) or (n, 3, 3) (broadcast over the bodies), as
+    :func:`rotate_back`."""
+    return _rotated(lambda v, R: (v[..., None, :] @ np.swapaxes(R, -1, -2))[..., 0, :], v, R,
+                    what)
+
+
+def _rotated(product: Any, v: NDArray[np.float64], R: NDArray[np.float64],
+             what: str) -> NDArray[np.float64]:
+    """product(v, R) scaled as :func:`_scaled_product` for finite vectors; vectors with NaN or
+    infinite components rotated as they are (the caller's checks name them)."""
+    if np.isfinite(v).all():
+        return _scaled_product(product, v, R, what)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return product(v, R)

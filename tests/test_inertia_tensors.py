@@ -602,3 +602,31 @@ def test_dask_routes_equal_in_process(batch, body):
             assert np.array_equal(tr.m, want.m) and np.array_equal(tr.q, want.q)
             assert tr.inertia.shape == (11, 3, 3)
             assert rel(tr.energy, want.energy) < 1e-15
+
+
+# ---------------------------------------------------------------- tensors near the float64 range
+
+#: a tensor whose moments (1.7e308, 0.3e308, 1e308) and momenta near the largest float64
+NEAR_MAX_J = np.array([[1e308, 0.7e308, 0.0], [0.7e308, 1e308, 0.0], [0.0, 0.0, 1e308]])
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0**-1000, 2.0**-1040])
+def test_kinetic_energy_of_a_tensor_at_any_scale(scale):
+    # m along the axis of the largest moment: the principal-frame component 2.4e308 * scale is
+    # beyond the float64 range for scale 1, the energy |m|^2 / (2 * 1.7e308) is not
+    m = np.array([1.7e308, 1.7e308, 0.0]) * scale
+    J = NEAR_MAX_J * scale
+    expected = 0.5 * (1.7 ** 2 * 2) / 1.7 * 1e308 * scale
+    assert abs(frb.kinetic_energy(m, J) / expected - 1) < 1e-15
+
+
+def test_momenta_beyond_the_range_in_the_principal_frame_are_named():
+    with pytest.raises(ValueError, match="m: the momentum along the principal axes of inertia is "
+                                         "beyond the float64 range"):
+        frb.frb_step([1.7e308, 1.7e308, 0.0], np.eye(3), 1e-300, NEAR_MAX_J)
+    with pytest.raises(ValueError, match="m0: the momentum along the principal axes"):
+        frb.integrate([1.7e308, 1.7e308, 0.0], np.eye(3), NEAR_MAX_J, 1e-300, 2, method="RK4")
+    # within the range there, the run keeps the momentum and the energy |m|^2 / (2 * 1.7e308)
+    tr = frb.integrate([1.2e308, 1.2e308, 0.0], np.eye(3), NEAR_MAX_J, 1e-300, 2, method="EXACT")
+    np.testing.assert_allclose(tr.m[-1], [1.2e308, 1.2e308, 0.0], rtol=1e-15)
+    np.testing.assert_allclose(tr.energy, 1.2 ** 2 / 1.7 * 1e308, rtol=1e-15)
