@@ -13,8 +13,8 @@ What counts as a real number
   structured dtypes, masked arrays with masked entries, and scipy ``Rotation`` objects (convert
   with :func:`frb.from_rotation`).
 * Values are further checked by each function: most need them finite (NaN or infinity is a
-  ``ValueError`` naming the argument, and the first offending body of a batch); a Python integer
-  too large for a float64 (``10**400``) is a ``ValueError``.
+  ``ValueError`` naming the argument, and the first offending body of a batch); a finite number
+  too large for a float64 (``10**400``, ``Decimal("1e400")``) is a ``ValueError``.
 
 Integers (``nsteps``, ``quadrature``, ``order``, ...) are Python or numpy integers, not ``bool``
 and not floats (``100.0`` is refused: ``TypeError``).
@@ -116,6 +116,8 @@ def _from_objects(arr: NDArray[Any], name: str, want: str = _WANT) -> NDArray[np
             raise TypeError(f"{name} must be {want}, but it holds {_what(x)}")
         try:
             flat[i] = float(x)
+            if isinstance(x, decimal.Decimal) and x.is_finite() and not math.isfinite(flat[i]):
+                raise OverflowError     # (decimal rounds beyond the range to infinity)
         except OverflowError:
             raise ValueError(f"{name} holds a number too large for a float64: {_short(x)}") from None
         except ValueError:      # (a signaling NaN of decimal)

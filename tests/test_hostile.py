@@ -4,6 +4,7 @@ in a batch) or a check of the correct result. Bad input never yields a wrong ans
 """
 import decimal
 import fractions
+import os
 
 import numpy as np
 import pytest
@@ -124,6 +125,9 @@ CASES = [
     ("step m complex", lambda: _step(m=M + 0j), (TypeError, "m must be an array of real numbers, got complex")),
     ("step m None inside", lambda: _step(m=np.array([0.3, None, 0.8], dtype=object)), (TypeError, "m must be an array of real numbers, but it holds None")),
     ("step m huge int", lambda: _step(m=[10**400, 0, 0]), (ValueError, "m holds a number too large for a float64")),
+    ("step m huge Decimal", lambda: _step(m=[decimal.Decimal("-1e400"), 0, 0]), (ValueError, "m holds a number too large for a float64: Decimal('-1E+400')")),
+    ("step h huge Decimal", lambda: _step(h=decimal.Decimal("1e400")), (ValueError, "h holds a number too large for a float64")),
+    ("write_dat huge Decimal", lambda: frb.write_dat(os.devnull, [1.0, decimal.Decimal("1e400")]), (ValueError, "values holds a number too large for a float64")),
     ("step m ragged", lambda: _step(m=[[1.0, 2.0, 3.0], [1.0]]), (TypeError, "m must be an array of real numbers (a rectangular array)")),
     ("step m masked", lambda: _step(m=np.ma.masked_array(M, [0, 1, 0])), (TypeError, "masked array")),
     ("step Q complex", lambda: _step(Q=Q + 0j), (TypeError, "Q must be an array of real numbers, got complex")),
