@@ -92,11 +92,12 @@ def kept_count(nsteps: int, save_every: int) -> int:
 
 
 def check_kept_states(kept: int, n: int, values: int, where: str = "",
-                      remedy: str | None = None) -> None:
+                      remedy: str | None = None, what: str = "the kept states") -> None:
     """Raise ValueError before allocating when ``kept`` states (and their times) of ``n``
     bodies of ``values`` float64 each would not fit in the memory available, saying what they
     would take and pointing to ``save_every`` (or to ``remedy``, the arguments of a caller
-    that keeps every state). ``where``: added to the message (e.g. a dask chunk)."""
+    that keeps every state). ``where``: added to the message (e.g. a dask chunk); ``what``:
+    the message's name of the states."""
     need = 8.0 * kept * (n * values + 3)          # (the times, and two temporaries of them)
     if need < 2.0**26:                  # (64 MiB: always allowed, no system call)
         return
@@ -105,7 +106,8 @@ def check_kept_states(kept: int, n: int, values: int, where: str = "",
         return
     remedy = remedy or ("keep fewer with save_every (every k-th state; save_every=None keeps "
                         "the final state only) or run fewer bodies at a time")
-    raise ValueError(f"the kept states would take {memory_size(need)} ({kept} states of {n} "
+    raise ValueError(f"{what} would take {memory_size(need)} ({kept} state"
+                     f"{'' if kept == 1 else 's'} of {n} "
                      f"bod{'y' if n == 1 else 'ies'}{where}, {values} values each), more than "
                      f"the memory available ({memory_size(free)}): {remedy}")
 

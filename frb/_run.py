@@ -1301,6 +1301,9 @@ def jacobian(run: Run) -> StepJacobian:
     if n == 0:
         return StepJacobian(np.empty((0, 3)), np.empty((0, natt)), np.empty((0, 6, 6)),
                             np.empty((0, 6)))
+    # the state, Phi and d/dh of each body, their rescaled copies, and d/dI when it is read
+    check_kept_states(1, n, 2 * (3 + natt + 42) + 18, remedy="derive fewer bodies at a time",
+                      what="the steps and their derivatives")
     quadrature = int(run.config[_sn.RUN_QUADRATURE - 1])
     m1, a1, phit, dh, status = _core.flow_jacobian(run.m.T, run.attitude.T, run.h,
                                                    _moments_of_bodies(run).T, quadrature,

@@ -659,6 +659,20 @@ def test_kept_sensitivities_counted_in_the_memory_guard():
                       sensitivities=True)
 
 
+def test_flow_jacobian_beyond_the_memory_is_refused_before_allocating(monkeypatch):
+    import frb._kept
+    from frb.derivatives import flow_jacobian
+    # a machine of 1 GiB: bodies that fit as given (24 and 32 bytes a body) whose derivatives
+    # (928 bytes a body) do not
+    monkeypatch.setattr(frb._kept, "available_memory", lambda: 2.0**30)
+    n = int(0.9 * 2.0**30 / 8 / 100)
+    m = np.broadcast_to(np.array([0.3, 0.5, 0.8]), (n, 3))
+    q = np.broadcast_to(np.array([1.0, 0.0, 0.0, 0.0]), (n, 4))
+    with pytest.raises(ValueError, match="the steps and their derivatives would take .* "
+                                         "derive fewer bodies at a time"):
+        flow_jacobian(m, q, 0.1, [1.0, 2.0, 3.0])
+
+
 def test_dask_scaling_beyond_the_range_refused_in_words(dask_array):
     import frb.dask as fdask
     m2, q2 = np.ones((2, 3)), np.tile([1.0, 0, 0, 0], (2, 1))
