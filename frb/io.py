@@ -442,6 +442,10 @@ def read_dat(path: str | os.PathLike[str], max_values: int | None = MAX_VALUES
     return np.asarray(values, dtype=np.float64)
 
 
+#: Values formatted at a time by write_dat.
+_WRITE_BLOCK = 1 << 16
+
+
 def write_dat(path: str | os.PathLike[str], values: ArrayLike) -> None:
     """Write ``values`` to ``path``, one value per line, exactly round-trippable.
 
@@ -477,9 +481,9 @@ def write_dat(path: str | os.PathLike[str], values: ArrayLike) -> None:
         raise ValueError(f"path {name!r} is a {'FIFO (named pipe)' if stat.S_ISFIFO(mode) else 'socket'}: "
                          "write_dat writes files")
     with open(name, "w", encoding="ascii", newline="\n") as fh:
-        if a.size:
-            fh.write("\n".join(["% .16e" % v for v in a.tolist()]))
-            fh.write("\n")
+        # (in blocks: the text of a block at a time, not of the whole array)
+        for start in range(0, a.size, _WRITE_BLOCK):
+            fh.write("".join(["% .16e\n" % v for v in a[start:start + _WRITE_BLOCK].tolist()]))
 
 
 def matrix_to_columns(Q: ArrayLike) -> NDArray[np.float64]:

@@ -305,6 +305,19 @@ def test_write_dat_keeps_explicit_non_finite_values(tmp_path):
     assert np.isnan(back[0]) and back[1] == np.inf and back[2] == -1.5
 
 
+def test_write_dat_formats_in_blocks(tmp_path):
+    import tracemalloc
+    values = np.random.default_rng(5).normal(size=400_000)      # 3.2 MB of data, 9 MB of text
+    tracemalloc.start()
+    try:
+        frb.write_dat(tmp_path / "x.dat", values)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < values.nbytes, peak
+    assert np.array_equal(frb.read_dat(tmp_path / "x.dat"), values)
+
+
 @pytest.mark.parametrize("content, fragment", [
     (b"1000000000*0.0", "would hold 1000000000 values or more, beyond max_values = 10000000"),
     (b"1.0\n1e400\n", "x.dat:2: '1e400' is too large for a float64"),
