@@ -193,7 +193,11 @@ class Trajectory:
             raise ValueError(f"the torque {self.torque!r} has no potential energy, so the "
                              "trajectory has no total energy (kinetic plus potential): "
                              "kinetic_energy gives the kinetic energy")
-        return tq.potential(self.compute().Q)
+        Q = self.compute().Q
+        if Q.ndim == 3 and isinstance(tq, Torque) and tq.bodies_count == 1:
+            # one body whose torque gives its parameters per body, for that one body
+            return tq.potential(Q[:, None])[:, 0]
+        return tq.potential(Q)
 
     @property
     def energy(self) -> NDArray[np.float64]:
@@ -216,7 +220,11 @@ class Trajectory:
         h = getattr(self.torque, "internal_momentum", None)
         inner = self.m if h is None else self.m + h
         if self.wheels is not None and self.wheel_momentum is not None:
-            inner = inner + self.wheels.momentum(self.wheel_momentum)
+            if self.m.ndim == 2 and self.wheels.bodies_count == 1:
+                # one body whose wheels are given per body, for that one body
+                inner = inner + self.wheels.momentum(self.wheel_momentum[:, None])[:, 0]
+            else:
+                inner = inner + self.wheels.momentum(self.wheel_momentum)
         return np.einsum("...ij,...j->...i", self.Q, inner)
 
     @property

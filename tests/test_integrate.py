@@ -375,3 +375,21 @@ def test_energy_of_a_run_with_centres_per_body_is_each_body_alone():
         alone = frb.integrate(m0[k], q0[k], [1.0, 2.0, 3.0], 0.05, 10, method="RK4",
                               torque=heavy_top(1.0, centres[k]))
         assert np.array_equal(tr.energy[:, k], alone.energy)
+
+
+def test_one_body_with_parameters_given_per_body_for_it():
+    # a torque or wheels given "per body" for the one body of a run: the energy and the
+    # total momentum as with the parameters given once; the heavy top conserves the energy
+    m0, q0, centre = np.array([0.3, 0.5, 0.8]), [1.0, 0.0, 0.0, 0.0], np.array([0.1, -0.2, 0.3])
+    per_body = frb.integrate(m0, q0, [1.0, 2.0, 3.0], 0.01, 200, method="RKN6_14",
+                             torque=heavy_top(1.0, centre[None]))
+    once = frb.integrate(m0, q0, [1.0, 2.0, 3.0], 0.01, 200, method="RKN6_14",
+                         torque=heavy_top(1.0, centre))
+    assert per_body.energy.shape == (201,)
+    assert np.array_equal(per_body.energy, once.energy)
+    assert np.abs(per_body.energy / per_body.energy[0] - 1).max() < 1e-10
+    wheels = frb.Wheels(np.eye(3)[None], centre[None], inertia=np.full((1, 3), 0.01))
+    tr = frb.integrate(m0, q0, [1.0, 2.0, 3.0], 0.01, 200, method="RK4", wheels=wheels)
+    assert tr.total_momentum.shape == (201, 3)
+    # no external torque: the total momentum is conserved (to RK4's error)
+    assert np.abs(tr.total_momentum - tr.total_momentum[0]).max() < 1e-10
