@@ -267,11 +267,17 @@ class Trajectory:
         """The body angular velocity ``w = I^-1 m`` (body frame), (K, 3) or (K, N, 3)."""
         if self.lazy:
             return self.compute().body_rate
-        if self.inertia.ndim == self.m.ndim:    # inertia tensors (3, 3) or (N, 3, 3)
-            J = np.asarray(self.inertia, dtype=np.float64)
-            frame = PrincipalFrame.of(J, J.ndim == 2, J.ndim == 2)
-            return frame.momentum_out(frame.momentum_in(self.m) / frame.moments)
-        return self.m / self.inertia
+        with np.errstate(over="ignore"):
+            if self.inertia.ndim == self.m.ndim:    # inertia tensors (3, 3) or (N, 3, 3)
+                J = np.asarray(self.inertia, dtype=np.float64)
+                frame = PrincipalFrame.of(J, J.ndim == 2, J.ndim == 2)
+                w = frame.momentum_out(frame.momentum_in(self.m) / frame.moments)
+            else:
+                w = self.m / self.inertia
+        if not np.isfinite(w).all() and np.isfinite(self.m).all():
+            raise ValueError("body_rate: the angular velocity I^-1 m is beyond the float64 range "
+                             "for these momenta and moments of inertia")
+        return w
 
     def __repr__(self) -> str:
         n = "1 body" if self.m.ndim == 2 else f"{self.m.shape[1]} bodies"

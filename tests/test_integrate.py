@@ -393,3 +393,13 @@ def test_one_body_with_parameters_given_per_body_for_it():
     assert tr.total_momentum.shape == (201, 3)
     # no external torque: the total momentum is conserved (to RK4's error)
     assert np.abs(tr.total_momentum - tr.total_momentum[0]).max() < 1e-10
+
+
+def test_body_rate_beyond_the_float64_range_is_refused():
+    tr = frb.integrate([1e300, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [1e-10, 1.0, 1.0], 1e-300, 3,
+                       method="EXACT")
+    with pytest.raises(ValueError, match="body_rate: the angular velocity I.-1 m is beyond the "
+                                         "float64 range"):
+        tr.body_rate
+    # the momentum itself is kept (a body spinning about its axis keeps m)
+    assert np.array_equal(tr.m[-1], [1e300, 0.0, 0.0])
