@@ -245,7 +245,8 @@ class Torque:
 
     def __call__(self, t: float, Q: ArrayLike, m: ArrayLike | None = None, *,
                  inertia: ArrayLike | None = None) -> NDArray[np.float64]:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} defines no __call__(t, Q, m=None): a "
+                                  "subclass of frb.torques.Torque gives the body torque")
 
     def potential(self, Q: ArrayLike) -> Any:
         """Potential energy at the attitudes Q (..., 3, 3); AttributeError where there is none."""
@@ -1335,7 +1336,13 @@ def _required_positional(function: Callable[..., Any]) -> Optional[int]:
 def as_torque(torque: Any) -> Optional[Torque]:
     """``torque`` as a :class:`Torque`: None stays None, a Torque is returned as it is, a plain
     callable is wrapped into a :class:`UserTorque`; anything else raises TypeError."""
-    if torque is None or isinstance(torque, Torque):
+    if torque is None:
+        return torque
+    if isinstance(torque, Torque):
+        if type(torque).__call__ is Torque.__call__:
+            raise TypeError(f"torque: {type(torque).__name__} defines no __call__(t, Q, m=None) "
+                            "(frb.torques.Torque is the base of torques: a subclass gives the "
+                            "body torque, or pass a plain callable torque(t, Q) -> T_b)")
         return torque
     if callable(torque):
         return UserTorque(torque)

@@ -403,3 +403,14 @@ def test_body_rate_beyond_the_float64_range_is_refused():
         tr.body_rate
     # the momentum itself is kept (a body spinning about its axis keeps m)
     assert np.array_equal(tr.m[-1], [1e300, 0.0, 0.0])
+
+
+def test_the_base_torque_class_is_not_a_torque():
+    with pytest.raises(TypeError, match=r"torque: Torque defines no __call__\(t, Q, m=None\)"):
+        frb.integrate([0.3, 0.5, 0.8], [1.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0], 0.1, 3, method="RK4",
+                      torque=frb.torques.Torque())
+
+    class Incomplete(frb.torques.Torque):
+        pass
+    with pytest.raises(TypeError, match="torque: Incomplete defines no __call__"):
+        frb.torques.linear_damping(0.1) + Incomplete()
