@@ -219,6 +219,13 @@ def first_nonfinite(arr: NDArray[Any], item_ndim: int = 1) -> str:
     return f" (body {int(bad[0, 0])})" if bad.size else ""
 
 
+def name_key(text: str) -> str:
+    """The key of a case-insensitive name (a method, a coefficient set, a choice): ``text``
+    in upper case when it is ASCII, else as it is (``str.upper`` maps some other letters to
+    ASCII ones, ``"ı".upper() == "I"``: such a text names nothing)."""
+    return text.upper() if text.isascii() else text
+
+
 def real_scalar(value: float, name: str, finite: bool = True) -> float:
     """``value`` as a Python float; a real number under the rule above (or a 0-d array)."""
     if type(value) is float:

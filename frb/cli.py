@@ -502,10 +502,11 @@ def _number_lines(path: str, option: str) -> list[list[float]]:
 
 def _coefficients_option(text: str) -> tuple[list[float], list[float]]:
     """The pair (a, b) of --coefficients: a named set or the two rows of a file."""
+    from ._validate import name_key
     from .schedules import COEFFICIENT_SETS
 
-    if text.upper() in COEFFICIENT_SETS:
-        a, b = COEFFICIENT_SETS[text.upper()]
+    if name_key(text) in COEFFICIENT_SETS:
+        a, b = COEFFICIENT_SETS[name_key(text)]
         return list(a), list(b)
     if not os.path.exists(text):
         raise ValueError(f"--coefficients must be one of {sorted(COEFFICIENT_SETS)} or a file, "

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _numbers_table as _sn
-from . import schedules
+from . import _validate, schedules
 from ._numbers_table import (
     FAMILY_EXACT_SPLITTINGS as _CZ, FAMILY_APPROXIMATE_FREE_FLOWS as _VILMART,
     FAMILY_RUNGE_KUTTA as _GANAPATHI, FAMILY_LIE_STORMER_VERLET as _TERZE,
@@ -267,7 +267,7 @@ def method_of(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] | No
 def _named_method(method: str
                   ) -> tuple[str, MethodInfo, tuple[tuple[float, ...], tuple[float, ...]] | None]:
     """_method of a valid name (cached: a call of integrate looks it up once)."""
-    name = method.upper()
+    name = _validate.name_key(method)
     return name, METHODS[name], schedules.COEFFICIENT_SETS.get(name)
 
 

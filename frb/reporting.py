@@ -208,9 +208,9 @@ class Option:
         if not isinstance(x, str):
             raise TypeError(f"{label} must be a string, got {type(x).__name__}")
         if self.choices is not None:
-            if x.strip().upper() not in self.choices:
+            if _validate.name_key(x.strip()) not in self.choices:
                 raise ValueError(f"{label} must be one of {', '.join(self.choices)}, got {x!r}")
-            return x.strip().upper()
+            return _validate.name_key(x.strip())
         if self.methods:
             names = method_list(x, ())
             bad = [s for s in names if s not in METHODS]
@@ -550,4 +550,4 @@ def method_list(methods: str | Sequence[str] | None, default: Sequence[str]) -> 
     if not isinstance(items, (list, tuple)) or not all(isinstance(s, str) for s in items):
         raise TypeError(f"methods must be a comma-separated string or a sequence of method "
                         f"names, got {methods!r}")
-    return tuple(s.strip().upper() for s in items)
+    return tuple(_validate.name_key(s.strip()) for s in items)

@@ -71,12 +71,12 @@ def coefficients(method: str | None, coefficients: tuple[ArrayLike, ArrayLike] |
             raise TypeError(f"method must be a method's name (a string, one of "
                             f"{sorted(COEFFICIENT_SETS)}) or give coefficients=(a, b), got "
                             f"{method!r}")
-        if method.upper() not in COEFFICIENT_SETS:
+        if _validate.name_key(method) not in COEFFICIENT_SETS:
             raise ValueError(
                 f"method must be one of {sorted(COEFFICIENT_SETS)} (or give coefficients=(a, b)), "
                 f"got {method!r}"
             )
-        return COEFFICIENT_SETS[method.upper()]
+        return COEFFICIENT_SETS[_validate.name_key(method)]
     if isinstance(coefficients, (str, bytes, bool, np.bool_)) or \
             not isinstance(coefficients, (tuple, list, np.ndarray)):
         raise TypeError("coefficients must be a pair (a, b) of sequences of real numbers "

@@ -414,3 +414,16 @@ def test_the_base_torque_class_is_not_a_torque():
         pass
     with pytest.raises(TypeError, match="torque: Incomplete defines no __call__"):
         frb.torques.linear_damping(0.1) + Incomplete()
+
+
+@pytest.mark.parametrize("call", [
+    lambda name: frb.integrate([0.3, 0.5, 0.8], [1.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0], 0.1, 3,
+                               method=name),
+    lambda name: frb.splitting.integrate([0.3, 0.5, 0.8], [1.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0],
+                                         0.1, 3, method=name),
+])
+@pytest.mark.parametrize("name", ["mıdpoint", "ſtrang", "ＳＴＲＡＮＧ"])
+def test_names_with_letters_that_upper_case_to_ascii_name_nothing(call, name):
+    # "ı".upper() == "I", "ſ".upper() == "S": such a name is not a method's
+    with pytest.raises(ValueError, match="method must be one of"):
+        call(name)
