@@ -507,7 +507,22 @@ def attitude_error(Q: ArrayLike, Q_ref: ArrayLike) -> NDArray[np.float64]:
     if a.ndim < 2 or a.shape[-2:] != (3, 3) or a.shape != b.shape:
         raise ValueError(f"Q and Q_ref must be matrices (..., 3, 3) of the same shape, got "
                          f"{a.shape} and {b.shape}")
-    return np.linalg.norm(a - b, ord=2, axis=(-2, -1))
+    # each pair scaled by a power of two (exact): no overflow of the difference or of the norm
+    e = _exponents(np.maximum(np.abs(a), np.abs(b)).max(axis=(-2, -1), initial=0.0))
+    scaled = np.linalg.norm(np.ldexp(a, -e[..., None, None]) - np.ldexp(b, -e[..., None, None]),
+                            ord=2, axis=(-2, -1))
+    with np.errstate(over="ignore"):
+        out = np.ldexp(scaled, e)
+    if not np.isfinite(out).all() and np.isfinite(a).all() and np.isfinite(b).all():
+        raise ValueError("Q and Q_ref: the norm of their difference is beyond the float64 range")
+    return out
+
+
+def _exponents(size: NDArray[np.float64]) -> NDArray[np.int64]:
+    """The binary exponents of positive finite sizes (``size = f 2^e``, ``1/2 <= f < 1``); 0
+    for zero and non-finite ones."""
+    ok = np.isfinite(size) & (size > 0)
+    return np.where(ok, np.frexp(np.where(ok, size, 1.0))[1], 0)
 
 
 def batch_error(m: NDArray[np.float64], Q: ArrayLike, m_ref: NDArray[np.float64], Q_ref: ArrayLike
@@ -526,10 +541,18 @@ def batch_error(m: NDArray[np.float64], Q: ArrayLike, m_ref: NDArray[np.float64]
     if a.ndim < 1 or a.shape[-1] != 3 or a.shape != b.shape:
         raise ValueError(f"m and m_ref must be momenta (..., 3) of the same shape, got {a.shape} "
                          f"and {b.shape}")
-    size = np.linalg.norm(b, axis=-1)
-    if not (size > 0).all():
+    if a.size == 0:
+        raise ValueError("m and m_ref hold no bodies: there is no largest error")
+    if (np.abs(b) == 0).all(axis=-1).any():
         raise ValueError("m_ref: a body at rest has no relative error")
-    em = np.linalg.norm(a - b, axis=-1) / size
+    q_shape = np.shape(Q), np.shape(Q_ref)
+    if q_shape[0] != a.shape[:-1] + (3, 3):
+        raise ValueError(f"Q must have the shape {a.shape[:-1] + (3, 3)} of m's bodies, got "
+                         f"{q_shape[0]}")
+    # each body's pair scaled by a power of two (exact): no overflow or underflow of the norms
+    e = _exponents(np.maximum(np.abs(a), np.abs(b)).max(axis=-1))[..., None]
+    sa, sb = np.ldexp(a, -e), np.ldexp(b, -e)
+    em = np.linalg.norm(sa - sb, axis=-1) / np.linalg.norm(sb, axis=-1)
     return float(em.max()), float(attitude_error(Q, Q_ref).max())
 
 

@@ -442,6 +442,8 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
     if m0.ndim not in (1, 2) or m0.shape[-1] != 3:
         raise ValueError(f"m0 must have shape (3,) or (N, 3), got {m0.shape}")
     nb = 1 if m0.ndim == 1 else m0.shape[0]
+    if nb == 0:
+        raise ValueError("m0 holds no bodies (shape (0, 3)): a comparison needs at least one")
     if m0.shape[-1:] == (3,) and m0.size:
         rest = ~(np.abs(m0.reshape(-1, 3)) > 0).any(axis=1)
         if rest.any():

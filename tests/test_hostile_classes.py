@@ -716,6 +716,29 @@ def test_public_helpers_follow_the_input_rule():
         rp.batch_error(np.ones((1, 3)), np.eye(3)[None], np.zeros((1, 3)), np.eye(3)[None])
 
 
+@pytest.mark.parametrize("scale", [1e200, 1e-300, 1.0])
+def test_batch_error_at_every_scale(scale):
+    from frb import reporting as rp
+    # |m - m_ref| / |m_ref| = 0.5 and ||Q - diag(1, 1, -1)||_2 = 2 whatever the scale
+    err = rp.batch_error(np.full((1, 3), scale), np.eye(3)[None], np.full((1, 3), 2 * scale),
+                         np.diag([1.0, 1.0, -1.0])[None])
+    assert err == (0.5, 2.0)
+    assert rp.attitude_error(np.full((3, 3), scale), -np.full((3, 3), scale)) == pytest.approx(
+        6 * scale, rel=1e-15)
+
+
+def test_batch_error_refuses_empty_and_mismatched_batches():
+    from frb import reporting as rp
+    with pytest.raises(ValueError, match="m and m_ref hold no bodies"):
+        rp.batch_error(np.empty((0, 3)), np.empty((0, 3, 3)), np.empty((0, 3)), np.empty((0, 3, 3)))
+    with pytest.raises(ValueError, match=r"Q must have the shape \(2, 3, 3\) of m's bodies"):
+        rp.batch_error(np.ones((2, 3)), np.eye(3)[None], np.ones((2, 3)), np.eye(3)[None])
+    with pytest.raises(ValueError, match="the norm of their difference is beyond the float64"):
+        rp.attitude_error(np.full((3, 3), 1e308), -np.full((3, 3), 1e308))
+    with pytest.raises(ValueError, match=r"m0 holds no bodies \(shape \(0, 3\)\)"):
+        frb.compare(m0=np.empty((0, 3)), attitude0=np.empty((0, 4)), inertia=[1.0, 2.0, 3.0])
+
+
 @pytest.mark.parametrize("v", [[1e300, 0.0, 0.0], [3e-300, -2e-300, 1e-300], [0.3, -0.2, 0.5]])
 def test_rotation_exp_at_every_scale(v):
     """exp(hat(v)) against the quaternion (cos(|v|/2), sin(|v|/2) v/|v|) in 50 digits."""
