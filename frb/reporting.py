@@ -98,8 +98,16 @@ class Table:
     columns: list[str]
     rows: list[list[Any]] = field(default_factory=list)
 
+    def _check_rows(self) -> None:
+        """ValueError naming the first row whose length is not the number of columns."""
+        bad = [i for i, row in enumerate(self.rows) if len(row) != len(self.columns)]
+        if bad:
+            raise ValueError(f"rows: row {bad[0]} has {len(self.rows[bad[0]])} values for "
+                             f"the {len(self.columns)} columns")
+
     def format(self) -> str:
         """The table as plain text: title, header, rule, rows (numbers right-aligned)."""
+        self._check_rows()
         cells = [[format_value(v) for v in row] for row in self.rows]
         widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(self.columns)]
         line = "  ".join(c.ljust(w) for c, w in zip(self.columns, widths))
@@ -110,6 +118,7 @@ class Table:
 
     def to_markdown(self) -> str:
         """The table in Markdown (without its title)."""
+        self._check_rows()
         head = "| " + " | ".join(self.columns) + " |"
         sep = "|" + "|".join("---" for _ in self.columns) + "|"
         body = ["| " + " | ".join(format_value(v) for v in r) + " |" for r in self.rows]

@@ -9,7 +9,6 @@ coefficient are skipped and the two neighbouring flows of the same kind merged.
 """
 from __future__ import annotations
 
-import functools
 import math
 from typing import Sequence
 
@@ -135,11 +134,29 @@ def _check_flow_count(flows: int) -> None:
                          f"torque flows, after merging neighbours of one kind), got {flows}")
 
 
-@functools.lru_cache(maxsize=64)
-def plan(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[NDArray[np.float64], float]:
+def plan(a: Sequence[float], b: Sequence[float]) -> tuple[NDArray[np.float64], float]:
     """The flows of one step of the method (a, b) as the compiled loop takes them, and the
     largest |fraction| of a free flow: a read-only (nf, PLAN_ROWS) array, a row a flow, its kind
-    (0 = A, the free flow; 1 = B, the torque's flow) then its fraction of h."""
+    (0 = A, the free flow; 1 = B, the torque's flow) then its fraction of h. The coefficients
+    are checked as :func:`coefficients` checks them (ValueError, TypeError)."""
+    key = (a, b) if type(a) is tuple and type(b) is tuple and \
+        all(type(x) is float for x in a + b) else None
+    made = _PLANS.get(key) if key is not None else None
+    if made is None:
+        made = _plan(*coefficients(None, (a, b)))
+        if key is not None and len(_PLANS) < _PLANS_KEPT:
+            _PLANS[key] = made
+    return made
+
+
+#: The plans made for coefficients given as tuples of floats (the named sets, a user's set
+#: used again), at most _PLANS_KEPT.
+_PLANS: dict[tuple[tuple[float, ...], tuple[float, ...]], tuple[NDArray[np.float64], float]] = {}
+_PLANS_KEPT = 64
+
+
+def _plan(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[NDArray[np.float64], float]:
+    """plan of checked coefficients (tuples of floats)."""
     steps = schedule(a, b)
     _check_flow_count(len(steps))
     flows = np.empty((len(steps), PLAN_ROWS))

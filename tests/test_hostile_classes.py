@@ -716,6 +716,25 @@ def test_public_helpers_follow_the_input_rule():
         rp.batch_error(np.ones((1, 3)), np.eye(3)[None], np.zeros((1, 3)), np.eye(3)[None])
 
 
+def test_tables_with_rows_of_another_length_are_refused():
+    from frb import reporting as rp
+    table = rp.Table("t", ["a", "b"], [[1.0, 2.0], [1.0]])
+    for make in (table.format, table.to_markdown):
+        with pytest.raises(ValueError, match="rows: row 1 has 1 values for the 2 columns"):
+            make()
+
+
+def test_plans_of_coefficients_in_lists_and_checked():
+    from frb import schedules
+    flows, longest = schedules.plan([0.5, 0.0], [0.5])      # Strang: A(h/2) B(h) A(h/2)
+    assert flows.tolist() == [[0.0, 0.5], [1.0, 1.0], [0.0, 0.5]] and longest == 0.5
+    with pytest.raises(ValueError, match="coefficients are not consistent"):
+        schedules.plan((0.0, 0.0), (0.5,))
+    with pytest.raises(TypeError, match="coefficients b must be an array of real numbers, but "
+                                        "it holds a boolean"):
+        schedules.plan((0.5, 0.0), (True,))
+
+
 @pytest.mark.parametrize("scale", [1e200, 1e-300, 1.0])
 def test_batch_error_at_every_scale(scale):
     from frb import reporting as rp
