@@ -750,7 +750,7 @@ def _checked(run: Run, extremes: NDArray[np.float64]) -> Run:
     scaling = scaling_of(run.method, run.m, run.inertia, run.h,
                          run.torque is not None or wheels_active, extremes,
                          (form, terms, body if form.body is not None else None)
-                         if form is not None else None)
+                         if form is not None else None, run.single)
     if scaling is not None and wheels_active:
         raise ValueError("a run with reaction wheels must be within the scales the methods "
                          f"hold: |m| and the moments of inertia within 2^-{run.method.scale_exponent}"
@@ -924,7 +924,7 @@ def execute(run: Run) -> Outcome:
         step, body, status = fail
         failure_error = failure(run.method.name, int(status), int(step), int(body) - 1, run.single)
     if run.scaling is not None:
-        m_out = run.scaling.momenta_back(m_out, run.route.names["m"])
+        m_out = run.scaling.momenta_back(m_out, run.route.names["m"], run.single)
     h_kept: Optional[NDArray[np.float64]] = h_out if active else None
     if wheel_run.wheels is not None and not active:
         # wheels without a law keep their momenta
@@ -1092,6 +1092,7 @@ class _TorqueCallback:
         self.error: BaseException | None = None
         # powers of two of a rescaled run: the loop's time, torque and momenta in those units
         self.exponents = run.scaling.exponents if run.scaling is not None else None
+        self.single = run.single
 
     def __call__(self, nb: int, t: float, step: int, qt: NDArray[np.float64],
                  m: NDArray[np.float64], tb: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -1157,7 +1158,8 @@ class _TorqueCallback:
         bad = ~np.isfinite(arr).all(axis=1) & ~diverged
         if bad.any():
             raise ValueError(f"torque {label} (method {method}, step {step}) returned a "
-                             f"non-finite torque for body {int(np.argmax(bad))}")
+                             "non-finite torque" + ("" if self.single else
+                                                    f" for body {int(np.argmax(bad))}"))
         if self.exponents is not None:
             arr = np.ldexp(arr, self.exponents[1])
         if diverged.any():
@@ -1184,6 +1186,7 @@ class _LawCallback:
         self.method = run.method.name
         self.label = law.name
         self.error: BaseException | None = None
+        self.single = run.single
 
     def __call__(self, nb: int, nw: int, t: float, step: int, qt: NDArray[np.float64],
                  m: NDArray[np.float64], hw: NDArray[np.float64], u: NDArray[np.float64]
@@ -1220,8 +1223,8 @@ class _LawCallback:
                              f"wheel of each body), got {arr.shape}")
         if not np.isfinite(arr).all():
             bad = ~np.isfinite(arr).all(axis=1)
-            raise ValueError(f"{where} returned a non-finite torque for body "
-                             f"{int(np.argmax(bad))}")
+            raise ValueError(f"{where} returned a non-finite torque" + (
+                "" if self.single else f" for body {int(np.argmax(bad))}"))
         return arr
 
 
@@ -1322,7 +1325,7 @@ def jacobian(run: Run) -> StepJacobian:
     if run.scaling is not None:
         # m = 2^-ka m', t = 2^(ka - kb) t': dm/dtheta and dtheta/dm scale by 2^-+ka, d/dh by
         # 2^(kb - 2 ka) (momenta) and 2^(kb - ka) (angles)
-        m1 = run.scaling.momenta_back(m1[None], run.route.names["m"])[0]
+        m1 = run.scaling.momenta_back(m1[None], run.route.names["m"], run.single)[0]
         state[:, :3, 3:] = _times_power(state[:, :3, 3:], run, -1, 0)
         state[:, 3:, :3] = _times_power(state[:, 3:, :3], run, 1, 0)
         dh[:, :3] = _times_power(dh[:, :3, None], run, -2, 1)[:, :, 0]

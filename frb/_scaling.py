@@ -73,16 +73,18 @@ class Scaling:
         """Times or steps (1,) or (n,) in the run's units."""
         return np.ldexp(t, (self.kb - self.ka)[:, 0])
 
-    def momenta_back(self, m: NDArray[np.float64], name: str) -> NDArray[np.float64]:
+    def momenta_back(self, m: NDArray[np.float64], name: str, single: bool = False
+                     ) -> NDArray[np.float64]:
         """Kept momenta (K, n, 3) of the run back in the user's units; ValueError naming the
-        momentum ``name`` when a component leaves the float64 range (a momentum whose norm is
-        beyond it: its rotated components are not representable)."""
+        momentum ``name`` (and the body, unless ``single``: a run of one body given as such)
+        when a component leaves the float64 range (a momentum whose norm is beyond it: its
+        rotated components are not representable)."""
         with np.errstate(over="ignore"):
             back = np.ldexp(m, -self.ka)
         if not np.isfinite(back).all() and np.isfinite(m).all():
             body = int(np.argmax((~np.isfinite(back)).any(axis=(0, 2)))) if back.ndim == 3 else 0
-            raise ValueError(f"{name}: the momentum of body {body} has a norm beyond the float64 "
-                             f"range (above {np.finfo(np.float64).max:.4g}): its components "
+            raise ValueError(f"{name}: the momentum{_of_body(body, single)} has a norm beyond the "
+                             f"float64 range (above {np.finfo(np.float64).max:.4g}): its components "
                              "along the turning body axes are not representable")
         return back
 
@@ -124,6 +126,11 @@ _FULL_PRECISION = 2.0**_FULL_PRECISION_EXPONENT
 #: The smallest binary exponent a step keeps in a rescaled run's units (-_STEP_MARGIN): a step
 #: that small turns its body by less than 2^-1000 radians, and is then a full-precision number.
 _STEP_MARGIN = 960
+
+
+def _of_body(b: int, single: bool) -> str:
+    """" of body b" in a message about a batch, "" for a run of one body given as such."""
+    return "" if single else f" of body {b}"
 
 
 def _representable(given: NDArray[np.float64], scaled: NDArray[np.float64]) -> None:
@@ -174,13 +181,14 @@ def _torque_bounds(params: list[tuple[int, int, int, int]], kb: int, e: int
 
 def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float64],
                h: NDArray[np.float64], torqued: bool, extremes: NDArray[np.float64],
-               torque: TorqueTerms | None = None) -> Scaling | None:
+               torque: TorqueTerms | None = None, single: bool = False) -> Scaling | None:
     """The scaling of a run (see the module), or None when it needs none: the momenta m2 (n, 3),
     the moments I2 (n, 3), the steps h (1,) or (n,), all finite, the moments positive;
     ``extremes`` the scales of the batch found by the compiled checks (the largest and the
     smallest nonzero max_i |m_i| of a body, the smallest and the largest moment);
-    ``torque`` the run's compiled torque, if any. Raises ValueError for a batch that spans too many scales for one
-    common scaling.
+    ``torque`` the run's compiled torque, if any; ``single``: a run of one body given as such
+    (its messages name no body). Raises ValueError for a batch that spans too many scales for
+    one common scaling.
 
     A common scaling brings the largest ``|m_i|`` to about 1 unless that would take a parameter
     of the torque out of ``2^-e .. 2^e``: then the momenta are scaled as near to it as the
@@ -207,7 +215,7 @@ def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float
             wide = np.ldexp(i_min, SCALE_EXPONENT) < i_max
         if wide.any():
             b = int(np.argmax(wide))
-            raise ValueError(f"inertia: the principal moments of body {b} span more than "
+            raise ValueError(f"inertia: the principal moments{_of_body(b, single)} span more than "
                              f"2^{SCALE_EXPONENT} ({fmt(float(i_min[b]))} to "
                              f"{fmt(float(i_max[b]))}), beyond what method {method.name} holds; "
                              "the exact flow (method EXACT, and the exact splittings) takes any "
@@ -263,9 +271,9 @@ def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float
     lost = (big_m > 0) & (small_m < _FULL_PRECISION) & (ka0 < 0)
     if lost.any():
         b = int(np.argmax(lost))
-        raise ValueError(f"torque: its parameters, the step and the momentum of body {b} (|m_i| "
-                         f"up to {fmt(float(big_m[b]))}) are too far apart in scale for float64: "
-                         "in units where the torque's parameters and the step are float64 "
+        raise ValueError(f"torque: its parameters, the step and the momentum{_of_body(b, single)} "
+                         f"(|m_i| up to {fmt(float(big_m[b]))}) are too far apart in scale for "
+                         "float64: in units where the torque's parameters and the step are float64 "
                          f"numbers, the momentum is below 2^{_FULL_PRECISION_EXPONENT} and loses "
                          "its digits (a rate of the torque and |m| / I more than 2^1000 apart); "
                          "give the torque, the step, m and inertia in units of closer scales")

@@ -436,8 +436,8 @@ def test_damping_at_extreme_scales_decays_as_the_exponential():
 @pytest.mark.parametrize("method", ["EXACT", "RK4", "STRANG", "DMV4"])
 def test_damping_rate_and_rotation_too_far_apart_is_refused(method):
     # c h = 1 but h |m| / I = 1e-390: no units hold the rate, the step and |m| at once
-    with pytest.raises(ValueError, match=r"torque: its parameters, the step and the momentum of "
-                                         r"body 0 .* are too far apart in scale for float64"):
+    with pytest.raises(ValueError, match=r"torque: its parameters, the step and the momentum "
+                                         r"\(.* are too far apart in scale for float64"):
         frb.integrate([0.3, 0.5, 0.8], QUAT, [1e190, 2e190, 3e190], 1e-200, 5, method=method,
                       torque=frb.torques.linear_damping(1e200))
 

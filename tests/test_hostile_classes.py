@@ -878,7 +878,7 @@ def test_moments_of_one_body_beyond_the_methods_range_refused(method):
     arithmetic holds 2^200; the exact flow takes it (its value there: the limit I3 -> inf, a
     body spinning about axis 3 at a rate m3 / I3 -> 0, is the planar free body in the
     (1, 2) plane, which the exact flow of I = (1, 2, 2^199) matches)."""
-    with pytest.raises(ValueError, match=r"inertia: the principal moments of body 0 span more"):
+    with pytest.raises(ValueError, match=r"inertia: the principal moments span more"):
         frb.integrate([0.1, 0.2, 0.3], [1.0, 0, 0, 0], [1, 2, 1e308], 0.1, 3, method=method)
     wide = frb.integrate([0.1, 0.2, 0.3], [1.0, 0, 0, 0], [1, 2, 1e308], 0.1, 3, method="EXACT")
     within = frb.integrate([0.1, 0.2, 0.3], [1.0, 0, 0, 0], [1, 2, 2.0**199], 0.1, 3,

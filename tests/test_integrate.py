@@ -427,3 +427,15 @@ def test_names_with_letters_that_upper_case_to_ascii_name_nothing(call, name):
     # "ı".upper() == "I", "ſ".upper() == "S": such a name is not a method's
     with pytest.raises(ValueError, match="method must be one of"):
         call(name)
+
+
+def test_messages_of_one_body_name_no_body():
+    # a body given as such (m of shape (3,)) is not "body 0" of a batch
+    with pytest.raises(ValueError, match=r"returned a non-finite torque$"):
+        frb.integrate([0.3, 0.5, 0.8], np.eye(3), [1, 2, 3], 0.1, 3, method="STRANG",
+                      torque=lambda t, Q: np.full((len(Q), 3), np.nan))
+    with pytest.raises(ValueError, match=r"^inertia: the principal moments span more than 2\^200"):
+        frb.integrate([0.1, 0.2, 0.3], [1.0, 0, 0, 0], [1, 2, 1e308], 0.1, 3, method="RK4")
+    with pytest.raises(ValueError, match=r"inertia: the principal moments of body 1 span more"):
+        frb.integrate([[0.1, 0.2, 0.3]] * 2, [[1.0, 0, 0, 0]] * 2, [[1, 2, 3], [1, 2, 1e308]],
+                      0.1, 3, method="RK4")

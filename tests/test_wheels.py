@@ -458,7 +458,7 @@ def _run(**kw):
     (lambda: _run(wheel_law=lambda t, Q, m, h: np.zeros((1, 3))),
      r"wheel_law <lambda> \(method RK4, step 1\) must return an array of shape \(1, 4\)"),
     (lambda: _run(wheel_law=lambda t, Q, m, h: np.full((1, 4), np.nan)),
-     r"wheel_law <lambda> \(method RK4, step 1\) returned a non-finite torque for body 0"),
+     r"wheel_law <lambda> \(method RK4, step 1\) returned a non-finite torque$"),
     (lambda: _run(wheel_law=lambda t, Q, m, h: None), "returned None"),
 ])
 def test_bad_input_names_the_argument(make, match):
