@@ -48,7 +48,7 @@
 ! * NYSTROM4 (variant_nystrom4): the fourth-order Nystrom splitting of section 4 of the paper,
 !   U(h/6) T(h/2) U(2h/3) V(-h^3/72) T(h/2) U(h/6), with T the EXACT free flow (exact_free_flows of
 !   exact_splittings: free_flow of exact_flow, bodies in lock-step), U the kick m += tau T_b(t, Q) of the field torque
-!   and V the kick m += tau field_v_torque(Q) of the modified potential V = {U, {U, T}} (its
+!   and V the kick m += field_v_kick(Q, h) (over -h^3/72) of the modified potential V = {U, {U, T}} (its
 !   flow derived again from V, see torques.f90: the printed heavy-top V-flow is wrong by a factor
 !   -2 and lacks its third component; the property used is {U, {U, {U, T}}} = 0, where the paper
 !   states {T, {T, U}} = 0, which does not hold). U(2h/3) and V
@@ -77,7 +77,7 @@ module approximate_free_flows
    use numbers_table, only: variant_dmv2, variant_dmv4, variant_dmv6, variant_dmv8, variant_split3, &
                             variant_symrot, variant_midpoint, variant_nystrom4
    use checks, only: all_finite
-   use torques, only: torque_t, user_torque_cb, torque_batch, torque_flow, torqued, field_v_torque
+   use torques, only: torque_t, user_torque_cb, torque_batch, torque_flow, torqued, field_v_kick
    use rotations, only: cross, qmul, quat_cayley, solve3, quat_normalize
    use lane_math, only: lane_sincos
    use moser_veselov, only: dmv_coef_t, dmv_setup, dmv_modified_inverse, dmv_step_inv
@@ -349,17 +349,15 @@ contains
       type(torque_t), intent(in) :: tq
       procedure(user_torque_cb) :: cb
       real(dp), allocatable :: tb(:, :)
-      real(dp) :: tv
       integer :: j
 
       allocate (tb(3, n))
-      tv = -h**3 / 72
       call torque_batch(tq, n, t, k, 4, q, m, inertia, tb, cb)
       m = m + (h / 6) * tb
       call exact_free_flows(n, 1, [0.5_dp * h], 0, m, 4, q, n, inertia)
       call torque_batch(tq, n, t + 0.5_dp * h, k, 4, q, m, inertia, tb, cb)
       do j = 1, n
-         m(:, j) = m(:, j) + (2 * h / 3) * tb(:, j) + tv * field_v_torque(tq, j, q(:, j), inertia(:, j))
+         m(:, j) = m(:, j) + (2 * h / 3) * tb(:, j) + field_v_kick(tq, j, q(:, j), inertia(:, j), h)
       end do
       call exact_free_flows(n, 1, [0.5_dp * h], 0, m, 4, q, n, inertia)
       call torque_batch(tq, n, t + h, k, 4, q, m, inertia, tb, cb)

@@ -48,7 +48,7 @@ module torques
    implicit none
    private
 
-   public :: torque_t, user_torque_cb, torqued, torque_batch, torque_one, torque_flow, field_v_torque
+   public :: torque_t, user_torque_cb, torqued, torque_batch, torque_one, torque_flow, field_v_kick
    public :: term_times
    public :: field_along_e3, field_e3_kick_tr, damping_rate, expm1, term_parameters, gain_times, gain_matrix
    ! the derivatives of the torques and of their flows (the variational steps of frb.integrate)
@@ -496,18 +496,26 @@ contains
    !> with u = Q^T u0 and T_b = u x c, V = sum_j T_b,j^2 / I_j and its torque is
    !> u x grad_u V = u x (2 c x (I^-1 (u x c))). For the heavy top (u0 = e_z, c = e3) this is
    !> (-2 Q32 Q33/I1, 2 Q31 Q33/I2, 2 Q31 Q32 (1/I1 - 1/I2)). The torque is one field term (of
-   !> body j of the chunk).
-   pure function field_v_torque(tq, j, q, inertia) result(tv)
+   !> body j of the chunk). Returned is the kick of V over tau = -h^3 / 72 (the Nystrom scheme's
+   !> V(-h^3/72)): the torque is quadratic in u, so it is formed of u 2^-e (e the exponent of
+   !> the largest |u_i|, exact) and multiplied by -(h / 72) (h 2^e)^2, which overflows or
+   !> underflows only where the kick itself does (not where |u|^2 or h^3 alone would).
+   pure function field_v_kick(tq, j, q, inertia, h) result(dm)
       type(torque_t), intent(in) :: tq
       integer, intent(in) :: j
-      real(dp), intent(in) :: q(4), inertia(3)
-      real(dp) :: tv(3), u(3), c(3), p(torque_term_reals)
+      real(dp), intent(in) :: q(4), inertia(3), h
+      real(dp) :: dm(3), u(3), c(3), p(torque_term_reals), hu
+      integer :: e
 
       p = term_parameters(tq, 1, j)
       u = qrotate_tr(q, p(1:3))
       c = p(4:6)
-      tv = cross(u, 2.0_dp * cross(c, cross(u, c) / inertia))
-   end function field_v_torque
+      e = 0
+      if (maxval(abs(u)) > 0.0_dp .and. maxval(abs(u)) <= huge(h)) e = exponent(maxval(abs(u)))
+      u = scale(u, -e)
+      hu = scale(h, e)
+      dm = ((-(h / 72) * hu) * hu) * cross(u, 2.0_dp * cross(c, cross(u, c) / inertia))
+   end function field_v_kick
 
    !> True when the torque is one field term with the body point c = e3 (T_b = (u2, -u1, 0)).
    pure logical function field_along_e3(tq)

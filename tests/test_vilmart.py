@@ -218,3 +218,15 @@ def test_nystrom4_rejects_other_torques():
 def test_too_large_step(method):
     with pytest.raises(frb.IntegrationError, match=method):
         frb.integrate(M0, Q0, INERTIA, 30.0, 5, method=method)
+
+
+def test_nystrom4_with_a_field_far_beyond_the_bodys_scale():
+    # weight 9e246 against |m| 2e36, I 1e53, h 3.6e-212: the body turns by 1e-229 rad a step,
+    # the field kicks m by h w e_y a step (the modified potential's kick, of relative size
+    # 1e-230, vanishes); its square alone (8e493) is beyond float64
+    m0 = np.array([7.88e35, 1.64e36, 1.08e36])
+    inertia = np.array([6.27e52, 5.45e52, 1.83e53])
+    h, weight = 3.557e-212, 9.145e246
+    tr = frb.integrate(m0, [1.0, 0.0, 0.0, 0.0], inertia, h, 3, method="NYSTROM4",
+                       torque=frb.torques.heavy_top(weight, [1.0, 0.0, 0.0]))
+    np.testing.assert_allclose(tr.m[-1], m0 + [0.0, 3 * h * weight, 0.0], rtol=1e-15)
