@@ -35,7 +35,7 @@ from ._kept import check_kept_states, kept_count, kept_steps
 from ._messages import IntegrationError, check_message, failure, gyrostat_phase_message, \
     per_body_torque_message
 from ._progress import Progress
-from ._scaling import Scaling, scaling_of
+from ._scaling import Scaling, scaling_of, torque_beyond
 from .methods import MethodInfo, check_dmv_inertia
 from .schedules import FREE_PLAN, plan as splitting_plan
 from .threads import get_num_threads, resolve as resolve_threads
@@ -670,13 +670,18 @@ def prepare(req: Request) -> Run:
     matrices_turned = form == "matrix" and (info.family != _sn.FAMILY_EXACT_SPLITTINGS or
                                             wheels_active)
     extremes = None
+    # (a compiled torque with a parameter beyond the method's range may rescale the run: its
+    # bodies are checked now)
+    form_given = tq.compiled if tq is not None else None
+    torque_wide = form_given is not None and torque_beyond(form_given.extent,
+                                                           info.scale_exponent)
     if n == 0:
         # an empty batch: its shared step and moments get the checks of a body (one at rest)
         _check_bodies(route, _REST_M, _REST_ATTITUDE[form], h[:1] if h.size else _REST_H,
                       I2[:1] if I2.size else _REST_I, 1, True, req.attitude)
         if I2.size and info.family == _sn.FAMILY_APPROXIMATE_FREE_FLOWS:
             check_dmv_inertia(info, I2[:1], True)
-    if n and (not whole or matrices_turned):
+    if n and (not whole or matrices_turned or torque_wide):
         extremes = _check_bodies(route, m2, att, h * longest if longest != 1.0 else h, I2,
                                  threads, single, req.attitude)
     if matrices_turned and n:
@@ -750,7 +755,7 @@ def _checked(run: Run, extremes: NDArray[np.float64]) -> Run:
     scaling = scaling_of(run.method, run.m, run.inertia, run.h,
                          run.torque is not None or wheels_active, extremes,
                          (form, terms, body if form.body is not None else None)
-                         if form is not None else None, run.single)
+                         if form is not None else None, run.single, wheels_active)
     if scaling is not None and wheels_active:
         raise ValueError("a run with reaction wheels must be within the scales the methods "
                          f"hold: |m| and the moments of inertia within 2^-{run.method.scale_exponent}"
@@ -924,7 +929,16 @@ def execute(run: Run) -> Outcome:
         step, body, status = fail
         failure_error = failure(run.method.name, int(status), int(step), int(body) - 1, run.single)
     if run.scaling is not None:
-        m_out = run.scaling.momenta_back(m_out, run.route.names["m"], run.single)
+        beyond = run.scaling.first_beyond(m_out, run.m)
+        if beyond is not None:
+            # a momentum grown beyond the float64 range in the user's units (finite in the
+            # run's): the run fails at that kept state's step, as an unscaled run's overflow
+            step = int(kept_steps(run.nsteps, run.save_every)[beyond[0]])
+            if failure_error is None or failure_error.step > step:
+                failure_error = failure(run.method.name, _sn.INFO_NON_FINITE, step, beyond[1],
+                                        run.single)
+        m_out = run.scaling.momenta_back(m_out, run.route.names["m"], run.single,
+                                         failed=failure_error is not None)
     h_kept: Optional[NDArray[np.float64]] = h_out if active else None
     if wheel_run.wheels is not None and not active:
         # wheels without a law keep their momenta

@@ -5,9 +5,9 @@ Every method is covariant under ``m -> a m``, ``I -> b I``, ``t -> t b / a`` wit
 ``T -> (a^2 / b) T`` (the built-in torques through their parameters: the field and the weight
 times ``a^2 / b``, the orbital rate times ``a / b``, a rotor's momentum times ``a``; a user torque
 is called at the original time and its result scaled), and powers of two scale every operation
-exactly. So a run whose ``|m|`` or moments lie outside ``2^-e .. 2^e`` (``e`` the method's
-``scale_exponent``: the range where its squares and the powers of its corrections neither
-overflow nor underflow) runs with ``a = 2^ka``, ``b = 2^kb`` such that the largest ``|m_i|`` and
+exactly. So a run whose ``|m|``, moments or torque parameters lie outside ``2^-e .. 2^e`` (``e``
+the method's ``scale_exponent``: the range where its squares and the powers of its corrections
+neither overflow nor underflow) runs with ``a = 2^ka``, ``b = 2^kb`` such that the largest ``|m_i|`` and
 moment are in ``[1/2, 1)``: the same results, bit for bit, as the run at moderate scale.
 
 * A torque-free run of a method that steps each body with its own step length (the exact
@@ -42,7 +42,7 @@ from ._validate import fmt
 from .methods import MethodInfo
 from .torques import PARAMETER_SCALES, CompiledTorque
 
-__all__ = ["Scaling", "scaling_of"]
+__all__ = ["Scaling", "scaling_of", "torque_beyond"]
 
 #: A compiled torque as a run holds it: its form, its terms and its per-body parameters (or None).
 TorqueTerms = tuple[CompiledTorque, NDArray[np.float64], Optional[NDArray[np.float64]]]
@@ -73,20 +73,36 @@ class Scaling:
         """Times or steps (1,) or (n,) in the run's units."""
         return np.ldexp(t, (self.kb - self.ka)[:, 0])
 
-    def momenta_back(self, m: NDArray[np.float64], name: str, single: bool = False
-                     ) -> NDArray[np.float64]:
+    def momenta_back(self, m: NDArray[np.float64], name: str, single: bool = False,
+                     failed: bool = False) -> NDArray[np.float64]:
         """Kept momenta (K, n, 3) of the run back in the user's units; ValueError naming the
         momentum ``name`` (and the body, unless ``single``: a run of one body given as such)
         when a component leaves the float64 range (a momentum whose norm is beyond it: its
-        rotated components are not representable)."""
+        rotated components are not representable); ``failed``: the states of a failed run,
+        infinite where they left the range."""
         with np.errstate(over="ignore"):
             back = np.ldexp(m, -self.ka)
-        if not np.isfinite(back).all() and np.isfinite(m).all():
+        if not failed and not np.isfinite(back).all() and np.isfinite(m).all():
             body = int(np.argmax((~np.isfinite(back)).any(axis=(0, 2)))) if back.ndim == 3 else 0
             raise ValueError(f"{name}: the momentum{_of_body(body, single)} has a norm beyond the "
                              f"float64 range (above {np.finfo(np.float64).max:.4g}): its components "
                              "along the turning body axes are not representable")
         return back
+
+    def first_beyond(self, m: NDArray[np.float64], m0: NDArray[np.float64]
+                     ) -> tuple[int, int] | None:
+        """(kept state, body) of the first kept momentum (K, n, 3) of the run whose components
+        in the user's units leave the float64 range while the run's are finite, for a body
+        whose initial momentum ``m0`` (n, 3, in the run's units) has a norm within the range
+        there (the momentum grew beyond it); None otherwise."""
+        with np.errstate(over="ignore"):
+            back = np.ldexp(m, -self.ka)
+            start = np.ldexp(np.sqrt(np.sum(m0 * m0, axis=1)), -self.ka[:, 0])
+        lost = np.any(~np.isfinite(back) & np.isfinite(m), axis=2)
+        if not lost.any() or not np.isfinite(start[np.any(lost, axis=0)]).all():
+            return None
+        k = int(np.argmax(np.any(lost, axis=1)))
+        return k, int(np.argmax(lost[k]))
 
     @property
     def exponents(self) -> tuple[int, int, int]:
@@ -165,6 +181,14 @@ def _torque_exponents(torque: TorqueTerms) -> list[tuple[int, int, int, int]]:
     return out
 
 
+def torque_beyond(extent: tuple[float, float] | None, e: int | None) -> bool:
+    """True when a compiled torque's parameters (their ``extent``, CompiledTorque.extent) reach
+    outside ``2^-e .. 2^e`` (a cheap test that may say True for parameters whose units do not
+    scale, such as a reference quaternion's components: :func:`scaling_of` decides)."""
+    return e is not None and extent is not None and \
+        (extent[0] < 2.0**-e or extent[1] > 2.0**e)
+
+
 def _torque_bounds(params: list[tuple[int, int, int, int]], kb: int, e: int
                    ) -> tuple[float, float]:
     """The momentum exponents ka of a common scaling (the moments' kb given) that keep every
@@ -181,14 +205,19 @@ def _torque_bounds(params: list[tuple[int, int, int, int]], kb: int, e: int
 
 def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float64],
                h: NDArray[np.float64], torqued: bool, extremes: NDArray[np.float64],
-               torque: TorqueTerms | None = None, single: bool = False) -> Scaling | None:
+               torque: TorqueTerms | None = None, single: bool = False,
+               wheels: bool = False) -> Scaling | None:
     """The scaling of a run (see the module), or None when it needs none: the momenta m2 (n, 3),
     the moments I2 (n, 3), the steps h (1,) or (n,), all finite, the moments positive;
     ``extremes`` the scales of the batch found by the compiled checks (the largest and the
     smallest nonzero max_i |m_i| of a body, the smallest and the largest moment);
     ``torque`` the run's compiled torque, if any; ``single``: a run of one body given as such
-    (its messages name no body). Raises ValueError for a batch that spans too many scales for
-    one common scaling.
+    (its messages name no body); ``wheels``: a run with reaction wheels. Raises ValueError for a
+    batch that spans too many scales for one common scaling.
+
+    A run whose bodies are within the method's range is rescaled when a parameter of its torque
+    is not (a field or a rate beyond ``2^e``: its square would overflow), unless that would
+    lose the momenta's digits or the step (then, and with reaction wheels, it runs as given).
 
     A common scaling brings the largest ``|m_i|`` to about 1 unless that would take a parameter
     of the torque out of ``2^-e .. 2^e``: then the momenta are scaled as near to it as the
@@ -204,7 +233,11 @@ def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float
     # narrower range is for the powers of h m / I of a body at its own scale)
     lo_m = min(lo, 2.0**-SCALE_EXPONENT)
     big, small, smallest_moment, largest_moment = extremes[:4].tolist()
-    if big <= hi and small >= lo and smallest_moment >= lo and largest_moment <= hi:
+    torque_params = _torque_exponents(torque) if torque is not None else None
+    bodies_in_range = big <= hi and small >= lo and smallest_moment >= lo and \
+        largest_moment <= hi
+    if bodies_in_range and (wheels or not torque_params or
+                            all(-e <= emin and emax <= e for emin, emax, _, _ in torque_params)):
         return None
     big_m = np.abs(m2).max(axis=1)
     i_max, i_min = I2.max(axis=1), I2.min(axis=1)
@@ -243,7 +276,6 @@ def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float
     ka0 = -math.frexp(g)[1] if g > 0 else 0
     kb0 = -math.frexp(float(i_max.max()))[1]
     torque_bound = False
-    torque_params = _torque_exponents(torque) if torque is not None else None
     if torque_params:
         lo_ka, hi_ka = _torque_bounds(torque_params, kb0, e)
         # (and the largest |m_i| no larger than 2^e in the run's units)
@@ -269,6 +301,8 @@ def scaling_of(method: MethodInfo, m2: NDArray[np.float64], I2: NDArray[np.float
         return None
     small_m = np.ldexp(big_m, ka0)
     lost = (big_m > 0) & (small_m < _FULL_PRECISION) & (ka0 < 0)
+    if lost.any() and bodies_in_range:
+        return None     # (bodies within the range, a torque beyond it: the run as given)
     if lost.any():
         b = int(np.argmax(lost))
         raise ValueError(f"torque: its parameters, the step and the momentum{_of_body(b, single)} "

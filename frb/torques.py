@@ -116,6 +116,9 @@ class CompiledTorque(NamedTuple):
     #: the terms as the compiled loop takes them, made once (read-only): one row a term, its
     #: kind and its block (as reals) then its parameters
     terms: Optional[NDArray[np.float64]] = None
+    #: the smallest nonzero and the largest magnitude of the parameters (shared and per body),
+    #: or None when all are zero
+    extent: Optional[tuple[float, float]] = None
 
     @property
     def kind(self) -> int:
@@ -136,7 +139,16 @@ def _compiled_form(kind: int, values: ArrayLike,
         body.setflags(write=False)
     blocks = (0,) if body is None else (1,)
     return CompiledTorque((kind,), parameters, body, blocks,
-                          compiled_terms((kind,), parameters, blocks))
+                          compiled_terms((kind,), parameters, blocks), _extent(parameters, body))
+
+
+def _extent(parameters: NDArray[np.float64], body: Optional[NDArray[np.float64]]
+            ) -> Optional[tuple[float, float]]:
+    """CompiledTorque.extent of these parameters."""
+    size = np.abs(parameters.ravel() if body is None else
+                  np.concatenate((parameters.ravel(), body.ravel())))
+    size = size[(size > 0) & np.isfinite(size)]
+    return (float(size.min()), float(size.max())) if size.size else None
 
 
 def compiled_terms(kinds: tuple[int, ...], parameters: NDArray[np.float64],
@@ -175,7 +187,8 @@ def _sum_form(forms: list[CompiledTorque]) -> Optional[CompiledTorque]:
         body = np.concatenate(bodies, axis=1) if len(bodies) > 1 else bodies[0]
         body.setflags(write=False)
     return CompiledTorque(kinds, parameters, body, tuple(blocks),
-                          compiled_terms(kinds, parameters, tuple(blocks)))
+                          compiled_terms(kinds, parameters, tuple(blocks)),
+                          _extent(parameters, body))
 
 
 def gain_matrices(k: Any, name: str) -> float | NDArray[np.float64]:

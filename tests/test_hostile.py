@@ -433,6 +433,23 @@ def test_damping_at_extreme_scales_decays_as_the_exponential():
     np.testing.assert_allclose(np.linalg.norm(tr.m, axis=1), expected, rtol=1e-14)
 
 
+@pytest.mark.parametrize("method", ["RK4", "STRANG", "RKN6_14", "DMV4", "SYMROT", "MIDPOINT",
+                                    "TERZE", "IMID"])
+def test_torque_parameters_beyond_the_methods_range_rescale_the_run(method):
+    # an orbital rate of 1e160 (its square overflows) over steps of 1e-165 (n h = 1e-5): the run
+    # in units where the rate is moderate, whose results are the moderate run's scaled back
+    m0, q0, inertia = np.array([0.3, 0.5, 0.8]), [0.8, 0.6, 0.0, 0.0], np.array([1.0, 2.0, 3.0])
+    k = 531                                         # 1e160 = 2^531.5
+    tr = frb.integrate(m0, q0, inertia, 1e-165, 2, method=method, save_every=None,
+                       torque=frb.torques.gravity_gradient(1e160))
+    # momenta times 2^-k with the time times 2^k keep the rate n 2^k and the torque 2^-k
+    moderate = frb.integrate(np.ldexp(m0, -k), q0, inertia, np.ldexp(1e-165, k), 2,
+                             method=method, save_every=None,
+                             torque=frb.torques.gravity_gradient(np.ldexp(1e160, -k)))
+    np.testing.assert_allclose(np.ldexp(tr.m[-1], -k), moderate.m[-1], rtol=1e-14)
+    np.testing.assert_allclose(tr.q[-1], moderate.q[-1], rtol=0, atol=1e-15)
+
+
 @pytest.mark.parametrize("method", ["EXACT", "RK4", "STRANG", "DMV4"])
 def test_damping_rate_and_rotation_too_far_apart_is_refused(method):
     # c h = 1 but h |m| / I = 1e-390: no units hold the rate, the step and |m| at once
