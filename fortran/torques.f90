@@ -422,7 +422,7 @@ contains
    pure function affine_flow(tau, b, lin, m, inertia) result(m1)
       real(dp), intent(in) :: tau, b(3), m(3), inertia(3)
       type(momentum_part), intent(in) :: lin
-      real(dp) :: m1(3), z, a(4, 4), e(4, 4), h(3)
+      real(dp) :: m1(3), z, a(4, 4), e(4, 4), h(3), sb
       integer :: i
 
       h = lin%h
@@ -448,10 +448,13 @@ contains
             a(1:3, i) = a(1:3, i) - lin%kf(:, i) / inertia(i)
          end do
       end if
+      ! balanced by D = diag(1, 1, 1, sb), sb a power of two near |tau b|: the torque's size,
+      ! unrelated to that of tau A, sets no squarings (exp(D X D^-1) = D exp(X) D^-1)
+      sb = power_of_two_near(maxval(abs(tau * b)))
       a(1:3, 1:3) = tau * a(1:3, 1:3)
-      a(1:3, 4) = tau * b
+      a(1:3, 4) = (tau * b) / sb
       e = expm4(a)
-      m1 = matmul(e(1:3, 1:3), m) + e(1:3, 4)
+      m1 = matmul(e(1:3, 1:3), m) + e(1:3, 4) * sb
    end function affine_flow
 
    !> phi1(z) = (e^z - 1) / z (1 at z = 0).

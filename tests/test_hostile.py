@@ -450,6 +450,25 @@ def test_torque_parameters_beyond_the_methods_range_rescale_the_run(method):
     np.testing.assert_allclose(tr.q[-1], moderate.q[-1], rtol=0, atol=1e-15)
 
 
+@pytest.mark.parametrize("method", ["DMV2", "DMV6", "SPLIT3", "SYMROT", "MIDPOINT", "STRANG"])
+def test_affine_torque_kicks_at_any_size_of_the_torque(method):
+    # m, I, the gains and the rotor times s: w, the attitudes and m / s as at s = 1 (the kick of
+    # a torque of m and Q, exp of [[tau A, tau b], [0, 0]], balanced: its size sets no squarings)
+    m0, q0 = np.array([0.3, 0.5, 0.8]), np.array([0.9, 0.1, -0.3, 0.2]) / np.sqrt(0.95)
+    inertia, rotor = np.array([1.0, 2.0, 3.0]), np.array([0.2, -0.1, 0.3])
+
+    def run(s):
+        torque = frb.torques.attitude_control([1.0, 0.0, 0.0, 0.0], 0.7 * s, 0.3 * s) + \
+            frb.torques.rotor(rotor * s)
+        return frb.integrate(m0 * s, q0, inertia * s, 0.05, 20, method=method, torque=torque,
+                             save_every=None)
+    one = run(1.0)
+    for s in (1e12, 1e15, 1e18):
+        scaled = run(s)
+        np.testing.assert_allclose(scaled.m[-1] / s, one.m[-1], rtol=1e-12)
+        np.testing.assert_allclose(scaled.q[-1], one.q[-1], rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("method", ["EXACT", "RK4", "STRANG", "DMV4"])
 def test_damping_rate_and_rotation_too_far_apart_is_refused(method):
     # c h = 1 but h |m| / I = 1e-390: no units hold the rate, the step and |m| at once
