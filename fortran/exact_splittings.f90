@@ -368,7 +368,8 @@ contains
          return
       end if
       if (meth%variant == variant_exact) then
-         if (damping_rate(tq) > 0.0_dp) then
+         ! (damping alone, of any rate, zero included: its rate's column is carried)
+         if (damping_rate(tq) >= 0.0_dp) then
             call damped_variational(n, h(1), tq, m, natt, att, inertia, lay, s)
          else if (torqued(tq)) then
             info = info_not_implemented
@@ -438,13 +439,14 @@ contains
       integer :: j, i
 
       c = damping_rate(tq)
-      sc = -expm1(-c * h) / c
+      sc = h                            ! (the limit c -> 0)
+      if (c /= 0.0_dp) sc = -expm1(-c * h) / c
       if (lay%inertia > 0) then
          do j = 1, n
             call free_flow_jacobian(m(:, j), sc, inertia(:, j), 0, mo, w, ph, dhh, di(:, :, j))
          end do
       end if
-      call exact_free_flow_jacobians(n, 1, [-expm1(-c * h) / c], 0, m, natt, att, inertia, phi, dh)
+      call exact_free_flow_jacobians(n, 1, [sc], 0, m, natt, att, inertia, phi, dh)
       e = exp(-c * h)
       dsdc = -h * h * phi_prime(-c * h)
       do j = 1, n

@@ -130,6 +130,27 @@ def test_exact_damping():
     assert relative(got, fd) < TOL
 
 
+def test_exact_damping_of_rate_zero():
+    """EXACT with linear_damping(0): the free body's derivatives, and the rate's column the
+    limit c -> 0 (one-sided differences in c, Richardson-extrapolated)."""
+    m0, q0 = bodies(2, 5)
+    kwargs = dict(method="EXACT", save_every=None)
+    tr = frb.integrate(m0, q0, INERTIA, 0.1, 20, torque=torques.linear_damping(0.0),
+                       sensitivities=("state", "h", "torque"), **kwargs)
+    free = frb.integrate(m0, q0, INERTIA, 0.1, 20, sensitivities=("state", "h"), **kwargs)
+    assert np.array_equal(tr.m, free.m) and np.array_equal(tr.q, free.q)
+    np.testing.assert_allclose(tr.sensitivities.state, free.sensitivities.state, rtol=0,
+                               atol=1e-14)
+    np.testing.assert_allclose(tr.sensitivities.h, free.sensitivities.h, rtol=0, atol=1e-14)
+
+    def run(c):
+        return state_of(frb.integrate(m0, q0, INERTIA, 0.1, 20,
+                                      torque=torques.linear_damping(c), **kwargs), tr.q)
+    d1 = (run(1e-4) - run(0.0)) / 1e-4
+    d2 = (run(0.5e-4) - run(0.0)) / 0.5e-4
+    assert relative(tr.sensitivities.torque[..., 0, 0], 2 * d2 - d1) < 1e-6
+
+
 TORQUES = {
     "field": lambda: torques.constant_field([0.2, -0.1, 0.4]),
     "heavy top": lambda: torques.heavy_top(0.7, [0.0, 0.1, 0.3]),
