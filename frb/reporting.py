@@ -249,9 +249,10 @@ def steps_of(t_final: float, h: float, names: str = "t_final / h") -> int:
     h = _validate.real_scalar(h, "h")
     with np.errstate(all="ignore"):
         ratio = t_final / h if h != 0 else math.inf
-    if not 0.5 <= ratio < 2**31 - 1:
+    steps = round(ratio) if math.isfinite(ratio) else 0
+    if not 1 <= steps <= 2**31 - 2:
         raise ValueError(f"{names} must give 1 to 2147483646 steps, got {ratio:.6g}")
-    return int(round(ratio))
+    return int(steps)
 
 
 @dataclass(frozen=True)
@@ -346,7 +347,8 @@ def figure_path(path: str | PathLike[str], name: str) -> str:
         raise ValueError(f"the figure path {text!r} is neither a regular file nor a folder")
     suffix = os.path.splitext(text)[1]
     base = os.path.basename(text)
-    if not suffix and base.startswith(".") and base[1:].lower() in _figure_formats():
+    if not suffix and base.startswith(".") and \
+            base[1:].lower() in (_figure_formats() or _COMMON_FORMATS):
         raise ValueError(f"the figure path {text!r} is a suffix without a file name: give a name "
                          f"(e.g. {os.path.join(folder, 'figure' + base)!r}) or a folder")
     if not suffix and os.path.exists(text):
@@ -358,6 +360,11 @@ def figure_path(path: str | PathLike[str], name: str) -> str:
             raise ValueError(f"the figure {text!r} has the suffix {suffix!r}, not a format "
                              f"matplotlib writes (one of: {', '.join(sorted(formats))})")
     return text if suffix else text + ".png"
+
+
+#: Figure formats known without matplotlib (a suffix alone of one of them names no file).
+_COMMON_FORMATS = frozenset(("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif",
+                             "tiff", "webp", "pgf", "raw", "rgba", "avif"))
 
 
 def _figure_formats() -> set[str]:

@@ -716,6 +716,27 @@ def test_public_helpers_follow_the_input_rule():
         rp.batch_error(np.ones((1, 3)), np.eye(3)[None], np.zeros((1, 3)), np.eye(3)[None])
 
 
+@pytest.mark.parametrize("name, options, fragment", [
+    ("vilmart-book", dict(h=2.0, t_final=1.0), "t_final / h must give 1 to 2147483646 steps, got 0.5"),
+    ("ganapathi-stable", dict(dt=120.0), "t_final / dt must give 1 to 2147483646 steps, got 0.5"),
+    ("torus", dict(t_final=1.0, h=2.0), "t_final / h must give 1 to 2147483646 steps, got 0.5"),
+    ("krysl-slow-top", dict(h_ref=40.0), "h_ref = 40.0 (t_final / h_ref, t_final = 20) must give"),
+])
+def test_experiments_refuse_steps_that_round_to_none(name, options, fragment):
+    # t_final / h = 0.5 rounds (half to even) to zero steps: refused, not a run of no steps
+    from frb.experiments import run_experiment
+    with pytest.raises(ValueError) as info:
+        run_experiment(name, **options)
+    assert fragment in str(info.value)
+
+
+def test_a_figure_suffix_alone_is_refused_without_matplotlib(monkeypatch):
+    from frb import reporting as rp
+    monkeypatch.setattr(rp, "_figure_formats", lambda: set())
+    with pytest.raises(ValueError, match="is a suffix without a file name"):
+        rp.figure_path(".png", "x")
+
+
 def test_tables_with_rows_of_another_length_are_refused():
     from frb import reporting as rp
     table = rp.Table("t", ["a", "b"], [[1.0, 2.0], [1.0]])
