@@ -30,6 +30,7 @@ if TYPE_CHECKING:   # (scipy is optional)
     from scipy.spatial.transform import Rotation
 
 from . import _validate
+from ._kept import available_memory, memory_size
 from ._messages import low_precision_hint
 
 __all__ = [
@@ -103,10 +104,11 @@ def quat_mul(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
     p = _as_float_array(p, "p", (4,))
     q = _as_float_array(q, "q", (4,))
     try:
-        np.broadcast_shapes(p.shape[:-1], q.shape[:-1])
+        lead = np.broadcast_shapes(p.shape[:-1], q.shape[:-1])
     except ValueError:
         raise ValueError(f"p and q must broadcast to one shape of quaternions, got shapes "
                          f"{p.shape} and {q.shape}") from None
+    _fits_result("p and q", lead, 4)
     return _scaled_product(quaternion_product, p, q, "p and q: the product p q")
 
 
@@ -402,14 +404,34 @@ def _scaled_product(product: Any, a: NDArray[np.float64], b: NDArray[np.float64]
 
 def _broadcast(name_a: str, a: NDArray[np.float64], item_a: int, name_b: str,
                b: NDArray[np.float64], item_b: int) -> None:
-    """ValueError naming both arguments when their leading (batch) shapes do not broadcast."""
+    """ValueError naming both arguments when their leading (batch) shapes do not broadcast,
+    or when a result of 3 values for each of their broadcast bodies would not fit in memory."""
     lead_a, lead_b = a.shape[:a.ndim - item_a], b.shape[:b.ndim - item_b]
     try:
-        np.broadcast_shapes(lead_a, lead_b)
+        lead = np.broadcast_shapes(lead_a, lead_b)
     except ValueError:
         raise ValueError(f"{name_a} of shape {a.shape} and {name_b} of shape {b.shape} do not "
                          f"match: their batch shapes {lead_a} and {lead_b} must be equal or "
                          "broadcast (numpy's rules)") from None
+    _fits_result(f"{name_a} and {name_b}", lead, 3)
+
+
+#: Arrays of the result's size that a broadcast product holds at once (terms, sums, scaling).
+_RESULT_COPIES = 4
+
+
+def _fits_result(names: str, lead: tuple[int, ...], values: int) -> None:
+    """ValueError naming ``names`` when a result of ``values`` float64 for each body of the
+    broadcast batch shape ``lead`` (and its temporaries) would not fit in the memory
+    available."""
+    need = 8.0 * math.prod(lead) * values * _RESULT_COPIES
+    if need <= 2.0**26:
+        return
+    free = available_memory()
+    if need > 0.9 * free:
+        raise ValueError(f"{names}: their broadcast batch {lead} would take {memory_size(need)} "
+                         f"with its temporaries, more than the memory available "
+                         f"({memory_size(free)}); give fewer bodies at a time")
 
 
 def rotation_exp(v: ArrayLike) -> NDArray[np.float64]:

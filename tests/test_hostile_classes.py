@@ -737,6 +737,22 @@ def test_a_figure_suffix_alone_is_refused_without_matplotlib(monkeypatch):
         rp.figure_path(".png", "x")
 
 
+def test_broadcast_results_beyond_the_memory_are_refused_by_name():
+    # batches that broadcast to 1e10 bodies (a terabyte): refused before numpy allocates
+    with pytest.raises(ValueError, match=r"p and q: their broadcast batch \(100000, 100000\) "
+                                         "would take"):
+        frb.quat_mul(np.ones((10**5, 1, 4)), np.ones((1, 10**5, 4)))
+    with pytest.raises(ValueError, match="m and inertia: their broadcast batch"):
+        frb.kinetic_energy(np.ones((10**5, 1, 3)), np.ones((1, 10**5, 3)))
+    with pytest.raises(ValueError, match="m and Q: their broadcast batch"):
+        frb.spatial_momentum(np.ones((10**5, 1, 3)), np.broadcast_to(np.eye(3), (1, 10**5, 3, 3)))
+    n = 10**10
+    m = np.broadcast_to(np.array([0.3, 0.5, 0.8]), (n, 3))
+    q = np.broadcast_to(np.array([1.0, 0.0, 0.0, 0.0]), (n, 4))
+    with pytest.raises(ValueError, match=r"m is a broadcast array of shape \(10000000000, 3\)"):
+        frb.quat_step(m, q, 0.1, [1.0, 2.0, 3.0], jacobian=True)
+
+
 def test_tables_with_rows_of_another_length_are_refused():
     from frb import reporting as rp
     table = rp.Table("t", ["a", "b"], [[1.0, 2.0], [1.0]])
