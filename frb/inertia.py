@@ -198,7 +198,18 @@ def principal_axes(J: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float6
     """
     J3, single = tensor_array(J, "inertia")
     moments, R = eigen(J3)
-    check_positive(moments, "inertia", single, ~off_diagonal_zero(J3))
+    diagonal = off_diagonal_zero(J3)
+    if diagonal.any():
+        # diagonal tensors: their entries, ascending, and the permutation of the axes (a proper
+        # rotation: a column negated where the permutation is odd), exact at any ratio of the
+        # moments (where the eigenvalue solver loses the small ones beside the large)
+        d = np.diagonal(J3[diagonal], axis1=1, axis2=2)
+        order = np.argsort(d, axis=1, kind="stable")
+        moments[diagonal] = np.take_along_axis(d, order, axis=1)
+        P = np.eye(3)[:, order].transpose(1, 0, 2)
+        P[:, :, 0] *= np.sign(np.linalg.det(P))[:, None]
+        R[diagonal] = P
+    check_positive(moments, "inertia", single, ~diagonal)
     if single:
         return moments[0], R[0]
     return moments, R
@@ -620,6 +631,9 @@ def kinetic_energy(m: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
     0.5
     """
     frame = tensor_frame(inertia, m)
+    if frame is None and np.ndim(m) > 2 and np.shape(inertia) == (1, 3, 3):
+        # one tensor for momenta of any batch shape (..., 3)
+        frame = PrincipalFrame.of(inertia, True, False)
     if frame is None:
         try:
             return rotations_kinetic_energy(m, inertia)

@@ -630,3 +630,18 @@ def test_momenta_beyond_the_range_in_the_principal_frame_are_named():
     tr = frb.integrate([1.2e308, 1.2e308, 0.0], np.eye(3), NEAR_MAX_J, 1e-300, 2, method="EXACT")
     np.testing.assert_allclose(tr.m[-1], [1.2e308, 1.2e308, 0.0], rtol=1e-15)
     np.testing.assert_allclose(tr.energy, 1.2 ** 2 / 1.7 * 1e308, rtol=1e-15)
+
+
+@pytest.mark.parametrize("diag", [[1e-200, 1.0, 1e200], [3.0, 1.0, 2.0], [2.0, 3.0, 1.0]])
+def test_principal_axes_of_diagonal_tensors_at_any_ratio(diag):
+    # the entries ascending, the axes a proper permutation: J = R diag(moments) R^T exactly
+    moments, R = frb.principal_axes(np.diag(diag))
+    assert moments.tolist() == sorted(diag)
+    assert np.array_equal(np.abs(R), np.abs(R).round()) and np.linalg.det(R) == 1.0
+    assert np.array_equal(R @ np.diag(moments) @ R.T, np.diag(diag))
+
+
+def test_kinetic_energy_of_one_tensor_for_momenta_of_any_batch_shape():
+    J = np.array([[2.0, 0.5, 0.5], [0.5, 2.0, 0.5], [0.5, 0.5, 2.0]])
+    m = np.random.default_rng(3).normal(size=(2, 4, 3))
+    assert rel(frb.kinetic_energy(m, J[None]), energy(m, J)) < 1e-15
