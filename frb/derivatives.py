@@ -170,7 +170,7 @@ def flow_jacobian(m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: Arra
     _validate.choice(form, "form", ROUTES, "'Q' (rotation matrices) or 'q' (quaternions)")
     # (the derivatives with respect to the inertia are computed when first read: from copies of
     # the arguments, which the caller may change in place meanwhile)
-    for a, name in ((m, "m"), (attitude, form), (h, "h"), (inertia, "inertia")):
+    for a, name in ((m, "m"), (attitude, form or "attitude"), (h, "h"), (inertia, "inertia")):
         if isinstance(a, np.ndarray):
             _validate.fits_expanded(a, name)    # (a broadcast view copied whole)
     m, attitude, h, inertia = (np.copy(a) if isinstance(a, np.ndarray) else a
