@@ -1156,6 +1156,9 @@ class _TorqueCallback:
         if res is None:
             raise TypeError(f"torque {label} (method {method}, step {step}) returned None "
                              f"instead of an array of shape ({nb}, 3)")
+        if isinstance(res, np.ma.MaskedArray) and np.ma.is_masked(res):
+            raise TypeError(f"torque {label} (method {method}, step {step}) returned a masked "
+                            "array with masked entries (fill them first)")
         try:
             arr = np.asarray(res)
         except Exception as exc:  # pragma: no cover
@@ -1229,6 +1232,9 @@ class _LawCallback:
             raise
         if res is None:
             raise TypeError(f"{where} returned None instead of an array of shape ({nb}, {nw})")
+        if isinstance(res, np.ma.MaskedArray) and np.ma.is_masked(res):
+            raise TypeError(f"{where} returned a masked array with masked entries (fill them "
+                            "first)")
         arr = np.asarray(res)
         if arr.dtype.kind not in "iuf" or arr.dtype == bool:
             raise TypeError(f"{where} must return real numbers, got dtype {arr.dtype}")

@@ -575,3 +575,29 @@ def test_an_overflow_in_a_torque_evaluated_from_python_is_an_integration_error()
                 warnings.simplefilter("ignore", frb.torques.NotCompiledWarning)
                 with pytest.raises(frb.IntegrationError, match=f"method {method}: .*step"):
                     frb.integrate(m0, q0, inertia, 0.05, 20, method=method, torque=tq)
+
+
+@pytest.mark.parametrize("h", [0.01, 100.0, 1e4])
+def test_rotor_cancelling_the_momentum_turns_the_body_at_its_constant_rate(h):
+    # hr = -m: M = 0, so m stays and the body turns about w = I^-1 m at the constant rate |w|;
+    # the half angle h |w| / 2 from the exact inputs in 40 digits (mpmath)
+    mpmath = pytest.importorskip("mpmath")
+    m = np.array([-0.8351363914995995, -0.191527903600165, 0.5156202766916304])
+    inertia = np.array([0.9428813000228065, 2.544284017697897, 0.5808147140165536])
+    q0 = np.array([0.5466826670238473, 0.7037091559201978, -0.23846869170812454,
+                   -0.38608829110035364])
+    tr = frb.integrate(m, q0, inertia, h, 1, method="EXACT", torque=rotor(-m), save_every=None)
+    assert np.array_equal(tr.m[-1], m)
+    with mpmath.workdps(40):
+        w = [mpmath.mpf(a) / mpmath.mpf(b) for a, b in zip(m, inertia)]
+        om = mpmath.sqrt(sum(x * x for x in w))
+        half = mpmath.mpf(h) * om / 2
+        c, s = mpmath.cos(half), mpmath.sin(half)
+        turn = [c] + [s * x / om for x in w]
+        p = [mpmath.mpf(x) for x in q0]
+        q1 = [p[0] * turn[0] - p[1] * turn[1] - p[2] * turn[2] - p[3] * turn[3],
+              p[0] * turn[1] + p[1] * turn[0] + p[2] * turn[3] - p[3] * turn[2],
+              p[0] * turn[2] - p[1] * turn[3] + p[2] * turn[0] + p[3] * turn[1],
+              p[0] * turn[3] + p[1] * turn[2] - p[2] * turn[1] + p[3] * turn[0]]
+        expected = np.array([float(x) for x in q1])
+    assert np.abs(tr.q[-1] - expected).max() < 1e-15

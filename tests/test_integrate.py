@@ -439,3 +439,9 @@ def test_messages_of_one_body_name_no_body():
     with pytest.raises(ValueError, match=r"inertia: the principal moments of body 1 span more"):
         frb.integrate([[0.1, 0.2, 0.3]] * 2, [[1.0, 0, 0, 0]] * 2, [[1, 2, 3], [1, 2, 1e308]],
                       0.1, 3, method="RK4")
+
+
+def test_a_user_torque_returning_masked_entries_is_refused():
+    with pytest.raises(TypeError, match="returned a masked array with masked entries"):
+        frb.integrate([0.3, 0.5, 0.8], np.eye(3), [1.0, 2.0, 3.0], 0.1, 3, method="RK4",
+                      torque=lambda t, Q: np.ma.masked_all((len(Q), 3)))
