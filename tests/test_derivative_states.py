@@ -223,3 +223,24 @@ def test_small_momenta():
     assert relative(jac.state[3:, 3:], ref.state[3:, 3:]) < 1e-13
     assert relative(np.ldexp(jac.h[3:], 1030), ref.h[3:]) < 1e-12
     assert not np.isnan(jac.inertia).any()
+
+
+@pytest.mark.parametrize("m, h", [([0.3, 0.5, 0.8], 1e-40), ([0.3, -0.5, 0.8], 1e-30),
+                                  ([1e-300, 2e-300, 3e-300], 0.1)])
+def test_inertia_derivatives_of_steps_that_barely_turn(m, h):
+    """A step that turns the body by less than 2^-60 rad: d/dI to its first-order terms
+    d(theta1)/dI_i = h dw_i, d(m1)/dI_i = h m x dw_i with dw_i = -(m_i / I_i^2) e_i (their
+    relative error below 2^-60), from flow_jacobian and from integrate's sensitivities."""
+    inertia = np.array([0.9, 1.3, 2.1])
+    m = np.array(m)
+    expected = np.zeros((6, 3))
+    for i in range(3):
+        dw = np.zeros(3)
+        dw[i] = -m[i] / inertia[i] ** 2
+        expected[:3, i] = h * np.cross(m, dw)
+        expected[3:, i] = h * dw
+    _, _, jac = flow_jacobian(m, [1.0, 0.0, 0.0, 0.0], h, inertia)
+    tr = frb.integrate(m, [1.0, 0.0, 0.0, 0.0], inertia, h, 1, method="EXACT",
+                       sensitivities=["inertia"], save_every=None)
+    for got in (jac.inertia, tr.sensitivities.inertia[-1]):
+        assert np.abs(got - expected).max() <= 1e-15 * np.abs(expected).max()
