@@ -14,7 +14,8 @@ What counts as a real number
   with :func:`frb.from_rotation`).
 * Values are further checked by each function: most need them finite (NaN or infinity is a
   ``ValueError`` naming the argument, and the first offending body of a batch); a finite number
-  too large for a float64 (``10**400``, ``Decimal("1e400")``) is a ``ValueError``.
+  too large for a float64 (``10**400``, ``Decimal("1e400")``), or nonzero and too small for one
+  (``Decimal("1e-400")``: it would become zero), is a ``ValueError``.
 
 Integers (``nsteps``, ``quadrature``, ``order``, ...) are Python or numpy integers, not ``bool``
 and not floats (``100.0`` is refused: ``TypeError``).
@@ -118,9 +119,14 @@ def _from_objects(arr: NDArray[Any], name: str, want: str = _WANT) -> NDArray[np
             flat[i] = float(x)
             if isinstance(x, decimal.Decimal) and x.is_finite() and not math.isfinite(flat[i]):
                 raise OverflowError     # (decimal rounds beyond the range to infinity)
+            if flat[i] == 0 and x != 0:
+                raise ValueError(f"{name} holds a nonzero number too small for a float64 (it "
+                                 f"would become zero): {_short(x)}")
         except OverflowError:
             raise ValueError(f"{name} holds a number too large for a float64: {_short(x)}") from None
-        except ValueError:      # (a signaling NaN of decimal)
+        except ValueError as exc:   # (a signaling NaN of decimal, or the underflow above)
+            if "too small" in str(exc):
+                raise
             raise ValueError(f"{name} holds {_short(x)}, not a number") from None
     return out
 
@@ -185,7 +191,8 @@ def _convert(value: Any, name: str, want: str = _WANT) -> NDArray[np.float64]:
     try:
         arr = np.asarray(value)
     except (ValueError, TypeError) as exc:
-        raise TypeError(f"{name} must be {want} (a rectangular array): {exc}") from None
+        why = "its rows differ in length" if "inhomogeneous" in str(exc) else str(exc)
+        raise TypeError(f"{name} must be {want} (a rectangular array): {why}") from None
     if arr.dtype is _F64:
         return arr
     kind = arr.dtype.kind
@@ -194,6 +201,9 @@ def _convert(value: Any, name: str, want: str = _WANT) -> NDArray[np.float64]:
             out = arr.astype(np.float64)
         if np.isinf(out).any() and not np.isinf(arr[np.isinf(out)]).all():
             raise ValueError(f"{name} holds a number too large for a float64")
+        if ((out == 0) & (arr != 0)).any():
+            raise ValueError(f"{name} holds a nonzero number too small for a float64 (it would "
+                             "become zero)")
         return out
     if kind in "iuf":
         return arr.astype(np.float64)

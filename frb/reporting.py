@@ -498,8 +498,8 @@ def fit_order(hs: ArrayLike, errors: ArrayLike, floor: float = 0.0) -> float:
     e = _validate.real_array(errors, "errors", finite=False)
     floor = _validate.real_scalar(floor, "floor")
     if hs.ndim != 1 or e.shape != hs.shape:
-        raise ValueError(f"hs and errors must be two sequences of the same length, got shapes "
-                         f"{hs.shape} and {e.shape}")
+        raise ValueError(f"hs and errors must be two one-dimensional sequences of the same "
+                         f"length, got shapes {hs.shape} and {e.shape}")
     if not (hs > 0).all():
         raise ValueError("hs must be positive steps")
     with np.errstate(invalid="ignore"):

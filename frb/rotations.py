@@ -502,8 +502,9 @@ def momentum_period(m: ArrayLike, inertia: ArrayLike) -> float:
     Returns
     -------
     float
-        The period; inf on a separatrix or for a symmetric body (whose momentum rotates with
-        period ``2 pi / |Omega|`` instead).
+        The period; inf on a separatrix and for a steady rotation (m constant). For a
+        symmetric body (``k = 0``) it is the period ``2 pi / |Omega|`` of the momentum's
+        rotation about the symmetry axis.
 
     Examples
     --------

@@ -753,6 +753,20 @@ def test_broadcast_results_beyond_the_memory_are_refused_by_name():
         frb.quat_step(m, q, 0.1, [1.0, 2.0, 3.0], jacobian=True)
 
 
+def test_fit_order_of_two_dimensional_sequences_says_so():
+    from frb import reporting as rp
+    with pytest.raises(ValueError, match="two one-dimensional sequences of the same length, got "
+                                         r"shapes \(1, 2\) and \(1, 2\)"):
+        rp.fit_order([[0.1, 0.05]], [[1e-4, 2.5e-5]])
+
+
+def test_momentum_period_of_a_symmetric_body_is_its_rotation_period():
+    # I1 = I2: the momentum turns about e3 at Omega = m3 (1 / I3 - 1 / I1); m3 = 0 is steady
+    assert frb.rotations.momentum_period([0.3, 0.6, -0.8], [1.0, 1.0, 2.0]) == \
+        pytest.approx(2 * np.pi / abs(-0.8 * (1 / 2.0 - 1 / 1.0)), rel=1e-15)
+    assert frb.rotations.momentum_period([0.3, 0.6, 0.0], [1.0, 1.0, 2.0]) == np.inf
+
+
 def test_tables_with_rows_of_another_length_are_refused():
     from frb import reporting as rp
     table = rp.Table("t", ["a", "b"], [[1.0, 2.0], [1.0]])
