@@ -7,8 +7,9 @@ times ``a^2 / b``, the orbital rate times ``a / b``, a rotor's momentum times ``
 is called at the original time and its result scaled), and powers of two scale every operation
 exactly. So a run whose ``|m|``, moments or torque parameters lie outside ``2^-e .. 2^e`` (``e``
 the method's ``scale_exponent``: the range where its squares and the powers of its corrections
-neither overflow nor underflow) runs with ``a = 2^ka``, ``b = 2^kb`` such that the largest ``|m_i|`` and
-moment are in ``[1/2, 1)``: the same results, bit for bit, as the run at moderate scale.
+neither overflow nor underflow) runs with ``a = 2^ka``, ``b = 2^kb`` such that the largest
+``|m_i|`` and moment are in ``[1/2, 1)``: the same results, bit for bit, as the run at moderate
+scale.
 
 * A torque-free run of a method that steps each body with its own step length (the exact
   flows, the approximate free flows: ``MethodInfo.free_steps``) is scaled body by body (a batch
@@ -85,8 +86,8 @@ class Scaling:
         if not failed and not np.isfinite(back).all() and np.isfinite(m).all():
             body = int(np.argmax((~np.isfinite(back)).any(axis=(0, 2)))) if back.ndim == 3 else 0
             raise ValueError(f"{name}: the momentum{_of_body(body, single)} has a norm beyond the "
-                             f"float64 range (above {np.finfo(np.float64).max:.4g}): its components "
-                             "along the turning body axes are not representable")
+                             f"float64 range (above {np.finfo(np.float64).max:.4g}): its "
+                             "components along the turning body axes are not representable")
         return back
 
     def first_beyond(self, m: NDArray[np.float64], m0: NDArray[np.float64]

@@ -813,9 +813,10 @@ class Rotor(Torque):
     rotor of a gyrostat); ``m`` is the momentum of the rigid part. ``T_b = h x w``,
     ``w = I^-1 m``. The spatial momentum ``Q (m + h)`` and the energy ``m . I^-1 m / 2`` are
     conserved by the motion (its potential is zero): to rounding by the exact flow and the
-    exact-flow splittings, to their order by the other methods (which kick the rotor's torque). ``h`` of shape (3,), or (N, 3) one per body. The body
-    with rotors alone is a gyrostat, whose flow ``method="EXACT"`` computes exactly (rotors may
-    be summed); the exact-flow splittings take that flow as their free part."""
+    exact-flow splittings, to their order by the other methods (which kick the rotor's torque).
+    ``h`` of shape (3,), or (N, 3) one per body. The body with rotors alone is a gyrostat, whose
+    flow ``method="EXACT"`` computes exactly (rotors may be summed); the exact-flow splittings
+    take that flow as their free part."""
 
     __slots__ = ("h", "_form")
     uses_momentum = True
