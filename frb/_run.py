@@ -419,7 +419,8 @@ def _steps(req: Request, single: bool, n: int) -> NDArray[np.float64]:
                          f"of shape (3,)), got shape {a.shape}")
     if a.ndim == 1 and a.shape[0] in (1, n):
         return a
-    raise ValueError(f"{name} must be a scalar or have shape ({n},), got shape {a.shape}")
+    raise ValueError(f"{name} must be a scalar, or have shape (1,) or ({n},) (one step for all "
+                     f"or one a body), got shape {a.shape}")
 
 
 def _torque_form(torque: Optional[Torque], n: int

@@ -107,3 +107,10 @@ def test_part_of_a_batch_is_named_by_checked_integers(part, start, stop, error, 
 def test_part_of_a_batch_takes_those_bodies_parameters():
     h = np.arange(12.0).reshape(4, 3)
     np.testing.assert_array_equal(frb.torques.rotor(h).bodies(np.int64(1), 3).h, h[1:3])
+
+
+def test_a_step_per_body_of_another_count_says_which_shapes_it_takes():
+    with pytest.raises(ValueError, match=r"h must be a scalar, or have shape \(1,\) or \(2,\) "
+                                         r"\(one step for all or one a body\), got shape \(3,\)"):
+        frb.quat_step(np.ones((2, 3)), np.tile([1.0, 0, 0, 0], (2, 1)), np.array([0.1, 0.2, 0.3]),
+                      I)
