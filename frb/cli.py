@@ -485,7 +485,10 @@ def _number_lines(path: str, option: str) -> list[list[float]]:
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read(_OPTION_FILE_BYTES + 1)
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{option}: {path!r} is not a text file (byte {exc.object[exc.start]:#04x} "
+                         f"at offset {exc.start} is not UTF-8)") from None
+    except OSError as exc:
         raise ValueError(f"{option}: cannot read {path!r}: {exc}") from None
     rows = []
     for number, line in enumerate(text.splitlines(), 1):

@@ -795,6 +795,15 @@ def test_compare_cli_errors_exit_2_with_one_line(capsys, argv, fragment):
     assert fragment in err, err
 
 
+def test_compare_cli_names_a_binary_coefficients_file(tmp_path, capsys):
+    path = tmp_path / "coefficients.bin"
+    path.write_bytes(b"ab\xff\xfe1 2\n")
+    assert cli.compare_main(["--coefficients", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--coefficients: {str(path)!r} is not a text file (byte " \
+        "0xff at offset 2 is not UTF-8)" in err, err
+
+
 # ---- 9. run_example's tolerance under the input rule
 @pytest.mark.parametrize("tol, error, fragment", [
     (-1, ValueError, "tolerance must be a finite number >= 0, got -1.0"),
