@@ -146,7 +146,11 @@ module gyrostat_flow
          ! rest in panels (gyrostat_unit)
          ddq = real(imin, qp) / real(inertia, qp)
          tq = scale(real(h, qp), e) / real(imin, qp)
-         call gyrostat_unit_qp(real(ms, qp), real(rs, qp), ddq, tq, m1q, wq)
+         if (small < small_total_momentum) then
+            call small_total_step(real(ms, qp), real(rs, qp), ddq, tq, m1q, wq)
+         else
+            call gyrostat_unit_qp(real(ms, qp), real(rs, qp), ddq, tq, m1q, wq)
+         end if
          m_out = scale(real(m1q, dp), e)
          w = real(wq, dp)
          return
@@ -158,6 +162,43 @@ module gyrostat_flow
          m_out = scale(m1, e)
       end if
    end subroutine gyrostat_step
+
+   !> A quadruple-precision step of a small total momentum M (scaled inputs, tau = h 2^e / I_min):
+   !> the n whole periods of the step as one rotation about u0 = M0 / |M0| by n times the angle of
+   !> one period (the increment over a period keeps M0: W(n T + r) = W(T)^n W(r)), each period
+   !> and the rest r by gyrostat_unit. (Near M = 0 the panels of gyrostat_unit may not keep their
+   !> gauges: it then halves the step down to its series, at a cost that grows with the step; the
+   !> periods bound it by that of one period.)
+   pure subroutine small_total_step(m, r, dd, tau, m1, w)
+      real(qp), intent(in) :: m(3), r(3), dd(3), tau
+      real(qp), intent(out) :: m1(3), w(4)
+      real(qp) :: n, rest, loss, period, mp(3), wp1(4), wr(4), u0(3), c, phi
+      logical :: ok
+
+      call gyrostat_periods_qp(m, r, dd, tau, n, rest, loss, ok)
+      if (.not. ok .or. abs(n) < 2) then
+         call gyrostat_unit_qp(m, r, dd, tau, m1, w)
+         return
+      end if
+      period = (tau - rest) / n
+      call gyrostat_unit_qp(m, r, dd, period, mp, wp1)
+      call gyrostat_unit_qp(m, r, dd, rest, m1, wr)
+      u0 = (m + r) / sqrt(sum((m + r)**2))
+      c = wp1(2) * u0(1) + wp1(3) * u0(2) + wp1(4) * u0(3)
+      phi = n * 2 * atan2(c, wp1(1))
+      w = qmul_qp([cos(phi / 2), sin(phi / 2) * u0], wr)
+   end subroutine small_total_step
+
+   !> The Hamilton product p q of quaternions in quadruple precision (scalar first).
+   pure function qmul_qp(p, q) result(r)
+      real(qp), intent(in) :: p(4), q(4)
+      real(qp) :: r(4)
+
+      r(1) = p(1) * q(1) - p(2) * q(2) - p(3) * q(3) - p(4) * q(4)
+      r(2) = p(1) * q(2) + p(2) * q(1) + p(3) * q(4) - p(4) * q(3)
+      r(3) = p(1) * q(3) - p(2) * q(4) + p(3) * q(1) + p(4) * q(2)
+      r(4) = p(1) * q(4) + p(2) * q(3) - p(3) * q(2) + p(4) * q(1)
+   end function qmul_qp
 
    !> The unit quaternion of the rotation by the angle h |wv| about the constant angular velocity
    !> wv = I^-1 m: its direction and its half angle h |wv| / 2 in quadruple precision from the

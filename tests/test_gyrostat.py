@@ -601,3 +601,27 @@ def test_rotor_cancelling_the_momentum_turns_the_body_at_its_constant_rate(h):
               p[0] * turn[3] + p[1] * turn[2] - p[2] * turn[1] + p[3] * turn[0]]
         expected = np.array([float(x) for x in q1])
     assert np.abs(tr.q[-1] - expected).max() < 1e-15
+
+
+def test_a_small_total_momentum_takes_long_steps_in_whole_periods():
+    # |m + hr| = 1e-10 |m|: the panels near M = 0 cannot keep their gauges, so the periods of the
+    # step are one rotation (the step's cost that of one period, not of its length); the long
+    # step agrees with chained short ones and keeps |M|, the energy and Q M
+    m = np.array([2.0409191213851825, -2.5556650313141818, 0.41809884672577885])
+    inertia = np.array([1.2082645567318402, 0.3927612578671842, 0.8572883860324156])
+    q0 = np.array([0.5466826670238473, 0.7037091559201978, -0.23846869170812454,
+                   -0.38608829110035364])
+    hr = -m + 1e-10 * np.linalg.norm(m) * np.array([-2.019986129147251, -0.23193237764418947,
+                                                      -0.8652130762749417])
+    one = frb.integrate(m, q0, inertia, 100.0, 1, method="EXACT", torque=rotor(hr),
+                        save_every=None)
+    chained = frb.integrate(m, q0, inertia, 0.25, 400, method="EXACT", torque=rotor(hr),
+                            save_every=None)
+    assert np.abs(one.m[-1] - chained.m[-1]).max() < 1e-14 * np.linalg.norm(m)
+    assert np.abs(one.q[-1] - chained.q[-1]).max() < 1e-12
+    long = frb.integrate(m, q0, inertia, 2e4, 1, method="EXACT", torque=rotor(hr))
+    total = long.m + hr
+    assert abs(np.linalg.norm(total[-1]) / np.linalg.norm(total[0]) - 1) < 1e-6  # |M| 7e-10
+    assert abs(long.kinetic_energy[-1] / long.kinetic_energy[0] - 1) < 1e-15
+    spatial = np.einsum("kij,kj->ki", long.Q, total)
+    assert np.abs(spatial[-1] - spatial[0]).max() < 1e-15 * np.linalg.norm(m)
