@@ -54,7 +54,8 @@ module gyrostat_flow
    use lane_math, only: lane_sin, lane_cos, lane_sincos, lane_atan2
    use exact_flow, only: free_flow
    use rotations, only: qmul
-   use gyrostat_flow_qp, only: gyrostat_unit_qp => gyrostat_unit, gyrostat_periods_qp => gyrostat_periods
+   use gyrostat_flow_qp, only: gyrostat_unit_qp => gyrostat_unit, gyrostat_periods_qp => gyrostat_periods, &
+                               gq_mul_qp => gq_mul
    use gyrostat_flow_qp_dp, only: gyrostat_unit_qp_dp => gyrostat_unit
    use gyrostat_flow_dd, only: gyrostat_periods_dd
    implicit none
@@ -186,19 +187,8 @@ module gyrostat_flow
       u0 = (m + r) / sqrt(sum((m + r)**2))
       c = wp1(2) * u0(1) + wp1(3) * u0(2) + wp1(4) * u0(3)
       phi = n * 2 * atan2(c, wp1(1))
-      w = qmul_qp([cos(phi / 2), sin(phi / 2) * u0], wr)
+      w = gq_mul_qp([cos(phi / 2), sin(phi / 2) * u0], wr)
    end subroutine small_total_step
-
-   !> The Hamilton product p q of quaternions in quadruple precision (scalar first).
-   pure function qmul_qp(p, q) result(r)
-      real(qp), intent(in) :: p(4), q(4)
-      real(qp) :: r(4)
-
-      r(1) = p(1) * q(1) - p(2) * q(2) - p(3) * q(3) - p(4) * q(4)
-      r(2) = p(1) * q(2) + p(2) * q(1) + p(3) * q(4) - p(4) * q(3)
-      r(3) = p(1) * q(3) - p(2) * q(4) + p(3) * q(1) + p(4) * q(2)
-      r(4) = p(1) * q(4) + p(2) * q(3) - p(3) * q(2) + p(4) * q(1)
-   end function qmul_qp
 
    !> The unit quaternion of the rotation by the angle h |wv| about the constant angular velocity
    !> wv = I^-1 m: its direction and its half angle h |wv| / 2 in quadruple precision from the

@@ -84,6 +84,15 @@ def memory_size(nbytes: float) -> str:
     return f"{nbytes / 1024:.1f} KiB"
 
 
+def beyond_memory(need: float) -> float | None:
+    """The memory available (bytes) when ``need`` bytes would not fit in 90 % of it, else None
+    (needs of at most 64 MiB are always allowed, without a system call)."""
+    if need <= 2.0**26:
+        return None
+    free = available_memory()
+    return free if need > 0.9 * free else None
+
+
 def kept_count(nsteps: int, save_every: int) -> int:
     """``len(kept_steps(nsteps, save_every))``, without making the array."""
     if save_every == 0:
@@ -99,10 +108,8 @@ def check_kept_states(kept: int, n: int, values: int, where: str = "",
     that keeps every state). ``where``: added to the message (e.g. a dask chunk); ``what``:
     the message's name of the states."""
     need = 8.0 * kept * (n * values + 3)          # (the times, and two temporaries of them)
-    if need < 2.0**26:                  # (64 MiB: always allowed, no system call)
-        return
-    free = available_memory()
-    if need <= 0.9 * free:
+    free = beyond_memory(need)
+    if free is None:
         return
     remedy = remedy or ("keep fewer with save_every (every k-th state; save_every=None keeps "
                         "the final state only) or run fewer bodies at a time")

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _numbers_table as _sn
-from ._kept import available_memory, memory_size
+from ._kept import beyond_memory, memory_size
 
 __all__ = ["ORTHOGONALITY_TOLERANCE", "PHASE_LIMIT", "INT32_MAX", "MAX_STEPS", "fmt",
            "real_array", "real_scalar", "integer", "count", "flag", "save_every",
@@ -163,8 +163,8 @@ def fits_expanded(arr: NDArray[Any], name: str) -> None:
     if arr.nbytes <= 2**26 or 0 not in arr.strides:
         return
     need = 3.0 * arr.nbytes
-    free = available_memory()
-    if need > 0.9 * free:
+    free = beyond_memory(need)
+    if free is not None:
         raise ValueError(f"{name} is a broadcast array of shape {arr.shape}: its values and "
                          f"the results of their size would take {memory_size(need)}, more than "
                          f"the memory available ({memory_size(free)}); give fewer bodies at a "
@@ -227,6 +227,13 @@ def first_nonfinite(arr: NDArray[Any], item_ndim: int = 1) -> str:
     per_body = np.isfinite(arr.reshape(arr.shape[:arr.ndim - item_ndim] + (-1,))).all(axis=-1)
     bad = np.argwhere(~per_body.reshape(-1))
     return f" (body {int(bad[0, 0])})" if bad.size else ""
+
+
+def binary_exponents(size: NDArray[np.float64]) -> NDArray[np.int64]:
+    """The binary exponents ``e`` of positive finite sizes (``size = f 2^e``, ``1/2 <= f < 1``),
+    0 for zero and non-finite ones: the powers of two that scale values exactly."""
+    ok = np.isfinite(size) & (size > 0)
+    return np.where(ok, np.frexp(np.where(ok, size, 1.0))[1], 0)
 
 
 def name_key(text: str) -> str:

@@ -349,9 +349,7 @@ class PrincipalFrame:
         # each body's momentum scaled by a power of two into the principal frame (exact), its
         # energy scaled back: no overflow of the rotated components
         with np.errstate(over="ignore", invalid="ignore"):
-            size = np.max(np.abs(m), axis=-1, keepdims=True)
-            e = np.where(np.isfinite(size) & (size > 0),
-                         np.frexp(np.where(np.isfinite(size), size, 1.0))[1], 0)
+            e = _validate.binary_exponents(np.max(np.abs(m), axis=-1, keepdims=True))
             mp = rotate_back(self.R, np.ldexp(m, -e))
             return np.ldexp(kinetic_energy_unchecked(mp, self.moments), 2 * e[..., 0])
 

@@ -481,7 +481,7 @@ def write_dat(path: str | os.PathLike[str], values: ArrayLike) -> None:
         raise ValueError(f"path {name!r} is a {'FIFO (named pipe)' if stat.S_ISFIFO(mode) else 'socket'}: "
                          "write_dat writes files")
     with open(name, "w", encoding="ascii", newline="\n") as fh:
-        # (in blocks: the text of a block at a time, not of the whole array)
+        # (formatted in blocks: the memory of one block's text at a time)
         for start in range(0, a.size, _WRITE_BLOCK):
             fh.write("".join(["% .16e\n" % v for v in a[start:start + _WRITE_BLOCK].tolist()]))
 

@@ -524,7 +524,8 @@ def attitude_error(Q: ArrayLike, Q_ref: ArrayLike) -> NDArray[np.float64]:
         raise ValueError(f"Q and Q_ref must be matrices (..., 3, 3) of the same shape, got "
                          f"{a.shape} and {b.shape}")
     # each pair scaled by a power of two (exact): no overflow of the difference or of the norm
-    e = _exponents(np.maximum(np.abs(a), np.abs(b)).max(axis=(-2, -1), initial=0.0))
+    size = np.maximum(np.abs(a), np.abs(b)).max(axis=(-2, -1), initial=0.0)
+    e = _validate.binary_exponents(size)
     scaled = np.linalg.norm(np.ldexp(a, -e[..., None, None]) - np.ldexp(b, -e[..., None, None]),
                             ord=2, axis=(-2, -1))
     with np.errstate(over="ignore"):
@@ -532,13 +533,6 @@ def attitude_error(Q: ArrayLike, Q_ref: ArrayLike) -> NDArray[np.float64]:
     if not np.isfinite(out).all() and np.isfinite(a).all() and np.isfinite(b).all():
         raise ValueError("Q and Q_ref: the norm of their difference is beyond the float64 range")
     return out
-
-
-def _exponents(size: NDArray[np.float64]) -> NDArray[np.int64]:
-    """The binary exponents of positive finite sizes (``size = f 2^e``, ``1/2 <= f < 1``); 0
-    for zero and non-finite ones."""
-    ok = np.isfinite(size) & (size > 0)
-    return np.where(ok, np.frexp(np.where(ok, size, 1.0))[1], 0)
 
 
 def batch_error(m: NDArray[np.float64], Q: ArrayLike, m_ref: NDArray[np.float64], Q_ref: ArrayLike
@@ -566,7 +560,7 @@ def batch_error(m: NDArray[np.float64], Q: ArrayLike, m_ref: NDArray[np.float64]
         raise ValueError(f"Q must have the shape {a.shape[:-1] + (3, 3)} of m's bodies, got "
                          f"{q_shape[0]}")
     # each body's pair scaled by a power of two (exact): no overflow or underflow of the norms
-    e = _exponents(np.maximum(np.abs(a), np.abs(b)).max(axis=-1))[..., None]
+    e = _validate.binary_exponents(np.maximum(np.abs(a), np.abs(b)).max(axis=-1))[..., None]
     sa, sb = np.ldexp(a, -e), np.ldexp(b, -e)
     em = np.linalg.norm(sa - sb, axis=-1) / np.linalg.norm(sb, axis=-1)
     return float(em.max()), float(attitude_error(Q, Q_ref).max())

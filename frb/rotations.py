@@ -30,7 +30,7 @@ if TYPE_CHECKING:   # (scipy is optional)
     from scipy.spatial.transform import Rotation
 
 from . import _validate
-from ._kept import available_memory, memory_size
+from ._kept import beyond_memory, memory_size
 from ._messages import low_precision_hint
 
 __all__ = [
@@ -390,10 +390,11 @@ def _scaled_product(product: Any, a: NDArray[np.float64], b: NDArray[np.float64]
                     what: str) -> NDArray[np.float64]:
     """product(a, b), bilinear; where a sum of its terms overflows, again with a scaled by a power
     of two (exactly) and the result scaled back. ValueError when the result itself is beyond the
-    float64 range."""
+    float64 range; operands with NaN or infinite entries give their product as it is (the
+    caller's checks name them)."""
     with np.errstate(over="ignore", invalid="ignore"):
         out = product(a, b)
-        if np.all(np.isfinite(out)):
+        if np.all(np.isfinite(out)) or not (np.isfinite(a).all() and np.isfinite(b).all()):
             return out
         e = np.frexp(np.max(np.abs(a), axis=-1, keepdims=True))[1]
         out = np.ldexp(product(np.ldexp(a, -e), b), e)
@@ -425,10 +426,8 @@ def _fits_result(names: str, lead: tuple[int, ...], values: int) -> None:
     broadcast batch shape ``lead`` (and its temporaries) would not fit in the memory
     available."""
     need = 8.0 * math.prod(lead) * values * _RESULT_COPIES
-    if need <= 2.0**26:
-        return
-    free = available_memory()
-    if need > 0.9 * free:
+    free = beyond_memory(need)
+    if free is not None:
         raise ValueError(f"{names}: their broadcast batch {lead} would take {memory_size(need)} "
                          f"with its temporaries, more than the memory available "
                          f"({memory_size(free)}); give fewer bodies at a time")
@@ -702,22 +701,12 @@ def rotate_back(R: NDArray[np.float64], v: NDArray[np.float64],
     """``R^T v`` for vectors v (..., 3) and R (3, 3) or (n, 3, 3) (broadcast over the bodies),
     without spurious overflow; ValueError ``what`` "is beyond the float64 range" when a
     component of the finite vectors' image is."""
-    return _rotated(lambda v, R: (v[..., None, :] @ R)[..., 0, :], v, R, what)
+    return _scaled_product(lambda v, R: (v[..., None, :] @ R)[..., 0, :], v, R, what)
 
 
 def rotate(R: NDArray[np.float64], v: NDArray[np.float64],
            what: str = "R v") -> NDArray[np.float64]:
     """``R v`` for vectors v (..., 3) and R (3, 3) or (n, 3, 3) (broadcast over the bodies), as
     :func:`rotate_back`."""
-    return _rotated(lambda v, R: (v[..., None, :] @ np.swapaxes(R, -1, -2))[..., 0, :], v, R,
-                    what)
-
-
-def _rotated(product: Any, v: NDArray[np.float64], R: NDArray[np.float64],
-             what: str) -> NDArray[np.float64]:
-    """product(v, R) scaled as :func:`_scaled_product` for finite vectors; vectors with NaN or
-    infinite components rotated as they are (the caller's checks name them)."""
-    if np.isfinite(v).all():
-        return _scaled_product(product, v, R, what)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return product(v, R)
+    return _scaled_product(lambda v, R: (v[..., None, :] @ np.swapaxes(R, -1, -2))[..., 0, :],
+                           v, R, what)

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _validate
-from ._kept import available_memory
+from ._kept import available_memory, beyond_memory
 from ._messages import IntegrationError, step_renamed
 from .engine import integrate
 from .methods import METHODS
@@ -73,7 +73,7 @@ def random_bodies(n: int, rng: int | None = 0
     ((3, 3), (3, 4), (3, 3))
     """
     n = _validate.count(n, "n")
-    if 8.0 * n * 14 > 0.9 * available_memory():     # (the three arrays and a temporary)
+    if beyond_memory(8.0 * n * 14) is not None:     # (the three arrays and a temporary)
         raise ValueError(f"n: {n} random bodies would not fit in the memory available")
     if not (rng is None or isinstance(rng, np.random.Generator)
             or (isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)))):

@@ -316,7 +316,7 @@ def test_write_dat_formats_in_blocks(tmp_path):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 16e6, peak            # (the text of the whole array at once: 112 MB)
+    assert peak < 16e6, peak            # (the text of one block, 65536 lines, at a time)
     assert (tmp_path / "x.dat").stat().st_size == 24 * values.size
     with open(tmp_path / "x.dat") as fh:
         assert [float(fh.readline()) for _ in range(3)] == values[:3].tolist()
