@@ -133,8 +133,12 @@ class Gyrostat:
                     break
             if not (-L / 100 <= x <= L * 1.01):
                 return None
+            # the state returns to its start within the fixed point's rounding (2^-180), which
+            # an orbit near a separatrix or a saddle amplifies (to about 1e-28 at 1e-14 from a
+            # separatrix): a return within 1e-22 is the period, a farther one a crossing of the
+            # plane elsewhere on the orbit
             dist = sum((poly(M[i], x) - mu0[i]) ** 2 for i in range(3))
-            if dist > mpf(10) ** -60:
+            if dist > mpf(10) ** -44:
                 return None
             return int(mpmath.nint(x * scale))
 
