@@ -157,18 +157,22 @@ contains
          if (all(pl(1:nc, 1) == 1 .and. pl(1:nc, 2) == 2)) then
             ! moments in order
             do k = 1, nc
-               m_out(1, k) = m1l(k, 1) * gl(k); m_out(2, k) = m1l(k, 2) * gl(k); m_out(3, k) = m1l(k, 3) * gl(k)
+               m_out(1, k) = m(1, k) + (m1l(k, 1) - ml(k, 1)) * gl(k)
+               m_out(2, k) = m(2, k) + (m1l(k, 2) - ml(k, 2)) * gl(k)
+               m_out(3, k) = m(3, k) + (m1l(k, 3) - ml(k, 3)) * gl(k)
                w(1, k) = wl(k, 1); w(2, k) = wl(k, 2); w(3, k) = wl(k, 3); w(4, k) = wl(k, 4)
             end do
             return
          end if
-         ! flow_finish: m_out(perm(i)) = sgn(i) m1(i) g, w(1 + perm(i)) = sgn(i) w(1 + i)
+         ! flow_finish: m_out(perm(i)) = m(perm(i)) + sgn(i) (m1(i) - ms(i)) g,
+         ! w(1 + perm(i)) = sgn(i) w(1 + i)
          do k = 1, nc
-            x1 = m1l(k, 1) * gl(k); x2 = m1l(k, 2) * gl(k); x3 = sgl(k) * m1l(k, 3) * gl(k)
+            x1 = (m1l(k, 1) - ml(k, 1)) * gl(k); x2 = (m1l(k, 2) - ml(k, 2)) * gl(k)
+            x3 = sgl(k) * (m1l(k, 3) - ml(k, 3)) * gl(k)
             y1 = wl(k, 2); y2 = wl(k, 3); y3 = sgl(k) * wl(k, 4)
-            m_out(1, k) = merge(x1, merge(x2, x3, pl(k, 2) == 1), pl(k, 1) == 1)
-            m_out(2, k) = merge(x1, merge(x2, x3, pl(k, 2) == 2), pl(k, 1) == 2)
-            m_out(3, k) = merge(x1, merge(x2, x3, pl(k, 2) == 3), pl(k, 1) == 3)
+            m_out(1, k) = m(1, k) + merge(x1, merge(x2, x3, pl(k, 2) == 1), pl(k, 1) == 1)
+            m_out(2, k) = m(2, k) + merge(x1, merge(x2, x3, pl(k, 2) == 2), pl(k, 1) == 2)
+            m_out(3, k) = m(3, k) + merge(x1, merge(x2, x3, pl(k, 2) == 3), pl(k, 1) == 3)
             w(1, k) = wl(k, 1)
             w(2, k) = merge(y1, merge(y2, y3, pl(k, 2) == 1), pl(k, 1) == 1)
             w(3, k) = merge(y1, merge(y2, y3, pl(k, 2) == 2), pl(k, 1) == 2)
@@ -186,13 +190,13 @@ contains
             call keep_invariants(ml(k, :), cl(k, :), m1s)
          end if
          if (fast(k) > 0) then
-            x = [m1s(1) * gl(k), m1s(2) * gl(k), sgl(k) * m1s(3) * gl(k)]
+            x = [(m1s(1) - ml(k, 1)) * gl(k), (m1s(2) - ml(k, 2)) * gl(k), sgl(k) * (m1s(3) - ml(k, 3)) * gl(k)]
             y = [ws(2), ws(3), sgl(k) * ws(4)]
             w(1, k) = ws(1)
-            m_out(nint(pl(k, :)), k) = x
+            m_out(nint(pl(k, :)), k) = m(nint(pl(k, :)), k) + x
             w(1 + nint(pl(k, :)), k) = y
          else
-            call flow_finish(p(k), m1s, ws, m_out(:, k), w(:, k))
+            call flow_finish(p(k), m(:, k), m1s, ws, m_out(:, k), w(:, k))
          end if
       end do
    end subroutine free_flow_chunk
@@ -533,7 +537,7 @@ contains
       real(dp), dimension(nb) :: agm, sva, cva, dva, dup, xra, yra, pra, wra, rjd, ratio
       real(dp) :: i21, i31, i32, x1, x2, x3, d1, d2, d3, da, db, ia2, ib2, ma, mb, den, r
       real(dp) :: xr, yr, pr, a0, q, rj, z0, z1, val, c, s, b2, a
-      real(dp) :: weight, ss, cc, ntmax, p0(4), p1(4), rq(4), wk(4), m11, m13
+      real(dp) :: weight, ss, cc, ntmax, p0(4), p1(4), rq(4), wk(4), dm1, dm2, dm3, n0, e, cm, dmv, ds, dc, dd, f
       integer :: k, j
 
       ! --- invariants, moduli and (sn, cn, dn)(u0) (free_flow_unit) ---
@@ -619,18 +623,26 @@ contains
          dv(k) = merge(dva(k), dv(k), agm(k) > 0)
          den = dn0(k) * dn0(k) + k2(k) * (sn0(k) * cv(k)) * (sn0(k) * cv(k))
          r = 1 / den
-         s1(k) = (sn0(k) * cv(k) * dv(k) + sv(k) * cn0(k) * dn0(k)) * r
-         cc1(k) = (cn0(k) * cv(k) - sn0(k) * dn0(k) * sv(k) * dv(k)) * r
-         dd1(k) = (dn0(k) * dv(k) - k2(k) * sn0(k) * cn0(k) * sv(k) * cv(k)) * r
+         ! (the changes of sn, cn, dn over v, jacobi_add)
+         e = sv(k) * sv(k)
+         cm = e / (1 + cv(k))
+         dmv = k2(k) * e / (1 + dv(k))
+         q = k2(k) * (sn0(k) * sn0(k)) * e
+         ds = (sv(k) * cn0(k) * dn0(k) + sn0(k) * (q - dv(k) * cm - dmv)) * r
+         dc = (cn0(k) * (q - cm) - sn0(k) * dn0(k) * sv(k) * dv(k)) * r
+         dd = (dn0(k) * (q - dmv) - k2(k) * sn0(k) * cn0(k) * sv(k) * cv(k)) * r
+         s1(k) = sn0(k) + ds
+         cc1(k) = cn0(k) + dc
+         dd1(k) = dn0(k) + dd
          okf(k) = merge(okf(k), 0.0_dp, den >= addition_min_den)
          ! (a semi-exact angle with its secular part taken exactly: free_flow_unit's)
          okf(k) = merge(okf(k), 0.0_dp, quadrature == 0 .or. bab(k) * bab(k) >= secular_semi_exact)
          ! m1 in the (a, 2, b) order: a = 1 (b = 3) or a = 3 (b = 1)
-         ma = sigma(k) * bab(k) * dd1(k)
-         mb = bba(k) * cc1(k)
-         m1(k, 1) = merge(mb, ma, case3(k) > 0)
-         m1(k, 2) = b2a(k) * s1(k)
-         m1(k, 3) = merge(ma, mb, case3(k) > 0)
+         ma = sigma(k) * bab(k) * dd
+         mb = bba(k) * dc
+         m1(k, 1) = m0(k, 1) + merge(mb, ma, case3(k) > 0)
+         m1(k, 2) = m0(k, 2) + b2a(k) * ds
+         m1(k, 3) = m0(k, 3) + merge(ma, mb, case3(k) > 0)
       end do
 
       if (quadrature == 0) then
@@ -712,31 +724,38 @@ contains
       end do
       call sincos_lanes(nl, psi, hs, hc)
 
-      ! --- attitude_from_angle: w = conj(p0) Y p1, normalised ---
+      ! --- attitude_from_half_angle: w = |p0|^2 (c, s m0) + conj(p0) Y dp, normalised ---
       do k = 1, nl
          c = hc(k); s = hs(k)
          p0(1) = 1 + abs(merge(m0(k, 3), m0(k, 1), case3(k) > 0))
          p0(2) = merge(sigma(k) * m0(k, 2), 0.0_dp, case3(k) > 0)
          p0(3) = merge(-sigma(k) * m0(k, 1), sigma(k) * m0(k, 3), case3(k) > 0)
          p0(4) = merge(0.0_dp, -sigma(k) * m0(k, 2), case3(k) > 0)
-         m11 = m1(k, 1); m13 = m1(k, 3)
-         p1(1) = 1 + abs(merge(m13, m11, case3(k) > 0))
-         p1(2) = merge(sigma(k) * m1(k, 2), 0.0_dp, case3(k) > 0)
-         p1(3) = merge(-sigma(k) * m11, sigma(k) * m13, case3(k) > 0)
-         p1(4) = merge(0.0_dp, -sigma(k) * m1(k, 2), case3(k) > 0)
+         dm1 = m1(k, 1) - m0(k, 1); dm2 = m1(k, 2) - m0(k, 2); dm3 = m1(k, 3) - m0(k, 3)
+         p1(1) = sigma(k) * merge(dm3, dm1, case3(k) > 0)
+         p1(2) = merge(sigma(k) * dm2, 0.0_dp, case3(k) > 0)
+         p1(3) = merge(-sigma(k) * dm1, sigma(k) * dm3, case3(k) > 0)
+         p1(4) = merge(0.0_dp, -sigma(k) * dm2, case3(k) > 0)
+         n0 = p0(1) * p0(1) + p0(2) * p0(2) + p0(3) * p0(3) + p0(4) * p0(4)
          rq(1) = c * p0(1)
          rq(2) = s * m0(k, 1) - c * p0(2)
          rq(3) = s * m0(k, 2) - c * p0(3)
          rq(4) = s * m0(k, 3) - c * p0(4)
          rq(2) = merge(rq(2), rq(2) + s * sigma(k), case3(k) > 0)
          rq(4) = merge(rq(4) + s * sigma(k), rq(4), case3(k) > 0)
-         ! qmul(rq, p1) (rotations), written out (the same operations)
+         ! qmul(rq, dp) (rotations), written out (the same operations)
          wk(1) = rq(1) * p1(1) - rq(2) * p1(2) - rq(3) * p1(3) - rq(4) * p1(4)
          wk(2) = rq(1) * p1(2) + p1(1) * rq(2) + rq(3) * p1(4) - rq(4) * p1(3)
          wk(3) = rq(1) * p1(3) + p1(1) * rq(3) + rq(4) * p1(2) - rq(2) * p1(4)
          wk(4) = rq(1) * p1(4) + p1(1) * rq(4) + rq(2) * p1(3) - rq(3) * p1(2)
-         wk = wk * (1 / sqrt((p0(1) * p0(1) + p0(2) * p0(2) + p0(3) * p0(3) + p0(4) * p0(4)) &
-                             * (p1(1) * p1(1) + p1(2) * p1(2) + p1(3) * p1(3) + p1(4) * p1(4))))
+         wk(1) = wk(1) + c * n0
+         wk(2) = wk(2) + (s * n0) * m0(k, 1)
+         wk(3) = wk(3) + (s * n0) * m0(k, 2)
+         wk(4) = wk(4) + (s * n0) * m0(k, 3)
+         ! (attitude_from_half_angle's normalisation)
+         f = 1 / sqrt(wk(1) * wk(1) + wk(2) * wk(2) + wk(3) * wk(3) + wk(4) * wk(4))
+         wk(2) = wk(2) * f; wk(3) = wk(3) * f; wk(4) = wk(4) * f
+         wk(1) = sign(1 - (wk(2) * wk(2) + wk(3) * wk(3) + wk(4) * wk(4)) / (1 + abs(wk(1)) * f), wk(1))
          w(k, 1) = wk(1); w(k, 2) = wk(2); w(k, 3) = wk(3); w(k, 4) = wk(4)
       end do
       do k = 1, nl

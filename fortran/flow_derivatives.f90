@@ -178,7 +178,7 @@ contains
          ! identity on the exact flow's values, which keep both invariants)
          call keep_invariants(p%ms, p%cs, m1s)
       end if
-      call flow_finish(p, m1s, ws, m_out, w)
+      call flow_finish(p, m, m1s, ws, m_out, w)
 
       ! the momentum: tangents (closed form) and the radial direction (scaling)
       omega = m_out / inertia

@@ -168,10 +168,12 @@ contains
          done(k) = lane(k) .and. ok(k) .and. ok2(k)
          if (done(k)) then
             if (fast(k) > 0) then
-               m_out(1, k) = m1l(k, 1) * gl(k); m_out(2, k) = m1l(k, 2) * gl(k); m_out(3, k) = m1l(k, 3) * gl(k)
+               m_out(1, k) = m(1, k) + (m1l(k, 1) - ml(k, 1)) * gl(k)
+               m_out(2, k) = m(2, k) + (m1l(k, 2) - ml(k, 2)) * gl(k)
+               m_out(3, k) = m(3, k) + (m1l(k, 3) - ml(k, 3)) * gl(k)
                w(1, k) = wl(k, 1); w(2, k) = wl(k, 2); w(3, k) = wl(k, 3); w(4, k) = wl(k, 4)
             else
-               call flow_finish(p(k), m1l(k, :), wl(k, :), m_out(:, k), w(:, k))
+               call flow_finish(p(k), m(:, k), m1l(k, :), wl(k, :), m_out(:, k), w(:, k))
                dml(k, :) = unsorted(p(k), dml(k, :))
                dtl(k, :) = unsorted(p(k), dtl(k, :))
                if (pair(k)) then
@@ -496,6 +498,7 @@ contains
       real(dp) :: tss, tcc, ta, tb2, tz0, tz1, n0, n1, q0d, q1d, tn0, tn1, tq0d, tq1d, tval, tsx, tsy, tsz
       real(dp) :: tp0(4), tp1(4), trq(4), twk(4), nrm, tnrm, np0, np1, tnp0, tnp1, tc, ts, trj, dam, xs, ys, sc
       real(dp) :: ang, wv(4), rden, rsl, tl, rc1, rc2, rda, rdb, rnp
+      real(dp) :: e, cm, dmv, qk, ds, dc, dd, dm1v, dm2v, dm3v, pd(4), nq0
       integer :: k, j
 
       ! --- invariants, moduli and (sn, cn, dn)(u0) (free_flow_unit), with their tangents ---
@@ -640,9 +643,18 @@ contains
       do k = 1, nl
          den = dn0(k) * dn0(k) + k2(k) * (sn0(k) * cv(k)) * (sn0(k) * cv(k))
          r = 1 / den
-         s1(k) = (sn0(k) * cv(k) * dv(k) + sv(k) * cn0(k) * dn0(k)) * r
-         cc1(k) = (cn0(k) * cv(k) - sn0(k) * dn0(k) * sv(k) * dv(k)) * r
-         dd1(k) = (dn0(k) * dv(k) - k2(k) * sn0(k) * cn0(k) * sv(k) * cv(k)) * r
+         ! (the changes of sn, cn, dn over v, jacobi_add; the tangents below are those of the
+         ! addition formulas, the same functions)
+         e = sv(k) * sv(k)
+         cm = e / (1 + cv(k))
+         dmv = k2(k) * e / (1 + dv(k))
+         qk = k2(k) * (sn0(k) * sn0(k)) * e
+         ds = (sv(k) * cn0(k) * dn0(k) + sn0(k) * (qk - dv(k) * cm - dmv)) * r
+         dc = (cn0(k) * (qk - cm) - sn0(k) * dn0(k) * sv(k) * dv(k)) * r
+         dd = (dn0(k) * (qk - dmv) - k2(k) * sn0(k) * cn0(k) * sv(k) * cv(k)) * r
+         s1(k) = sn0(k) + ds
+         cc1(k) = cn0(k) + dc
+         dd1(k) = dn0(k) + dd
          tden = 2 * dn0(k) * tdn0(k) + tk2(k) * (sn0(k) * cv(k))**2 &
                 + 2 * k2(k) * (sn0(k) * cv(k)) * (tsn0(k) * cv(k) + sn0(k) * tcv(k))
          ts1(k) = (tsn0(k) * cv(k) * dv(k) + sn0(k) * tcv(k) * dv(k) + sn0(k) * cv(k) * tdv(k) &
@@ -656,11 +668,11 @@ contains
                                + sn0(k) * cn0(k) * tsv(k) * cv(k) + sn0(k) * cn0(k) * sv(k) * tcv(k))) &
                     - dd1(k) * tden) * r
          okf(k) = merge(okf(k), 0.0_dp, den >= addition_min_den)
-         ma = sigma(k) * bab(k) * dd1(k)
-         mb = bba(k) * cc1(k)
-         m1(k, 1) = merge(mb, ma, case3(k) > 0)
-         m1(k, 2) = b2a(k) * s1(k)
-         m1(k, 3) = merge(ma, mb, case3(k) > 0)
+         ma = sigma(k) * bab(k) * dd
+         mb = bba(k) * dc
+         m1(k, 1) = m0(k, 1) + merge(mb, ma, case3(k) > 0)
+         m1(k, 2) = m0(k, 2) + b2a(k) * ds
+         m1(k, 3) = m0(k, 3) + merge(ma, mb, case3(k) > 0)
          tma = sigma(k) * (tbab(k) * dd1(k) + bab(k) * tdd1(k))
          tmb = tbba(k) * cc1(k) + bba(k) * tcc1(k)
          dm1(k, 1) = merge(tmb, tma, case3(k) > 0)
@@ -825,6 +837,14 @@ contains
          p1(2) = merge(sigma(k) * m1(k, 2), 0.0_dp, case3(k) > 0)
          p1(3) = merge(-sigma(k) * m11, sigma(k) * m13, case3(k) > 0)
          p1(4) = merge(0.0_dp, -sigma(k) * m1(k, 2), case3(k) > 0)
+         ! (free_flow_lanes' w = |p0|^2 (c, s m0) + conj(p0) Y dp; its tangent below is that of
+         ! conj(p0) Y p1, the same function)
+         dm1v = m1(k, 1) - m0(k, 1); dm2v = m1(k, 2) - m0(k, 2); dm3v = m1(k, 3) - m0(k, 3)
+         pd(1) = sigma(k) * merge(dm3v, dm1v, case3(k) > 0)
+         pd(2) = merge(sigma(k) * dm2v, 0.0_dp, case3(k) > 0)
+         pd(3) = merge(-sigma(k) * dm1v, sigma(k) * dm3v, case3(k) > 0)
+         pd(4) = merge(0.0_dp, -sigma(k) * dm2v, case3(k) > 0)
+         nq0 = p0(1) * p0(1) + p0(2) * p0(2) + p0(3) * p0(3) + p0(4) * p0(4)
          tp1(1) = sign(1.0_dp, merge(m13, m11, case3(k) > 0)) * merge(dm1(k, 3), dm1(k, 1), case3(k) > 0)
          tp1(2) = merge(sigma(k) * dm1(k, 2), 0.0_dp, case3(k) > 0)
          tp1(3) = merge(-sigma(k) * dm1(k, 1), sigma(k) * dm1(k, 3), case3(k) > 0)
@@ -841,11 +861,15 @@ contains
          trq(4) = ts * m0(k, 3) + s * dm0(k, 3) - tc * p0(4) - c * tp0(4)
          trq(2) = merge(trq(2), trq(2) + ts * sigma(k), case3(k) > 0)
          trq(4) = merge(trq(4) + ts * sigma(k), trq(4), case3(k) > 0)
-         ! qmul(rq, p1) (rotations), written out (the same operations)
-         wk(1) = rq(1) * p1(1) - rq(2) * p1(2) - rq(3) * p1(3) - rq(4) * p1(4)
-         wk(2) = rq(1) * p1(2) + p1(1) * rq(2) + rq(3) * p1(4) - rq(4) * p1(3)
-         wk(3) = rq(1) * p1(3) + p1(1) * rq(3) + rq(4) * p1(2) - rq(2) * p1(4)
-         wk(4) = rq(1) * p1(4) + p1(1) * rq(4) + rq(2) * p1(3) - rq(3) * p1(2)
+         ! qmul(rq, dp) (rotations), written out (the same operations)
+         wk(1) = rq(1) * pd(1) - rq(2) * pd(2) - rq(3) * pd(3) - rq(4) * pd(4)
+         wk(2) = rq(1) * pd(2) + pd(1) * rq(2) + rq(3) * pd(4) - rq(4) * pd(3)
+         wk(3) = rq(1) * pd(3) + pd(1) * rq(3) + rq(4) * pd(2) - rq(2) * pd(4)
+         wk(4) = rq(1) * pd(4) + pd(1) * rq(4) + rq(2) * pd(3) - rq(3) * pd(2)
+         wk(1) = wk(1) + c * nq0
+         wk(2) = wk(2) + (s * nq0) * m0(k, 1)
+         wk(3) = wk(3) + (s * nq0) * m0(k, 2)
+         wk(4) = wk(4) + (s * nq0) * m0(k, 3)
          twk(1) = trq(1) * p1(1) - trq(2) * p1(2) - trq(3) * p1(3) - trq(4) * p1(4) &
                   + rq(1) * tp1(1) - rq(2) * tp1(2) - rq(3) * tp1(3) - rq(4) * tp1(4)
          twk(2) = trq(1) * p1(2) + p1(1) * trq(2) + trq(3) * p1(4) - trq(4) * p1(3) &
@@ -858,12 +882,14 @@ contains
          np1 = p1(1) * p1(1) + p1(2) * p1(2) + p1(3) * p1(3) + p1(4) * p1(4)
          tnp0 = 2 * (p0(1) * tp0(1) + p0(2) * tp0(2) + p0(3) * tp0(3) + p0(4) * tp0(4))
          tnp1 = 2 * (p1(1) * tp1(1) + p1(2) * tp1(2) + p1(3) * tp1(3) + p1(4) * tp1(4))
-         nrm = 1 / sqrt((p0(1) * p0(1) + p0(2) * p0(2) + p0(3) * p0(3) + p0(4) * p0(4)) &
-                        * (p1(1) * p1(1) + p1(2) * p1(2) + p1(3) * p1(3) + p1(4) * p1(4)))
-         wk = wk * nrm
+         nrm = 1 / sqrt(wk(1) * wk(1) + wk(2) * wk(2) + wk(3) * wk(3) + wk(4) * wk(4))
+         ! (attitude_from_half_angle's normalisation)
+         wk(2) = wk(2) * nrm; wk(3) = wk(3) * nrm; wk(4) = wk(4) * nrm
+         wk(1) = sign(1 - (wk(2) * wk(2) + wk(3) * wk(3) + wk(4) * wk(4)) / (1 + abs(wk(1)) * nrm), wk(1))
          w(k, 1) = wk(1); w(k, 2) = wk(2); w(k, 3) = wk(3); w(k, 4) = wk(4)
-         ! nrm = (np0 np1)^(-1/2): tnrm / nrm = -(tnp0 / np0 + tnp1 / np1) / 2, with
-         ! 1 / (np0 np1) = nrm^2; dw = twk nrm + (wk / nrm) tnrm, and dth1 = 2 vec(conj(w) dw)
+         ! |wk| = |p0| |p1| |Y|, so nrm = (np0 np1)^(-1/2) up to rounding: tnrm / nrm =
+         ! -(tnp0 / np0 + tnp1 / np1) / 2, with 1 / (np0 np1) = nrm^2; dw = twk nrm + (wk / nrm) tnrm,
+         ! and dth1 = 2 vec(conj(w) dw) (a change along w itself leaves it)
          rnp = nrm * nrm
          tnrm = -(tnp0 * np1 + tnp1 * np0) * rnp / 2
          wv = twk * nrm + wk * tnrm
