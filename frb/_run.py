@@ -418,7 +418,7 @@ def _steps(req: Request, single: bool, n: int) -> NDArray[np.float64]:
         raise ValueError(f"{name} must be a single number for one body ({req.route.names['m']} "
                          f"of shape (3,)), got shape {a.shape}")
     if a.ndim == 1 and a.shape[0] in (1, n):
-        return a
+        return np.ascontiguousarray(a)
     raise ValueError(f"{name} must be a scalar, or have shape (1,) or ({n},) (one step for all "
                      f"or one a body), got shape {a.shape}")
 
@@ -596,7 +596,7 @@ def prepare(req: Request) -> Run:
             m.shape == (3,) and I.shape == (3,) and a.shape in route.attitude_shapes:
         # one body of float64 arrays (the usual call): its shapes at once
         single, n = True, 1
-        m2, I2 = m.reshape(1, 3), I.reshape(1, 3)
+        m2, I2 = m.reshape(1, 3), I.reshape(1, 3).copy()
         form, att = ("quaternion", a.reshape(1, 4)) if a.shape == (4,) else \
             ("matrix", a.reshape(1, 9))
     else:
@@ -606,6 +606,11 @@ def prepare(req: Request) -> Run:
         I2 = _moments(req, single, n)
         for arr, name in ((m2, route.names["m"]), (att, route.names["attitude"]), (I2, "inertia")):
             _validate.fits_expanded(arr, name)
+        # contiguous once here: the compiled loop would copy a strided or broadcast view at each
+        # of its calls (the segments of a long run); the moments a copy, since the trajectory
+        # keeps them and the caller's array may change afterwards
+        m2, att = np.ascontiguousarray(m2), np.ascontiguousarray(att)
+        I2 = np.array(I2, dtype=np.float64)
     h = req.h
     h = np.array((h,)) if type(h) is float and h - h == 0.0 else _steps(req, single, n)
     nsteps, save_every, quadrature = req.nsteps, req.save_every, req.quadrature
@@ -1165,6 +1170,10 @@ class _TorqueCallback:
         except Exception as exc:  # pragma: no cover
             raise ValueError(f"torque {label} (method {method}, step {step}) returned "
                              f"something that is not an array: {exc}") from None
+        if arr.dtype.kind == "O":
+            # (an array of objects: read as the input rule reads one, each a real number)
+            arr = _validate.real_array(arr, f"the result of torque {label} (method {method}, "
+                                       f"step {step})", finite=False)
         if arr.dtype.kind not in "iuf" or arr.dtype == bool:
             raise TypeError(f"torque {label} (method {method}, step {step}) must return real "
                              f"numbers, got dtype {arr.dtype}")
@@ -1237,6 +1246,8 @@ class _LawCallback:
             raise TypeError(f"{where} returned a masked array with masked entries (fill them "
                             "first)")
         arr = np.asarray(res)
+        if arr.dtype.kind == "O":
+            arr = _validate.real_array(arr, f"the result of {where}", finite=False)
         if arr.dtype.kind not in "iuf" or arr.dtype == bool:
             raise TypeError(f"{where} must return real numbers, got dtype {arr.dtype}")
         if arr.shape != (nb, nw):

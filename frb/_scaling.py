@@ -152,9 +152,13 @@ def _of_body(b: int, single: bool) -> str:
 
 def _representable(given: NDArray[np.float64], scaled: NDArray[np.float64]) -> None:
     """ValueError naming ``torque`` when a parameter of the torque, in the units of a rescaled
-    run, leaves the float64 range or loses its precision (beyond ``2^1024`` or below the smallest
-    normal number): the torque's scale and the bodies' are too far apart for one run."""
-    lost = ~np.isfinite(scaled) | ((given != 0) & (np.abs(scaled) < np.finfo(np.float64).tiny))
+    run, leaves the float64 range or loses its precision (beyond ``2^1024``, or made smaller
+    than the smallest normal number): the torque's scale and the bodies' are too far apart for
+    one run."""
+    # (a parameter subnormal as given keeps what it has; one that the scaling makes subnormal,
+    # or more so, loses digits)
+    lost = ~np.isfinite(scaled) | ((given != 0) & (np.abs(scaled) < np.finfo(np.float64).tiny)
+                                   & (np.abs(scaled) < np.abs(given)))
     if lost.any():
         raise ValueError("torque: its parameters are beyond the float64 range in the units the "
                          "run is rescaled to for bodies of this scale (|m| and the moments far "

@@ -96,16 +96,24 @@ _NESTED = frozenset((list, tuple))
 
 
 def _contains_bool(value: Any) -> bool:
-    """True if a (nested) list or tuple holds a bool: numpy would silently make it 1.0 or 0.0.
-    One level of nesting at a time (a list of rows is scanned as one flat list); a level that
-    mixes sequences and scalars is left to numpy, which refuses it as inhomogeneous."""
+    """True if a (nested) list or tuple holds a bool, or an array of bools (also inside an array
+    of objects): numpy would silently make it 1.0 or 0.0. One level of nesting at a time (a list
+    of rows is scanned as one flat list; in a level that mixes sequences with other items, the
+    sequences); a level of scalars alone ends the scan."""
+    level = value
     for _ in range(32):
-        types = set(map(type, value))
+        types = set(map(type, level))
         if not types.isdisjoint(_BOOL_TYPES):
             return True
-        if not types <= _NESTED:
+        if any(issubclass(t, np.ndarray) for t in types):
+            for x in level:
+                if isinstance(x, np.ndarray) and (x.dtype.kind == "b" or (
+                        x.dtype.kind == "O" and x.size and _contains_bool(x.reshape(-1).tolist()))):
+                    return True
+        if types.isdisjoint(_NESTED):
             return False
-        value = list(chain.from_iterable(value))
+        nested = level if types <= _NESTED else [x for x in level if type(x) in _NESTED]
+        level = list(chain.from_iterable(nested))
     return False
 
 
@@ -174,6 +182,10 @@ def fits_expanded(arr: NDArray[Any], name: str) -> None:
 def _convert(value: Any, name: str, want: str = _WANT) -> NDArray[np.float64]:
     if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
         raise TypeError(f"{name} must be {want}, got {_what(value)}")
+    if isinstance(value, bytearray) or (isinstance(value, memoryview)
+                                        and value.format in ("B", "b", "c")):
+        raise TypeError(f"{name} must be {want}, got bytes ({type(value).__name__}); "
+                        "numbers are not read from raw bytes")
     if isinstance(value, (int, float)):
         try:
             return np.asarray(float(value))

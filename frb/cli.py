@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import os
 import re
 import sys
@@ -80,6 +81,31 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
 
+    def print_help(self, file: Any = None) -> None:
+        # (argparse ignores a failed write of its help: a full disk would exit 0 with no output)
+        out = sys.stdout if file is None else file
+        if out is not None:     # (None: started with its standard output closed)
+            out.write(self.format_help())
+            out.flush()
+
+
+class _Version(argparse.Action):
+    """``--version``: the version text on standard output, whose failed write is an error (the
+    action of argparse ignores it)."""
+
+    def __init__(self, option_strings: Any, version: str, dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str = "show program's version number and exit"
+                 ) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+        self.version = version
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any,
+                 option_string: Any = None) -> NoReturn:
+        if sys.stdout is not None:
+            sys.stdout.write(self.version + "\n")
+            sys.stdout.flush()
+        parser.exit()
+
 
 #: A value that starts with a minus sign: a negative number or a list starting with one.
 _NEGATIVE = re.compile(r"-(?:\d|\.\d|inf|nan)", re.IGNORECASE)
@@ -105,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="list the examples and the experiments, and exit")
     p.add_argument("--names", action="store_true",
                    help="print the experiments' names, one per line (for scripts), and exit")
-    p.add_argument("--version", action="version", version=_version_text("frb-example"))
+    p.add_argument("--version", action=_Version, version=_version_text("frb-example"))
     p.add_argument(
         "--reference", metavar="DIR", default=None,
         help="directory holding the published out_exampleN.dat (default: $FRB_REFERENCE_DIR, "
@@ -205,9 +231,12 @@ def _run_experiment(name: str, argv: Sequence[str]) -> int:
 
 
 def _plot_option(path: str, name: str) -> str:
-    """:func:`frb.reporting.figure_path` of --plot PATH; its ValueError naming --plot."""
+    """:func:`frb.reporting.figure_path` of --plot PATH; its ValueError naming --plot, also
+    when matplotlib is missing (found before the run, not after it)."""
     from .reporting import figure_path
 
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ValueError("--plot: plots need matplotlib: pip install 'frb[plot]'")
     try:
         return figure_path(path, name)
     except ValueError as exc:
@@ -454,7 +483,7 @@ def build_compare_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="PATH", default=None,
                    help="draw error against cost on log axes (needs matplotlib)")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
-    p.add_argument("--version", action="version", version=_version_text("frb-compare"))
+    p.add_argument("--version", action=_Version, version=_version_text("frb-compare"))
     return p
 
 

@@ -276,7 +276,8 @@ class PrincipalFrame:
 
     def __init__(self, tensor: NDArray[np.float64], moments: NDArray[np.float64],
                  R: NDArray[np.float64] | None, shared: bool, single: bool) -> None:
-        self.tensor = tensor
+        # (a copy: the trajectories keep it, and the caller's array may change afterwards)
+        self.tensor = np.array(tensor, dtype=np.float64)
         self.moments = moments
         self.R = R
         self.r = None if R is None else matrix_to_quat_unchecked(R)

@@ -193,7 +193,8 @@ def _sum_form(forms: list[CompiledTorque]) -> Optional[CompiledTorque]:
 
 def gain_matrices(k: Any, name: str) -> float | NDArray[np.float64]:
     """A gain: a number >= 0, or a 3 x 3 matrix (or one per body, (N, 3, 3)) of finite reals
-    (read-only); ValueError / TypeError naming ``name``."""
+    whose symmetric part is positive semidefinite (read-only); ValueError / TypeError naming
+    ``name``."""
     a = np.array(_validate.real_array(k, name, finite=False), dtype=np.float64)
     if a.ndim == 0:
         v = float(a)
@@ -206,6 +207,17 @@ def gain_matrices(k: Any, name: str) -> float | NDArray[np.float64]:
                          f"(N, 3, 3) with N >= 1), got shape {a.shape}")
     if not np.isfinite(a).all():
         raise ValueError(f"{name} must be finite")
+    # a matrix gain is >= 0 when its symmetric part is positive semidefinite (to the rounding of
+    # its largest eigenvalue): no axis along which the law feeds energy in
+    eig = np.linalg.eigvalsh((a + np.swapaxes(a, -1, -2)) / 2)
+    low = eig[..., 0] < -1e-12 * np.abs(eig).max(axis=-1)
+    if low.any():
+        b = int(np.argmax(low.reshape(-1)))
+        raise ValueError(f"{name} must be a number >= 0 or a matrix whose symmetric part is "
+                         "positive semidefinite (a gain that feeds no energy in along any axis); "
+                         f"its symmetric part has the eigenvalue "
+                         f"{_validate.fmt(float(eig.reshape(-1, 3)[b, 0]))}"
+                         + (f" (body {b})" if a.ndim == 3 else ""))
     a.setflags(write=False)
     return a
 
@@ -893,7 +905,8 @@ class AttitudeControl(Torque):
     """The PD attitude law ``T_b = -kp s e_v - kd (w - w_r)``: ``e = conj(q_r) q`` (scalar
     first), ``e_v`` its vector part, ``s = sign(e0)`` (+1 when ``e0 = 0``: the law is the same
     for ``q`` and ``-q``), ``w = I^-1 m``; ``kp``, ``kd`` numbers ``>= 0`` (torque, and torque
-    per angular velocity) or 3 x 3 matrices (e.g. ``kp = k J`` with ``J`` the inertia tensor;
+    per angular velocity) or 3 x 3 matrices whose symmetric part is positive semidefinite (e.g.
+    ``kp = k J`` with ``J`` the inertia tensor;
     ``-Kp s e_v - Kd w``), or one matrix per body (N, 3, 3). The reference ``q_r``: a fixed
     unit quaternion ``q_ref`` (one, or one per body (N, 4); ``w_r = 0``), a reference turning
     at a constant rate (:func:`frb.wheel_laws.rotating_reference`, compiled; ``w_r = E(e)^T
@@ -1149,6 +1162,9 @@ class TorqueSum(Torque):
             # each term's result as a torque alone is checked (no broadcast of one term over
             # the bodies, no conversion of strings)
             arr = np.asarray(res) if res is not None else np.empty(0, dtype=object)
+            if res is not None and arr.dtype.kind == "O":
+                arr = _validate.real_array(arr, f"the result of torque {shown(tq)} in a sum",
+                                           finite=False)
             if arr.dtype.kind not in "iuf" or arr.dtype == bool:
                 raise TypeError(f"torque {shown(tq)} in a sum must return real numbers, got "
                                  f"{'None' if res is None else f'dtype {arr.dtype}'}")

@@ -14,6 +14,7 @@ from typing import Any, Callable, NamedTuple, Optional, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._kept import beyond_memory, memory_size
 from .inertia import PrincipalFrame, tensor_kinetic_energy
 from .rotations import kinetic_energy_unchecked, matrix_to_quat_unchecked, \
     quat_to_matrix_unchecked
@@ -165,8 +166,30 @@ class Trajectory:
     @property
     def Q(self) -> NDArray[np.float64]:
         if self._Q is None:
+            if not _is_lazy(self._q):
+                need = 72.0 * (self._q.size // 4)
+                free = beyond_memory(need)
+                if free is not None:
+                    raise ValueError(f"Trajectory.Q: the rotation matrices of the {self._q.size // 4} "
+                                     f"kept attitudes would take {memory_size(need)}, more than "
+                                     f"the memory available ({memory_size(free)}); use q (the "
+                                     "quaternions), or frb.quat_to_matrix on part of it")
             self._Q = _map(quat_to_matrix_unchecked, self._q, (3, 3))
         return self._Q
+
+    def _per_matrices(self, f: Callable[..., NDArray[np.float64]], *with_states: Any
+                      ) -> NDArray[np.float64]:
+        """``f(Q, *with_states)`` of the kept attitudes (f maps the leading axes of its arguments,
+        ``Q`` of shape (..., 3, 3), to its result's), from the quaternions in blocks of kept
+        states (the arrays ``with_states``, of the same leading axis, sliced alike) when the
+        matrices are not kept: those of all states at once may not fit in memory."""
+        if self._Q is not None or self.t.shape[0] <= 1:
+            return f(self.Q, *with_states)
+        q = self._q
+        block = max(1, (1 << 20) // max(1, q[0].size // 4))
+        return np.concatenate([f(quat_to_matrix_unchecked(q[k:k + block]),
+                                 *(a[k:k + block] for a in with_states))
+                               for k in range(0, q.shape[0], block)])
 
     @property
     def attitude(self) -> NDArray[np.float64]:
@@ -193,11 +216,11 @@ class Trajectory:
             raise ValueError(f"the torque {self.torque!r} has no potential energy, so the "
                              "trajectory has no total energy (kinetic plus potential): "
                              "kinetic_energy gives the kinetic energy")
-        Q = self.compute().Q
-        if Q.ndim == 3 and isinstance(tq, Torque) and tq.bodies_count == 1:
+        tr = self.compute()
+        if tr.m.ndim == 2 and isinstance(tq, Torque) and tq.bodies_count == 1:
             # one body whose torque gives its parameters per body, for that one body
-            return tq.potential(Q[:, None])[:, 0]
-        return tq.potential(Q)
+            return tr._per_matrices(lambda Q: tq.potential(Q[:, None])[:, 0])
+        return tr._per_matrices(tq.potential)
 
     @property
     def energy(self) -> NDArray[np.float64]:
@@ -225,7 +248,8 @@ class Trajectory:
                 inner = inner + self.wheels.momentum(self.wheel_momentum[:, None])[:, 0]
             else:
                 inner = inner + self.wheels.momentum(self.wheel_momentum)
-        return np.einsum("...ij,...j->...i", self.Q, inner)
+        return self._per_matrices(lambda Q, v: np.einsum("...ij,...j->...i", Q, v),
+                                  np.broadcast_to(inner, self.m.shape))
 
     @property
     def total_momentum(self) -> NDArray[np.float64]:

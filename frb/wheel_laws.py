@@ -358,7 +358,8 @@ def quaternion_feedback(q_ref: Any, kp: float | ArrayLike, kd: float | ArrayLike
         The reference attitude (unit quaternions, scalar first); a Python function of time is
         evaluated from Python once per stage (a :class:`frb.NotCompiledWarning` says so).
     kp, kd : float or array_like (3, 3)
-        Gains: numbers ``>= 0`` (N m, N m s) or matrices (e.g. ``k J``).
+        Gains: numbers ``>= 0`` (N m, N m s) or matrices whose symmetric part is positive
+        semidefinite (e.g. ``k J``).
     u_max : float, optional
         Largest motor torque of a wheel (N m); None: no limit.
     h_max : float, optional

@@ -117,9 +117,12 @@ class Wheels:
             if J.shape != (nw,) and not (J.ndim == 2 and J.shape[1] == nw):
                 raise ValueError(f"inertia of the wheels must have shape ({nw},) or (N, {nw}), "
                                  f"got {J.shape}")
-            if not (np.isfinite(J) & (J > 0)).all():
+            good = np.isfinite(J) & (J > 0)
+            if not good.all():
+                bad = np.flatnonzero(~good.reshape(-1))[0]
                 raise ValueError("inertia of the wheels must be finite and positive, got "
-                                 f"{_validate.fmt(J)}")
+                                 f"{_validate.fmt(float(J.reshape(-1)[bad]))} for wheel {bad % nw}"
+                                 + _body_of(~good.all(axis=-1) if J.ndim == 2 else None))
             _read_only(J)
         counts = {x.shape[0] for x, d in ((a, 3), (h, 2), (J, 2)) if x is not None and x.ndim == d}
         if len(counts) > 1:

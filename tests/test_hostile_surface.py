@@ -342,7 +342,10 @@ def test_compare_drifts_follow_the_scaling_law():
 
 
 CLI_COMMANDS = [["frb-example", "--list"],
-                ["frb-compare", "--bodies", "2", "--steps", "5", "--t-final", "1"]]
+                ["frb-compare", "--bodies", "2", "--steps", "5", "--t-final", "1"],
+                ["frb-example", "--help"], ["frb-compare", "--help"],
+                ["frb-example", "vilmart-book", "--help"], ["frb-example", "--version"],
+                ["frb-compare", "--version"]]
 
 
 def _cli_process(command, **options):
@@ -645,3 +648,125 @@ def test_coefficients_whose_sums_leave_the_float64_range_are_inconsistent(coeffi
     for call in (frb.splitting.integrate, frb.integrate):
         with pytest.raises(ValueError, match=f"coefficients are not consistent: .*{sums}"):
             call([0.3, 0.5, 0.8], np.eye(3), [1.0, 2.0, 3.0], 0.1, 2, coefficients=coefficients)
+
+
+def test_a_trajectory_keeps_its_moments_when_the_callers_array_changes():
+    """The moments (or tensors) a trajectory keeps are its own: changing the caller's array after
+    the run leaves its energies, against those of the same run with the array never changed."""
+    tensor = np.diag(I)
+    tensor[0, 1] = tensor[1, 0] = 0.1
+    runs = [
+        lambda J: frb.integrate(M, QUAT, J, 0.1, 3, method="RK4"),
+        lambda J: frb.integrate(np.tile(M, (2, 1)), np.tile(QUAT, (2, 1)), np.tile(J, (2, 1)),
+                                0.1, 3, method="EXACT"),
+        lambda J: frb.splitting.integrate(M, np.eye(3), J, 0.1, 3,
+                                          torque=frb.torques.heavy_top(1.0, [0.0, 0.0, 0.1])),
+    ]
+    for given, run in [(I, runs[0]), (I, runs[1]), (I, runs[2]), (tensor, runs[0])]:
+        reference = run(given.copy()).kinetic_energy
+        J = given.copy()
+        tr = run(J)
+        J[...] = 10 * J
+        assert np.array_equal(tr.kinetic_energy, reference)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ((np.array(True), 2.0, 3.0), QUAT, I),
+    lambda: (M, QUAT, [np.array(True), 2.0, 3.5]),
+    lambda: ([np.array([True, False, True]), [1.0, 2.0, 3.0]], np.tile(QUAT, (2, 1)), I),
+    lambda: ([np.array([0.3, 0.5, True], dtype=object), [1.0, 2.0, 3.0]], np.tile(QUAT, (2, 1)), I),
+    lambda: (bytearray(b"\x01\x02\x03"), QUAT, I),
+    lambda: (M, QUAT, memoryview(b"\x01\x02\x03")),
+])
+def test_booleans_inside_arrays_in_lists_and_raw_bytes_are_refused(make):
+    m, q, inertia = make()
+    with pytest.raises(TypeError, match="boolean|bytes"):
+        frb.quat_step(m, q, 0.1, inertia)
+
+
+def test_a_memoryview_of_float64_and_zero_dimensional_arrays_in_lists_are_numbers():
+    m1, q1 = frb.quat_step(M, QUAT, 0.1, I)
+    for m in (memoryview(M.copy()), [np.array(0.3), 0.5, np.array(0.8)]):
+        m2, q2 = frb.quat_step(m, QUAT, 0.1, I)
+        assert np.array_equal(m2, m1) and np.array_equal(q2, q1)
+
+
+@pytest.mark.parametrize("torque", [frb.torques.rotor([0.0, 0.0, 1e-308]),
+                                    frb.torques.gravity_gradient(1e-310),
+                                    frb.torques.linear_damping(1e-310)])
+@pytest.mark.parametrize("method", ["RK4", "STRANG", "EXACT"])
+def test_subnormal_torque_parameters_run_as_the_free_body(torque, method):
+    """A parameter subnormal as given (it moves the body by far less than its rounding) is run,
+    not refused as beyond the range of a rescaling: the free motion to rounding."""
+    if method == "EXACT" and not frb.METHODS["EXACT"].accepts(torque):
+        pytest.skip("EXACT takes rotors and damping alone")
+    tr = frb.integrate(M, QUAT, I, 0.1, 5, method=method, torque=torque)
+    free = frb.integrate(M, QUAT, I, 0.1, 5, method=method)
+    np.testing.assert_allclose(tr.m, free.m, rtol=0, atol=4e-15)
+    np.testing.assert_allclose(tr.q, free.q, rtol=0, atol=4e-15)
+
+
+def test_a_bad_wheel_inertia_names_its_wheel_and_body_briefly():
+    axes = np.tile([0.0, 0.0, 1.0], (4, 1))
+    with pytest.raises(ValueError, match=r"got -1.0 for wheel 0 \(body 0\)$") as info:
+        frb.Wheels(axes, np.zeros((100000, 4)), inertia=-np.ones((100000, 4)))
+    assert len(str(info.value)) < 200
+    with pytest.raises(ValueError, match=r"got nan for wheel 1 \(body 1\)$"):
+        frb.Wheels(axes, np.zeros((2, 4)), inertia=[[1.0] * 4, [1.0, np.nan, 1.0, 1.0]])
+
+
+def test_spatial_momentum_and_energy_of_many_kept_quaternions_in_blocks():
+    """A trajectory of more kept attitudes than one block of matrices (2^20): Q m and the
+    potential energy from the quaternions block by block, bit for bit those of all matrices at
+    once."""
+    rng = np.random.default_rng(3)
+    n = 700
+    m = rng.normal(size=(n, 3))
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    top = frb.torques.heavy_top(1.0, [0.0, 0.0, 0.1])
+    tr = frb.integrate(m, q, I, 0.05, 1600, method="STRANG", torque=top)
+    Q = frb.quat_to_matrix(tr.q)
+    assert np.array_equal(tr.spatial_momentum, np.einsum("...ij,...j->...i", Q, tr.m))
+    assert np.array_equal(tr.potential_energy, top.potential(Q))
+
+
+def test_a_torque_returning_an_array_of_float_objects_is_read_as_numbers():
+    free = frb.integrate(M, QUAT, I, 0.1, 3, method="RK4",
+                         torque=lambda t, Q: np.full((len(Q), 3), 0.01))
+    objects = frb.integrate(M, QUAT, I, 0.1, 3, method="RK4",
+                            torque=lambda t, Q: np.full((len(Q), 3), 0.01).astype(object))
+    assert np.array_equal(objects.m, free.m) and np.array_equal(objects.q, free.q)
+    with pytest.raises(TypeError, match="holds a boolean"):
+        frb.integrate(M, QUAT, I, 0.1, 3, method="RK4",
+                      torque=lambda t, Q: np.array([[True, 0.0, 0.0]], dtype=object))
+
+
+def test_a_figure_without_matplotlib_is_refused_before_the_run(monkeypatch, capsys, tmp_path):
+    """--plot without matplotlib: status 2 and the reason, before the run (no result printed)."""
+    import sys
+    from frb.cli import compare_main, main
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert main(["ganapathi-symmetric", "--nsteps", "10", "--plot", str(tmp_path / "x.png")]) == 2
+    out = capsys.readouterr()
+    assert "--plot: plots need matplotlib" in out.err and out.out == ""
+
+
+def test_matrix_gains_that_feed_energy_in_are_refused_as_negative_numbers_are():
+    """A gain matrix is >= 0 when its symmetric part is positive semidefinite: -1 as a matrix is
+    refused as -1 as a number is, naming the gain (and the body of a gain per body)."""
+    ref = [1.0, 0.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="kp must be a finite number >= 0"):
+        frb.torques.attitude_control(ref, -1.0, 1.0)
+    with pytest.raises(ValueError, match=r"kp must be a number >= 0 or a matrix whose symmetric "
+                                         r"part is positive semidefinite.*eigenvalue -1.0$"):
+        frb.torques.attitude_control(ref, -np.eye(3), 1.0)
+    with pytest.raises(ValueError, match=r"kd must .*eigenvalue -1.0$"):
+        frb.wheel_laws.quaternion_feedback(ref, 1.0, np.diag([1.0, 1.0, -1.0]))
+    per_body = np.array([np.eye(3), np.diag([1.0, -0.5, 1.0])])
+    with pytest.raises(ValueError, match=r"eigenvalue -0.5 \(body 1\)$"):
+        frb.torques.attitude_control(ref, per_body, 1.0)
+    # a gyroscopic (skew) part feeds no energy in: accepted, as is a gain k J
+    gyro = np.array([[1.0, 2.0, 0.0], [-2.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    assert np.array_equal(frb.torques.attitude_control(ref, gyro, 1.0).kp, gyro)
+    frb.wheel_laws.quaternion_feedback(ref, 0.3 * np.diag(I), 0.0)
