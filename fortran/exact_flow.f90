@@ -723,25 +723,36 @@ module exact_flow
                  + merge(a11 * re - a12 * rg, 0.0_dp, both) * r * v)
    end subroutine keep_invariants
 
-   !> Undo the scaling and sorting of flow_prepare on the unit-norm results m1s, ws: m_out is m
-   !> moved by the step's change (m1s - ms) g, not m1s g (the scaling's round trip m / g * g errs by
-   !> an ulp that repeats in step after step of a slowly moving state; a step that leaves the unit
-   !> momentum unchanged returns m itself).
+   !> Undo the scaling and sorting of flow_prepare on the unit-norm results m1s, ws: for a short
+   !> step (each component of m1s - ms at most short_change_max) m_out is m moved by the step's
+   !> change (m1s - ms) g, not m1s g (the scaling's round trip m / g * g errs by an ulp that
+   !> repeats in step after step of a slowly moving state; a step that leaves the unit momentum
+   !> unchanged returns m itself); for a longer one m1s g, one rounding.
    pure subroutine flow_finish(p, m, m1s, ws, m_out, w)
       type(flow_prep_t), intent(in) :: p
       real(dp), intent(in) :: m(3), m1s(3), ws(4)
       real(dp), intent(out) :: m_out(3), w(4)
       integer :: i
+      logical :: short
 
+      short = maxval(abs(m1s - p%ms)) <= short_change_max
       if (p%perm(1) == 1 .and. p%perm(2) == 2) then
          ! moments already in order (no swap: the identity, all signs +1), the usual case
-         m_out = m + (m1s - p%ms) * p%g
+         if (short) then
+            m_out = m + (m1s - p%ms) * p%g
+         else
+            m_out = m1s * p%g
+         end if
          w = ws
          return
       end if
       w(1) = ws(1)
       do i = 1, 3
-         m_out(p%perm(i)) = m(p%perm(i)) + p%sgn(i) * (m1s(i) - p%ms(i)) * p%g
+         if (short) then
+            m_out(p%perm(i)) = m(p%perm(i)) + p%sgn(i) * (m1s(i) - p%ms(i)) * p%g
+         else
+            m_out(p%perm(i)) = p%sgn(i) * m1s(i) * p%g
+         end if
          w(1 + p%perm(i)) = p%sgn(i) * ws(1 + i)
       end do
    end subroutine flow_finish

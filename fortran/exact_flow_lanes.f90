@@ -33,7 +33,7 @@ module exact_flow_lanes
                              precise_long, precise_step_threshold, &
                              invariants_min_det, &
                              long_step_threshold, ratio_threshold, norm_sq_min, norm_sq_max, &
-                             invariant_floor, addition_min_den, secular_semi_exact
+                             invariant_floor, addition_min_den, secular_semi_exact, short_change_max
    use numbers_table, only: flow_lanes_width
    implicit none
    private
@@ -68,8 +68,8 @@ contains
       real(dp) :: hl(nb), il(3, nb), fast(nb), s, imax, symmetric_limit, asymmetric_limit
       real(dp) :: a1, a2, a3, u1, u2, u3
       real(dp) :: p1, p2, p3, t, swap, x(3), y(3), pl(nb, 3), sgl(nb), x1, x2, x3, y1, y2, y3
-      real(dp) :: cs(3), h_scaled, al(nb)
-      logical :: ok(nb), lane(nb), shared
+      real(dp) :: cs(3), h_scaled, al(nb), z1, z2, z3
+      logical :: ok(nb), lane(nb), shared, short
       integer :: k
 
       do k = 1, nc
@@ -157,22 +157,31 @@ contains
          if (all(pl(1:nc, 1) == 1 .and. pl(1:nc, 2) == 2)) then
             ! moments in order
             do k = 1, nc
-               m_out(1, k) = m(1, k) + (m1l(k, 1) - ml(k, 1)) * gl(k)
-               m_out(2, k) = m(2, k) + (m1l(k, 2) - ml(k, 2)) * gl(k)
-               m_out(3, k) = m(3, k) + (m1l(k, 3) - ml(k, 3)) * gl(k)
+               ! (flow_finish: a short step moves m by its change)
+               short = max(abs(m1l(k, 1) - ml(k, 1)), abs(m1l(k, 2) - ml(k, 2)), &
+                           abs(m1l(k, 3) - ml(k, 3))) <= short_change_max
+               m_out(1, k) = merge(m(1, k) + (m1l(k, 1) - ml(k, 1)) * gl(k), m1l(k, 1) * gl(k), short)
+               m_out(2, k) = merge(m(2, k) + (m1l(k, 2) - ml(k, 2)) * gl(k), m1l(k, 2) * gl(k), short)
+               m_out(3, k) = merge(m(3, k) + (m1l(k, 3) - ml(k, 3)) * gl(k), m1l(k, 3) * gl(k), short)
                w(1, k) = wl(k, 1); w(2, k) = wl(k, 2); w(3, k) = wl(k, 3); w(4, k) = wl(k, 4)
             end do
             return
          end if
-         ! flow_finish: m_out(perm(i)) = m(perm(i)) + sgn(i) (m1(i) - ms(i)) g,
-         ! w(1 + perm(i)) = sgn(i) w(1 + i)
+         ! flow_finish: m_out(perm(i)) = m(perm(i)) + sgn(i) (m1(i) - ms(i)) g for a short step,
+         ! sgn(i) m1(i) g for a longer one; w(1 + perm(i)) = sgn(i) w(1 + i)
          do k = 1, nc
-            x1 = (m1l(k, 1) - ml(k, 1)) * gl(k); x2 = (m1l(k, 2) - ml(k, 2)) * gl(k)
-            x3 = sgl(k) * (m1l(k, 3) - ml(k, 3)) * gl(k)
+            short = max(abs(m1l(k, 1) - ml(k, 1)), abs(m1l(k, 2) - ml(k, 2)), &
+                        abs(m1l(k, 3) - ml(k, 3))) <= short_change_max
+            x1 = merge(m1l(k, 1) - ml(k, 1), m1l(k, 1), short) * gl(k)
+            x2 = merge(m1l(k, 2) - ml(k, 2), m1l(k, 2), short) * gl(k)
+            x3 = sgl(k) * merge(m1l(k, 3) - ml(k, 3), m1l(k, 3), short) * gl(k)
             y1 = wl(k, 2); y2 = wl(k, 3); y3 = sgl(k) * wl(k, 4)
-            m_out(1, k) = m(1, k) + merge(x1, merge(x2, x3, pl(k, 2) == 1), pl(k, 1) == 1)
-            m_out(2, k) = m(2, k) + merge(x1, merge(x2, x3, pl(k, 2) == 2), pl(k, 1) == 2)
-            m_out(3, k) = m(3, k) + merge(x1, merge(x2, x3, pl(k, 2) == 3), pl(k, 1) == 3)
+            z1 = merge(x1, merge(x2, x3, pl(k, 2) == 1), pl(k, 1) == 1)
+            z2 = merge(x1, merge(x2, x3, pl(k, 2) == 2), pl(k, 1) == 2)
+            z3 = merge(x1, merge(x2, x3, pl(k, 2) == 3), pl(k, 1) == 3)
+            m_out(1, k) = merge(m(1, k) + z1, z1, short)
+            m_out(2, k) = merge(m(2, k) + z2, z2, short)
+            m_out(3, k) = merge(m(3, k) + z3, z3, short)
             w(1, k) = wl(k, 1)
             w(2, k) = merge(y1, merge(y2, y3, pl(k, 2) == 1), pl(k, 1) == 1)
             w(3, k) = merge(y1, merge(y2, y3, pl(k, 2) == 2), pl(k, 1) == 2)
@@ -190,10 +199,15 @@ contains
             call keep_invariants(ml(k, :), cl(k, :), m1s)
          end if
          if (fast(k) > 0) then
-            x = [(m1s(1) - ml(k, 1)) * gl(k), (m1s(2) - ml(k, 2)) * gl(k), sgl(k) * (m1s(3) - ml(k, 3)) * gl(k)]
+            short = maxval(abs(m1s - ml(k, :))) <= short_change_max
+            if (short) then
+               x = [(m1s(1) - ml(k, 1)) * gl(k), (m1s(2) - ml(k, 2)) * gl(k), sgl(k) * (m1s(3) - ml(k, 3)) * gl(k)]
+               m_out(nint(pl(k, :)), k) = m(nint(pl(k, :)), k) + x
+            else
+               m_out(nint(pl(k, :)), k) = [m1s(1) * gl(k), m1s(2) * gl(k), sgl(k) * m1s(3) * gl(k)]
+            end if
             y = [ws(2), ws(3), sgl(k) * ws(4)]
             w(1, k) = ws(1)
-            m_out(nint(pl(k, :)), k) = m(nint(pl(k, :)), k) + x
             w(1 + nint(pl(k, :)), k) = y
          else
             call flow_finish(p(k), m(:, k), m1s, ws, m_out(:, k), w(:, k))
@@ -537,7 +551,9 @@ contains
       real(dp), dimension(nb) :: agm, sva, cva, dva, dup, xra, yra, pra, wra, rjd, ratio
       real(dp) :: i21, i31, i32, x1, x2, x3, d1, d2, d3, da, db, ia2, ib2, ma, mb, den, r
       real(dp) :: xr, yr, pr, a0, q, rj, z0, z1, val, c, s, b2, a
-      real(dp) :: weight, ss, cc, ntmax, p0(4), p1(4), rq(4), wk(4), dm1, dm2, dm3, n0, e, cm, dmv, ds, dc, dd, f
+      real(dp) :: weight, ss, cc, ntmax, p0(4), pd(4), rq(4), wk(4), dm1, dm2, dm3, n0, e, cm, dmv, ds, dc, dd, f
+      real(dp) :: la, lb, m11, m13
+      logical :: short
       integer :: k, j
 
       ! --- invariants, moduli and (sn, cn, dn)(u0) (free_flow_unit) ---
@@ -631,18 +647,23 @@ contains
          ds = (sv(k) * cn0(k) * dn0(k) + sn0(k) * (q - dv(k) * cm - dmv)) * r
          dc = (cn0(k) * (q - cm) - sn0(k) * dn0(k) * sv(k) * dv(k)) * r
          dd = (dn0(k) * (q - dmv) - k2(k) * sn0(k) * cn0(k) * sv(k) * cv(k)) * r
-         s1(k) = sn0(k) + ds
-         cc1(k) = cn0(k) + dc
-         dd1(k) = dn0(k) + dd
+         ! (a longer step: the values whole)
+         short = abs(v(k)) <= short_change_max
+         s1(k) = merge(sn0(k) + ds, (sn0(k) * cv(k) * dv(k) + sv(k) * cn0(k) * dn0(k)) * r, short)
+         cc1(k) = merge(cn0(k) + dc, (cn0(k) * cv(k) - sn0(k) * dn0(k) * sv(k) * dv(k)) * r, short)
+         dd1(k) = merge(dn0(k) + dd, (dn0(k) * dv(k) - k2(k) * sn0(k) * cn0(k) * sv(k) * cv(k)) * r, &
+                        short)
          okf(k) = merge(okf(k), 0.0_dp, den >= addition_min_den)
          ! (a semi-exact angle with its secular part taken exactly: free_flow_unit's)
          okf(k) = merge(okf(k), 0.0_dp, quadrature == 0 .or. bab(k) * bab(k) >= secular_semi_exact)
-         ! m1 in the (a, 2, b) order: a = 1 (b = 3) or a = 3 (b = 1)
+         ! m1 in the (a, 2, b) order: a = 1 (b = 3) or a = 3 (b = 1); a short step moves m0
          ma = sigma(k) * bab(k) * dd
          mb = bba(k) * dc
-         m1(k, 1) = m0(k, 1) + merge(mb, ma, case3(k) > 0)
-         m1(k, 2) = m0(k, 2) + b2a(k) * ds
-         m1(k, 3) = m0(k, 3) + merge(ma, mb, case3(k) > 0)
+         la = sigma(k) * bab(k) * dd1(k)
+         lb = bba(k) * cc1(k)
+         m1(k, 1) = merge(m0(k, 1) + merge(mb, ma, case3(k) > 0), merge(lb, la, case3(k) > 0), short)
+         m1(k, 2) = merge(m0(k, 2) + b2a(k) * ds, b2a(k) * s1(k), short)
+         m1(k, 3) = merge(m0(k, 3) + merge(ma, mb, case3(k) > 0), merge(la, lb, case3(k) > 0), short)
       end do
 
       if (quadrature == 0) then
@@ -724,7 +745,8 @@ contains
       end do
       call sincos_lanes(nl, psi, hs, hc)
 
-      ! --- attitude_from_half_angle: w = |p0|^2 (c, s m0) + conj(p0) Y dp, normalised ---
+      ! --- attitude_from_half_angle: a short step w = |p0|^2 (c, s m0) + conj(p0) Y dp, a longer
+      ! one conj(p0) Y p1, normalised ---
       do k = 1, nl
          c = hc(k); s = hs(k)
          p0(1) = 1 + abs(merge(m0(k, 3), m0(k, 1), case3(k) > 0))
@@ -732,30 +754,40 @@ contains
          p0(3) = merge(-sigma(k) * m0(k, 1), sigma(k) * m0(k, 3), case3(k) > 0)
          p0(4) = merge(0.0_dp, -sigma(k) * m0(k, 2), case3(k) > 0)
          dm1 = m1(k, 1) - m0(k, 1); dm2 = m1(k, 2) - m0(k, 2); dm3 = m1(k, 3) - m0(k, 3)
-         p1(1) = sigma(k) * merge(dm3, dm1, case3(k) > 0)
-         p1(2) = merge(sigma(k) * dm2, 0.0_dp, case3(k) > 0)
-         p1(3) = merge(-sigma(k) * dm1, sigma(k) * dm3, case3(k) > 0)
-         p1(4) = merge(0.0_dp, -sigma(k) * dm2, case3(k) > 0)
-         n0 = p0(1) * p0(1) + p0(2) * p0(2) + p0(3) * p0(3) + p0(4) * p0(4)
+         short = max(abs(dm1), abs(dm2), abs(dm3)) <= short_change_max
+         m11 = m1(k, 1); m13 = m1(k, 3)
+         pd(1) = merge(sigma(k) * merge(dm3, dm1, case3(k) > 0), 1 + abs(merge(m13, m11, case3(k) > 0)), short)
+         pd(2) = merge(merge(sigma(k) * dm2, 0.0_dp, case3(k) > 0), merge(sigma(k) * m1(k, 2), 0.0_dp, case3(k) > 0), &
+                       short)
+         pd(3) = merge(merge(-sigma(k) * dm1, sigma(k) * dm3, case3(k) > 0), &
+                       merge(-sigma(k) * m11, sigma(k) * m13, case3(k) > 0), short)
+         pd(4) = merge(merge(0.0_dp, -sigma(k) * dm2, case3(k) > 0), merge(0.0_dp, -sigma(k) * m1(k, 2), case3(k) > 0), &
+                       short)
+         n0 = merge(p0(1) * p0(1) + p0(2) * p0(2) + p0(3) * p0(3) + p0(4) * p0(4), 0.0_dp, short)
          rq(1) = c * p0(1)
          rq(2) = s * m0(k, 1) - c * p0(2)
          rq(3) = s * m0(k, 2) - c * p0(3)
          rq(4) = s * m0(k, 3) - c * p0(4)
          rq(2) = merge(rq(2), rq(2) + s * sigma(k), case3(k) > 0)
          rq(4) = merge(rq(4) + s * sigma(k), rq(4), case3(k) > 0)
-         ! qmul(rq, dp) (rotations), written out (the same operations)
-         wk(1) = rq(1) * p1(1) - rq(2) * p1(2) - rq(3) * p1(3) - rq(4) * p1(4)
-         wk(2) = rq(1) * p1(2) + p1(1) * rq(2) + rq(3) * p1(4) - rq(4) * p1(3)
-         wk(3) = rq(1) * p1(3) + p1(1) * rq(3) + rq(4) * p1(2) - rq(2) * p1(4)
-         wk(4) = rq(1) * p1(4) + p1(1) * rq(4) + rq(2) * p1(3) - rq(3) * p1(2)
-         wk(1) = wk(1) + c * n0
-         wk(2) = wk(2) + (s * n0) * m0(k, 1)
-         wk(3) = wk(3) + (s * n0) * m0(k, 2)
-         wk(4) = wk(4) + (s * n0) * m0(k, 3)
-         ! (attitude_from_half_angle's normalisation)
-         f = 1 / sqrt(wk(1) * wk(1) + wk(2) * wk(2) + wk(3) * wk(3) + wk(4) * wk(4))
-         wk(2) = wk(2) * f; wk(3) = wk(3) * f; wk(4) = wk(4) * f
-         wk(1) = sign(1 - (wk(2) * wk(2) + wk(3) * wk(3) + wk(4) * wk(4)) / (1 + abs(wk(1)) * f), wk(1))
+         ! qmul(rq, dp) or qmul(rq, p1) (rotations), written out (the same operations)
+         wk(1) = rq(1) * pd(1) - rq(2) * pd(2) - rq(3) * pd(3) - rq(4) * pd(4)
+         wk(2) = rq(1) * pd(2) + pd(1) * rq(2) + rq(3) * pd(4) - rq(4) * pd(3)
+         wk(3) = rq(1) * pd(3) + pd(1) * rq(3) + rq(4) * pd(2) - rq(2) * pd(4)
+         wk(4) = rq(1) * pd(4) + pd(1) * rq(4) + rq(2) * pd(3) - rq(3) * pd(2)
+         wk(1) = merge(wk(1) + c * n0, wk(1), short)
+         wk(2) = merge(wk(2) + (s * n0) * m0(k, 1), wk(2), short)
+         wk(3) = merge(wk(3) + (s * n0) * m0(k, 2), wk(3), short)
+         wk(4) = merge(wk(4) + (s * n0) * m0(k, 3), wk(4), short)
+         ! (attitude_from_half_angle's normalisations: a short step by its own norm, its scalar
+         ! part from its vector part; a longer one by the norms of p0 and p1)
+         f = 1 / sqrt(merge(wk(1) * wk(1) + wk(2) * wk(2) + wk(3) * wk(3) + wk(4) * wk(4), &
+                            (p0(1) * p0(1) + p0(2) * p0(2) + p0(3) * p0(3) + p0(4) * p0(4)) &
+                            * (pd(1) * pd(1) + pd(2) * pd(2) + pd(3) * pd(3) + pd(4) * pd(4)), short))
+         a = wk(1)
+         wk(1) = wk(1) * f; wk(2) = wk(2) * f; wk(3) = wk(3) * f; wk(4) = wk(4) * f
+         wk(1) = merge(sign(1 - (wk(2) * wk(2) + wk(3) * wk(3) + wk(4) * wk(4)) / (1 + abs(a) * f), a), &
+                       wk(1), short)
          w(k, 1) = wk(1); w(k, 2) = wk(2); w(k, 3) = wk(3); w(k, 4) = wk(4)
       end do
       do k = 1, nl

@@ -34,6 +34,7 @@ module flow_tangent_lanes
    use elliptic_functions, only: jacobi_series_max, sn_series_terms, sn_series_limit, rj_q, rc_series_max
    use exact_flow, only: flow_prep_t, flow_prepare, flow_finish, path_unit, long_step_threshold, &
                          ratio_threshold, norm_sq_min, norm_sq_max, invariant_floor, addition_min_den, &
+                         short_change_max, &
                          symmetric_long, symmetric_step_threshold, precise_long, precise_step_threshold
    use exact_flow_lanes, only: jacobi_agm_lanes, rj_duplications_lanes, sincos_lanes, &
                                atan_ratio_lanes, atan2_ratio_lanes, keep_invariants_lanes
@@ -74,7 +75,7 @@ contains
       real(dp) :: gl(nb), hl(nb), fast(nb), fnl(nb), f0l(3, nb), s, imax, om(3), di(6, 3)
       real(dp) :: el2(nb, 3), dml2(nb, 3), dtl2(nb, 3), m2l(nb, 3), w2l(nb, 4), t1l(3, nb), t2l(3, nb)
       real(dp) :: tp(3, 2), et(3, 3), etl(nb, 3, 3), phl(nb, 6, 6), dhl(nb, 6)
-      logical :: ok(nb), ok2(nb), lane(nb), pair(nb), done(nb)
+      logical :: ok(nb), ok2(nb), lane(nb), pair(nb), done(nb), short
       integer :: j
       integer :: k, i
 
@@ -168,9 +169,11 @@ contains
          done(k) = lane(k) .and. ok(k) .and. ok2(k)
          if (done(k)) then
             if (fast(k) > 0) then
-               m_out(1, k) = m(1, k) + (m1l(k, 1) - ml(k, 1)) * gl(k)
-               m_out(2, k) = m(2, k) + (m1l(k, 2) - ml(k, 2)) * gl(k)
-               m_out(3, k) = m(3, k) + (m1l(k, 3) - ml(k, 3)) * gl(k)
+               ! (flow_finish: a short step moves m by its change)
+               short = maxval(abs(m1l(k, :) - ml(k, :))) <= short_change_max
+               m_out(1, k) = merge(m(1, k) + (m1l(k, 1) - ml(k, 1)) * gl(k), m1l(k, 1) * gl(k), short)
+               m_out(2, k) = merge(m(2, k) + (m1l(k, 2) - ml(k, 2)) * gl(k), m1l(k, 2) * gl(k), short)
+               m_out(3, k) = merge(m(3, k) + (m1l(k, 3) - ml(k, 3)) * gl(k), m1l(k, 3) * gl(k), short)
                w(1, k) = wl(k, 1); w(2, k) = wl(k, 2); w(3, k) = wl(k, 3); w(4, k) = wl(k, 4)
             else
                call flow_finish(p(k), m(:, k), m1l(k, :), wl(k, :), m_out(:, k), w(:, k))
@@ -498,7 +501,8 @@ contains
       real(dp) :: tss, tcc, ta, tb2, tz0, tz1, n0, n1, q0d, q1d, tn0, tn1, tq0d, tq1d, tval, tsx, tsy, tsz
       real(dp) :: tp0(4), tp1(4), trq(4), twk(4), nrm, tnrm, np0, np1, tnp0, tnp1, tc, ts, trj, dam, xs, ys, sc
       real(dp) :: ang, wv(4), rden, rsl, tl, rc1, rc2, rda, rdb, rnp
-      real(dp) :: e, cm, dmv, qk, ds, dc, dd, dm1v, dm2v, dm3v, pd(4), nq0
+      real(dp) :: e, cm, dmv, qk, ds, dc, dd, dm1v, dm2v, dm3v, pd(4), nq0, la, lb
+      logical :: short
       integer :: k, j
 
       ! --- invariants, moduli and (sn, cn, dn)(u0) (free_flow_unit), with their tangents ---
@@ -652,9 +656,12 @@ contains
          ds = (sv(k) * cn0(k) * dn0(k) + sn0(k) * (qk - dv(k) * cm - dmv)) * r
          dc = (cn0(k) * (qk - cm) - sn0(k) * dn0(k) * sv(k) * dv(k)) * r
          dd = (dn0(k) * (qk - dmv) - k2(k) * sn0(k) * cn0(k) * sv(k) * cv(k)) * r
-         s1(k) = sn0(k) + ds
-         cc1(k) = cn0(k) + dc
-         dd1(k) = dn0(k) + dd
+         ! (a longer step: the values whole)
+         short = abs(v(k)) <= short_change_max
+         s1(k) = merge(sn0(k) + ds, (sn0(k) * cv(k) * dv(k) + sv(k) * cn0(k) * dn0(k)) * r, short)
+         cc1(k) = merge(cn0(k) + dc, (cn0(k) * cv(k) - sn0(k) * dn0(k) * sv(k) * dv(k)) * r, short)
+         dd1(k) = merge(dn0(k) + dd, (dn0(k) * dv(k) - k2(k) * sn0(k) * cn0(k) * sv(k) * cv(k)) * r, &
+                        short)
          tden = 2 * dn0(k) * tdn0(k) + tk2(k) * (sn0(k) * cv(k))**2 &
                 + 2 * k2(k) * (sn0(k) * cv(k)) * (tsn0(k) * cv(k) + sn0(k) * tcv(k))
          ts1(k) = (tsn0(k) * cv(k) * dv(k) + sn0(k) * tcv(k) * dv(k) + sn0(k) * cv(k) * tdv(k) &
@@ -668,11 +675,14 @@ contains
                                + sn0(k) * cn0(k) * tsv(k) * cv(k) + sn0(k) * cn0(k) * sv(k) * tcv(k))) &
                     - dd1(k) * tden) * r
          okf(k) = merge(okf(k), 0.0_dp, den >= addition_min_den)
+         ! m1 in the (a, 2, b) order: a = 1 (b = 3) or a = 3 (b = 1); a short step moves m0
          ma = sigma(k) * bab(k) * dd
          mb = bba(k) * dc
-         m1(k, 1) = m0(k, 1) + merge(mb, ma, case3(k) > 0)
-         m1(k, 2) = m0(k, 2) + b2a(k) * ds
-         m1(k, 3) = m0(k, 3) + merge(ma, mb, case3(k) > 0)
+         la = sigma(k) * bab(k) * dd1(k)
+         lb = bba(k) * cc1(k)
+         m1(k, 1) = merge(m0(k, 1) + merge(mb, ma, case3(k) > 0), merge(lb, la, case3(k) > 0), short)
+         m1(k, 2) = merge(m0(k, 2) + b2a(k) * ds, b2a(k) * s1(k), short)
+         m1(k, 3) = merge(m0(k, 3) + merge(ma, mb, case3(k) > 0), merge(la, lb, case3(k) > 0), short)
          tma = sigma(k) * (tbab(k) * dd1(k) + bab(k) * tdd1(k))
          tmb = tbba(k) * cc1(k) + bba(k) * tcc1(k)
          dm1(k, 1) = merge(tmb, tma, case3(k) > 0)
@@ -837,14 +847,15 @@ contains
          p1(2) = merge(sigma(k) * m1(k, 2), 0.0_dp, case3(k) > 0)
          p1(3) = merge(-sigma(k) * m11, sigma(k) * m13, case3(k) > 0)
          p1(4) = merge(0.0_dp, -sigma(k) * m1(k, 2), case3(k) > 0)
-         ! (free_flow_lanes' w = |p0|^2 (c, s m0) + conj(p0) Y dp; its tangent below is that of
-         ! conj(p0) Y p1, the same function)
+         ! (free_flow_lanes' w: a short step |p0|^2 (c, s m0) + conj(p0) Y dp, a longer one
+         ! conj(p0) Y p1; the tangent below is that of conj(p0) Y p1, the same function)
          dm1v = m1(k, 1) - m0(k, 1); dm2v = m1(k, 2) - m0(k, 2); dm3v = m1(k, 3) - m0(k, 3)
-         pd(1) = sigma(k) * merge(dm3v, dm1v, case3(k) > 0)
-         pd(2) = merge(sigma(k) * dm2v, 0.0_dp, case3(k) > 0)
-         pd(3) = merge(-sigma(k) * dm1v, sigma(k) * dm3v, case3(k) > 0)
-         pd(4) = merge(0.0_dp, -sigma(k) * dm2v, case3(k) > 0)
-         nq0 = p0(1) * p0(1) + p0(2) * p0(2) + p0(3) * p0(3) + p0(4) * p0(4)
+         short = max(abs(dm1v), abs(dm2v), abs(dm3v)) <= short_change_max
+         pd(1) = merge(sigma(k) * merge(dm3v, dm1v, case3(k) > 0), p1(1), short)
+         pd(2) = merge(merge(sigma(k) * dm2v, 0.0_dp, case3(k) > 0), p1(2), short)
+         pd(3) = merge(merge(-sigma(k) * dm1v, sigma(k) * dm3v, case3(k) > 0), p1(3), short)
+         pd(4) = merge(merge(0.0_dp, -sigma(k) * dm2v, case3(k) > 0), p1(4), short)
+         nq0 = merge(p0(1) * p0(1) + p0(2) * p0(2) + p0(3) * p0(3) + p0(4) * p0(4), 0.0_dp, short)
          tp1(1) = sign(1.0_dp, merge(m13, m11, case3(k) > 0)) * merge(dm1(k, 3), dm1(k, 1), case3(k) > 0)
          tp1(2) = merge(sigma(k) * dm1(k, 2), 0.0_dp, case3(k) > 0)
          tp1(3) = merge(-sigma(k) * dm1(k, 1), sigma(k) * dm1(k, 3), case3(k) > 0)
@@ -866,10 +877,10 @@ contains
          wk(2) = rq(1) * pd(2) + pd(1) * rq(2) + rq(3) * pd(4) - rq(4) * pd(3)
          wk(3) = rq(1) * pd(3) + pd(1) * rq(3) + rq(4) * pd(2) - rq(2) * pd(4)
          wk(4) = rq(1) * pd(4) + pd(1) * rq(4) + rq(2) * pd(3) - rq(3) * pd(2)
-         wk(1) = wk(1) + c * nq0
-         wk(2) = wk(2) + (s * nq0) * m0(k, 1)
-         wk(3) = wk(3) + (s * nq0) * m0(k, 2)
-         wk(4) = wk(4) + (s * nq0) * m0(k, 3)
+         wk(1) = merge(wk(1) + c * nq0, wk(1), short)
+         wk(2) = merge(wk(2) + (s * nq0) * m0(k, 1), wk(2), short)
+         wk(3) = merge(wk(3) + (s * nq0) * m0(k, 2), wk(3), short)
+         wk(4) = merge(wk(4) + (s * nq0) * m0(k, 3), wk(4), short)
          twk(1) = trq(1) * p1(1) - trq(2) * p1(2) - trq(3) * p1(3) - trq(4) * p1(4) &
                   + rq(1) * tp1(1) - rq(2) * tp1(2) - rq(3) * tp1(3) - rq(4) * tp1(4)
          twk(2) = trq(1) * p1(2) + p1(1) * trq(2) + trq(3) * p1(4) - trq(4) * p1(3) &
@@ -882,10 +893,15 @@ contains
          np1 = p1(1) * p1(1) + p1(2) * p1(2) + p1(3) * p1(3) + p1(4) * p1(4)
          tnp0 = 2 * (p0(1) * tp0(1) + p0(2) * tp0(2) + p0(3) * tp0(3) + p0(4) * tp0(4))
          tnp1 = 2 * (p1(1) * tp1(1) + p1(2) * tp1(2) + p1(3) * tp1(3) + p1(4) * tp1(4))
-         nrm = 1 / sqrt(wk(1) * wk(1) + wk(2) * wk(2) + wk(3) * wk(3) + wk(4) * wk(4))
-         ! (attitude_from_half_angle's normalisation)
-         wk(2) = wk(2) * nrm; wk(3) = wk(3) * nrm; wk(4) = wk(4) * nrm
-         wk(1) = sign(1 - (wk(2) * wk(2) + wk(3) * wk(3) + wk(4) * wk(4)) / (1 + abs(wk(1)) * nrm), wk(1))
+         ! (attitude_from_half_angle's normalisations: a short step by its own norm, its scalar
+         ! part from its vector part; a longer one by the norms of p0 and p1)
+         nrm = 1 / sqrt(merge(wk(1) * wk(1) + wk(2) * wk(2) + wk(3) * wk(3) + wk(4) * wk(4), &
+                              (p0(1) * p0(1) + p0(2) * p0(2) + p0(3) * p0(3) + p0(4) * p0(4)) &
+                              * (p1(1) * p1(1) + p1(2) * p1(2) + p1(3) * p1(3) + p1(4) * p1(4)), short))
+         a = wk(1)
+         wk(1) = wk(1) * nrm; wk(2) = wk(2) * nrm; wk(3) = wk(3) * nrm; wk(4) = wk(4) * nrm
+         wk(1) = merge(sign(1 - (wk(2) * wk(2) + wk(3) * wk(3) + wk(4) * wk(4)) / (1 + abs(a) * nrm), a), &
+                       wk(1), short)
          w(k, 1) = wk(1); w(k, 2) = wk(2); w(k, 3) = wk(3); w(k, 4) = wk(4)
          ! |wk| = |p0| |p1| |Y|, so nrm = (np0 np1)^(-1/2) up to rounding: tnrm / nrm =
          ! -(tnp0 / np0 + tnp1 / np1) / 2, with 1 / (np0 np1) = nrm^2; dw = twk nrm + (wk / nrm) tnrm,
