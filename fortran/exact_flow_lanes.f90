@@ -548,7 +548,7 @@ contains
       real(dp), dimension(nb) :: bab, bba, b2a, lam, sigma, c0, c1, k2, sn0, cn0, dn0, v, dcoef, cia, twot
       real(dp), dimension(nb) :: sv, cv, dv, s1, cc1, dd1, wq, third, ay, ax, pw, pz, ap, aa, psi, hc, hs
       real(dp), dimension(nb) :: tsum, tv, nt, okf, case3, big, use_rj, kp2n, kp2d
-      real(dp), dimension(nb) :: agm, sva, cva, dva, dup, xra, yra, pra, wra, rjd, ratio
+      real(dp), dimension(nb) :: agm, sva, cva, dva, dup, xra, yra, pra, wra, rjd, ratio, shortf
       real(dp) :: i21, i31, i32, x1, x2, x3, d1, d2, d3, da, db, ia2, ib2, ma, mb, den, r
       real(dp) :: xr, yr, pr, a0, q, rj, z0, z1, val, c, s, b2, a
       real(dp) :: weight, ss, cc, ntmax, p0(4), pd(4), rq(4), wk(4), dm1, dm2, dm3, n0, e, cm, dmv, ds, dc, dd, f
@@ -630,6 +630,10 @@ contains
       call sn_series_sum_lanes(nl, nint(ntmax), nt, tv, k2, tsum)
 
       ! --- addition formulas (jacobi_add), m(tau), the arguments of the angle increment ---
+      ! (the flag of a short step first, in its own loop, as a value: see the angle's flags below)
+      do k = 1, nl
+         shortf(k) = merge(1.0_dp, 0.0_dp, abs(v(k)) <= short_change_max)
+      end do
       do k = 1, nl
          sv(k) = v(k) * tsum(k)
          cv(k) = sqrt((1 - sv(k)) * (1 + sv(k)))
@@ -648,7 +652,7 @@ contains
          dc = (cn0(k) * (q - cm) - sn0(k) * dn0(k) * sv(k) * dv(k)) * r
          dd = (dn0(k) * (q - dmv) - k2(k) * sn0(k) * cn0(k) * sv(k) * cv(k)) * r
          ! (a longer step: the values whole)
-         short = abs(v(k)) <= short_change_max
+         short = shortf(k) > 0
          s1(k) = merge(sn0(k) + ds, (sn0(k) * cv(k) * dv(k) + sv(k) * cn0(k) * dn0(k)) * r, short)
          cc1(k) = merge(cn0(k) + dc, (cn0(k) * cv(k) - sn0(k) * dn0(k) * sv(k) * dv(k)) * r, short)
          dd1(k) = merge(dn0(k) + dd, (dn0(k) * dv(k) - k2(k) * sn0(k) * cn0(k) * sv(k) * cv(k)) * r, &
@@ -748,13 +752,17 @@ contains
       ! --- attitude_from_half_angle: a short step w = |p0|^2 (c, s m0) + conj(p0) Y dp, a longer
       ! one conj(p0) Y p1, normalised ---
       do k = 1, nl
+         shortf(k) = merge(1.0_dp, 0.0_dp, max(abs(m1(k, 1) - m0(k, 1)), abs(m1(k, 2) - m0(k, 2)), &
+                                               abs(m1(k, 3) - m0(k, 3))) <= short_change_max)
+      end do
+      do k = 1, nl
          c = hc(k); s = hs(k)
          p0(1) = 1 + abs(merge(m0(k, 3), m0(k, 1), case3(k) > 0))
          p0(2) = merge(sigma(k) * m0(k, 2), 0.0_dp, case3(k) > 0)
          p0(3) = merge(-sigma(k) * m0(k, 1), sigma(k) * m0(k, 3), case3(k) > 0)
          p0(4) = merge(0.0_dp, -sigma(k) * m0(k, 2), case3(k) > 0)
          dm1 = m1(k, 1) - m0(k, 1); dm2 = m1(k, 2) - m0(k, 2); dm3 = m1(k, 3) - m0(k, 3)
-         short = max(abs(dm1), abs(dm2), abs(dm3)) <= short_change_max
+         short = shortf(k) > 0
          m11 = m1(k, 1); m13 = m1(k, 3)
          pd(1) = merge(sigma(k) * merge(dm3, dm1, case3(k) > 0), 1 + abs(merge(m13, m11, case3(k) > 0)), short)
          pd(2) = merge(merge(sigma(k) * dm2, 0.0_dp, case3(k) > 0), merge(sigma(k) * m1(k, 2), 0.0_dp, case3(k) > 0), &

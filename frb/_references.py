@@ -124,8 +124,8 @@ class TurnedReference:
         self.__name__ = getattr(function, "__name__", None) or repr(function)
 
     def __call__(self, t: float) -> NDArray[np.float64]:
-        return normalized(quaternion_product(np.asarray(self.function(t), dtype=np.float64),
-                                              self.r))
+        q = _validate.real_array(self.function(t), f"q_ref(t) ({self.__name__})", finite=False)
+        return normalized(quaternion_product(q, self.r))
 
 
 def normalized(q: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -1165,6 +1165,9 @@ class _TorqueCallback:
         if isinstance(res, np.ma.MaskedArray) and np.ma.is_masked(res):
             raise TypeError(f"torque {label} (method {method}, step {step}) returned a masked "
                             "array with masked entries (fill them first)")
+        if isinstance(res, (list, tuple)):
+            # (a boolean or bytes inside, which numpy would read as numbers: TypeError)
+            _validate.returned(res, f"torque {label} (method {method}, step {step})")
         try:
             arr = np.asarray(res)
         except Exception as exc:  # pragma: no cover
@@ -1245,7 +1248,7 @@ class _LawCallback:
         if isinstance(res, np.ma.MaskedArray) and np.ma.is_masked(res):
             raise TypeError(f"{where} returned a masked array with masked entries (fill them "
                             "first)")
-        arr = np.asarray(res)
+        arr = _validate.returned(res, where)
         if arr.dtype.kind == "O":
             arr = _validate.real_array(arr, f"the result of {where}", finite=False)
         if arr.dtype.kind not in "iuf" or arr.dtype == bool:

@@ -95,26 +95,43 @@ _BOOL_TYPES = frozenset((bool, np.bool_))
 _NESTED = frozenset((list, tuple))
 
 
-def _contains_bool(value: Any) -> bool:
-    """True if a (nested) list or tuple holds a bool, or an array of bools (also inside an array
-    of objects): numpy would silently make it 1.0 or 0.0. One level of nesting at a time (a list
-    of rows is scanned as one flat list; in a level that mixes sequences with other items, the
-    sequences); a level of scalars alone ends the scan."""
+_BYTES_TYPES = (bytes, bytearray, memoryview)
+
+
+def _unreadable_item(value: Any) -> str | None:
+    """What a (nested) list or tuple holds that numpy would silently read as numbers: "a boolean"
+    (also an array of bools, or one inside an array of objects: 1.0 or 0.0), "bytes" (a
+    bytearray or byte string as a row: its bytes as small integers), else None. One level of
+    nesting at a time (a list of rows is scanned as one flat list; in a level that mixes
+    sequences with other items, the sequences); a level of scalars alone ends the scan."""
     level = value
     for _ in range(32):
         types = set(map(type, level))
         if not types.isdisjoint(_BOOL_TYPES):
-            return True
+            return "a boolean"
+        if any(issubclass(t, _BYTES_TYPES) for t in types):
+            return "bytes"
         if any(issubclass(t, np.ndarray) for t in types):
             for x in level:
                 if isinstance(x, np.ndarray) and (x.dtype.kind == "b" or (
-                        x.dtype.kind == "O" and x.size and _contains_bool(x.reshape(-1).tolist()))):
-                    return True
+                        x.dtype.kind == "O" and x.size and _unreadable_item(x.reshape(-1).tolist()))):
+                    return "a boolean"
         if types.isdisjoint(_NESTED):
-            return False
+            return None
         nested = level if types <= _NESTED else [x for x in level if type(x) in _NESTED]
         level = list(chain.from_iterable(nested))
-    return False
+    return None
+
+
+def returned(value: Any, name: str) -> NDArray[Any]:
+    """A user callable's result as an array (its dtype checked by the caller): a list or tuple
+    under the rule above (a boolean or bytes inside: TypeError naming ``name``, which numpy would
+    read as numbers), an array as it is."""
+    if isinstance(value, (list, tuple)):
+        held = _unreadable_item(value)
+        if held is not None:
+            raise TypeError(f"{name} must return real numbers, but its result holds {held}")
+    return np.asarray(value)
 
 
 def _from_objects(arr: NDArray[Any], name: str, want: str = _WANT) -> NDArray[np.float64]:
@@ -198,8 +215,10 @@ def _convert(value: Any, name: str, want: str = _WANT) -> NDArray[np.float64]:
     if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
         raise TypeError(f"{name} must be {want}, got a masked array with masked entries "
                         "(fill or remove them first)")
-    if isinstance(value, (list, tuple)) and _contains_bool(value):
-        raise TypeError(f"{name} must be {want}, but it holds a boolean")
+    if isinstance(value, (list, tuple)):
+        held = _unreadable_item(value)
+        if held is not None:
+            raise TypeError(f"{name} must be {want}, but it holds {held}")
     try:
         arr = np.asarray(value)
     except (ValueError, TypeError) as exc:
@@ -271,7 +290,8 @@ def real_scalar(value: float, name: str, finite: bool = True) -> float:
 
 def integer(value: int, name: str, low: int | None = None, high: int | None = None) -> int:
     """``value`` as a Python int in ``[low, high]``: a Python or numpy integer, not a bool."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    # (numpy's timedelta64 is an Integral subclass, but a duration, not a count)
+    if isinstance(value, (bool, np.bool_, np.timedelta64)) or not isinstance(value, numbers.Integral):
         got = fmt(value) if isinstance(value, (float, np.floating)) else _what(value)
         raise TypeError(f"{name} must be an integer, got {got}")
     x = int(value)

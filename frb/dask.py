@@ -102,6 +102,16 @@ def _bodies(m: Any, name: str) -> tuple[da.Array, int, tuple[int, ...]]:
     return a, a.shape[0], a.chunks[0]
 
 
+def _detached(value: Any) -> Any:
+    """``value`` with its numpy arrays copied (also inside lists and tuples): the chunks run at
+    compute(), after the caller may have changed its arrays."""
+    if isinstance(value, np.ndarray):
+        return np.array(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_detached(v) for v in value)
+    return value
+
+
 def _shared_or_per_body(x: ArrayLike, name: str, n: int, chunks: tuple[int, ...],
                         tail: tuple[int, ...]) -> tuple[Any, da.Array | None]:
     """(shared value, None) for a value shared by every body (passed to every chunk), or
@@ -109,7 +119,7 @@ def _shared_or_per_body(x: ArrayLike, name: str, n: int, chunks: tuple[int, ...]
     if isinstance(x, da.Array) or _validate.real_array(x, name, finite=False).ndim == \
             len(tail) + 1:
         return None, _body_array(x, name, n, chunks, tail)
-    return x, None
+    return _detached(x), None
 
 
 def _inertia(inertia: ArrayLike, n: int, chunks: tuple[int, ...]
@@ -121,7 +131,7 @@ def _inertia(inertia: ArrayLike, n: int, chunks: tuple[int, ...]
         _validate.real_array(inertia, "inertia", finite=False)     # (the input rule first)
     layout = inertia_layout(inertia, n)
     if layout == "shared tensor":
-        return shared_tensor(inertia), None, (3, 3)
+        return np.array(shared_tensor(inertia)), None, (3, 3)
     shape = (3, 3) if layout == "tensors" else (3,)
     return (*_shared_or_per_body(inertia, "inertia", n, chunks, shape), shape)
 
@@ -342,8 +352,10 @@ def integrate(m0: da.Array, attitude0: da.Array, inertia: ArrayLike, h: float, n
     attitude_shape = (3, 3) if att.ndim == 3 else (4,)
     att = _body_array(att, "attitude0", n, chunks, attitude_shape)
     i_shared, i_body, i_shape = _inertia(inertia, n, chunks)
-    kwargs: dict[str, Any] = dict(h=h, nsteps=nsteps, method=method, save_every=save_every,
-                                  **opts)
+    # (arrays copied: the chunks run at compute(), after the caller may have changed them)
+    kwargs: dict[str, Any] = {k: _detached(v) for k, v in
+                              dict(h=h, nsteps=nsteps, method=method, save_every=save_every,
+                                   **opts).items()}
     # the kept states of the largest chunk must fit in a worker (this machine's memory)
     kept = kept_count(_validate.count(nsteps, "nsteps", 0, _validate.MAX_STEPS),
                       _validate.save_every(save_every))

@@ -629,6 +629,8 @@ def kinetic_energy(m: ArrayLike, inertia: ArrayLike) -> NDArray[np.float64]:
     >>> print(round(float(frb.kinetic_energy([1.0, 1.0, 0.0], J)), 15))
     0.5
     """
+    # (the input rule first: the shapes below of a ragged or unreadable m would be numpy's error)
+    m = _validate.real_array(m, "m", finite=False)
     frame = tensor_frame(inertia, m)
     if frame is None and np.ndim(m) > 2 and np.shape(inertia) == (1, 3, 3):
         # one tensor for momenta of any batch shape (..., 3)

@@ -962,6 +962,7 @@ class AttitudeControl(Torque):
 
     def reference(self, t: float) -> NDArray[np.float64]:
         """The reference quaternions at the time ``t``, (4,) or (N, 4)."""
+        t = _time(t)
         if isinstance(self.q_ref, np.ndarray):
             return self.q_ref
         q = unit_quaternions(self.q_ref(t), "q_ref(t)")
@@ -1161,7 +1162,8 @@ class TorqueSum(Torque):
                 res = tq(t, Q)
             # each term's result as a torque alone is checked (no broadcast of one term over
             # the bodies, no conversion of strings)
-            arr = np.asarray(res) if res is not None else np.empty(0, dtype=object)
+            arr = _validate.returned(res, f"torque {shown(tq)} in a sum") if res is not None \
+                else np.empty(0, dtype=object)
             if res is not None and arr.dtype.kind == "O":
                 arr = _validate.real_array(arr, f"the result of torque {shown(tq)} in a sum",
                                            finite=False)
@@ -1244,9 +1246,9 @@ class UserTorque(Torque):
         if self.uses_momentum:
             mm = None if m is None else _momentum(m, Qa, self.name)
             _unused(Qa, None, inertia, self.name)
-            return np.asarray(self.function(t, Qa, mm))
+            return _validate.returned(self.function(t, Qa, mm), f"torque {self.name}")
         _unused(Qa, m, inertia, self.name)
-        return np.asarray(self.function(t, Qa))
+        return _validate.returned(self.function(t, Qa), f"torque {self.name}")
 
     def _bodies(self, start: int, stop: int) -> Torque:
         """As :meth:`Torque.bodies`: a torque seen in rotated frames given per body takes
@@ -1303,6 +1305,8 @@ class FrameTorque:
         """``R^T T`` of a result ``T`` of the torque (unchanged when it is not one)."""
         if res is None:
             return None
+        if isinstance(res, (list, tuple)):
+            _validate.returned(res, "torque")     # (a boolean or bytes inside: TypeError)
         try:
             arr = np.asarray(res)
         except Exception:       # noqa: BLE001 - left to the engine's checks

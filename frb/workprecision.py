@@ -424,7 +424,7 @@ def compare(methods: Sequence[str] | str | None = None, *, problem: str | None =
         raise ValueError(f"t_final must be positive and finite, got {t_final!r}")
     if rng is not None:
         rng = _validate.integer(rng, "rng", 0)
-    if isinstance(steps, (str, bytes)) or not hasattr(steps, "__iter__") or \
+    if isinstance(steps, (str, bytes, bytearray, memoryview)) or not hasattr(steps, "__iter__") or \
             (isinstance(steps, np.ndarray) and steps.ndim == 0):
         raise TypeError(f"steps must be a sequence of step counts, got {steps!r}")
     steps = sorted({_validate.integer(n, "steps", 1, _validate.INT32_MAX - 1) for n in steps})

@@ -770,3 +770,65 @@ def test_matrix_gains_that_feed_energy_in_are_refused_as_negative_numbers_are():
     gyro = np.array([[1.0, 2.0, 0.0], [-2.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
     assert np.array_equal(frb.torques.attitude_control(ref, gyro, 1.0).kp, gyro)
     frb.wheel_laws.quaternion_feedback(ref, 0.3 * np.diag(I), 0.0)
+
+
+def test_dask_runs_keep_the_arrays_they_were_given():
+    """The chunks of frb.dask run at compute(): a shared inertia, a step or a t0 given as arrays
+    and changed by the caller before compute() leave the results of the arrays as given."""
+    da = pytest.importorskip("dask.array")
+    import frb.dask as fd
+    m = da.ones((2, 3), chunks=1)
+    q = da.from_array(np.tile(QUAT, (2, 1)), chunks=1)
+    reference = fd.quat_step(m, q, 0.1, I.copy())[0].compute()
+    J, h = I.copy(), np.array(0.1)
+    step = fd.quat_step(m, q, h, J)[0]
+    J *= 2
+    h[()] = 5.0
+    assert np.array_equal(step.compute(), reference)
+    control = frb.torques.attitude_control(lambda t: [1.0, 0.0, 0.0, 0.0] if t < 50 else
+                                           [0.0, 1.0, 0.0, 0.0], 1.0, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", frb.NotCompiledWarning)
+        expected = fd.integrate(m, q, I.copy(), 0.1, 3, method="RK4", torque=control,
+                                t0=0.0).compute()
+        J, t0 = I.copy(), np.array(0.0)
+        tr = fd.integrate(m, q, J, 0.1, 3, method="RK4", torque=control, t0=t0)
+        J *= 2
+        t0[()] = 100.0
+        got = tr.compute()
+    assert np.array_equal(got.m, expected.m)
+    assert np.array_equal(got.kinetic_energy, expected.kinetic_energy)
+
+
+@pytest.mark.parametrize("run", [
+    lambda: frb.integrate(M, QUAT, I, 0.1, 2, method="RK4", torque=lambda t, Q: [[True, 0, 0]]),
+    lambda: frb.integrate(M, QUAT, I, 0.1, 2, method="RK4",
+                          torque=lambda t, Q: [np.array(False), 0.0, 0.0]),
+    lambda: frb.integrate(M, QUAT, I, 0.1, 2, method="RK4",
+                          torque=frb.torques.heavy_top(1.0, [0.0, 0.0, 0.1])
+                          + frb.torques.as_torque(lambda t, Q: [[True, 0, 0]])),
+    lambda: frb.integrate(M, QUAT, np.diag(I) + 0.1 * (1 - np.eye(3)), 0.1, 2, method="RK4",
+                          torque=lambda t, Q: [[True, 0, 0]]),
+    lambda: frb.integrate(M, QUAT, I, 0.1, 2, method="RK4",
+                          torque=lambda t, Q: [bytearray(b"\x05\x00\x00")]),
+    lambda: frb.integrate(M, QUAT, I, 0.1, 2, method="RK4",
+                          wheels=frb.Wheels([[0.0, 0.0, 1.0]], [0.0]),
+                          wheel_law=lambda t, Q, m, h: [[True]]),
+])
+def test_a_callables_result_holding_booleans_or_bytes_is_refused(run):
+    with pytest.raises(TypeError, match="must return real numbers, but its result holds"):
+        run()
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: frb.integrate([bytearray(b"\x01\x02\x03")], [QUAT], I, 0.1, 2, method="EXACT"), "m0"),
+    (lambda: frb.Wheels(np.eye(3), [bytearray(b"\x01\x02\x03")]), "h0"),
+    (lambda: frb.kinetic_energy([[1.0], 2.0, 3.0], I), "m"),
+    (lambda: frb.torques.attitude_control(QUAT, 1.0, 1.0).reference(None), "t"),
+    (lambda: frb.compare(["EXACT"], bodies=3, t_final=1.0, steps=bytearray(b"\x05\x0a")), "steps"),
+    (lambda: frb.read_dat(__file__, max_values=np.timedelta64(1, "s")), "max_values"),
+])
+def test_bytes_ragged_rows_durations_and_missing_times_are_type_errors_naming_the_argument(
+        call, name):
+    with pytest.raises(TypeError, match=rf"^{name} must"):
+        call()
