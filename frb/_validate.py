@@ -22,6 +22,7 @@ and not floats (``100.0`` is refused: ``TypeError``).
 """
 from __future__ import annotations
 
+import datetime
 import decimal
 import inspect
 import math
@@ -96,6 +97,8 @@ _NESTED = frozenset((list, tuple))
 
 
 _BYTES_TYPES = (bytes, bytearray, memoryview)
+#: Durations and dates: numpy's timedelta64 is an integer subclass, but not a number of frb.
+_TIME_TYPES = (np.timedelta64, np.datetime64, datetime.timedelta, datetime.date)
 
 
 def _unreadable_item(value: Any) -> str | None:
@@ -111,6 +114,8 @@ def _unreadable_item(value: Any) -> str | None:
             return "a boolean"
         if any(issubclass(t, _BYTES_TYPES) for t in types):
             return "bytes"
+        if any(issubclass(t, _TIME_TYPES) for t in types):
+            return "a duration or a date"
         if any(issubclass(t, np.ndarray) for t in types):
             for x in level:
                 if isinstance(x, np.ndarray) and (x.dtype.kind == "b" or (
@@ -131,6 +136,8 @@ def returned(value: Any, name: str) -> NDArray[Any]:
         held = _unreadable_item(value)
         if held is not None:
             raise TypeError(f"{name} must return real numbers, but its result holds {held}")
+    if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
+        raise TypeError(f"{name} returned a masked array with masked entries (fill them first)")
     return np.asarray(value)
 
 
@@ -138,7 +145,8 @@ def _from_objects(arr: NDArray[Any], name: str, want: str = _WANT) -> NDArray[np
     out = np.empty(arr.shape, dtype=np.float64)
     flat = out.reshape(-1)
     for i, x in enumerate(arr.reshape(-1)):
-        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, decimal.Decimal)):
+        if isinstance(x, (bool, np.bool_) + _TIME_TYPES) or \
+                not isinstance(x, (numbers.Real, decimal.Decimal)):
             raise TypeError(f"{name} must be {want}, but it holds {_what(x)}")
         try:
             flat[i] = float(x)

@@ -173,7 +173,8 @@ def flow_jacobian(m: ArrayLike, attitude: ArrayLike, h: ArrayLike, inertia: Arra
     for a, name in ((m, "m"), (attitude, form or "attitude"), (h, "h"), (inertia, "inertia")):
         if isinstance(a, np.ndarray):
             _validate.fits_expanded(a, name)    # (a broadcast view copied whole)
-    m, attitude, h, inertia = (np.copy(a) if isinstance(a, np.ndarray) else a
+    # (copies that keep their class: a masked array is refused by the input rule, not unmasked)
+    m, attitude, h, inertia = (np.array(a, subok=True) if isinstance(a, np.ndarray) else a
                                for a in (m, attitude, h, inertia))
     frame = tensor_frame(inertia, m)
     if frame is not None:

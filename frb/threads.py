@@ -20,6 +20,8 @@ from __future__ import annotations
 import numbers
 import os
 
+import numpy as np
+
 from . import _core
 
 __all__ = ["set_num_threads", "get_num_threads", "openmp_enabled", "THREAD_LIMIT"]
@@ -44,7 +46,8 @@ _OPENMP = tuple(int(x) for x in _core.openmp_info())
 
 
 def _check(n: object, name: str) -> int:
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+    # (numpy's timedelta64 is an Integral subclass, but a duration, not a count)
+    if isinstance(n, (bool, np.timedelta64)) or not isinstance(n, numbers.Integral):
         raise TypeError(f"{name} must be a positive integer or None, got {n!r}")
     if not 1 <= int(n) <= 4096:
         raise ValueError(f"{name} must be a positive integer (at most 4096), got {n}")

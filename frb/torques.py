@@ -1305,10 +1305,10 @@ class FrameTorque:
         """``R^T T`` of a result ``T`` of the torque (unchanged when it is not one)."""
         if res is None:
             return None
-        if isinstance(res, (list, tuple)):
-            _validate.returned(res, "torque")     # (a boolean or bytes inside: TypeError)
         try:
-            arr = np.asarray(res)
+            arr = _validate.returned(res, "torque")
+        except TypeError:       # (a boolean or bytes inside a list, masked entries)
+            raise
         except Exception:       # noqa: BLE001 - left to the engine's checks
             return res
         if arr.dtype.kind not in "iuf" or arr.shape[-1:] != (3,) or arr.ndim > 2:

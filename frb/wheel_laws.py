@@ -169,6 +169,8 @@ class QuaternionFeedback(WheelLaw):
 
     def reference(self, t: float) -> NDArray[np.float64]:
         """The reference quaternions at the time t, (4,) or (N, 4)."""
+        if not (type(t) is float and t - t == 0.0):
+            t = _validate.real_scalar(t, "t")
         if isinstance(self.q_ref, np.ndarray):
             return self.q_ref
         return unit_quaternions(self.q_ref(t), "q_ref(t)")

@@ -832,3 +832,37 @@ def test_bytes_ragged_rows_durations_and_missing_times_are_type_errors_naming_th
         call, name):
     with pytest.raises(TypeError, match=rf"^{name} must"):
         call()
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: frb.quat_step([np.timedelta64(1), 0.5, 0.2], QUAT, 0.1, I), "m"),
+    (lambda: frb.hat([np.timedelta64(1, "s"), 0.0, 0.0]), "v"),
+    (lambda: frb.quat_step(np.tile(M, (2, 1)), np.tile(QUAT, (2, 1)), [np.timedelta64(1), 0.1], I),
+     "h"),
+    (lambda: frb.derivatives.flow_jacobian(np.ma.masked_array(M, mask=[0, 1, 0]), QUAT, 0.1, I),
+     "m"),
+    (lambda: frb.derivatives.flow_jacobian(M, QUAT, np.ma.masked_array(1.0, mask=True), I), "h"),
+    (lambda: frb.quat_step(M, QUAT, 0.1, np.ma.masked_array(I, mask=[0, 0, 1]), jacobian=True),
+     "inertia"),
+    (lambda: frb.wheel_laws.quaternion_feedback(QUAT, 1.0, 1.0).reference("x"), "t"),
+    (lambda: frb.set_num_threads(np.timedelta64(1, "s")), "n"),
+])
+def test_durations_masked_entries_and_times_are_refused_on_every_route(call, name):
+    """Durations inside lists (numpy's timedelta64 is an integer type), masked entries on the
+    derivative routes, a time that is not a number: TypeError naming the argument."""
+    with pytest.raises(TypeError, match=rf"^{name} must"):
+        call()
+
+
+def test_a_masked_torque_result_is_refused_in_the_frame_of_a_tensor():
+    tensor = np.diag(I) + 0.1 * (1 - np.eye(3))
+    for torque in (lambda t, Q: np.ma.masked_array([1.0, 5.0, 0.0], mask=[0, 1, 0]),
+                   lambda t, Q, m: np.ma.masked_array([1.0, 5.0, 0.0], mask=[0, 1, 0])):
+        with pytest.raises(TypeError, match="masked array with masked entries"):
+            frb.integrate(M, QUAT, tensor, 0.1, 3, method="RK4", torque=torque)
+
+
+def test_a_monte_carlo_spread_needs_two_trials():
+    from frb.experiments import run_experiment
+    with pytest.raises(ValueError, match=r"trials must be an integer in 2\.\."):
+        run_experiment("inertia-identification", trials=1, n=20)

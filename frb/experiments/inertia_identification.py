@@ -357,7 +357,8 @@ _OPTIONS = (Option("dt", float, 0.1, "time between measurements, s (the body tur
             Option("sigma", float, 0.01, "noise of each body axis, rad", low=0, strict=True,
                    high=0.3),
             Option("draw", int, 903, "start of the noise's random generator", low=0),
-            Option("trials", int, 100, "noise draws of the Monte Carlo", low=0, high=10**5))
+            Option("trials", int, 100, "noise draws of the Monte Carlo (a spread needs two)",
+                   low=2, high=10**5))
 
 EXPERIMENT: Experiment = Experiment.from_run(
     "inertia-identification", "frb's own problem (attitude measurements, Levenberg-Marquardt)",
