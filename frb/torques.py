@@ -1170,6 +1170,8 @@ class TorqueSum(Torque):
             if arr.dtype.kind not in "iuf" or arr.dtype == bool:
                 raise TypeError(f"torque {shown(tq)} in a sum must return real numbers, got "
                                  f"{'None' if res is None else f'dtype {arr.dtype}'}")
+            if arr.shape == (3,) and want == (1, 3):
+                arr = arr.reshape(1, 3)     # (one body: (3,) as a torque alone may give it)
             if arr.shape != want:
                 raise ValueError(f"torque {shown(tq)} in a sum must return an array of shape "
                                  f"{want}, got {arr.shape}")

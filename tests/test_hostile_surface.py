@@ -866,3 +866,17 @@ def test_a_monte_carlo_spread_needs_two_trials():
     from frb.experiments import run_experiment
     with pytest.raises(ValueError, match=r"trials must be an integer in 2\.\."):
         run_experiment("inertia-identification", trials=1, n=20)
+
+
+def test_a_term_of_a_sum_may_return_one_bodys_torque_as_a_torque_alone_may():
+    """One body: a Python term of a sum returning shape (3,) is that body's torque, as for a
+    user torque alone; the run equals the one with the term returning (1, 3)."""
+    top = frb.torques.heavy_top(1.0, [0.0, 0.0, 0.1])
+    flat = top + frb.torques.as_torque(lambda t, Q: np.array([0.0, 0.01, 0.0]))
+    rows = top + frb.torques.as_torque(lambda t, Q: np.array([[0.0, 0.01, 0.0]]))
+    a = frb.integrate(M, QUAT, I, 0.1, 3, method="RK4", torque=flat)
+    b = frb.integrate(M, QUAT, I, 0.1, 3, method="RK4", torque=rows)
+    assert np.array_equal(a.m, b.m) and np.array_equal(a.q, b.q)
+    with pytest.raises(ValueError, match=r"in a sum must return an array of shape \(2, 3\)"):
+        frb.integrate(np.tile(M, (2, 1)), np.tile(QUAT, (2, 1)), I, 0.1, 3, method="RK4",
+                      torque=flat)
