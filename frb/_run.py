@@ -1162,21 +1162,14 @@ class _TorqueCallback:
         if res is None:
             raise TypeError(f"torque {label} (method {method}, step {step}) returned None "
                              f"instead of an array of shape ({nb}, 3)")
-        if isinstance(res, np.ma.MaskedArray) and np.ma.is_masked(res):
-            raise TypeError(f"torque {label} (method {method}, step {step}) returned a masked "
-                            "array with masked entries (fill them first)")
-        if isinstance(res, (list, tuple)):
-            # (a boolean or bytes inside, which numpy would read as numbers: TypeError)
-            _validate.returned(res, f"torque {label} (method {method}, step {step})")
         try:
-            arr = np.asarray(res)
+            # (booleans or bytes in a list, masked entries: TypeError; objects read as numbers)
+            arr = _validate.returned(res, f"torque {label} (method {method}, step {step})")
+        except TypeError:
+            raise
         except Exception as exc:  # pragma: no cover
             raise ValueError(f"torque {label} (method {method}, step {step}) returned "
                              f"something that is not an array: {exc}") from None
-        if arr.dtype.kind == "O":
-            # (an array of objects: read as the input rule reads one, each a real number)
-            arr = _validate.real_array(arr, f"the result of torque {label} (method {method}, "
-                                       f"step {step})", finite=False)
         if arr.dtype.kind not in "iuf" or arr.dtype == bool:
             raise TypeError(f"torque {label} (method {method}, step {step}) must return real "
                              f"numbers, got dtype {arr.dtype}")
@@ -1245,12 +1238,7 @@ class _LawCallback:
             raise
         if res is None:
             raise TypeError(f"{where} returned None instead of an array of shape ({nb}, {nw})")
-        if isinstance(res, np.ma.MaskedArray) and np.ma.is_masked(res):
-            raise TypeError(f"{where} returned a masked array with masked entries (fill them "
-                            "first)")
         arr = _validate.returned(res, where)
-        if arr.dtype.kind == "O":
-            arr = _validate.real_array(arr, f"the result of {where}", finite=False)
         if arr.dtype.kind not in "iuf" or arr.dtype == bool:
             raise TypeError(f"{where} must return real numbers, got dtype {arr.dtype}")
         if arr.shape != (nb, nw):

@@ -131,14 +131,18 @@ def _unreadable_item(value: Any) -> str | None:
 def returned(value: Any, name: str) -> NDArray[Any]:
     """A user callable's result as an array (its dtype checked by the caller): a list or tuple
     under the rule above (a boolean or bytes inside: TypeError naming ``name``, which numpy would
-    read as numbers), an array as it is."""
+    read as numbers), a masked array with masked entries refused, an array of objects read as
+    the input rule reads one (each a real number), another array as it is."""
     if isinstance(value, (list, tuple)):
         held = _unreadable_item(value)
         if held is not None:
             raise TypeError(f"{name} must return real numbers, but its result holds {held}")
     if isinstance(value, np.ma.MaskedArray) and np.ma.is_masked(value):
         raise TypeError(f"{name} returned a masked array with masked entries (fill them first)")
-    return np.asarray(value)
+    arr = np.asarray(value)
+    if arr.dtype.kind == "O":
+        arr = real_array(arr, f"the result of {name}", finite=False)
+    return arr
 
 
 def _from_objects(arr: NDArray[Any], name: str, want: str = _WANT) -> NDArray[np.float64]:

@@ -232,7 +232,7 @@ def _run_experiment(name: str, argv: Sequence[str]) -> int:
 
 def _plot_option(path: str, name: str) -> str:
     """:func:`frb.reporting.figure_path` of --plot PATH; its ValueError naming --plot, also
-    when matplotlib is missing (found before the run, not after it)."""
+    when matplotlib is missing (checked ahead of the run)."""
     from .reporting import figure_path
 
     if importlib.util.find_spec("matplotlib") is None:

@@ -1164,9 +1164,6 @@ class TorqueSum(Torque):
             # the bodies, no conversion of strings)
             arr = _validate.returned(res, f"torque {shown(tq)} in a sum") if res is not None \
                 else np.empty(0, dtype=object)
-            if res is not None and arr.dtype.kind == "O":
-                arr = _validate.real_array(arr, f"the result of torque {shown(tq)} in a sum",
-                                           finite=False)
             if arr.dtype.kind not in "iuf" or arr.dtype == bool:
                 raise TypeError(f"torque {shown(tq)} in a sum must return real numbers, got "
                                  f"{'None' if res is None else f'dtype {arr.dtype}'}")

@@ -152,9 +152,8 @@ def test_short_chained_steps_keep_the_state_and_the_spatial_momentum():
     """Chained exact steps that barely move the body: 1e5 steps of h = 1e-300 leave m exactly and
     turn q by at most their true total turn (about 1e-295); 1e5 steps of h = 1e-4 and of 0.1 keep
     Q m (from the returned, unnormalised quaternions) within 5e-13 of |m| on 16 random bodies.
-    (A step's attitude formed as a whole product conj(p0) Y p1 errs by about eps whatever the step,
-    and the unit momentum's rounding repeats in step after step: 1e5 steps of 1e-300 would move q
-    by 2.7e-11, and Q m would drift by 3.2e-12 at h = 1e-4.)"""
+    (A short step is formed as the change of its state: formed whole, its rounding would be an ulp
+    of the state, the same in step after step.)"""
     rng = np.random.default_rng(11)
     n = 16
     m = rng.normal(size=(n, 3))
